@@ -1,0 +1,57 @@
+# Every target bootstraps what it needs: the virtualenv (.venv), pip packages, and the Debian packages
+# (clang-22, graphviz; clang-14 and libtinfo5 for the reference binary) where they are missing.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.setup-done
+REF_VENV ?= .venv-ref
+REF_BIN := $(REF_VENV)/lib/python3.11/site-packages/programl/bin/llvm2graph-10
+PYTEST_ARGS ?=
+
+.PHONY: setup toolchain reference demo test bench proto clean help
+
+help:
+	@echo "make demo   - set everything up, build graphs for examples/, print a summary, write an SVG"
+	@echo "make test   - set everything up and run the test suite"
+	@echo "make bench  - run the benchmarks in benchmarks/"
+	@echo "make proto  - regenerate programl/proto/*_pb2.py"
+
+setup: $(STAMP) toolchain
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[ml,cluster,dev]'
+	@touch $@
+
+toolchain:
+	@scripts/ensure-apt.sh clang-22
+	@scripts/ensure-apt.sh --optional graphviz
+
+# The original ProGraML 0.3.2 (for differential tests only; never imported): its llvm2graph-10 binary needs
+# libtinfo5, and clang-14 makes LLVM 10-readable IR. Optional: tests that need it skip when this fails.
+reference: $(REF_BIN)
+$(REF_BIN):
+	@scripts/ensure-apt.sh --optional libtinfo5 clang-14
+	@test -x $(REF_VENV)/bin/python || $(PYTHON) -m venv $(REF_VENV)
+	@$(REF_VENV)/bin/python -m pip install -q --no-deps programl==0.3.2 \
+	  || echo "reference: could not install programl==0.3.2; differential tests will skip" >&2
+
+demo: setup
+	$(BIN)/programl build examples/*.ll examples/*.c examples/*.cc examples/*.cl -o out/demo -j 2
+	$(BIN)/programl convert out/demo/fizzbuzz.c.ProgramGraph.pb --format svg -o out/demo
+	@echo "demo: graphs in out/demo/, picture in out/demo/fizzbuzz.c.svg"
+
+test: setup reference
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+bench: setup reference
+	$(BIN)/python benchmarks/build.py
+
+proto:
+	@test -x .venv-protoc/bin/python || ($(PYTHON) -m venv .venv-protoc && .venv-protoc/bin/pip install -q grpcio-tools==1.71.0)
+	.venv-protoc/bin/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. programl/proto/*.proto
+
+clean:
+	rm -rf out build *.egg-info .pytest_cache

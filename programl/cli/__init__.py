@@ -1,0 +1,46 @@
+"""The ``programl`` command line (DESIGN §6): ``programl build | analyze | convert | dataset | train | evaluate``.
+
+Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and ``run(args) -> int``; modules import
+their heavy dependencies inside ``run`` so that ``programl --help`` stays fast. Exit codes: 0 success, 1 some inputs
+failed, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+__all__ = ["main"]
+
+# subcommand name -> module (kept in the order `--help` lists them)
+COMMANDS = {
+    "build": "programl.cli.build",
+}
+
+
+def make_parser() -> argparse.ArgumentParser:
+    from programl import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="programl",
+        description="ProGraML program graphs, data-flow labels and graph neural networks.",
+    )
+    parser.add_argument("--version", action="version", version=f"programl {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS.values():
+        importlib.import_module(module).add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.run(args) or 0)
+    except KeyboardInterrupt:
+        print("programl: interrupted", file=sys.stderr)
+        return 130
