@@ -93,6 +93,8 @@ def parse_ir(text: str | bytes, path: str | None = None, context=None) -> llvm.M
     """
     if isinstance(text, (bytes, bytearray, memoryview)):
         data = bytes(text)
+        if b"\0" in data:
+            _check_text(data.decode("latin-1"), path)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
