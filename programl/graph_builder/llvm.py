@@ -21,6 +21,7 @@ import llvmlite.binding as llvm
 
 from programl.exceptions import GraphCreationError
 from programl.graph_builder import _ffi as ffi
+from programl.graph_builder._encode import encode_graph
 from programl.graph_builder.ir_text import (
     ModuleText,
     llvm_identifier,
@@ -354,11 +355,15 @@ class _Builder:
             # The printed text did not cut cleanly (an unusual printing): print instructions one by one.
             texts = [ffi.print_value(i).lstrip() for instructions in block_instructions for i in instructions]
 
-        options = self.options
-        data_nodes = not options.instructions_only
+        data_nodes = not self.options.instructions_only
         edges = self.edges
-        add_node = self.add_node
+        append_edge = edges.append
+        node_type, node_text = self.node_type, self.node_text
+        node_function, node_block, node_full_text = self.node_function, self.node_block, self.node_full_text
         type_text_of = self.type_text_of
+        constant_key_of = self.constant_key_of
+        constant_key = self.constant_key
+        use_constant = self.use_constant
         operands_of = ffi.operands
         value_kind = ffi.value_kind
         type_of = ffi.type_of
@@ -376,6 +381,7 @@ class _Builder:
         successors: list[list[int]] = []
         instruction_node: dict[int, int] = {}
         instruction_text: dict[int, str] = {}
+        variable_text: dict[int, str] = {}  # producer -> text of its variables
         argument_uses: dict[int, list[tuple[int, int]]] = {}
         deferred: list[tuple[int, int]] = []  # (producer instruction, variable node)
         text_iter = iter(texts)
@@ -388,17 +394,23 @@ class _Builder:
             for instruction in instructions:
                 text = next(text_iter)
                 opcode = opcode_of(text)
-                node = add_node(INSTRUCTION, opcode, function_index, block_id, text)
+                node = len(node_type)
+                node_type.append(INSTRUCTION)
+                node_text.append(opcode)
+                node_function.append(function_index)
+                node_block.append(block_id)
+                node_full_text.append(text)
                 instruction_node[instruction] = node
                 instruction_text[instruction] = text
                 if previous >= 0:
-                    edges.append((CONTROL, 0, previous, node))
+                    append_edge((CONTROL, 0, previous, node))
                 else:
                     first_node.append(node)
                 previous = node
 
                 operands = operands_of(instruction)
-                kinds = [value_kind(operand) for operand in operands]
+                if not operands:
+                    continue
                 if opcode == "switch":
                     # LLVM 22 keeps case values out of the operand list; LLVM 10 listed them at 2, 4, ... (Policy 3)
                     positions = [0] + [-1] * (len(operands) - 1)
@@ -406,17 +418,28 @@ class _Builder:
                         self.switch_cases(text, node)
                 else:
                     positions = range(len(operands))
-                for operand, kind, position in zip(operands, kinds, positions):
+                kind = KIND_INSTRUCTION
+                for operand, position in zip(operands, positions):
+                    kind = value_kind(operand)
                     if kind == KIND_INSTRUCTION:
                         if data_nodes:
-                            variable = add_node(VARIABLE, type_text_of(type_of(operand)), function_index, block_id, "")
-                            edges.append((DATA, position, variable, node))
+                            text_of_variable = variable_text.get(operand)
+                            if text_of_variable is None:
+                                text_of_variable = variable_text[operand] = type_text_of(type_of(operand))
+                            variable = len(node_type)
+                            node_type.append(VARIABLE)
+                            node_text.append(text_of_variable)
+                            node_function.append(function_index)
+                            node_block.append(block_id)
+                            node_full_text.append("")
+                            append_edge((DATA, position, variable, node))
                             deferred.append((operand, variable))
                     elif kind == KIND_BASIC_BLOCK:
                         block_successors.append(block_index[operand])
                     elif kind in CONSTANT_KINDS:
                         if data_nodes:
-                            self.use_constant(self.constant_key(operand, kind), node, position)
+                            key = constant_key_of.get(operand)
+                            use_constant(key if key is not None else constant_key(operand, kind), node, position)
                     elif kind == KIND_ARGUMENT:
                         if data_nodes:
                             uses = argument_uses.get(operand)
@@ -425,9 +448,9 @@ class _Builder:
                             else:
                                 uses.append((node, position))
                     # functions, metadata, inline asm: no node, but the position still advances (§1.4)
-                if opcode == "call" and kinds and kinds[-1] == KIND_FUNCTION:
+                if kind == KIND_FUNCTION and opcode == "call":  # the callee is the last operand
                     self.maybe_call_site(node, text, operands, instruction)
-                if opcode == "br" and len(block_successors) == 2:
+                elif opcode == "br" and len(block_successors) == 2:
                     block_successors.reverse()  # operands are (cond, false, true); successors are (true, false)
             last_node.append(previous)
             successors.append(block_successors)
@@ -444,7 +467,7 @@ class _Builder:
                 printed_type = ffi.print_type(type_)
                 name = ffi.value_name(argument)
                 identifier = llvm_identifier(name, "%") if name else f"%{_unnamed_argument_slot(function, position)}"
-                node = add_node(
+                node = self.add_node(
                     VARIABLE, type_text_of(type_), function_index, self.block_count, f"{printed_type} {identifier}"
                 )
                 edges.extend((DATA, use_position, node, user) for user, use_position in uses)
@@ -556,34 +579,23 @@ class _Builder:
         for key, uses in self.constant_uses.items():
             node = self.add_node(CONSTANT, self.constant_text[key], 0, self.block_count, key)
             self.edges.extend((DATA, position, node, user) for user, position in uses)
-
-        graph = ProgramGraph()
-        int_features = self.node_int_features
-        add_node = graph.node.add
-        for index, (type_, text, function, block, full_text) in enumerate(
-            zip(self.node_type, self.node_text, self.node_function, self.node_block, self.node_full_text)
-        ):
-            node = add_node(type=type_, text=text, function=function, block=block)
-            if full_text is not None:
-                feature = node.features.feature
-                feature["full_text"].bytes_list.value.append(full_text.encode("utf-8"))
-                for key, value in int_features.get(index, ()):
-                    feature[key].int64_list.value.append(value)
-        add_edge = graph.edge.add
-        for flow, position, source, target in self.edges:
-            add_edge(flow=flow, position=position, source=source, target=target)
-        for name, features in self.functions:
-            function = graph.function.add(name=name)
-            for key, value in features:
-                function.features.feature[key].int64_list.value.append(value)
-        module = graph.module.add(name=module_name)
-        feature = module.features.feature
-        feature["llvm_target_triple"].bytes_list.value.append(triple.encode("utf-8"))
-        feature["llvm_data_layout"].bytes_list.value.append(data_layout.encode("utf-8"))
-        feature["llvm_version"].bytes_list.value.append(LLVM_VERSION.encode("utf-8"))
-        for key, value in _module_profile_summary(self.text):
-            feature[key].int64_list.value.append(value)
-        return graph
+        module_features = [
+            ("llvm_target_triple", triple.encode("utf-8")),
+            ("llvm_data_layout", data_layout.encode("utf-8")),
+            ("llvm_version", LLVM_VERSION.encode("utf-8")),
+        ]
+        data = encode_graph(
+            self.node_type,
+            self.node_text,
+            self.node_function,
+            self.node_block,
+            self.node_full_text,
+            self.node_int_features,
+            self.edges,
+            self.functions,
+            [(module_name, module_features, _module_profile_summary(self.text))],
+        )
+        return ProgramGraph.FromString(data)
 
 
 def _unnamed_argument_slot(function: int, position: int) -> int:

@@ -22,6 +22,7 @@ import os
 import pickle
 import queue
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -160,6 +161,7 @@ class _Worker:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
+            start_new_session=True,  # its own process group: killing it also kills what it started (clang)
         )
 
     def send(self, fn, args, kwargs) -> None:
@@ -178,6 +180,11 @@ class _Worker:
         return pickle.loads(data)
 
     def kill(self) -> None:
+        """Kill the worker and every process it started."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()

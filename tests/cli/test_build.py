@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -154,19 +155,23 @@ def test_timeout_is_per_file(tmp_path, capsys, monkeypatch) -> None:
     """A file that takes too long is killed and reported; the rest of the batch is built."""
     slow = tmp_path / "slow.c"
     slow.write_text("int f(void) { return 1; }\n")
-    wrapper = tmp_path / "clang-22"
-    real = os.environ.get("PROGRAML_CLANG") or "clang-22"
-    wrapper.write_text(f"#!/bin/sh\ncase \"$*\" in *slow.c*) sleep 30;; esac\nexec {real} \"$@\"\n")
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
-    if subprocess.run(["sh", "-c", "command -v clang-22"], capture_output=True).returncode:
+    real = shutil.which("clang-22")
+    if real is None:
         pytest.skip("clang-22 not installed")
+    wrapper = tmp_path / "bin" / "clang-22"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f"#!/bin/sh\ncase \"$*\" in *slow.c*) exec sleep 60;; esac\nexec {real} \"$@\"\n")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PROGRAML_CLANG", str(wrapper))
     (tmp_path / "good.ll").write_text(GOOD_IR)
     code, _, err = run_cli(["build", slow, tmp_path / "good.ll", "-o", tmp_path / "out", "--timeout", "2", "-j", "2"],
                            capsys)
     assert code == 1
     assert "slow.c: error: " in err and "timed out" in err
     assert (tmp_path / "out" / "good.ProgramGraph.pb").exists()
+    # the killed worker's clang (here: `sleep 60`) was killed with it
+    leftovers = subprocess.run(["pgrep", "-f", "exec sleep 60|^sleep 60$"], capture_output=True, text=True).stdout
+    assert not leftovers.strip()
 
 
 def test_json_output(inputs, tmp_path, capsys) -> None:
