@@ -262,7 +262,7 @@ def test_hetero_rejects_unknown_types():
         to_hetero(g)
 
 
-# --- real graphs from the original ProGraML builder (optional) ----------------------------------------------------------
+# --- real graphs from the original ProGraML builder (optional) ---
 
 _C_SOURCE = """
 int g = 5;
