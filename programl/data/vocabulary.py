@@ -18,7 +18,7 @@ Loading follows ProGraML's ``LoadVocabulary``: skip the header; row ``r`` (0-bas
 stop after the first row whose cumulative frequency is ``>= target_cumfreq`` (default 1.0), or after ``max_items``
 rows when ``max_items > 0``. The released ``programl.csv`` loads unchanged.
 
-Two deliberate differences from ProGraML's generator (``create_vocab.cc``), both documented in the SPEC §5.1 notes:
+Two deliberate differences from ProGraML's generator (``create_vocab.cc``; the first quirk is described in SPEC §5.1):
 
 * **No collapsing of equal counts.** The original orders rows through a set keyed on count alone, so of several
   texts with the same count only one survives. Here every text gets a row; ties are broken by text (code-point
