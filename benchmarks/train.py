@@ -140,6 +140,17 @@ def peak_rss_mb() -> float:
     return rss / 1024 if sys.platform != "darwin" else rss / 2**20
 
 
+def cpu_name() -> str:
+    """The CPU model (from /proc/cpuinfo on Linux), else what ``platform`` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -253,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         "parameters": parameters,
         "vocabulary_size": vocabulary_size,
         "device": str(device),
-        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor(),
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name(),
         "torch_threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "source": source,
