@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from random_graphs import INSTRUCTION, label_record, random_program_graph
+from tests.models.random_graphs import INSTRUCTION, label_record, random_program_graph
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
-from random_graphs import random_program_graph  # noqa: E402
+from tests.models.random_graphs import random_program_graph  # noqa: E402
 from torch_geometric.data import Batch  # noqa: E402
 
 from programl.data.vocabulary import build_vocabulary  # noqa: E402
