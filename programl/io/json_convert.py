@@ -486,6 +486,8 @@ def from_json(
     """
     if isinstance(data, (Mapping, str, bytes, bytearray)):
         return graph_from_json(data)
+    if not isinstance(data, Iterable):
+        raise GraphTransformError(f"expected node-link data or an iterable of it, got {type(data).__name__}")
     return execute(graph_from_json, data, executor=executor, chunksize=chunksize, timeout=timeout)
 
 

@@ -147,4 +147,6 @@ def from_networkx(
     """
     if isinstance(graphs, nx.Graph):
         return graph_from_networkx(graphs)
+    if not isinstance(graphs, Iterable):
+        raise GraphTransformError(f"expected a networkx graph or an iterable of them, got {type(graphs).__name__}")
     return execute(graph_from_networkx, graphs, executor=executor, chunksize=chunksize, timeout=timeout)

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from io_helpers import example_graph
+from io_helpers import example_graph, run_tool
 
 from programl.proto import ProgramGraph
 
@@ -51,12 +51,6 @@ def graph2json() -> str:
 @pytest.fixture(scope="session")
 def graph2dot() -> str:
     return _reference_tool("graph2dot")
-
-
-def run_tool(tool: str, stdin: bytes, *args: str) -> bytes:
-    process = subprocess.run([tool, *args], input=stdin, capture_output=True, timeout=120, check=False)
-    assert process.returncode == 0, process.stderr.decode(errors="replace")
-    return process.stdout
 
 
 def _llvm10_ir(source: Path, opt: str, clang: str) -> str:

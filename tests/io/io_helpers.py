@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 from hypothesis import strategies as st
 
 from programl.proto import BytesList, Edge, Feature, FloatList, Int64List, Node, ProgramGraph
@@ -136,3 +138,10 @@ def program_graphs(draw, max_nodes: int = 6, max_edges: int = 14) -> ProgramGrap
 def has_parallel_edges(graph: ProgramGraph) -> bool:
     pairs = [(edge.source, edge.target) for edge in graph.edge]
     return len(pairs) != len(set(pairs))
+
+
+def run_tool(tool: str, stdin: bytes, *args: str) -> bytes:
+    """Run a command-line tool on ``stdin``; its stdout (fails the test on a non-zero exit)."""
+    process = subprocess.run([tool, *args], input=stdin, capture_output=True, timeout=120, check=False)
+    assert process.returncode == 0, process.stderr.decode(errors="replace")
+    return process.stdout
