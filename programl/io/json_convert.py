@@ -147,6 +147,12 @@ def _fill_kind(feature: Feature, kind: str, values: list | tuple, where: str) ->
 
 def _fill_feature(feature: Feature, value: Any, where: str) -> None:
     """Set ``feature`` from its JSON value (see :func:`feature_from_json`)."""
+    if type(value) is list and len(value) == 1 and type(value[0]) is str:  # fast path: full_text
+        try:
+            feature.bytes_list.value.append(value[0].encode("utf-8", "surrogateescape"))
+            return
+        except UnicodeEncodeError:
+            pass  # reported below
     if isinstance(value, Mapping):
         if not value:
             return
@@ -191,7 +197,7 @@ def feature_from_json(value: Any, where: str = "feature") -> Feature:
 
 
 def _fill_features(features: Features, value: Any, where: str) -> None:
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise GraphTransformError(f"{where}: features must be a mapping, got {type(value).__name__}")
     features.SetInParent()
     for key, feature_value in value.items():
@@ -323,6 +329,34 @@ def _enum(enum: Any, value: Any, where: str) -> int:
     return _index(value, where)
 
 
+def _field(entry: Mapping[str, Any], field: str, default: Any, kind: str, position: int, enum: Any = None) -> Any:
+    """``entry[field]`` checked as an int (or enum name) for an int field; the error names ``kind[position].field``."""
+    value = entry.get(field, default)
+    if type(value) is int:
+        return value
+    where = f"{kind}[{position}].{field}"
+    if field == "text" or field == "name":
+        if not isinstance(value, str):
+            raise GraphTransformError(f"{where}: expected a string, got {type(value).__name__}")
+        return value
+    if enum is not None:
+        return _enum(enum, value, where)
+    return _index(value, where)
+
+
+def _add(container: Any, kind: str, index: int, /, **fields: Any) -> Any:
+    """``container.add(**fields)``, with an error that names the field that does not fit."""
+    try:
+        return container.add(**fields)
+    except (ValueError, TypeError):
+        for name, value in fields.items():
+            try:
+                container.add(**{name: value})
+            except (ValueError, TypeError) as error:
+                raise GraphTransformError(f"{kind}[{index}].{name}: {error}") from error
+        raise
+
+
 def _node_indices(nodes: list[Mapping[str, Any]]) -> tuple[list[int], dict[Any, int]]:
     """The order in which to emit nodes, and node id -> node index.
 
@@ -350,6 +384,11 @@ def _node_indices(nodes: list[Mapping[str, Any]]) -> tuple[list[int], dict[Any, 
 
 def _link_order(links: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Links sorted by ``order`` where they have one (stable); links without it follow, in their list order."""
+    try:
+        if [link[ORDER] for link in links] == list(range(len(links))):
+            return links  # already in order (this module's output)
+    except (KeyError, TypeError):
+        pass
     if not any(isinstance(link, Mapping) and ORDER in link for link in links):
         return links
     ordered = []
@@ -361,13 +400,6 @@ def _link_order(links: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
             rest.append(link)
     ordered.sort(key=lambda item: (item[0], item[1]))
     return [link for _, _, link in ordered] + rest
-
-
-def _set_scalar(message: Any, field: str, value: Any, where: str) -> None:
-    try:
-        setattr(message, field, value)
-    except (ValueError, TypeError) as error:
-        raise GraphTransformError(f"{where}.{field}: {error}") from error
 
 
 def _list_of(value: Any, what: str) -> list:
@@ -402,53 +434,64 @@ def graph_from_node_link(data: Mapping[str, Any]) -> ProgramGraph:
     order, node_index = _node_indices(nodes)
     for position in order:
         entry = nodes[position]
-        where = f"nodes[{position}]"
-        node = graph.node.add()
-        _set_scalar(node, "type", _enum(Node.Type, entry.get("type", 0), f"{where}.type"), where)
-        text = entry.get("text", "")
-        if not isinstance(text, str):
-            raise GraphTransformError(f"{where}.text: expected a string, got {type(text).__name__}")
-        _set_scalar(node, "text", text, where)
-        _set_scalar(node, "function", _index(entry.get("function", 0), f"{where}.function"), where)
-        _set_scalar(node, "block", _index(entry.get("block", 0), f"{where}.block"), where)
-        if entry.get("features") is not None:
-            _fill_features(node.features, entry["features"], f"{where}.features")
+        node = _add(
+            graph.node,
+            "nodes",
+            position,
+            type=_field(entry, "type", 0, "nodes", position, Node.Type),
+            text=_field(entry, "text", "", "nodes", position),
+            function=_field(entry, "function", 0, "nodes", position),
+            block=_field(entry, "block", 0, "nodes", position),
+        )
+        features = entry.get("features")
+        if features is not None:
+            _fill_features(node.features, features, f"nodes[{position}].features")
 
     for position, entry in enumerate(_link_order(links)):
-        where = f"links[{position}]"
         if not isinstance(entry, Mapping):
-            raise GraphTransformError(f"{where}: expected a mapping, got {type(entry).__name__}")
-        edge = graph.edge.add()
-        _set_scalar(edge, "flow", _enum(Edge.Flow, entry.get("flow", 0), f"{where}.flow"), where)
-        _set_scalar(edge, "position", _index(entry.get("position", 0), f"{where}.position"), where)
-        for end in ("source", "target"):
-            try:
-                index = node_index[entry[end]]
-            except KeyError as error:
-                raise GraphTransformError(f"{where}.{end}: no node with id {entry.get(end)!r}") from error
-            except TypeError as error:
-                raise GraphTransformError(f"{where}.{end}: bad node id {entry[end]!r}") from error
-            setattr(edge, end, index)
-        if entry.get("features") is not None:
-            _fill_features(edge.features, entry["features"], f"{where}.features")
+            raise GraphTransformError(f"links[{position}]: expected a mapping, got {type(entry).__name__}")
+        try:
+            source = node_index[entry["source"]]
+            target = node_index[entry["target"]]
+        except (KeyError, TypeError):
+            for end in ("source", "target"):
+                try:
+                    node_index[entry[end]]
+                except (KeyError, TypeError) as error:
+                    message = f"links[{position}].{end}: no node with id {entry.get(end)!r}"
+                    raise GraphTransformError(message) from error
+            raise
+        edge = _add(
+            graph.edge,
+            "links",
+            position,
+            flow=_field(entry, "flow", 0, "links", position, Edge.Flow),
+            position=_field(entry, "position", 0, "links", position),
+            source=source,
+            target=target,
+        )
+        features = entry.get("features")
+        if features is not None:
+            _fill_features(edge.features, features, f"links[{position}].features")
 
     for position, entry in enumerate(_list_of(attributes.get("function"), "graph.function")):
-        where = f"graph.function[{position}]"
         if not isinstance(entry, Mapping):
-            raise GraphTransformError(f"{where}: expected a mapping, got {type(entry).__name__}")
-        function = graph.function.add()
-        _set_scalar(function, "name", entry.get("name", ""), where)
-        _set_scalar(function, "module", _index(entry.get("module", 0), f"{where}.module"), where)
+            raise GraphTransformError(f"graph.function[{position}]: expected a mapping, got {type(entry).__name__}")
+        function = _add(
+            graph.function,
+            "graph.function",
+            position,
+            name=_field(entry, "name", "", "graph.function", position),
+            module=_field(entry, "module", 0, "graph.function", position),
+        )
         if entry.get("features") is not None:
-            _fill_features(function.features, entry["features"], f"{where}.features")
+            _fill_features(function.features, entry["features"], f"graph.function[{position}].features")
     for position, entry in enumerate(_list_of(attributes.get("module"), "graph.module")):
-        where = f"graph.module[{position}]"
         if not isinstance(entry, Mapping):
-            raise GraphTransformError(f"{where}: expected a mapping, got {type(entry).__name__}")
-        module = graph.module.add()
-        _set_scalar(module, "name", entry.get("name", ""), where)
+            raise GraphTransformError(f"graph.module[{position}]: expected a mapping, got {type(entry).__name__}")
+        module = _add(graph.module, "graph.module", position, name=_field(entry, "name", "", "graph.module", position))
         if entry.get("features") is not None:
-            _fill_features(module.features, entry["features"], f"{where}.features")
+            _fill_features(module.features, entry["features"], f"graph.module[{position}].features")
     if attributes.get("features") is not None:
         _fill_features(graph.features, attributes["features"], "graph.features")
     return graph

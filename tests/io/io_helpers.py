@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 from hypothesis import strategies as st
+from networkx.readwrite import json_graph
 
+from programl.io import serialize
+from programl.io.json_convert import from_json, to_json
+from programl.io.networkx_convert import from_networkx, to_networkx
 from programl.proto import BytesList, Edge, Feature, FloatList, Int64List, Node, ProgramGraph
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -145,3 +150,15 @@ def run_tool(tool: str, stdin: bytes, *args: str) -> bytes:
     process = subprocess.run([tool, *args], input=stdin, capture_output=True, timeout=120, check=False)
     assert process.returncode == 0, process.stderr.decode(errors="replace")
     return process.stdout
+
+
+def through_every_format(graph: ProgramGraph) -> ProgramGraph:
+    """pb bytes -> pbtxt -> JSON text -> node-link data of a networkx graph -> networkx -> ProgramGraph."""
+    step = ProgramGraph.FromString(graph.SerializeToString())
+    [step] = serialize.from_string(serialize.to_string([step]))
+    step = from_json(json.dumps(to_json(step)))
+    data = json_graph.node_link_data(to_networkx(step), edges="links")
+    step = from_json(json.loads(json.dumps(data)))
+    step = from_networkx(json_graph.node_link_graph(to_json(step), edges="links"))
+    [step] = serialize.from_bytes(serialize.to_bytes([step]))
+    return step

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import re
+import tarfile
 
 import pytest
-from io_helpers import run_tool
+from io_helpers import has_parallel_edges, run_tool, through_every_format
 
 from programl.io.dot import to_dot
 from programl.io.json_convert import from_json, to_json
 from programl.io.networkx_convert import to_networkx
+from programl.proto import ProgramGraph
 
 pytestmark = pytest.mark.reference
 
@@ -103,3 +105,23 @@ def test_position_labels_have_the_edge_colour(reference_graphs, graph2dot) -> No
     ours = to_dot(graph)
     assert 'labelfontcolor=""' not in ours
     assert '8 -> 1[color="#990000", weight=0, headlabel=2, labelfontcolor="#990000"];' in ours
+
+
+def test_legacy_corpus_against_the_original_tools(shared_data, llvm2graph, graph2json, graph2dot) -> None:
+    """Real programs: every 25th of the 1,000 POJ-104 IR files in legacy-ir (clang 3.7) through llvm2graph-10."""
+    archive = shared_data / "legacy-ir" / "llvm_ir.tar.bz2"
+    if not archive.is_file():
+        pytest.skip(f"{archive} not found")
+    with tarfile.open(archive) as tar:
+        members = sorted((m for m in tar.getmembers() if m.name.endswith(".ll")), key=lambda m: m.name)[::25]
+        irs = {m.name: tar.extractfile(m).read() for m in members}
+    assert len(irs) == 40
+    parallel = 0
+    for name, ir in irs.items():
+        graph = ProgramGraph.FromString(run_tool(llvm2graph, ir, "--stdout_fmt=pb"))
+        parallel += has_parallel_edges(graph)
+        assert from_json(run_tool(graph2json, graph.SerializeToString(), "--stdin_fmt=pb")) == graph, name
+        reference_dot = run_tool(graph2dot, graph.SerializeToString(), "--stdin_fmt=pb").decode()
+        assert normalize_dot(to_dot(graph)) == normalize_dot(reference_dot), name
+        assert through_every_format(graph) == graph, name
+    assert parallel > 0  # the corpus has parallel edges, which the original's networkx conversion would lose

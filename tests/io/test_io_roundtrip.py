@@ -2,28 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from hypothesis import given, settings
-from io_helpers import example_graph, has_parallel_edges, program_graphs
-from networkx.readwrite import json_graph
+from io_helpers import example_graph, has_parallel_edges, program_graphs, through_every_format
 
-from programl.io import files, serialize
-from programl.io.json_convert import from_json, to_json
-from programl.io.networkx_convert import from_networkx, to_networkx
-from programl.proto import ProgramGraph
-
-
-def through_every_format(graph: ProgramGraph) -> ProgramGraph:
-    """pb bytes -> pbtxt -> JSON text -> node-link data of a networkx graph -> networkx -> ProgramGraph."""
-    step = ProgramGraph.FromString(graph.SerializeToString())
-    [step] = serialize.from_string(serialize.to_string([step]))
-    step = from_json(json.dumps(to_json(step)))
-    data = json_graph.node_link_data(to_networkx(step), edges="links")
-    step = from_json(json.loads(json.dumps(data)))
-    step = from_networkx(json_graph.node_link_graph(to_json(step), edges="links"))
-    [step] = serialize.from_bytes(serialize.to_bytes([step]))
-    return step
+from programl.io import files
 
 
 def test_example_graph_survives_every_format() -> None:
