@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,25 +51,38 @@ def _format(path: str | os.PathLike, formats: tuple[str, ...]) -> str:
     )
 
 
-def _parse_binary(message: pb_message.Message, data: bytes, path: str) -> None:
+def _read_message(path: str | os.PathLike, kind: str, cls: type, from_json: Callable[[Any], Any]) -> Any:
+    """A ``cls`` message from a ``.pb``, ``.pbtxt`` or ``.json`` file (read with ``from_json``)."""
+    where = os.fspath(path)
+    data = Path(path).read_bytes()
+    message = cls()
     try:
-        message.ParseFromString(data)
+        if kind == ".pb":
+            message.ParseFromString(data)
+        elif kind == ".pbtxt":
+            text_format.Parse(data.decode("utf-8"), message)
+        else:
+            message = from_json(json.loads(data))
     except pb_message.DecodeError as error:
-        raise GraphCreationError(f"not a binary {type(message).__name__}: {error}", path=path) from error
+        raise GraphCreationError(f"not a binary {cls.__name__}: {error}", path=where) from error
+    except UnicodeDecodeError as error:
+        raise GraphCreationError(f"not UTF-8 text: {error}", path=where) from error
+    except text_format.ParseError as error:
+        raise GraphCreationError(f"not a {cls.__name__} in text format: {error}", path=where) from error
+    except json.JSONDecodeError as error:
+        raise GraphCreationError(f"invalid JSON: {error}", path=where) from error
+    except GraphTransformError as error:
+        raise GraphCreationError(f"not a {cls.__name__} in JSON: {error}", path=where) from error
+    return message
 
 
-def _parse_text(message: pb_message.Message, data: bytes, path: str) -> None:
-    try:
-        text_format.Parse(data.decode("utf-8"), message)
-    except (UnicodeDecodeError, text_format.ParseError, pb_message.DecodeError) as error:
-        raise GraphCreationError(f"not a {type(message).__name__} in text format: {error}", path=path) from error
-
-
-def _parse_json(data: bytes, path: str) -> Any:
-    try:
-        return json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise GraphCreationError(f"invalid JSON: {error}", path=path) from error
+def _message_bytes(message: Any, kind: str, to_json: Callable[[Any], bytes]) -> bytes:
+    """``message`` as the contents of a ``.pb``, ``.pbtxt`` or ``.json`` file (written with ``to_json``)."""
+    if kind == ".pb":
+        return message.SerializeToString(deterministic=True)
+    if kind == ".pbtxt":
+        return text_format.MessageToString(message).encode("utf-8")
+    return to_json(message)
 
 
 def _dump_json(value: Any, readable: bool = False) -> bytes:
@@ -108,24 +122,13 @@ def read_graph(path: str | os.PathLike) -> ProgramGraph:
         OSError: The file cannot be read.
     """
     kind = _format(path, _GRAPH_FORMATS)
-    where = os.fspath(path)
-    if kind == ".gz":
-        graphs = serialize.load_graphs(path)
-        if len(graphs) != 1:
-            raise GraphCreationError(f"expected one graph in the ProgramGraphList, found {len(graphs)}", path=where)
-        return graphs[0]
-    data = Path(path).read_bytes()
-    graph = ProgramGraph()
-    if kind == ".pb":
-        _parse_binary(graph, data, where)
-    elif kind == ".pbtxt":
-        _parse_text(graph, data, where)
-    else:
-        try:
-            graph = json_convert.graph_from_node_link(_parse_json(data, where))
-        except GraphTransformError as error:
-            raise GraphCreationError(f"not a node-link program graph: {error}", path=where) from error
-    return graph
+    if kind != ".gz":
+        return _read_message(path, kind, ProgramGraph, json_convert.graph_from_node_link)
+    graphs = serialize.load_graphs(path)
+    if len(graphs) != 1:
+        message = f"expected one graph in the ProgramGraphList, found {len(graphs)}"
+        raise GraphCreationError(message, path=os.fspath(path))
+    return graphs[0]
 
 
 def write_graph(path: str | os.PathLike, graph: ProgramGraph) -> Path:
@@ -142,12 +145,8 @@ def write_graph(path: str | os.PathLike, graph: ProgramGraph) -> Path:
     kind = _format(path, _GRAPH_FORMATS)
     if kind == ".gz":
         data = serialize.to_bytes([graph])
-    elif kind == ".pb":
-        data = graph.SerializeToString(deterministic=True)
-    elif kind == ".pbtxt":
-        data = text_format.MessageToString(graph).encode("utf-8")
     else:
-        data = _dump_json(json_convert.graph_to_node_link(graph))
+        data = _message_bytes(graph, kind, lambda g: _dump_json(json_convert.graph_to_node_link(g)))
     return atomic_write_bytes(path, data)
 
 
@@ -160,19 +159,7 @@ def read_features_list(path: str | os.PathLike) -> ProgramGraphFeaturesList:
         OSError: The file cannot be read.
     """
     kind = _format(path, _LABEL_FORMATS)
-    where = os.fspath(path)
-    data = Path(path).read_bytes()
-    features_list = ProgramGraphFeaturesList()
-    if kind == ".pb":
-        _parse_binary(features_list, data, where)
-    elif kind == ".pbtxt":
-        _parse_text(features_list, data, where)
-    else:
-        try:
-            features_list = json_convert.features_list_from_json(_parse_json(data, where))
-        except GraphTransformError as error:
-            raise GraphCreationError(f"not a ProgramGraphFeaturesList: {error}", path=where) from error
-    return features_list
+    return _read_message(path, kind, ProgramGraphFeaturesList, json_convert.features_list_from_json)
 
 
 def write_features_list(path: str | os.PathLike, features_list: ProgramGraphFeaturesList) -> Path:
@@ -187,10 +174,5 @@ def write_features_list(path: str | os.PathLike, features_list: ProgramGraphFeat
     if not isinstance(features_list, ProgramGraphFeaturesList):
         raise GraphTransformError(f"expected a ProgramGraphFeaturesList, got {type(features_list).__name__}")
     kind = _format(path, _LABEL_FORMATS)
-    if kind == ".pb":
-        data = features_list.SerializeToString(deterministic=True)
-    elif kind == ".pbtxt":
-        data = text_format.MessageToString(features_list).encode("utf-8")
-    else:
-        data = _dump_json(json_convert.features_list_to_json(features_list), readable=True)
-    return atomic_write_bytes(path, data)
+    to_json = lambda fl: _dump_json(json_convert.features_list_to_json(fl), readable=True)  # noqa: E731
+    return atomic_write_bytes(path, _message_bytes(features_list, kind, to_json))
