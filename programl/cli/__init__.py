@@ -16,6 +16,7 @@ __all__ = ["main"]
 # subcommand name -> module (kept in the order `--help` lists them)
 COMMANDS = {
     "build": "programl.cli.build",
+    "convert": "programl.cli.convert",
 }
 
 

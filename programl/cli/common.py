@@ -36,6 +36,8 @@ def describe_error(error: BaseException, path: str | None = None) -> str:
         return f"{prefix}error: crashed: {error}"
     if isinstance(error, (ProgramlError, OSError)):
         message = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        if path and message.startswith(f"{path}: "):  # the message already says where
+            message = message[len(path) + 2 :]
         return f"{prefix}error: {message}"
     first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return f"{prefix}error: internal error: {type(error).__name__}: {first_line}"

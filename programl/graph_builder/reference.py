@@ -19,22 +19,35 @@ from pathlib import Path
 from programl.exceptions import GraphCreationError
 from programl.proto import ProgramGraph
 
-__all__ = ["find_clang14", "find_llvm2graph", "llvm10_compatible", "llvm10_ir", "reference_graph"]
+__all__ = ["find_clang14", "find_llvm2graph", "find_reference_tool", "llvm10_compatible", "llvm10_ir", "reference_graph"]
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def find_llvm2graph() -> str | None:
-    """Path of a working ``llvm2graph-10``, or None."""
-    candidates = [os.environ.get("PROGRAML_LLVM2GRAPH", "")]
-    candidates += sorted(glob.glob(str(_REPO_ROOT / ".venv-ref/lib/python3*/site-packages/programl/bin/llvm2graph-10")))
-    candidates.append(shutil.which("llvm2graph-10") or "")
+def find_reference_tool(name: str) -> str | None:
+    """Path of a working tool of ProGraML 0.3.2 (``llvm2graph-10``, ``graph2json``, ``graph2dot``), or None.
+
+    Looked up in ``$PROGRAML_REFERENCE_BIN`` (a directory), then ``.venv-ref`` (``make reference``), then PATH.
+    """
+    candidates = []
+    if os.environ.get("PROGRAML_REFERENCE_BIN"):
+        candidates.append(os.path.join(os.environ["PROGRAML_REFERENCE_BIN"], name))
+    candidates += sorted(glob.glob(str(_REPO_ROOT / f".venv-ref/lib/python3*/site-packages/programl/bin/{name}")))
+    candidates.append(shutil.which(name) or "")
     for candidate in candidates:
-        if candidate and os.access(candidate, os.X_OK):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             probe = subprocess.run([candidate, "--help"], capture_output=True)
-            if probe.returncode in (0, 1):  # runs (libtinfo5 present)
+            if probe.returncode in (0, 1):  # it runs (libtinfo5 is present)
                 return candidate
     return None
+
+
+def find_llvm2graph() -> str | None:
+    """Path of a working ``llvm2graph-10`` (``$PROGRAML_LLVM2GRAPH`` first), or None."""
+    explicit = os.environ.get("PROGRAML_LLVM2GRAPH")
+    if explicit and os.access(explicit, os.X_OK):
+        return explicit
+    return find_reference_tool("llvm2graph-10")
 
 
 def find_clang14() -> str | None:

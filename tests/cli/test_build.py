@@ -180,3 +180,35 @@ def test_json_output(inputs, tmp_path, capsys) -> None:
     assert code == 0
     data = json.loads((tmp_path / "good.ProgramGraph.json").read_text())
     assert "links" in data and len(data["nodes"]) == 19
+
+
+def test_convert_between_formats(inputs, tmp_path, capsys) -> None:
+    out = tmp_path / "out"
+    run_cli(["build", inputs / "good.ll", "-o", out, "-q"], capsys)
+    pb = out / "good.ProgramGraph.pb"
+    assert run_cli(["convert", pb, "--format", "json", "-o", tmp_path / "j", "-q"], capsys)[0] == 0
+    assert run_cli(["convert", tmp_path / "j" / "good.ProgramGraph.json", "--format", "pbtxt", "-o", tmp_path / "t",
+                    "-q"], capsys)[0] == 0
+    assert run_cli(["convert", tmp_path / "t" / "good.ProgramGraph.pbtxt", "--format", "pb", "-o", tmp_path / "p",
+                    "-q"], capsys)[0] == 0
+    assert (tmp_path / "p" / "good.ProgramGraph.pb").read_bytes() == pb.read_bytes()  # lossless round trip
+    code, out_text, _ = run_cli(["convert", pb, "--format", "dot"], capsys)
+    assert code == 0 and out_text.startswith("digraph")
+
+
+def test_convert_to_svg(inputs, tmp_path, capsys) -> None:
+    if not shutil.which("dot"):
+        pytest.skip("graphviz not installed (apt-get install graphviz)")
+    run_cli(["build", inputs / "good.ll", "-o", tmp_path, "-q"], capsys)
+    assert run_cli(["convert", tmp_path / "good.ProgramGraph.pb", "--format", "svg", "-o", tmp_path, "-q"], capsys)[0] == 0
+    assert "<svg" in (tmp_path / "good.svg").read_text()
+
+
+def test_convert_bad_files(inputs, tmp_path, capsys) -> None:
+    (tmp_path / "bad.ProgramGraph.pb").write_bytes(b"\xff\xff not a graph")
+    code, _, err = run_cli(["convert", tmp_path / "bad.ProgramGraph.pb", tmp_path / "x.svg", tmp_path / "none.pb",
+                            "--format", "json", "-o", tmp_path / "o", "-q"], capsys)
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 3 and all(": error: " in line for line in lines)
+    assert "Traceback" not in err

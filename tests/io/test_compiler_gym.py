@@ -13,7 +13,7 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-from io_helpers import example_graph
+from tests.io.io_helpers import example_graph
 from networkx.readwrite import json_graph
 
 from programl.exceptions import ProgramlError

@@ -7,7 +7,7 @@ import re
 import shutil
 
 import pytest
-from io_helpers import example_graph
+from tests.io.io_helpers import example_graph
 
 import programl
 from programl.exceptions import GraphTransformError

@@ -7,7 +7,7 @@ import json
 
 import pytest
 from google.protobuf import text_format
-from io_helpers import example_graph, int64_feature
+from tests.io.io_helpers import example_graph, int64_feature
 
 from programl.exceptions import GraphCreationError, GraphTransformError
 from programl.io import serialize

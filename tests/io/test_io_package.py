@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from io_helpers import example_graph
+from tests.io.io_helpers import example_graph
 
 import programl
 import programl.io

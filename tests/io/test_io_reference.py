@@ -8,7 +8,7 @@ import re
 import tarfile
 
 import pytest
-from io_helpers import has_parallel_edges, run_tool, through_every_format
+from tests.io.io_helpers import has_parallel_edges, run_tool, through_every_format
 
 from programl.io.dot import to_dot
 from programl.io.json_convert import from_json, to_json

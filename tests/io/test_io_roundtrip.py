@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hypothesis import given, settings
-from io_helpers import example_graph, has_parallel_edges, program_graphs, through_every_format
+from tests.io.io_helpers import example_graph, has_parallel_edges, program_graphs, through_every_format
 
 from programl.io import files
 

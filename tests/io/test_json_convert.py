@@ -8,7 +8,7 @@ import random
 
 import pytest
 from hypothesis import given, settings
-from io_helpers import bytes_feature, example_graph, float_feature, int64_feature, program_graphs
+from tests.io.io_helpers import bytes_feature, example_graph, float_feature, int64_feature, program_graphs
 from networkx.readwrite import json_graph
 
 import programl

@@ -9,7 +9,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 from hypothesis import given, settings
-from io_helpers import example_graph, has_parallel_edges, program_graphs
+from tests.io.io_helpers import example_graph, has_parallel_edges, program_graphs
 from networkx.readwrite import json_graph
 
 import programl

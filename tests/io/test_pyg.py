@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -277,15 +275,9 @@ int f(int n) {
 
 
 def _reference_binary() -> str | None:
-    root = Path(__file__).resolve().parents[2]
-    for candidate in (
-        os.environ.get("PROGRAML_REFERENCE_LLVM2GRAPH"),
-        root / ".venv-ref/lib/python3.11/site-packages/programl/bin/llvm2graph-10",
-        "/tmp/refvenv/lib/python3.11/site-packages/programl/bin/llvm2graph-10",
-    ):
-        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None
+    from programl.graph_builder.reference import find_llvm2graph
+
+    return find_llvm2graph()
 
 
 @pytest.mark.reference

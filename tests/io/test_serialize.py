@@ -7,7 +7,7 @@ import gzip
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from io_helpers import example_graph, program_graphs
+from tests.io.io_helpers import example_graph, program_graphs
 
 import programl
 from programl.exceptions import GraphCreationError
