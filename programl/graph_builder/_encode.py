@@ -58,6 +58,24 @@ def encode_features(bytes_features: list[tuple[str, bytes]], int_features: list[
 _FULL_TEXT_ENTRY_KEY = b"\x0a\x09full_text"
 
 
+def _full_text_features(value: bytes) -> bytes:
+    """``Features{feature: {"full_text": Feature{bytes_list: BytesList{value: [value]}}}}``."""
+    bytes_list = _length_delimited(b"\x0a", value)
+    feature = _length_delimited(b"\x0a", bytes_list)
+    entry = _FULL_TEXT_ENTRY_KEY + _length_delimited(b"\x12", feature)
+    return _length_delimited(b"\x0a", entry)
+
+
+#: length of a full_text -> the bytes of node field 8 before the text (shared by all graphs; lengths are few)
+_FULL_TEXT_HEADERS: dict[int, bytes] = {}
+
+
+def _full_text_header(length: int) -> bytes:
+    """Node field 8 (features) holding a ``full_text`` of ``length`` bytes, up to where the text starts."""
+    features = _full_text_features(b"\x00" * length)
+    return b"\x42" + varint(len(features)) + features[: len(features) - length]
+
+
 def encode_graph(
     node_type: list[int],
     node_text: list[str],
@@ -71,31 +89,34 @@ def encode_graph(
 ) -> bytes:
     """The wire bytes of a ``ProgramGraph`` (nodes, edges, functions, modules; no graph features)."""
     out = bytearray()
-    text_field: dict[str, bytes] = {}
+    head_of: dict[tuple[int, str], bytes] = {}  # (type, text) -> their encoded fields
+    full_text_header = _FULL_TEXT_HEADERS
     small = _SMALL
+    limit = len(small)
     for index, (type_, text, function, block, full_text) in enumerate(
         zip(node_type, node_text, node_function, node_block, node_full_text)
     ):
-        encoded_text = text_field.get(text)
-        if encoded_text is None:
-            encoded_text = text_field[text] = _length_delimited(b"\x12", text.encode("utf-8")) if text else b""
-        payload = (b"\x08" + small[type_] if type_ else b"") + encoded_text
+        payload = head_of.get((type_, text))
+        if payload is None:
+            payload = head_of[(type_, text)] = (b"\x08" + small[type_] if type_ else b"") + (
+                _length_delimited(b"\x12", text.encode("utf-8")) if text else b""
+            )
         if function:
-            payload += b"\x20" + varint(function)
+            payload += b"\x20" + (small[function] if function < limit else _varint(function))
         if block:
-            payload += b"\x38" + varint(block)
+            payload += b"\x38" + (small[block] if block < limit else _varint(block))
         if full_text is not None:
             value = full_text.encode("utf-8")
-            length = len(value)
-            bytes_list = b"\x0a" + (small[length] if length < 16384 else _varint(length)) + value
-            feature = b"\x0a" + varint(len(bytes_list)) + bytes_list
-            entry = _FULL_TEXT_ENTRY_KEY + b"\x12" + varint(len(feature)) + feature
-            features = b"\x0a" + varint(len(entry)) + entry
-            extra = node_int_features.get(index)
+            extra = node_int_features.get(index) if node_int_features else None
             if extra:
-                features += encode_features([], extra)
-            payload += b"\x42" + varint(len(features)) + features
-        out += b"\x0a" + varint(len(payload)) + payload
+                payload += _length_delimited(b"\x42", _full_text_features(value) + encode_features([], extra))
+            else:
+                header = full_text_header.get(len(value))
+                if header is None:
+                    header = full_text_header[len(value)] = _full_text_header(len(value))
+                payload += header + value
+        size = len(payload)
+        out += b"\x0a" + (small[size] if size < limit else _varint(size)) + payload
     out += encode_edges(edges)
     for name, int_features in functions:
         payload = _length_delimited(b"\x0a", name.encode("utf-8")) if name else b""

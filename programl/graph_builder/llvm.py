@@ -367,15 +367,12 @@ class _Builder:
         operands_of = ffi.operands
         value_kind = ffi.value_kind
         type_of = ffi.type_of
-        KIND_INSTRUCTION, KIND_ARGUMENT, KIND_BASIC_BLOCK, KIND_FUNCTION = (
-            ffi.KIND_INSTRUCTION,
-            ffi.KIND_ARGUMENT,
-            ffi.KIND_BASIC_BLOCK,
-            ffi.KIND_FUNCTION,
-        )
         CONSTANT_KINDS = ffi.CONSTANT_KINDS
+        function_handles = self.function_index
 
         block_index = {block: local for local, block in enumerate(blocks)}
+        instructions_of_function = {i for instructions in block_instructions for i in instructions}
+        arguments_of_function = set(ffi.arguments(function))
         first_node: list[int] = []
         last_node: list[int] = []
         successors: list[list[int]] = []
@@ -418,10 +415,9 @@ class _Builder:
                         self.switch_cases(text, node)
                 else:
                     positions = range(len(operands))
-                kind = KIND_INSTRUCTION
                 for operand, position in zip(operands, positions):
-                    kind = value_kind(operand)
-                    if kind == KIND_INSTRUCTION:
+                    # classify by what this function is known to hold; ask LLVM only about the rest
+                    if operand in instructions_of_function:
                         if data_nodes:
                             text_of_variable = variable_text.get(operand)
                             if text_of_variable is None:
@@ -434,21 +430,28 @@ class _Builder:
                             node_full_text.append("")
                             append_edge((DATA, position, variable, node))
                             deferred.append((operand, variable))
-                    elif kind == KIND_BASIC_BLOCK:
-                        block_successors.append(block_index[operand])
-                    elif kind in CONSTANT_KINDS:
-                        if data_nodes:
-                            key = constant_key_of.get(operand)
-                            use_constant(key if key is not None else constant_key(operand, kind), node, position)
-                    elif kind == KIND_ARGUMENT:
-                        if data_nodes:
-                            uses = argument_uses.get(operand)
-                            if uses is None:
-                                argument_uses[operand] = [(node, position)]
-                            else:
-                                uses.append((node, position))
+                        continue
+                    successor = block_index.get(operand)
+                    if successor is not None:
+                        block_successors.append(successor)
+                        continue
+                    if not data_nodes:
+                        continue
+                    key = constant_key_of.get(operand)
+                    if key is not None:
+                        use_constant(key, node, position)
+                    elif operand in arguments_of_function:
+                        uses = argument_uses.get(operand)
+                        if uses is None:
+                            argument_uses[operand] = [(node, position)]
+                        else:
+                            uses.append((node, position))
+                    elif operand not in function_handles:
+                        kind = value_kind(operand)
+                        if kind in CONSTANT_KINDS:
+                            use_constant(constant_key(operand, kind), node, position)
                     # functions, metadata, inline asm: no node, but the position still advances (§1.4)
-                if kind == KIND_FUNCTION and opcode == "call":  # the callee is the last operand
+                if opcode == "call" and operands[-1] in function_handles:  # a function as the callee
                     self.maybe_call_site(node, text, operands, instruction)
                 elif opcode == "br" and len(block_successors) == 2:
                     block_successors.reverse()  # operands are (cond, false, true); successors are (true, false)
@@ -475,12 +478,16 @@ class _Builder:
         # producer -> variable edges, in variable creation order
         node_full_text = self.node_full_text
         node_text = self.node_text
+        result_name: dict[int, str] = {}
         for producer, variable in deferred:
             source = instruction_node.get(producer)
             if source is None:  # cannot happen in valid IR (operands are in the same function)
                 continue
             edges.append((DATA, 0, source, variable))
-            node_full_text[variable] = f"{node_text[variable]} {result_name_of(instruction_text[producer])}"
+            name = result_name.get(producer)
+            if name is None:
+                name = result_name[producer] = result_name_of(instruction_text[producer])
+            node_full_text[variable] = f"{node_text[variable]} {name}"
 
         # control edges between blocks: breadth-first from the entry block (§1.5)
         exits: list[int] = []
