@@ -39,9 +39,12 @@ $(REF_BIN):
 	  || echo "reference: could not install programl==0.3.2; differential tests will skip" >&2
 
 demo: setup
-	$(BIN)/programl build examples/*.ll examples/*.c examples/*.cc examples/*.cl -o out/demo -j 2
-	$(BIN)/programl convert out/demo/fizzbuzz.c.ProgramGraph.pb --format svg -o out/demo
-	@echo "demo: graphs in out/demo/, picture in out/demo/fizzbuzz.c.svg"
+	$(BIN)/programl build examples/*.ll examples/*.c examples/*.cc examples/*.cl -o out/demo
+	$(BIN)/programl stats out/demo/*.ProgramGraph.pb
+	@if command -v dot >/dev/null; then \
+	  $(BIN)/programl convert out/demo/fizzbuzz.ProgramGraph.pb --format svg -o out/demo -q && \
+	  echo "demo: graphs in out/demo/, a picture of fizzbuzz.c in out/demo/fizzbuzz.svg"; \
+	else echo "demo: graphs in out/demo/ (install graphviz for the picture: apt-get install graphviz)"; fi
 
 test: setup reference
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
@@ -54,4 +57,4 @@ proto:
 	.venv-protoc/bin/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. programl/proto/*.proto
 
 clean:
-	rm -rf out build *.egg-info .pytest_cache
+	rm -rf out build *.egg-info .pytest_cache bench-results

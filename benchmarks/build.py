@@ -60,8 +60,22 @@ def log(message: str) -> None:
 def compile_llvm10(source: Path, flags: list[str], clang14: str) -> str | None:
     language = {".c": "c", ".cc": "c++", ".cpp": "c++", ".cl": "cl"}[source.suffix]
     extra = ["-cl-std=CL1.2", "-Xclang", "-finclude-default-header", "-target", "spir64"] if language == "cl" else []
-    command = [clang14, "-x", language, *extra, "-S", "-emit-llvm", "-O0", "-Xclang", "-disable-noundef-analysis",
-               "-w", *flags, str(source), "-o", "-"]
+    command = [
+        clang14,
+        "-x",
+        language,
+        *extra,
+        "-S",
+        "-emit-llvm",
+        "-O0",
+        "-Xclang",
+        "-disable-noundef-analysis",
+        "-w",
+        *flags,
+        str(source),
+        "-o",
+        "-",
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     return llvm10_compatible(result.stdout) if result.returncode == 0 else None
 
@@ -84,8 +98,11 @@ def legacy_corpus() -> list[tuple[str, str, str]]:
         log(f"legacy IR not found at {archive}: skipped")
         return []
     with tarfile.open(archive) as tar:
-        return [("legacy-ir", m.name, tar.extractfile(m).read().decode("utf-8"))
-                for m in sorted(tar.getmembers(), key=lambda m: m.name) if m.name.endswith(".ll")]
+        return [
+            ("legacy-ir", m.name, tar.extractfile(m).read().decode("utf-8"))
+            for m in sorted(tar.getmembers(), key=lambda m: m.name)
+            if m.name.endswith(".ll")
+        ]
 
 
 def sdist_corpus(cache: Path, clang14: str | None) -> tuple[list[tuple[str, str, str]], dict]:
@@ -93,8 +110,11 @@ def sdist_corpus(cache: Path, clang14: str | None) -> tuple[list[tuple[str, str,
     if not clang14:
         log("clang-14 not found: PyPI C files skipped")
         return items, stats
-    python_include = subprocess.run([sys.executable, "-c", "import sysconfig;print(sysconfig.get_paths()['include'])"],
-                                    capture_output=True, text=True).stdout.strip()
+    python_include = subprocess.run(
+        [sys.executable, "-c", "import sysconfig;print(sysconfig.get_paths()['include'])"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     for spec in SDISTS:
         name = spec.split("==")[0]
         directory = cache / "sdists" / spec
@@ -103,10 +123,28 @@ def sdist_corpus(cache: Path, clang14: str | None) -> tuple[list[tuple[str, str,
             log(f"fetching {spec}")
             download = cache / "downloads"
             download.mkdir(parents=True, exist_ok=True)
-            fetched = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:",
-                                      "--no-deps", spec, "-d", str(download)], capture_output=True, text=True)
-            archives = [a for a in download.iterdir() if a.name.lower().startswith(name.replace("-", "_").lower())
-                        or a.name.lower().startswith(name.lower())]
+            fetched = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "-q",
+                    "--no-binary",
+                    ":all:",
+                    "--no-deps",
+                    spec,
+                    "-d",
+                    str(download),
+                ],
+                capture_output=True,
+                text=True,
+            )
+            archives = [
+                a
+                for a in download.iterdir()
+                if a.name.lower().startswith(name.replace("-", "_").lower()) or a.name.lower().startswith(name.lower())
+            ]
             if fetched.returncode or not archives:
                 log(f"  could not download {spec}: skipped")
                 continue
@@ -140,7 +178,7 @@ def sdist_corpus(cache: Path, clang14: str | None) -> tuple[list[tuple[str, str,
 def time_ours(ir: str, repeat: int) -> tuple[float, int, int]:
     best = float("inf")
     nodes = edges = 0
-    for attempt in range(repeat):
+    for _attempt in range(repeat):
         start = time.perf_counter()
         graph = graph_from_ir(ir)
         graph.SerializeToString()
@@ -154,7 +192,7 @@ def time_ours(ir: str, repeat: int) -> tuple[float, int, int]:
 def time_reference(ir: str, binary: str, repeat: int) -> float | None:
     best = float("inf")
     data = ir.encode("utf-8")
-    for attempt in range(repeat):
+    for _attempt in range(repeat):
         start = time.perf_counter()
         result = subprocess.run([binary, "--stdout_fmt=pb"], input=data, capture_output=True, timeout=3600)
         elapsed = time.perf_counter() - start
@@ -175,20 +213,26 @@ def tenths(rows: list[dict], key: str) -> list[dict]:
         if not part:
             continue
         nodes = sum(r["nodes"] for r in part)
-        groups.append({
-            "tenth": k + 1,
-            "files": len(part),
-            "nodes_min": part[0]["nodes"],
-            "nodes_max": part[-1]["nodes"],
-            "us_per_node": 1e6 * sum(r[key] for r in part) / nodes,
-        })
+        groups.append(
+            {
+                "tenth": k + 1,
+                "files": len(part),
+                "nodes_min": part[0]["nodes"],
+                "nodes_max": part[-1]["nodes"],
+                "us_per_node": 1e6 * sum(r[key] for r in part) / nodes,
+            }
+        )
     return groups
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cache", type=Path, default=Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-                        / "programl" / "bench-build", help="where sdists and compiled IR are kept")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "programl" / "bench-build",
+        help="where sdists and compiled IR are kept",
+    )
     parser.add_argument("--out", type=Path, default=REPO / "bench-results" / "build.json")
     parser.add_argument("--plot", type=Path, default=REPO / "bench-results" / "build.png")
     parser.add_argument("--repeat", type=int, default=3, help="runs per small file (best is kept)")
@@ -228,12 +272,17 @@ def main() -> int:
             log(f"  {index + 1} / {len(corpus)}")
 
     report = summarise(rows, reference is not None)
-    report.update({
-        "machine": {"python": platform.python_version(), "cpu": platform.processor() or platform.machine(),
-                    "cpus": os.cpu_count()},
-        "sdists": sdist_stats,
-        "files": rows,
-    })
+    report.update(
+        {
+            "machine": {
+                "python": platform.python_version(),
+                "cpu": platform.processor() or platform.machine(),
+                "cpus": os.cpu_count(),
+            },
+            "sdists": sdist_stats,
+            "files": rows,
+        }
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
     print_report(report)
@@ -274,11 +323,15 @@ def summarise(rows: list[dict], with_reference: bool) -> dict:
             "tenths": tenths([r for r in compared if r["nodes"] >= NON_TRIVIAL_NODES], "reference_s"),
             "speedup_total": reference_total / sum(r["ours_s"] for r in compared),
             "speedup_over_10k_nodes": (sum(r["reference_s"] for r in large) / sum(r["ours_s"] for r in large))
-            if large else None,
+            if large
+            else None,
             "files_over_10k_nodes": len(large),
             "small_files": len(small),
-            "small_median_ms": {"ours": 1e3 * statistics.median(r["ours_s"] for r in small),
-                                "reference": 1e3 * statistics.median(r["reference_s"] for r in small)} if small
+            "small_median_ms": {
+                "ours": 1e3 * statistics.median(r["ours_s"] for r in small),
+                "reference": 1e3 * statistics.median(r["reference_s"] for r in small),
+            }
+            if small
             else None,
             "small_files_where_ours_slower": sum(1 for r in small if r["ours_s"] > r["reference_s"]),
         }
@@ -287,28 +340,41 @@ def summarise(rows: list[dict], with_reference: bool) -> dict:
 
 def print_report(report: dict) -> None:
     ours = report["ours"]
-    print(f"\ncorpus: {report['files']} files, {report['nodes']:,} nodes, {report['edges']:,} edges; "
-          f"largest file {ours['largest_file']:,} nodes")
-    print(f"ours:      {ours['graphs_per_s']:8.1f} graphs/s {ours['nodes_per_s']:12,.0f} nodes/s "
-          f"{ours['us_per_node']:6.2f} us/node (total {ours['seconds']:.1f} s)")
+    print(
+        f"\ncorpus: {report['files']} files, {report['nodes']:,} nodes, {report['edges']:,} edges; "
+        f"largest file {ours['largest_file']:,} nodes"
+    )
+    print(
+        f"ours:      {ours['graphs_per_s']:8.1f} graphs/s {ours['nodes_per_s']:12,.0f} nodes/s "
+        f"{ours['us_per_node']:6.2f} us/node (total {ours['seconds']:.1f} s)"
+    )
     reference = report.get("reference")
     if reference:
-        print(f"original:  {reference['graphs_per_s']:8.1f} graphs/s {reference['nodes_per_s']:12,.0f} nodes/s "
-              f"(total {reference['seconds']:.1f} s over {reference['files']} files)")
-        print(f"speed-up in total: {reference['speedup_total']:.1f}x; on the {reference['files_over_10k_nodes']} "
-              f"files over 10k nodes: {reference['speedup_over_10k_nodes'] or float('nan'):.1f}x")
+        print(
+            f"original:  {reference['graphs_per_s']:8.1f} graphs/s {reference['nodes_per_s']:12,.0f} nodes/s "
+            f"(total {reference['seconds']:.1f} s over {reference['files']} files)"
+        )
+        print(
+            f"speed-up in total: {reference['speedup_total']:.1f}x; on the {reference['files_over_10k_nodes']} "
+            f"files over 10k nodes: {reference['speedup_over_10k_nodes'] or float('nan'):.1f}x"
+        )
         if reference["small_median_ms"]:
-            print(f"small files (<= 1k nodes, n={reference['small_files']}): median {reference['small_median_ms']['ours']:.2f} ms "
-                  f"(ours) vs {reference['small_median_ms']['reference']:.2f} ms (original); ours slower on "
-                  f"{reference['small_files_where_ours_slower']}")
+            small = reference["small_median_ms"]
+            print(
+                f"small files (<= 1k nodes, n={reference['small_files']}): median {small['ours']:.2f} ms "
+                f"(ours) vs {reference['small_median_ms']['reference']:.2f} ms (original); ours slower on "
+                f"{reference['small_files_where_ours_slower']}"
+            )
     print("\ntime per node by size (files >= 100 nodes, ten groups by node count):")
     header = f"{'tenth':>5} {'files':>6} {'nodes':>17} {'ours us/node':>13}"
     if reference:
         header += f" {'original us/node':>17}"
     print(header)
     for k, group in enumerate(ours["tenths"]):
-        line = (f"{group['tenth']:>5} {group['files']:>6} {group['nodes_min']:>8,}-{group['nodes_max']:<8,} "
-                f"{group['us_per_node']:>13.2f}")
+        line = (
+            f"{group['tenth']:>5} {group['files']:>6} {group['nodes_min']:>8,}-{group['nodes_max']:<8,} "
+            f"{group['us_per_node']:>13.2f}"
+        )
         if reference and k < len(reference["tenths"]):
             line += f" {reference['tenths'][k]['us_per_node']:>17.2f}"
         print(line)
@@ -329,14 +395,24 @@ def plot(rows: list[dict], path: Path) -> None:
     axes[0].scatter(nodes, [r["ours_s"] for r in rows], s=6, label="programl (LLVM 22)")
     compared = [r for r in rows if r.get("reference_s")]
     if compared:
-        axes[0].scatter([r["nodes"] for r in compared], [r["reference_s"] for r in compared], s=6,
-                        label="ProGraML 0.3.2 llvm2graph-10", alpha=0.6)
+        axes[0].scatter(
+            [r["nodes"] for r in compared],
+            [r["reference_s"] for r in compared],
+            s=6,
+            label="ProGraML 0.3.2 llvm2graph-10",
+            alpha=0.6,
+        )
     axes[0].set(xscale="log", yscale="log", xlabel="nodes", ylabel="seconds per file", title="Time per file")
     axes[0].legend()
     axes[1].scatter(nodes, [1e6 * r["ours_s"] / max(r["nodes"], 1) for r in rows], s=6, label="programl")
     if compared:
-        axes[1].scatter([r["nodes"] for r in compared], [1e6 * r["reference_s"] / r["nodes"] for r in compared], s=6,
-                        label="llvm2graph-10", alpha=0.6)
+        axes[1].scatter(
+            [r["nodes"] for r in compared],
+            [1e6 * r["reference_s"] / r["nodes"] for r in compared],
+            s=6,
+            label="llvm2graph-10",
+            alpha=0.6,
+        )
     axes[1].axhline(10, color="grey", linestyle="--", linewidth=1, label="10 us/node target")
     axes[1].set(xscale="log", yscale="log", xlabel="nodes", ylabel="microseconds per node", title="Time per node")
     axes[1].legend()

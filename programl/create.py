@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Union
+from typing import Any
 
 from programl.exceptions import UnsupportedCompiler
 from programl.graph_builder import clang
@@ -27,7 +27,7 @@ __all__ = ["from_bitcode", "from_clang", "from_cpp", "from_llvm_ir", "from_openc
 
 SUPPORTED_VERSIONS = ("22",)
 
-GraphOrGraphs = Union[ProgramGraph, Iterator[ProgramGraph]]
+GraphOrGraphs = ProgramGraph | Iterator[ProgramGraph]
 
 
 def _check_version(version: str | None, what: str) -> None:
@@ -113,7 +113,11 @@ def from_bitcode(
 
 
 def _source_to_graph(
-    source: str, language: str, flags: tuple[str, ...], system_includes: bool, timeout: float | None,
+    source: str,
+    language: str,
+    flags: tuple[str, ...],
+    system_includes: bool,
+    timeout: float | None,
     options: BuildOptions,
 ) -> ProgramGraph:
     ir = clang.compile_source(source, language, flags, timeout=timeout, system_includes=system_includes)
@@ -151,8 +155,16 @@ def from_cpp(
     _check_version(version, "clang")
     if language not in ("c", "c++"):
         raise UnsupportedCompiler(f"language {language!r} is not supported by from_cpp (use 'c' or 'c++')")
-    return _from_source(srcs, language, copts, system_includes, timeout, executor, chunksize,
-                        _options(instructions_only, ignore_call_returns, strict))
+    return _from_source(
+        srcs,
+        language,
+        copts,
+        system_includes,
+        timeout,
+        executor,
+        chunksize,
+        _options(instructions_only, ignore_call_returns, strict),
+    )
 
 
 def from_opencl(
@@ -168,21 +180,29 @@ def from_opencl(
 ) -> GraphOrGraphs:
     """Build graphs from OpenCL C kernels with clang-22 (``-x cl -cl-std=CL1.2 -Xclang -finclude-default-header
     -target spir64``, as for the devmap data set); see :func:`from_cpp`."""
-    return _from_source(srcs, "cl", copts, True, timeout, executor, chunksize,
-                        _options(instructions_only, ignore_call_returns, strict))
+    return _from_source(
+        srcs, "cl", copts, True, timeout, executor, chunksize, _options(instructions_only, ignore_call_returns, strict)
+    )
 
 
 def _from_source(srcs, language, copts, system_includes, timeout, executor, chunksize, options) -> GraphOrGraphs:
     clang.find_clang()  # fail early, with the install hint, when clang is missing
-    fn = functools.partial(_source_to_graph, language=language, flags=tuple(copts or ()),
-                           system_includes=system_includes, timeout=timeout, options=options)
+    fn = functools.partial(
+        _source_to_graph,
+        language=language,
+        flags=tuple(copts or ()),
+        system_includes=system_includes,
+        timeout=timeout,
+        options=options,
+    )
     if isinstance(srcs, str):
         return fn(srcs)
     return _run_many(fn, srcs, timeout, executor, chunksize)
 
 
-def _args_to_graph(args: Sequence[str], system_includes: bool, timeout: float | None,
-                   options: BuildOptions) -> ProgramGraph:
+def _args_to_graph(
+    args: Sequence[str], system_includes: bool, timeout: float | None, options: BuildOptions
+) -> ProgramGraph:
     return graph_from_ir(clang.compile_args(args, timeout=timeout, system_includes=system_includes), options=options)
 
 
@@ -203,8 +223,12 @@ def from_clang(
     ``args`` is an iterable of such lists. The module is named after the input file."""
     _check_version(version, "clang")
     clang.find_clang()
-    fn = functools.partial(_args_to_graph, system_includes=system_includes, timeout=timeout,
-                           options=_options(instructions_only, ignore_call_returns, strict))
+    fn = functools.partial(
+        _args_to_graph,
+        system_includes=system_includes,
+        timeout=timeout,
+        options=_options(instructions_only, ignore_call_returns, strict),
+    )
     if isinstance(args, (list, tuple)) and args and isinstance(args[0], str):
         return fn(list(args))
     return _run_many(fn, (list(a) for a in args), timeout, executor, chunksize)

@@ -17,6 +17,7 @@ __all__ = ["main"]
 COMMANDS = {
     "build": "programl.cli.build",
     "convert": "programl.cli.convert",
+    "stats": "programl.cli.stats",
 }
 
 

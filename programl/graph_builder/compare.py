@@ -146,7 +146,8 @@ def compare_graphs(expected: ProgramGraph, actual: ProgramGraph, normalize: bool
 
 #: The upgrade effects that :func:`apply_llvm22_upgrade` knows, with what each one means.
 UPGRADE_EFFECTS = {
-    "opaque-pointer-texts": "every pointer type prints as `ptr` (Policy 1): `i32*` -> `ptr`, `[4 x i8*]` -> `[4 x ptr]`",
+    "opaque-pointer-texts": "every pointer type prints as `ptr` (Policy 1): `i32*` -> `ptr`, "
+    "`[4 x i8*]` -> `[4 x ptr]`",
     "intrinsic-rename": "intrinsics overloaded on pointer types are named `.p0` (`llvm.memset.p0i8.i64` -> "
     "`llvm.memset.p0.i64`; `llvm.stacksave` -> `llvm.stacksave.p0`), and `llvm.powi.f64` -> `llvm.powi.f64.i32`",
     "constant-gep-folding": "a constant `getelementptr` with all-zero indices is the base global itself "

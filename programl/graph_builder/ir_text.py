@@ -38,8 +38,7 @@ def llvm_identifier(name: str, sigil: str) -> str:
     if _PLAIN_NAME.match(name):
         return sigil + name
     escaped = "".join(
-        c if (" " <= c <= "~" and c not in '"\\') else "".join(f"\\{b:02X}" for b in c.encode("utf-8"))
-        for c in name
+        c if (" " <= c <= "~" and c not in '"\\') else "".join(f"\\{b:02X}" for b in c.encode("utf-8")) for c in name
     )
     return f'{sigil}"{escaped}"'
 

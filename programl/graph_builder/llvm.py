@@ -101,9 +101,7 @@ def parse_ir(text: str | bytes, path: str | None = None, context=None) -> llvm.M
         except UnicodeDecodeError as error:
             line = data.count(b"\n", 0, error.start) + 1
             column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-            raise GraphCreationError(
-                f"not UTF-8 text (byte 0x{data[error.start]:02x})", path, line, column
-            ) from None
+            raise GraphCreationError(f"not UTF-8 text (byte 0x{data[error.start]:02x})", path, line, column) from None
     _check_text(text, path)
     context = context or llvm.create_context()
     try:

@@ -19,7 +19,14 @@ from pathlib import Path
 from programl.exceptions import GraphCreationError
 from programl.proto import ProgramGraph
 
-__all__ = ["find_clang14", "find_llvm2graph", "find_reference_tool", "llvm10_compatible", "llvm10_ir", "reference_graph"]
+__all__ = [
+    "find_clang14",
+    "find_llvm2graph",
+    "find_reference_tool",
+    "llvm10_compatible",
+    "llvm10_ir",
+    "reference_graph",
+]
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,12 +84,26 @@ def llvm10_ir(source: str | os.PathLike, flags: list[str] = (), clang: str | Non
     if not clang:
         raise GraphCreationError("clang-14 not found (apt-get install clang-14)", str(source))
     language = "c++" if str(source).endswith((".cc", ".cpp", ".cxx")) else "c"
-    command = [clang, "-x", language, "-S", "-emit-llvm", "-O0", "-Xclang", "-disable-noundef-analysis", "-w",
-               *flags, str(source), "-o", "-"]
+    command = [
+        clang,
+        "-x",
+        language,
+        "-S",
+        "-emit-llvm",
+        "-O0",
+        "-Xclang",
+        "-disable-noundef-analysis",
+        "-w",
+        *flags,
+        str(source),
+        "-o",
+        "-",
+    ]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode:
-        raise GraphCreationError(result.stderr.strip().splitlines()[0] if result.stderr else "clang-14 failed",
-                                 str(source))
+        raise GraphCreationError(
+            result.stderr.strip().splitlines()[0] if result.stderr else "clang-14 failed", str(source)
+        )
     return llvm10_compatible(result.stdout)
 
 
@@ -95,8 +116,7 @@ def reference_graph(ir: str, binary: str | None = None, timeout: float = 600) ->
     binary = binary or find_llvm2graph()
     if not binary:
         raise GraphCreationError("llvm2graph-10 not found (make reference)")
-    result = subprocess.run([binary, "--stdout_fmt=pb"], input=ir.encode("utf-8"), capture_output=True,
-                            timeout=timeout)
+    result = subprocess.run([binary, "--stdout_fmt=pb"], input=ir.encode("utf-8"), capture_output=True, timeout=timeout)
     if result.returncode:
         raise GraphCreationError(f"llvm2graph-10: {result.stderr.decode('utf-8', 'replace').strip()[:500]}")
     return ProgramGraph.FromString(result.stdout)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -93,8 +92,9 @@ def test_missing_clang(inputs, tmp_path, capsys, monkeypatch) -> None:
 def test_batch_goes_on_past_bad_files(inputs, tmp_path, capsys) -> None:
     names = ["good.ll", "empty.ll", "garbage.ll", "truncated.ll", "invalid.ll", "latin1.ll", "adir.ll"]
     (inputs / "good2.ll").write_text(GOOD_IR)
-    code, _, err = run_cli(["build", *[inputs / n for n in names], inputs / "good2.ll", "-o", tmp_path / "out",
-                            "-j", "2"], capsys)
+    code, _, err = run_cli(
+        ["build", *[inputs / n for n in names], inputs / "good2.ll", "-o", tmp_path / "out", "-j", "2"], capsys
+    )
     assert code == 1
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["good.ProgramGraph.pb", "good2.ProgramGraph.pb"]
     assert "2 graphs (38 nodes, 54 edges), 6 failed" in err
@@ -114,12 +114,15 @@ def test_rerun_skips_finished_work(inputs, tmp_path, capsys) -> None:
 def test_deterministic_output(inputs, tmp_path, capsys) -> None:
     run_cli(["build", inputs / "good.ll", "-o", tmp_path / "a"], capsys)
     run_cli(["build", inputs / "good.ll", "-o", tmp_path / "b"], capsys)
-    assert (tmp_path / "a" / "good.ProgramGraph.pb").read_bytes() == (tmp_path / "b" / "good.ProgramGraph.pb").read_bytes()
+    assert (tmp_path / "a" / "good.ProgramGraph.pb").read_bytes() == (
+        tmp_path / "b" / "good.ProgramGraph.pb"
+    ).read_bytes()
 
 
 def test_stdin_and_python_dash_m(inputs) -> None:
-    result = subprocess.run([sys.executable, "-m", "programl", "build", "-", "--format", "pb"], input=GOOD_IR.encode(),
-                            capture_output=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "programl", "build", "-", "--format", "pb"], input=GOOD_IR.encode(), capture_output=True
+    )
     assert result.returncode == 0, result.stderr
     graph = ProgramGraph.FromString(result.stdout)
     assert graph.module[0].name == "foo.c" and len(graph.node) == 19
@@ -160,12 +163,13 @@ def test_timeout_is_per_file(tmp_path, capsys, monkeypatch) -> None:
         pytest.skip("clang-22 not installed")
     wrapper = tmp_path / "bin" / "clang-22"
     wrapper.parent.mkdir()
-    wrapper.write_text(f"#!/bin/sh\ncase \"$*\" in *slow.c*) exec sleep 60;; esac\nexec {real} \"$@\"\n")
+    wrapper.write_text(f'#!/bin/sh\ncase "$*" in *slow.c*) exec sleep 60;; esac\nexec {real} "$@"\n')
     wrapper.chmod(0o755)
     monkeypatch.setenv("PROGRAML_CLANG", str(wrapper))
     (tmp_path / "good.ll").write_text(GOOD_IR)
-    code, _, err = run_cli(["build", slow, tmp_path / "good.ll", "-o", tmp_path / "out", "--timeout", "2", "-j", "2"],
-                           capsys)
+    code, _, err = run_cli(
+        ["build", slow, tmp_path / "good.ll", "-o", tmp_path / "out", "--timeout", "2", "-j", "2"], capsys
+    )
     assert code == 1
     assert "slow.c: error: " in err and "timed out" in err
     assert (tmp_path / "out" / "good.ProgramGraph.pb").exists()
@@ -187,10 +191,20 @@ def test_convert_between_formats(inputs, tmp_path, capsys) -> None:
     run_cli(["build", inputs / "good.ll", "-o", out, "-q"], capsys)
     pb = out / "good.ProgramGraph.pb"
     assert run_cli(["convert", pb, "--format", "json", "-o", tmp_path / "j", "-q"], capsys)[0] == 0
-    assert run_cli(["convert", tmp_path / "j" / "good.ProgramGraph.json", "--format", "pbtxt", "-o", tmp_path / "t",
-                    "-q"], capsys)[0] == 0
-    assert run_cli(["convert", tmp_path / "t" / "good.ProgramGraph.pbtxt", "--format", "pb", "-o", tmp_path / "p",
-                    "-q"], capsys)[0] == 0
+    assert (
+        run_cli(
+            ["convert", tmp_path / "j" / "good.ProgramGraph.json", "--format", "pbtxt", "-o", tmp_path / "t", "-q"],
+            capsys,
+        )[0]
+        == 0
+    )
+    assert (
+        run_cli(
+            ["convert", tmp_path / "t" / "good.ProgramGraph.pbtxt", "--format", "pb", "-o", tmp_path / "p", "-q"],
+            capsys,
+        )[0]
+        == 0
+    )
     assert (tmp_path / "p" / "good.ProgramGraph.pb").read_bytes() == pb.read_bytes()  # lossless round trip
     code, out_text, _ = run_cli(["convert", pb, "--format", "dot"], capsys)
     assert code == 0 and out_text.startswith("digraph")
@@ -200,14 +214,28 @@ def test_convert_to_svg(inputs, tmp_path, capsys) -> None:
     if not shutil.which("dot"):
         pytest.skip("graphviz not installed (apt-get install graphviz)")
     run_cli(["build", inputs / "good.ll", "-o", tmp_path, "-q"], capsys)
-    assert run_cli(["convert", tmp_path / "good.ProgramGraph.pb", "--format", "svg", "-o", tmp_path, "-q"], capsys)[0] == 0
+    assert (
+        run_cli(["convert", tmp_path / "good.ProgramGraph.pb", "--format", "svg", "-o", tmp_path, "-q"], capsys)[0] == 0
+    )
     assert "<svg" in (tmp_path / "good.svg").read_text()
 
 
 def test_convert_bad_files(inputs, tmp_path, capsys) -> None:
     (tmp_path / "bad.ProgramGraph.pb").write_bytes(b"\xff\xff not a graph")
-    code, _, err = run_cli(["convert", tmp_path / "bad.ProgramGraph.pb", tmp_path / "x.svg", tmp_path / "none.pb",
-                            "--format", "json", "-o", tmp_path / "o", "-q"], capsys)
+    code, _, err = run_cli(
+        [
+            "convert",
+            tmp_path / "bad.ProgramGraph.pb",
+            tmp_path / "x.svg",
+            tmp_path / "none.pb",
+            "--format",
+            "json",
+            "-o",
+            tmp_path / "o",
+            "-q",
+        ],
+        capsys,
+    )
     assert code == 1
     lines = err.strip().splitlines()
     assert len(lines) == 3 and all(": error: " in line for line in lines)

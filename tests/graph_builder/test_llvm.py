@@ -25,8 +25,11 @@ def node_with(graph, text: str) -> int:
 
 
 def edges_of(graph, node: int) -> list[str]:
-    return [e for e in edge_lines(graph) if e.split()[1].split("->")[0] == str(node)
-            or e.split()[1].split("->")[1] == str(node)]
+    return [
+        e
+        for e in edge_lines(graph)
+        if e.split()[1].split("->")[0] == str(node) or e.split()[1].split("->")[1] == str(node)
+    ]
 
 
 def call_edges_of(graph, node: int) -> list[str]:
@@ -55,8 +58,10 @@ def test_global_variable_is_one_shared_constant_only_when_used() -> None:
     assert graph.node[g].type == 2 and graph.node[g].text == "ptr" and graph.node[g].function == 0
     load = node_with(graph, "%x = load i32, ptr @g, align 4")
     store = node_with(graph, "store i32 %v, ptr @g, align 4")
-    assert [e for e in edge_lines(graph) if e.startswith(f"DATA {g}->")] == [f"DATA {g}->{load} p0",
-                                                                              f"DATA {g}->{store} p1"]
+    assert [e for e in edge_lines(graph) if e.startswith(f"DATA {g}->")] == [
+        f"DATA {g}->{load} p0",
+        f"DATA {g}->{store} p1",
+    ]
     texts = [full_text(n) for n in graph.node]
     assert "@unused = global i32 6, align 4" not in texts  # never an operand
     assert "@init = global ptr @g, align 8" not in texts  # initialisers produce nothing
@@ -70,14 +75,20 @@ def test_arguments_one_node_per_used_argument_in_parameter_order() -> None:
           ret i32 %y
         }
     """)
-    arguments = [(i, full_text(n)) for i, n in enumerate(graph.node) if n.type == 1 and full_text(n).startswith("i32 %") and full_text(n)[5] in "ab"]
+    arguments = [
+        (i, full_text(n))
+        for i, n in enumerate(graph.node)
+        if n.type == 1 and full_text(n).startswith("i32 %") and full_text(n)[5] in "ab"
+    ]
     assert [t for _, t in arguments] == ["i32 %b", "i32 %a"]  # parameter order (Policy 2); %unused has no node
     (b, _), (a, _) = arguments
     assert graph.node[a].block == graph.node[b].block == 1  # one past the function's last block
     first_add = node_with(graph, "%x = add i32 %a, %b")
     second_add = node_with(graph, "%y = add i32 %x, %a")
-    assert [e for e in edge_lines(graph) if e.startswith(f"DATA {a}->")] == [f"DATA {a}->{first_add} p0",
-                                                                              f"DATA {a}->{second_add} p1"]
+    assert [e for e in edge_lines(graph) if e.startswith(f"DATA {a}->")] == [
+        f"DATA {a}->{first_add} p0",
+        f"DATA {a}->{second_add} p1",
+    ]
 
 
 def test_unnamed_arguments_print_with_their_slot_numbers() -> None:
@@ -133,14 +144,21 @@ def test_switch_case_values_at_even_positions_and_duplicate_targets() -> None:
         }
     """)
     switch = [i for i, n in enumerate(graph.node) if n.text == "switch"][0]
-    cases = sorted((e.split()[2], full_text(graph.node[int(e.split()[1].split("->")[0])]))
-                   for e in edge_lines(graph) if e.startswith("DATA") and e.split()[1].endswith(f"->{switch}"))
+    cases = sorted(
+        (e.split()[2], full_text(graph.node[int(e.split()[1].split("->")[0])]))
+        for e in edge_lines(graph)
+        if e.startswith("DATA") and e.split()[1].endswith(f"->{switch}")
+    )
     assert cases == [("p0", "i32 %x"), ("p2", "i32 10"), ("p4", "i32 20"), ("p6", "i32 30")]
     ret = {full_text(n): i for i, n in enumerate(graph.node)}
     successors = [e for e in edge_lines(graph) if e.startswith(f"CTRL {switch}->")]
     # default first, then one edge per case in case order (two parallel edges to %a, positions 1 and 2)
-    assert successors == [f"CTRL {switch}->{ret['ret i32 0']} p0", f"CTRL {switch}->{ret['ret i32 1']} p1",
-                          f"CTRL {switch}->{ret['ret i32 1']} p2", f"CTRL {switch}->{ret['ret i32 2']} p3"]
+    assert successors == [
+        f"CTRL {switch}->{ret['ret i32 0']} p0",
+        f"CTRL {switch}->{ret['ret i32 1']} p1",
+        f"CTRL {switch}->{ret['ret i32 1']} p2",
+        f"CTRL {switch}->{ret['ret i32 2']} p3",
+    ]
 
 
 def test_invoke_has_no_call_edges_and_two_successors() -> None:
@@ -167,8 +185,11 @@ def test_invoke_has_no_call_edges_and_two_successors() -> None:
     # landingpad/resume: ordinary instructions; a literal struct value has text `struct`
     assert full_text(graph.node[landingpad]) == "%lp = landingpad { ptr, i32 }\n          cleanup"
     resume = [i for i, n in enumerate(graph.node) if n.text == "resume"][0]
-    operand = int([e for e in edge_lines(graph) if e.startswith("DATA") and e.split()[1].endswith(f"->{resume}")][0]
-                  .split()[1].split("->")[0])
+    operand = int(
+        [e for e in edge_lines(graph) if e.startswith("DATA") and e.split()[1].endswith(f"->{resume}")][0]
+        .split()[1]
+        .split("->")[0]
+    )
     assert graph.node[operand].text == "struct" and full_text(graph.node[operand]) == "struct %lp"
     # the personality function is not an operand: it only has its external CALL edges
     personality = [i for i, n in enumerate(graph.node) if n.function == 1 and n.text == "; undefined function"][0]
@@ -216,8 +237,12 @@ def test_declared_function_placeholder_is_entry_and_exit() -> None:
     placeholder = 1
     assert graph.node[placeholder].text == "; undefined function" and full_text(graph.node[placeholder]) == ""
     call = node_with(graph, "%r = call i32 @puts(ptr @s)")
-    assert {f"CALL {call}->{placeholder} p0", f"CALL {placeholder}->{call} p0", f"CALL 0->{placeholder} p0",
-            f"CALL {placeholder}->0 p0"} <= set(edge_lines(graph))
+    assert {
+        f"CALL {call}->{placeholder} p0",
+        f"CALL {placeholder}->{call} p0",
+        f"CALL 0->{placeholder} p0",
+        f"CALL {placeholder}->0 p0",
+    } <= set(edge_lines(graph))
 
 
 def test_indirect_call_callee_is_a_variable_at_the_last_position() -> None:
@@ -377,7 +402,9 @@ def test_alloca_size_and_gep_indices_positions() -> None:
     alloca = node_with(graph, "%s = alloca %struct.S, align 4")
     assert f"DATA {node_with(graph, 'i32 1')}->{alloca} p0" in edge_lines(graph)  # implicit array size
     gep = node_with(graph, "%p = getelementptr inbounds %struct.S, ptr %s, i64 0, i32 1, i64 %i")
-    positions = sorted(e.split()[2] for e in edge_lines(graph) if e.startswith("DATA") and e.split()[1].endswith(f"->{gep}"))
+    positions = sorted(
+        e.split()[2] for e in edge_lines(graph) if e.startswith("DATA") and e.split()[1].endswith(f"->{gep}")
+    )
     assert positions == ["p0", "p1", "p2", "p3"]
     # §1.7: a struct value is `struct` (full_text `struct %w`); arrays of structs are not collapsed
     texts = {full_text(n): n.text for n in graph.node}
@@ -534,7 +561,7 @@ def test_bitcode_input(tmp_path) -> None:
     llvm_as = subprocess.run(["which", "llvm-as-22"], capture_output=True, text=True).stdout.strip()
     import llvmlite.binding as llvm
 
-    text = (tmp_path / "x.ll")
+    text = tmp_path / "x.ll"
     text.write_text(CALLS)
     bitcode = parse_ir(textwrap.dedent(CALLS)).as_bitcode()
     from_text = build(CALLS)

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-from tests.io.io_helpers import example_graph
 from networkx.readwrite import json_graph
 
 from programl.exceptions import ProgramlError
 from programl.io import compiler_gym
 from programl.proto import ProgramGraph
+from tests.io.io_helpers import example_graph
 
 TESTS_DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -7,12 +7,12 @@ import re
 import shutil
 
 import pytest
-from tests.io.io_helpers import example_graph
 
 import programl
 from programl.exceptions import GraphTransformError
 from programl.io.dot import render_dot, to_dot
 from programl.proto import Edge, Node, ProgramGraph
+from tests.io.io_helpers import example_graph
 
 INSTRUCTION = 'shape=box, style=filled, fillcolor="#3c78d8", fontcolor="#ffffff"'
 VARIABLE = 'shape=ellipse, style=filled, fillcolor="#f4cccc", color="#990000", fontcolor="#990000"'

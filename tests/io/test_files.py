@@ -7,13 +7,13 @@ import json
 
 import pytest
 from google.protobuf import text_format
-from tests.io.io_helpers import example_graph, int64_feature
 
 from programl.exceptions import GraphCreationError, GraphTransformError
 from programl.io import serialize
 from programl.io.files import read_features_list, read_graph, write_features_list, write_graph
 from programl.io.json_convert import to_json
 from programl.proto import ProgramGraph, ProgramGraphFeaturesList
+from tests.io.io_helpers import example_graph, int64_feature
 
 GRAPH_NAMES = [
     "x.ProgramGraph.pb",

@@ -7,12 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.io.io_helpers import example_graph
-
 import programl
 import programl.io
 from programl.io import from_networkx, to_dot, to_json, to_networkx
 from programl.util.executor import TimeoutProcessPool
+from tests.io.io_helpers import example_graph
 
 
 def test_all_names_resolve_and_match_the_top_level_api() -> None:

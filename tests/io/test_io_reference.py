@@ -8,12 +8,12 @@ import re
 import tarfile
 
 import pytest
-from tests.io.io_helpers import has_parallel_edges, run_tool, through_every_format
 
 from programl.io.dot import to_dot
 from programl.io.json_convert import from_json, to_json
 from programl.io.networkx_convert import to_networkx
 from programl.proto import ProgramGraph
+from tests.io.io_helpers import has_parallel_edges, run_tool, through_every_format
 
 pytestmark = pytest.mark.reference
 

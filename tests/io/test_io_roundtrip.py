@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from hypothesis import given, settings
-from tests.io.io_helpers import example_graph, has_parallel_edges, program_graphs, through_every_format
 
 from programl.io import files
+from tests.io.io_helpers import example_graph, has_parallel_edges, program_graphs, through_every_format
 
 
 def test_example_graph_survives_every_format() -> None:

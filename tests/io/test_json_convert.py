@@ -8,7 +8,6 @@ import random
 
 import pytest
 from hypothesis import given, settings
-from tests.io.io_helpers import bytes_feature, example_graph, float_feature, int64_feature, program_graphs
 from networkx.readwrite import json_graph
 
 import programl
@@ -23,6 +22,7 @@ from programl.proto import (
     Int64List,
     ProgramGraphFeaturesList,
 )
+from tests.io.io_helpers import bytes_feature, example_graph, float_feature, int64_feature, program_graphs
 
 
 def test_public_names() -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 import networkx as nx
 import pytest
 from hypothesis import given, settings
-from tests.io.io_helpers import example_graph, has_parallel_edges, program_graphs
 from networkx.readwrite import json_graph
 
 import programl
@@ -17,6 +16,7 @@ from programl.exceptions import GraphTransformError
 from programl.io.json_convert import to_json
 from programl.io.networkx_convert import from_networkx, to_networkx
 from programl.proto import ProgramGraph
+from tests.io.io_helpers import example_graph, has_parallel_edges, program_graphs
 
 TESTS_DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -7,12 +7,12 @@ import gzip
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.io.io_helpers import example_graph, program_graphs
 
 import programl
 from programl.exceptions import GraphCreationError
 from programl.io import serialize
 from programl.proto import ProgramGraph, ProgramGraphList
+from tests.io.io_helpers import example_graph, program_graphs
 
 
 def three_graphs() -> list[ProgramGraph]:

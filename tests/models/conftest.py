@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from tests.models.random_graphs import INSTRUCTION, label_record, random_program_graph
 
 

@@ -8,13 +8,13 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
-from tests.models.random_graphs import random_program_graph  # noqa: E402
 from torch_geometric.data import Batch  # noqa: E402
 
 from programl.data.vocabulary import build_vocabulary  # noqa: E402
 from programl.io.pyg import to_pyg  # noqa: E402
 from programl.models import GGNNGraphClassifier, TypedGGNNConv  # noqa: E402
 from programl.proto import ProgramGraph  # noqa: E402
+from tests.models.random_graphs import random_program_graph  # noqa: E402
 
 
 def count(module) -> int:

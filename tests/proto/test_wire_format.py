@@ -84,7 +84,13 @@ def test_enums() -> None:
     assert dict(proto.Edge.Flow.items()) == {"CONTROL": 0, "DATA": 1, "CALL": 2, "TYPE": 3}
     assert dict(proto.Ir.Type.items()) == {"UNKNOWN": 0, "LLVM": 1, "XLA_HLO": 2}
     assert dict(proto.SourceFile.Language.items()) == {
-        "UNKNOWN": 0, "C": 1, "CXX": 2, "OPENCL": 3, "SWIFT": 4, "HASKELL": 5, "FORTRAN": 6,
+        "UNKNOWN": 0,
+        "C": 1,
+        "CXX": 2,
+        "OPENCL": 3,
+        "SWIFT": 4,
+        "HASKELL": 5,
+        "FORTRAN": 6,
     }
 
 

@@ -153,8 +153,14 @@ def test_pool_runs_functions_from_a_main_script(tmp_path) -> None:
         "    with TimeoutProcessPool(1) as pool:\n"
         "        print(list(execute(triple, range(3), executor=pool)))\n"
     )
-    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                            cwd=str(tmp_path), env={**__import__("os").environ, "PYTHONPATH": str(Path.cwd())})
+    result = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(tmp_path),
+        env={**__import__("os").environ, "PYTHONPATH": str(Path.cwd())},
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[0, 3, 6]"
 
