@@ -37,7 +37,7 @@ def test_there_are_at_least_30_programs() -> None:
 
 
 @pytest.mark.skipif(find_clang14() is None, reason="clang-14 not installed (apt-get install clang-14)")
-@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("opt", ["-O0", "-O2", "-g"])
 @pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
 def test_program_matches_reference(program: Path, opt: str) -> None:
     difference, effects = differences(llvm10_ir(program, [opt]))
