@@ -32,7 +32,6 @@ from programl.exceptions import AnalysisError
 __all__ = ["QueueTrace", "trace_bfs", "count_entries"]
 
 
-
 @dataclass
 class QueueTrace:
     """What the reference's queue would have dequeued, level by level.
