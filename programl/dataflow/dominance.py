@@ -47,63 +47,110 @@ class Dominance(RootedAnalysis):
         self._fwd, self._rev = fwd, rev
         self._has_control = (fwd.degree() + rev.degree()) > 0
         self._local = np.full(view.num_nodes, -1, dtype=np.int64)
+        self._functions: dict[int, tuple] = {}
 
     def eligible_roots(self) -> np.ndarray:
         return self.view.nodes_of_type(INSTRUCTION)
 
+    def _problem(self, root: int) -> tuple:
+        """``(num_members, swept, preds, succs, chained)`` of the root's function (cached per function).
+
+        ``chained[i]``: swept node ``i`` continues a straight line: its only predecessor is node ``i - 1``, whose
+        only successor it is.
+        """
+        function = int(self.view.node_function[root])
+        hit = self._functions.get(function)
+        if hit is None or not self._has_control[root]:
+            members = np.flatnonzero(self.view.node_function == function)
+            members = members[members >= 1]
+            swept = members[self._has_control[members] | (members == root)]
+            local = self._local
+            local[swept] = np.arange(len(swept))
+            preds = _local_lists(self._rev, swept, local, outside_is_none=True)
+            succs = _local_lists(self._fwd, swept, local, outside_is_none=False)
+            local[swept] = -1
+            chained = [i > 0 and preds[i] == [i - 1] and succs[i - 1] == [i] for i in range(len(swept))]
+            hit = (len(members), swept, preds, succs, np.asarray(chained, dtype=bool))
+            if self._has_control[root]:
+                self._functions[function] = hit
+        return hit
+
     def run_one(self, root: int) -> tuple[np.ndarray, int, int]:
-        view = self.view
-        members = np.flatnonzero(view.node_function == view.node_function[root])
-        members = members[members >= 1]
-        swept = members[self._has_control[members] | (members == root)]
+        num_members, swept, preds, succs, chained = self._problem(root)
         k = len(swept)
         # Nodes without control edges: each takes {n} in the first sweep, a change unless S = {root, n}.
-        steps = (len(members) - k) if len(members) > 2 else 0
+        steps = (num_members - k) if num_members > 2 else 0
         if steps > MAX_STEPS:
             raise AnalysisError(f"Dominance fixed-point not found in {MAX_STEPS} steps")
-        local = self._local
-        local[swept] = np.arange(k)
-        r = int(local[root])
-        preds = _local_lists(self._rev, swept, local, outside_is_none=True)
-        succs = _local_lists(self._fwd, swept, local, outside_is_none=False)
-        local[swept] = -1
-        shared = (1 << k) if len(members) > k else 0  # one bit for all the unswept nodes of S
-        initial = (((1 << k) - 1) | shared) & ~(1 << r)
-        dom = [initial] * k
-        dom[r] = 1 << r
-        pending = [i for i in range(k) if i != r]
+        r = int(np.searchsorted(swept, root))
+        # Straight lines h -> c1 -> ... -> cL (consecutive in the sweep order, one edge between neighbours) are
+        # swept as one unit: Dom(cj) = Dom(h) | {c1..cj}, evaluated right after h and changed exactly when h
+        # changes, except that cL keeps its set when only {c1..cL} left or joined Dom(h). The root starts a line.
+        heads = ~chained
+        heads[r] = True
+        first = np.flatnonzero(heads)
+        nb = len(first)
+        block_of = (np.cumsum(heads) - 1).tolist()
+        last = np.append(first[1:] - 1, k - 1)
+        length = (last - first).tolist()
+        rb = block_of[r]
+        bpreds = []
+        for h in first.tolist():
+            plist = preds[h]
+            bpreds.append(None if plist is None else [block_of[p] for p in plist])
+        bsuccs = [[block_of[x] for x in succs[e]] for e in last.tolist()]
+        inner = [(1 << (nb + b)) if length[b] else 0 for b in range(nb)]  # one bit for c1..cL of each line
+        shared = (1 << (2 * nb)) if num_members > k else 0  # one bit for all the unswept nodes of S
+        initial = (((1 << nb) - 1) | sum(inner) | shared) & ~(1 << rb)
+        dom = [initial] * nb
+        # The root's own set is {root} throughout; the rest of its line takes {root, c1..cj} at its place in the
+        # first sweep (until then its last node, which its successors read, still holds the initial set).
+        dom[rb] = initial if length[rb] else 1 << rb
+        # Sweeps in order. The first evaluates every unit; later ones only units with a predecessor that changed
+        # since their last evaluation (in this sweep if it comes before them, otherwise in the next one).
+        pending = [b for b in range(nb) if b != rb or length[rb]]
         while pending:
             heap = pending  # ascending, hence a heap
             queued = set(heap)
             later: set[int] = set()
             while heap:
-                i = heapq.heappop(heap)
-                queued.discard(i)
-                plist = preds[i]
-                if plist is None:
-                    new = 1 << i
+                b = heapq.heappop(heap)
+                queued.discard(b)
+                old = dom[b]
+                if b == rb:
+                    new = 1 << rb
+                    count = length[b]
                 else:
-                    acc = dom[plist[0]]
-                    for p in plist[1:]:
-                        acc &= dom[p]
-                    new = acc | (1 << i)
-                if new != dom[i]:
-                    dom[i] = new
-                    steps += 1
+                    plist = bpreds[b]
+                    if plist is None:
+                        new = 1 << b
+                    else:
+                        acc = dom[plist[0]] | inner[plist[0]]
+                        for p in plist[1:]:
+                            acc &= dom[p] | inner[p]
+                        new = acc | (1 << b)
+                    count = 1 + length[b]
+                if new != old:
+                    dom[b] = new
+                    changed = old ^ new
+                    if changed == inner[b] and length[b]:
+                        count -= 1  # only {c1..cL} left or joined Dom(h): cL's set is unchanged
+                    steps += count
                     if steps > MAX_STEPS:
                         raise AnalysisError(f"Dominance fixed-point not found in {MAX_STEPS} steps")
-                    for j in succs[i]:
-                        if j == r:
-                            continue
-                        if j > i:
-                            if j not in queued:
-                                heapq.heappush(heap, j)
-                                queued.add(j)
-                        else:
-                            later.add(j)
+                    if changed & ~inner[b]:  # the line's last node changed: its successors must look again
+                        for j in bsuccs[b]:
+                            if j == rb:
+                                continue
+                            if j > b:
+                                if j not in queued:
+                                    heapq.heappush(heap, j)
+                                    queued.add(j)
+                            else:
+                                later.add(j)
             pending = sorted(later)
-        positives = swept[[i for i in range(k) if (dom[i] >> r) & 1]]
-        return positives, steps, len(positives)
+        positives = [i for i in range(k) if (dom[block_of[i]] >> rb) & 1]
+        return swept[positives], steps, len(positives)
 
 
 def _local_lists(csr, swept: np.ndarray, local: np.ndarray, outside_is_none: bool) -> list:

@@ -18,7 +18,8 @@ Then per root:
 Sets are Python ints used as bit sets. When every control edge stays inside one function (always, for built graphs)
 each function numbers only the values its own instructions use, so the bit sets stay as small as the function;
 otherwise all values share one numbering. The shared FIFO queue gives every function the same sequence of pops it
-would get alone, so this changes no set and no count.
+would get alone, so each function runs alone, smallest first (a graph bound to exceed the limit then fails on cheap
+bit sets); this changes no set and no count.
 """
 
 from __future__ import annotations
@@ -126,32 +127,39 @@ def _live_sets(view: GraphView) -> LiveSets:
     p_ptr, p_idx = view.adjacency_lists((CONTROL,), reverse=True)
     live_in = [0] * n
     live_out = [0] * n
-    out_degree = np.diff(ctrl.indptr)
-    seeds = np.flatnonzero((view.node_type == INSTRUCTION) & (out_degree == 0)).tolist()
-    work = deque(seeds)
+    out_degree = ctrl.degree()
+    seeds = np.flatnonzero((view.node_type == INSTRUCTION) & (out_degree == 0))
+    # Groups never exchange work-list entries, so each can be run alone (its pops are those it would make in the
+    # shared queue); small groups go first, so that a graph bound to exceed the limit fails on cheap bit sets.
+    size = np.bincount(group, minlength=num_groups)
+    order = np.lexsort((seeds, group[seeds], size[group[seeds]]))
+    seeds = seeds[order]
+    bounds = np.flatnonzero(np.diff(group[seeds])) + 1
     queued = bytearray(n)
-    for s in seeds:
-        queued[s] = 1
     limit = max(2 * n, 5000)
     pops = 0
-    pop, push = work.popleft, work.append
-    while work:
-        pops += 1
-        if pops > limit:
-            raise AnalysisError("Failed to terminate liveness computation in 5000 steps")
-        node = pop()
-        queued[node] = 0
-        out = 0
-        for s in s_idx[s_ptr[node] : s_ptr[node + 1]]:
-            out |= live_in[s]
-        new = uses[node] | (out & kills[node])
-        if not new or new != live_in[node]:
-            live_in[node] = new
-            for p in p_idx[p_ptr[node] : p_ptr[node + 1]]:
-                if not queued[p]:
-                    queued[p] = 1
-                    push(p)
-        live_out[node] = out
+    for part in np.split(seeds, bounds) if len(seeds) else []:
+        work = deque(part.tolist())
+        for s in work:
+            queued[s] = 1
+        pop, push = work.popleft, work.append
+        while work:
+            pops += 1
+            if pops > limit:
+                raise AnalysisError("Failed to terminate liveness computation in 5000 steps")
+            node = pop()
+            queued[node] = 0
+            out = 0
+            for s in s_idx[s_ptr[node] : s_ptr[node + 1]]:
+                out |= live_in[s]
+            new = uses[node] | (out & kills[node])
+            if not new or new != live_in[node]:
+                live_in[node] = new
+                for p in p_idx[p_ptr[node] : p_ptr[node + 1]]:
+                    if not queued[p]:
+                        queued[p] = 1
+                        push(p)
+            live_out[node] = out
     return LiveSets(live_in, live_out, group, values, pops)
 
 
