@@ -5,7 +5,8 @@ the builder lays them out), argument variables after each function's instruction
 the end (function 0). Control edges join instructions of one function: a fall-through chain with random gaps
 (unreachable parts) plus random extra edges, cycles, self loops and parallel edges. Data edges: producer ->
 variable -> consumer for per-use variables, argument and constant -> any instruction of their function (constants:
-of any function), with operand positions counted per consumer; sometimes an operand is used twice. CALL edges join
+of any function), with operand positions counted per consumer; sometimes an operand is used twice. Optionally,
+control edges that cross functions or leave the external node. CALL edges join
 the external node, entries, exits and call sites; the analyses must ignore them. The edge list is shuffled, since
 the analyses must follow whatever order the edges come in.
 """
@@ -21,7 +22,11 @@ CONTROL, DATA, CALL = Edge.CONTROL, Edge.DATA, Edge.CALL
 
 
 @st.composite
-def program_graphs(draw, max_functions: int = 3, max_instructions: int = 9, max_constants: int = 4) -> ProgramGraph:
+def program_graphs(
+    draw, max_functions: int = 3, max_instructions: int = 9, max_constants: int = 4, cross_function: bool = False
+) -> ProgramGraph:
+    """A random program graph; with ``cross_function``, also control edges between any two instructions (the
+    external node included), which hand-built graphs such as the reference's unit tests have."""
     g = ProgramGraph()
     ext = g.node.add()
     ext.type, ext.text = Node.INSTRUCTION, "[external]"
@@ -76,6 +81,10 @@ def program_graphs(draw, max_functions: int = 3, max_instructions: int = 9, max_
         for _ in range(draw(st.integers(1, 3))):
             instrs = draw(st.sampled_from(all_instructions))
             use(c, draw(st.sampled_from(instrs)))
+    if cross_function:
+        anywhere = [0] + [i for instrs in all_instructions for i in instrs]
+        for _ in range(draw(st.integers(0, 4))):
+            edges.append((draw(st.sampled_from(anywhere)), draw(st.sampled_from(anywhere)), CONTROL, 0))
     # calls: external -> entry, exits -> external, a random call site -> entry
     for instrs in all_instructions:
         edges.append((0, instrs[0], CALL, 0))

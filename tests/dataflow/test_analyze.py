@@ -6,6 +6,7 @@ from __future__ import annotations
 import df_reference as ref
 import numpy as np
 import pytest
+from df_check import assert_like_reference
 from df_graphs import INST, liveness_textbook, make_graph, reachability_chain
 from df_strategies import program_graphs
 from hypothesis import given, settings
@@ -108,6 +109,22 @@ def test_a_view_is_shared_by_analyses():
     first = df.analyze_arrays(view, "liveness")
     assert "liveness.sets" in view.cache
     assert df.analyze_arrays(view, "liveness") == first == df.analyze_arrays(liveness_textbook(), "liveness")
+
+
+@settings(max_examples=100, deadline=None)
+@given(program_graphs(cross_function=True))
+def test_control_edges_across_functions_match_the_reference(g):
+    view = GraphView.from_graph(g)
+    rg = ref.Graph.from_proto(g)
+    for analysis in df.ANALYSES:
+        try:
+            eligible = ref.eligible(rg, analysis)
+        except ref.RefError as error:
+            with pytest.raises(df.AnalysisError, match=str(error)):
+                df.eligible_roots(view, analysis)
+            continue
+        assert df.eligible_roots(view, analysis).tolist() == eligible
+        assert_like_reference(view, rg, analysis, eligible)
 
 
 def _check_against_reference(graphs):
