@@ -16,6 +16,7 @@ __all__ = ["main"]
 # subcommand name -> module (kept in the order `--help` lists them)
 COMMANDS = {
     "build": "programl.cli.build",
+    "convert": "programl.cli.convert",
 }
 
 
@@ -34,8 +35,14 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:  # everything after `--` goes to the tool the command runs (clang for `build`)
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1 :]
     parser = make_parser()
     args = parser.parse_args(argv)
+    args.extra_args = extra
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return 2

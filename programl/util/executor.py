@@ -17,13 +17,19 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
-import multiprocessing
+import json
 import os
 import pickle
 import queue
+import select
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
+
+from programl.util import _worker
 
 __all__ = [
     "Outcome",
@@ -141,81 +147,82 @@ def execute_outcomes(
 # A process pool with per-task timeouts.
 
 
-def _worker_main(conn) -> None:
-    """Run tasks received on ``conn`` until it is closed."""
-    while True:
-        try:
-            fn, args, kwargs = conn.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            reply = (True, fn(*args, **kwargs))
-        except BaseException as error:  # noqa: BLE001 - every failure goes back to the caller
-            reply = (False, error)
-        try:
-            conn.send(reply)
-        except Exception as error:  # noqa: BLE001 - the result or exception does not pickle
-            conn.send((False, RuntimeError(f"{type(error).__name__} while sending the result back: {error}")))
-
-
 class _Worker:
-    """One worker process and the pipe to it."""
+    """One worker process (``python -c ... _worker.main()``) and the pipes to it."""
 
-    def __init__(self, context, initializer, initargs) -> None:
-        self.conn, child = context.Pipe()
-        self.process = context.Process(target=_bootstrap, args=(child, initializer, initargs), daemon=True)
-        self.process.start()
-        child.close()
+    def __init__(self) -> None:
+        main = sys.modules.get("__main__")
+        main_file = getattr(main, "__file__", None)
+        env = dict(os.environ)
+        env["PROGRAML_WORKER_SYS_PATH"] = json.dumps([p or os.getcwd() for p in sys.path])
+        env["PROGRAML_WORKER_MAIN"] = main_file if main_file and os.path.isfile(main_file) else ""
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from programl.util._worker import main; main()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # its own process group: killing it also kills what it started (clang)
+        )
+
+    def send(self, fn, args, kwargs) -> None:
+        data = pickle.dumps((fn, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        _worker.write_message(self.process.stdin, data)
+
+    def wait(self, timeout: float | None) -> bool:
+        """Whether a reply arrived within ``timeout`` seconds (None: wait for ever)."""
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        return bool(ready)
+
+    def receive(self):
+        data = _worker.read_message(self.process.stdout)
+        if data is None:
+            raise EOFError
+        return pickle.loads(data)
 
     def kill(self) -> None:
-        if self.process.is_alive():
+        """Kill the worker and every process it started."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.process.poll() is None:
             self.process.kill()
-        self.process.join()
-        self.conn.close()
+        self.process.wait()
+        self._close_pipes()
 
     def stop(self) -> None:
-        self.conn.close()  # the worker sees EOF and returns
-        self.process.join(timeout=5)
-        if self.process.is_alive():
+        try:
+            self.process.stdin.close()  # the worker sees EOF and returns
+            self.process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
             self.kill()
+        self._close_pipes()
 
-
-def _bootstrap(conn, initializer, initargs) -> None:
-    if initializer is not None:
-        initializer(*initargs)
-    _worker_main(conn)
+    def _close_pipes(self) -> None:
+        for pipe in (self.process.stdin, self.process.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
 
 
 class TimeoutProcessPool(concurrent.futures.Executor):
     """A pool of worker processes where every task has a timeout.
 
+    Workers are fresh ``python`` processes (not forked, so threads in this process do not matter, and not
+    multiprocessing's spawn, so this works from a notebook or a script read from stdin). Functions and arguments
+    must be picklable; a function defined in your ``__main__`` script works (the worker loads the script as
+    ``__mp_main__`` when it needs to, as spawn does).
+
     Args:
         max_workers: Number of worker processes (default: the CPUs this process may use).
-        timeout: Default seconds a task may run before its worker is killed (``None``: no limit).
-        mp_context: A :mod:`multiprocessing` context (default ``forkserver`` where available, else ``spawn``;
-            ``fork`` is avoided because the parent may hold threads).
-        initializer: Called with ``initargs`` in each new worker.
-
-    Functions and their arguments must be picklable. ``submit(fn, *args, **kwargs)`` accepts a per-call
-    ``timeout=`` keyword only through :meth:`submit_with_timeout`.
+        timeout: Default seconds a task may run before its worker is killed (``None``: no limit);
+            :meth:`submit_with_timeout` sets it per task.
     """
 
-    def __init__(
-        self,
-        max_workers: int | None = None,
-        timeout: float | None = None,
-        mp_context: Any = None,
-        initializer: Callable[..., None] | None = None,
-        initargs: tuple = (),
-    ) -> None:
+    def __init__(self, max_workers: int | None = None, timeout: float | None = None) -> None:
         self._max_workers = max_workers or default_workers()
         self._timeout = timeout
-        if mp_context is None:
-            methods = multiprocessing.get_all_start_methods()
-            mp_context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-        self._context = mp_context
-        self._initializer = initializer
-        self._initargs = initargs
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._shutdown = False
@@ -268,9 +275,9 @@ class TimeoutProcessPool(concurrent.futures.Executor):
                 if not future.set_running_or_notify_cancel():
                     continue
                 if worker is None:
-                    worker = _Worker(self._context, self._initializer, self._initargs)
+                    worker = _Worker()
                 try:
-                    worker.conn.send((fn, args, kwargs))
+                    worker.send(fn, args, kwargs)
                 except (pickle.PicklingError, TypeError, AttributeError) as error:
                     future.set_exception(error)
                     continue
@@ -279,19 +286,22 @@ class TimeoutProcessPool(concurrent.futures.Executor):
                     worker = None
                     future.set_exception(WorkerCrashedError("worker process died before the task started"))
                     continue
-                if not worker.conn.poll(timeout):
+                if not worker.wait(timeout):
                     worker.kill()
                     worker = None
                     future.set_exception(TimeoutError(f"timed out after {timeout:g} s"))
                     continue
                 try:
-                    ok, value = worker.conn.recv()
+                    ok, value = worker.receive()
                 except (EOFError, OSError):
-                    worker.process.join(timeout=1)
-                    code = worker.process.exitcode
+                    try:
+                        code = worker.process.wait(timeout=1)
+                    except subprocess.TimeoutExpired:
+                        code = None
                     worker.kill()
                     worker = None
-                    future.set_exception(WorkerCrashedError(f"worker process died (exit code {code})"))
+                    how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+                    future.set_exception(WorkerCrashedError(f"worker process died ({how})"))
                     continue
                 if ok:
                     future.set_result(value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +123,43 @@ def test_submit_after_shutdown_fails() -> None:
     pool.shutdown()
     with pytest.raises(RuntimeError):
         pool.submit(square, 1)
+
+
+def test_pool_works_from_a_script_read_from_stdin() -> None:
+    """The default pool must not depend on re-importing __main__ (notebooks, `python - < script`)."""
+    import subprocess
+    import sys
+
+    script = (
+        "from programl.util.executor import TimeoutProcessPool, execute\n"
+        "import operator, functools\n"
+        "with TimeoutProcessPool(2) as pool:\n"
+        "    print(list(execute(functools.partial(operator.mul, 3), range(4), executor=pool)))\n"
+    )
+    result = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[0, 3, 6, 9]"
+
+
+def test_pool_runs_functions_from_a_main_script(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.py"
+    script.write_text(
+        "from programl.util.executor import TimeoutProcessPool, execute\n"
+        "def triple(x):\n    return 3 * x\n"
+        "if __name__ == '__main__':\n"
+        "    with TimeoutProcessPool(1) as pool:\n"
+        "        print(list(execute(triple, range(3), executor=pool)))\n"
+    )
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                            cwd=str(tmp_path), env={**__import__("os").environ, "PYTHONPATH": str(Path.cwd())})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[0, 3, 6]"
+
+
+def test_task_output_does_not_corrupt_results() -> None:
+    with TimeoutProcessPool(1) as pool:
+        assert pool.submit(print, "noise").result() is None
+        assert pool.submit(square, 5).result() == 25

@@ -1,0 +1,194 @@
+"""``programl build``: program graphs from LLVM IR (.ll), bitcode (.bc), C, C++ and OpenCL sources (SPEC §1).
+
+Inputs are built in worker processes (``-j``), each with a timeout; a bad input is reported on one line
+(``file:line:col: error: ...``) and the others go on. Outputs are written atomically, and a rerun skips inputs
+whose output is newer than the input (``--force`` rebuilds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+from dataclasses import dataclass
+
+from programl.cli.common import EXIT_USAGE, Summary, progress, usage_error
+from programl.cli.formats import FORMATS, SUFFIXES
+
+__all__ = ["add_parser", "run"]
+
+IR_SUFFIXES = {".ll": "ir", ".bc": "bitcode"}
+SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".cl")
+BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
+
+EXAMPLES = """\
+examples:
+  programl build foo.ll                         print the graph of foo.ll (protobuf text)
+  programl build src/*.c -o graphs -j 4         one graphs/<name>.ProgramGraph.pb per file
+  programl build kernel.cl -o out --format svg  a picture (needs graphviz)
+  programl build a.c b.cc -o out -- -O2 -DN=4   flags after -- go to clang
+  clang-22 -S -emit-llvm -o - x.c | programl build - --format json
+"""
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "build",
+        help="build program graphs from .ll/.bc/.c/.cc/.cpp/.cl files",
+        description=__doc__.split("\n\n")[0],
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("inputs", nargs="+", metavar="FILE", help="input files; '-' reads IR (or bitcode) from stdin")
+    parser.add_argument("-o", "--output", metavar="DIR", help="write <DIR>/<name><suffix> per input (default: stdout)")
+    parser.add_argument("--format", choices=FORMATS, help="output format (default: pb with -o, pbtxt on stdout)")
+    parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: all CPUs)")
+    parser.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds per input (default: 300)")
+    parser.add_argument("--language", choices=("c", "c++", "cl"), help="source language for '-' or to override")
+    parser.add_argument("--instructions-only", action="store_true", help="no variable/constant nodes")
+    parser.add_argument("--ignore-call-returns", action="store_true", help="no return CALL edges")
+    parser.add_argument("--strict", action="store_true", help="fail on empty modules and nodes without edges")
+    parser.add_argument("--force", action="store_true", help="rebuild outputs that are up to date")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
+    parser.set_defaults(run=run, parser=parser)
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a worker needs to build one input."""
+
+    path: str
+    data: bytes | None  # stdin contents
+    output: str | None
+    fmt: str
+    language: str | None
+    flags: tuple[str, ...]
+    timeout: float
+
+
+def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
+    """Build one input and write (or return) its output: (nodes, edges, bytes for stdout or None)."""
+    from programl.cli.formats import serialize_graph
+    from programl.exceptions import GraphCreationError
+    from programl.graph_builder import clang
+    from programl.graph_builder.llvm import graph_from_bitcode, graph_from_ir
+    from programl.util.fs import atomic_write_bytes
+
+    path = task.path
+    if task.data is not None:
+        data = task.data
+        name = "<stdin>"
+    else:
+        if os.path.isdir(path):
+            raise GraphCreationError("is a directory", path)
+        if not os.path.exists(path):
+            raise GraphCreationError("no such file", path)
+        with open(path, "rb") as f:
+            data = f.read()
+        name = path
+    if not data:
+        raise GraphCreationError("empty file", path)
+
+    suffix = os.path.splitext(path)[1].lower()
+    language = task.language or (clang.language_of(path) if suffix in SOURCE_SUFFIXES else None)
+    if language:
+        if task.data is not None:
+            try:
+                source = data.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise GraphCreationError(f"not UTF-8 text: {error.reason}", path) from None
+            ir = clang.compile_source(source, language, task.flags, timeout=task.timeout)
+        else:
+            ir = clang.compile_file(path, task.flags, language=language, timeout=task.timeout)
+        graph = graph_from_ir(ir, path=path, module_name=name, options=options)
+    elif suffix == ".bc" or data.startswith(BITCODE_MAGIC):
+        graph = graph_from_bitcode(data, path=path, module_name=name, options=options)
+    elif suffix == ".ll" or task.data is not None:
+        graph = graph_from_ir(data, path=path, module_name=name, options=options)
+    else:
+        raise GraphCreationError(
+            "unknown input type (expected .ll, .bc, .c, .cc, .cpp, .cxx or .cl; --language for others)", path
+        )
+    output = serialize_graph(graph, task.fmt)
+    if task.output is None:
+        return len(graph.node), len(graph.edge), output
+    atomic_write_bytes(task.output, output)
+    return len(graph.node), len(graph.edge), None
+
+
+def output_path(directory: str, path: str, fmt: str) -> str:
+    base = os.path.basename(path)
+    stem, suffix = os.path.splitext(base)
+    stem = stem if suffix.lower() in (*IR_SUFFIXES, *SOURCE_SUFFIXES) else base
+    return os.path.join(directory, stem + SUFFIXES[fmt])
+
+
+def up_to_date(path: str, output: str) -> bool:
+    try:
+        return os.path.getmtime(output) >= os.path.getmtime(path)
+    except OSError:
+        return False
+
+
+def run(args: argparse.Namespace) -> int:
+    from programl.exceptions import GraphCreationError
+    from programl.graph_builder.llvm import BuildOptions
+    from programl.util.executor import TimeoutProcessPool, execute_outcomes
+
+    parser = args.parser
+    inputs: list[str] = args.inputs
+    if inputs.count("-") > 1:
+        return usage_error(parser, "'-' (stdin) can be given only once")
+    if args.output is None and len(inputs) > 1:
+        return usage_error(parser, "several inputs need -o DIR")
+    if args.jobs < 0:
+        return usage_error(parser, "-j must be positive")
+    fmt = args.format or ("pb" if args.output else "pbtxt")
+    options = BuildOptions(args.instructions_only, args.ignore_call_returns, args.strict)
+    flags = tuple(getattr(args, "extra_args", ()) or ())
+    summary = Summary("build")
+
+    tasks: list[Task] = []
+    claimed: dict[str, str] = {}
+    for path in inputs:
+        output = output_path(args.output, path if path != "-" else "stdin.ll", fmt) if args.output else None
+        if output is not None:
+            if output in claimed:
+                summary.fail(GraphCreationError(f"output {output} is also the output of {claimed[output]}"), path)
+                continue
+            claimed[output] = path
+            if path != "-" and not args.force and up_to_date(path, output):
+                summary.skipped += 1
+                continue
+        data = sys.stdin.buffer.read() if path == "-" else None
+        tasks.append(Task(path, data, output, fmt, args.language, flags, args.timeout))
+    if args.output:
+        os.makedirs(args.output, exist_ok=True)
+
+    work = functools.partial(build_one, options=options)
+    if len(tasks) > 1:
+        pool = TimeoutProcessPool(max_workers=min(args.jobs or os.cpu_count() or 1, len(tasks)))
+        outcomes = execute_outcomes(work, tasks, executor=pool, timeout=args.timeout)
+    else:
+        pool = None
+        outcomes = execute_outcomes(work, tasks)
+    try:
+        for outcome in progress(outcomes, len(tasks), "building", enabled=not args.quiet):
+            if outcome.ok:
+                nodes, edges, data = outcome.value
+                summary.add(nodes=nodes, edges=edges)
+                if data is not None:
+                    sys.stdout.buffer.write(data)
+                    sys.stdout.buffer.flush()
+            else:
+                summary.fail(outcome.error, outcome.input.path)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    if not args.quiet and (args.output or summary.failed):
+        print(summary.line("graphs"), file=sys.stderr)
+    return summary.exit_code()
+
+
+del EXIT_USAGE  # re-exported through common; kept out of this module's namespace

@@ -1,0 +1,46 @@
+"""Output formats of ``programl build`` and ``programl convert``: file suffixes and serialisation of one graph.
+
+``pb`` (binary ``ProgramGraph``, deterministic bytes), ``pbtxt`` (protobuf text), ``json`` (node-link with the key
+``links``, SPEC §3.2), ``dot`` (Graphviz text), ``svg`` and ``png`` (rendered with Graphviz's ``dot``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from programl.proto import ProgramGraph
+
+__all__ = ["FORMATS", "SUFFIXES", "serialize_graph"]
+
+SUFFIXES = {
+    "pb": ".ProgramGraph.pb",
+    "pbtxt": ".ProgramGraph.pbtxt",
+    "json": ".ProgramGraph.json",
+    "dot": ".dot",
+    "svg": ".svg",
+    "png": ".png",
+}
+FORMATS = tuple(SUFFIXES)
+
+
+def serialize_graph(graph: ProgramGraph, fmt: str) -> bytes:
+    """The bytes of ``graph`` in format ``fmt`` (one of :data:`FORMATS`)."""
+    if fmt == "pb":
+        return graph.SerializeToString(deterministic=True)
+    if fmt == "pbtxt":
+        from google.protobuf import text_format
+
+        return text_format.MessageToString(graph).encode("utf-8")
+    if fmt == "json":
+        from programl.io.json_convert import to_json
+
+        return (json.dumps(to_json(graph), indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    if fmt == "dot":
+        from programl.io.dot import to_dot
+
+        return to_dot(graph).encode("utf-8")
+    if fmt in ("svg", "png"):
+        from programl.io.dot import render_dot
+
+        return render_dot(graph, format=fmt)
+    raise ValueError(f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")

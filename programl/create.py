@@ -1,0 +1,210 @@
+"""Creating program graphs: ``from_llvm_ir``, ``from_bitcode``, ``from_clang``, ``from_cpp``, ``from_opencl``.
+
+Mirrors programl 0.3.2's creation ops (SPEC §3.1, DESIGN §3): one input gives one :class:`ProgramGraph`; an
+iterable of inputs gives a lazy generator that yields the graphs in input order, computed through ``executor``.
+With ``executor=None`` an iterable runs in a :class:`~programl.util.executor.TimeoutProcessPool` (one worker per
+CPU), where an input that runs past ``timeout`` seconds is killed and raises :class:`TimeoutError`; any object with
+``submit()`` works instead (``concurrent.futures`` executors, dask's ``client.get_executor()``). A single input
+runs in this process; its ``timeout`` bounds the clang subprocess.
+
+Differences from 0.3.2: graphs come from LLVM 22 (``version`` may only be ``"22"``), builder options are keyword
+arguments, and C/C++/OpenCL go through clang-22 (:mod:`programl.graph_builder.clang`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Union
+
+from programl.exceptions import UnsupportedCompiler
+from programl.graph_builder import clang
+from programl.graph_builder.llvm import BuildOptions, graph_from_bitcode, graph_from_ir
+from programl.proto import ProgramGraph
+from programl.util.executor import TimeoutProcessPool, execute
+
+__all__ = ["from_bitcode", "from_clang", "from_cpp", "from_llvm_ir", "from_opencl"]
+
+SUPPORTED_VERSIONS = ("22",)
+
+GraphOrGraphs = Union[ProgramGraph, Iterator[ProgramGraph]]
+
+
+def _check_version(version: str | None, what: str) -> None:
+    if version is not None and str(version) not in SUPPORTED_VERSIONS:
+        raise UnsupportedCompiler(
+            f"{what} version {version!r} is not supported: programl reads IR with LLVM 22 "
+            "(older textual IR and bitcode are upgraded when read)"
+        )
+
+
+def _run_many(fn, inputs: Iterable, timeout: float | None, executor: Any, chunksize: int | None):
+    if executor is not None:
+        yield from execute(fn, inputs, executor=executor, chunksize=chunksize, timeout=timeout)
+        return
+    with TimeoutProcessPool(timeout=timeout) as pool:
+        yield from execute(fn, inputs, executor=pool, chunksize=chunksize, timeout=timeout)
+
+
+def _options(instructions_only: bool, ignore_call_returns: bool, strict: bool) -> BuildOptions:
+    return BuildOptions(instructions_only=instructions_only, ignore_call_returns=ignore_call_returns, strict=strict)
+
+
+def _ir_to_graph(ir: str | bytes, options: BuildOptions) -> ProgramGraph:
+    return graph_from_ir(ir, options=options)
+
+
+def from_llvm_ir(
+    irs: str | Iterable[str],
+    timeout: float | None = 300,
+    version: str | None = "22",
+    executor: Any = None,
+    chunksize: int | None = None,
+    *,
+    instructions_only: bool = False,
+    ignore_call_returns: bool = False,
+    strict: bool = False,
+) -> GraphOrGraphs:
+    """Build graphs from textual LLVM IR (any version LLVM 22 reads; typed-pointer IR is upgraded).
+
+    Args:
+        irs: One IR text, or an iterable of them.
+        timeout: Seconds per input (enforced for iterables run by the default process pool).
+        version: Must be ``"22"`` (or None).
+        executor: Runs the inputs of an iterable (default: a process pool).
+        chunksize: Most inputs in flight ahead of the one being yielded.
+        instructions_only: See :class:`~programl.graph_builder.llvm.BuildOptions`.
+        ignore_call_returns: See :class:`~programl.graph_builder.llvm.BuildOptions`.
+        strict: See :class:`~programl.graph_builder.llvm.BuildOptions`.
+
+    Returns:
+        A ProgramGraph for one input, a generator of them for an iterable.
+
+    Raises:
+        GraphCreationError: Invalid IR (the message has ``line:column``).
+        UnsupportedCompiler: Another ``version`` was asked for.
+    """
+    _check_version(version, "LLVM")
+    fn = functools.partial(_ir_to_graph, options=_options(instructions_only, ignore_call_returns, strict))
+    if isinstance(irs, (str, bytes)):
+        return fn(irs)
+    return _run_many(fn, irs, timeout, executor, chunksize)
+
+
+def _bitcode_to_graph(bitcode: bytes, options: BuildOptions) -> ProgramGraph:
+    return graph_from_bitcode(bitcode, options=options)
+
+
+def from_bitcode(
+    bitcodes: bytes | Iterable[bytes],
+    timeout: float | None = 300,
+    executor: Any = None,
+    chunksize: int | None = None,
+    *,
+    instructions_only: bool = False,
+    ignore_call_returns: bool = False,
+    strict: bool = False,
+) -> GraphOrGraphs:
+    """Build graphs from LLVM bitcode (one ``bytes`` or an iterable of them); see :func:`from_llvm_ir`."""
+    fn = functools.partial(_bitcode_to_graph, options=_options(instructions_only, ignore_call_returns, strict))
+    if isinstance(bitcodes, (bytes, bytearray, memoryview)):
+        return fn(bytes(bitcodes))
+    return _run_many(fn, bitcodes, timeout, executor, chunksize)
+
+
+def _source_to_graph(
+    source: str, language: str, flags: tuple[str, ...], system_includes: bool, timeout: float | None,
+    options: BuildOptions,
+) -> ProgramGraph:
+    ir = clang.compile_source(source, language, flags, timeout=timeout, system_includes=system_includes)
+    return graph_from_ir(ir, module_name="-", options=options)
+
+
+def from_cpp(
+    srcs: str | Iterable[str],
+    copts: Sequence[str] | None = None,
+    system_includes: bool = True,
+    language: str = "c++",
+    version: str | None = "22",
+    timeout: float | None = 300,
+    executor: Any = None,
+    chunksize: int | None = None,
+    *,
+    instructions_only: bool = False,
+    ignore_call_returns: bool = False,
+    strict: bool = False,
+) -> GraphOrGraphs:
+    """Build graphs from C or C++ source text with clang-22 (the module is named ``-``, as in 0.3.2).
+
+    Args:
+        srcs: One source text, or an iterable of them.
+        copts: clang flags, e.g. ``["-O2", "-DN=4"]`` (clang's default is -O0).
+        system_includes: When False, clang does not search the system include directories.
+        language: ``"c++"`` or ``"c"``.
+        version: Must be ``"22"`` (or None).
+        timeout, executor, chunksize: As for :func:`from_llvm_ir`.
+
+    Raises:
+        UnsupportedCompiler: clang 22 is missing, or an unsupported ``version``/``language``.
+        GraphCreationError: The source does not compile (line and column of the first error).
+    """
+    _check_version(version, "clang")
+    if language not in ("c", "c++"):
+        raise UnsupportedCompiler(f"language {language!r} is not supported by from_cpp (use 'c' or 'c++')")
+    return _from_source(srcs, language, copts, system_includes, timeout, executor, chunksize,
+                        _options(instructions_only, ignore_call_returns, strict))
+
+
+def from_opencl(
+    srcs: str | Iterable[str],
+    copts: Sequence[str] | None = None,
+    timeout: float | None = 300,
+    executor: Any = None,
+    chunksize: int | None = None,
+    *,
+    instructions_only: bool = False,
+    ignore_call_returns: bool = False,
+    strict: bool = False,
+) -> GraphOrGraphs:
+    """Build graphs from OpenCL C kernels with clang-22 (``-x cl -cl-std=CL1.2 -Xclang -finclude-default-header
+    -target spir64``, as for the devmap data set); see :func:`from_cpp`."""
+    return _from_source(srcs, "cl", copts, True, timeout, executor, chunksize,
+                        _options(instructions_only, ignore_call_returns, strict))
+
+
+def _from_source(srcs, language, copts, system_includes, timeout, executor, chunksize, options) -> GraphOrGraphs:
+    clang.find_clang()  # fail early, with the install hint, when clang is missing
+    fn = functools.partial(_source_to_graph, language=language, flags=tuple(copts or ()),
+                           system_includes=system_includes, timeout=timeout, options=options)
+    if isinstance(srcs, str):
+        return fn(srcs)
+    return _run_many(fn, srcs, timeout, executor, chunksize)
+
+
+def _args_to_graph(args: Sequence[str], system_includes: bool, timeout: float | None,
+                   options: BuildOptions) -> ProgramGraph:
+    return graph_from_ir(clang.compile_args(args, timeout=timeout, system_includes=system_includes), options=options)
+
+
+def from_clang(
+    args: Sequence[str] | Iterable[Sequence[str]],
+    system_includes: bool = True,
+    version: str | None = "22",
+    timeout: float | None = 300,
+    executor: Any = None,
+    chunksize: int | None = None,
+    *,
+    instructions_only: bool = False,
+    ignore_call_returns: bool = False,
+    strict: bool = False,
+) -> GraphOrGraphs:
+    """Build graphs by running clang-22 with your arguments (which name one input file each), e.g.
+    ``from_clang(["-O1", "foo.c"])``. A non-empty list whose first element is a str is one input; otherwise
+    ``args`` is an iterable of such lists. The module is named after the input file."""
+    _check_version(version, "clang")
+    clang.find_clang()
+    fn = functools.partial(_args_to_graph, system_includes=system_includes, timeout=timeout,
+                           options=_options(instructions_only, ignore_call_returns, strict))
+    if isinstance(args, (list, tuple)) and args and isinstance(args[0], str):
+        return fn(list(args))
+    return _run_many(fn, (list(a) for a in args), timeout, executor, chunksize)

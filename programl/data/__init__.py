@@ -1,0 +1,36 @@
+"""Data for learning: vocabulary and node-budget batching (SPEC §5, §6.1; DESIGN §1, §5).
+
+Names are resolved lazily, so ``from programl.data import Vocabulary`` does not import torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> module that defines it
+_EXPORTS = {
+    "CoverageReport": "programl.data.vocabulary",
+    "Vocabulary": "programl.data.vocabulary",
+    "build_vocabulary": "programl.data.vocabulary",
+    "load_vocabulary": "programl.data.vocabulary",
+    "save_vocabulary": "programl.data.vocabulary",
+    "vocabulary_coverage": "programl.data.vocabulary",
+    "NodeBudgetBatcher": "programl.data.batching",
+    "plan_batches": "programl.data.batching",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'programl.data' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,387 @@
+"""Compare two program graphs up to the reference's non-determinism and the Policy differences (SPEC Policy).
+
+Used by the differential tests against the original ``llvm2graph-10`` and by anyone who wants to check that two
+builders (or two LLVM generations) agree. The reference orders argument nodes, constant nodes and CALL edges by
+hash maps, and LLVM 22 renames some intrinsics, so graphs are compared as multisets of canonical nodes and edges:
+
+* a function is identified by its name (``.p0i8``-style typed-pointer manglings of intrinsics -> ``.p0``);
+* an instruction or instruction-result variable by (function, ordinal among that function's such nodes);
+* an argument variable (a variable without a producer) by (function, its uses);
+* a constant by its uses; the external node and declaration placeholders by themselves;
+* node texts are normalised so that typed pointers read ``ptr`` (``i32*``, ``struct*``, ``[4 x i8*]``...).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from programl.proto import Edge, Node, ProgramGraph
+
+__all__ = [
+    "UPGRADE_EFFECTS",
+    "GraphDifference",
+    "apply_llvm22_upgrade",
+    "canonical_form",
+    "compare_graphs",
+    "normalize_function_name",
+    "normalize_type_text",
+]
+
+_TYPED_POINTER = re.compile(r"(?:%?[\w.$\"-]+|\{[^{}]*\}|\[[^\[\]]*\]|<[^<>]*>)\s*(?:\([^()]*\))?\*+")
+_INTRINSIC_POINTER = re.compile(r"\.p(\d+)(?:i\d+|f\d+|s_[\w]+s|f_[\w]+f|v\d+\w+|a\d+\w+|[A-Za-z_]\w*)?(?=\.|$)")
+
+
+def normalize_type_text(text: str) -> str:
+    """``i32*`` -> ``ptr``, ``[4 x i8*]`` -> ``[4 x ptr]``, ``i32 (i32)*`` -> ``ptr``, ``struct*`` -> ``ptr``."""
+    if text.rstrip().endswith("*"):
+        return "ptr"
+    previous = None
+    while previous != text:
+        previous = text
+        text = _TYPED_POINTER.sub("ptr", text)
+    return text
+
+
+# intrinsics that became overloaded on the pointer type after LLVM 10, so LLVM 22 adds a `.p0` suffix
+_RENAMED_INTRINSICS = {
+    "llvm.eh.typeid.for": "llvm.eh.typeid.for.p0",
+    "llvm.stacksave": "llvm.stacksave.p0",
+    "llvm.stackrestore": "llvm.stackrestore.p0",
+    "llvm.va_start": "llvm.va_start.p0",
+    "llvm.va_end": "llvm.va_end.p0",
+    "llvm.va_copy": "llvm.va_copy.p0.p0",
+}
+
+
+def normalize_function_name(name: str) -> str:
+    """``llvm.memset.p0i8.i64`` -> ``llvm.memset.p0.i64`` (LLVM 22's opaque-pointer intrinsic names)."""
+    if not name.startswith("llvm."):
+        return name
+    name = _INTRINSIC_POINTER.sub(lambda m: f".p{m.group(1)}", name)
+    if re.fullmatch(r"llvm\.powi\.(f\d+|x86_fp80|fp128|ppc_fp128)", name):  # overloaded on the exponent (LLVM 13)
+        return name + ".i32"
+    return _RENAMED_INTRINSICS.get(name, name)
+
+
+@dataclass
+class GraphDifference:
+    """What differs between two canonical forms (empty lists when the graphs agree)."""
+
+    missing_nodes: list = field(default_factory=list)  # in the first graph only
+    extra_nodes: list = field(default_factory=list)  # in the second graph only
+    missing_edges: list = field(default_factory=list)
+    extra_edges: list = field(default_factory=list)
+    functions: tuple = ((), ())
+
+    def __bool__(self) -> bool:
+        return bool(self.missing_nodes or self.extra_nodes or self.missing_edges or self.extra_edges)
+
+    def summary(self, limit: int = 5) -> str:
+        parts = []
+        for name in ("missing_nodes", "extra_nodes", "missing_edges", "extra_edges"):
+            items = getattr(self, name)
+            if items:
+                parts.append(f"{name} ({len(items)}): {items[:limit]}")
+        return "; ".join(parts) or "equal"
+
+
+def canonical_form(graph: ProgramGraph, normalize: bool = True) -> tuple[Counter, Counter, list[str]]:
+    """(node multiset, edge multiset, function names) of a graph; see the module docstring."""
+    fname = [normalize_function_name(f.name) if normalize else f.name for f in graph.function]
+    n = len(graph.node)
+    has_producer = [False] * n
+    uses: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for edge in graph.edge:
+        if edge.flow == Edge.DATA:
+            has_producer[edge.target] = True
+            uses[edge.source].append((edge.target, edge.position))
+    key: list = [None] * n
+    ordinal: Counter = Counter()
+    deferred = []
+    for i, node in enumerate(graph.node):
+        if i == 0:
+            key[i] = ("external",)
+        elif node.type == Node.INSTRUCTION and node.text == "; undefined function":
+            key[i] = (fname[node.function], "declaration")
+        elif node.type == Node.INSTRUCTION or (node.type == Node.VARIABLE and has_producer[i]):
+            name = fname[node.function] if node.function < len(fname) else "?"
+            key[i] = (name, ordinal[name])
+            ordinal[name] += 1
+        else:
+            deferred.append(i)
+    for i in deferred:  # arguments and constants: identified by their uses
+        signature = tuple(sorted((key[t], p) for t, p in uses[i]))
+        node = graph.node[i]
+        if node.type == Node.VARIABLE:
+            key[i] = (fname[node.function], "argument", signature)
+        else:
+            key[i] = ("constant", signature)
+    text = normalize_type_text if normalize else (lambda t: t)
+    nodes = Counter()
+    for i, node in enumerate(graph.node):
+        node_text = node.text if node.type == Node.INSTRUCTION else text(node.text)
+        function = fname[node.function] if node.type != Node.CONSTANT and i else None
+        nodes[(key[i], node.type, node_text, function, node.block)] += 1
+    edges = Counter((e.flow, e.position, key[e.source], key[e.target]) for e in graph.edge)
+    return nodes, edges, fname
+
+
+def compare_graphs(expected: ProgramGraph, actual: ProgramGraph, normalize: bool = True) -> GraphDifference:
+    """Compare ``actual`` against ``expected`` as multisets of canonical nodes and edges."""
+    nodes_a, edges_a, functions_a = canonical_form(expected, normalize)
+    nodes_b, edges_b, functions_b = canonical_form(actual, normalize)
+    return GraphDifference(
+        missing_nodes=sorted((nodes_a - nodes_b).elements(), key=repr),
+        extra_nodes=sorted((nodes_b - nodes_a).elements(), key=repr),
+        missing_edges=sorted((edges_a - edges_b).elements(), key=repr),
+        extra_edges=sorted((edges_b - edges_a).elements(), key=repr),
+        functions=(tuple(functions_a), tuple(functions_b)),
+    )
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# LLVM 10 -> LLVM 22: what reading the same IR with a newer LLVM changes in the graph.
+
+#: The upgrade effects that :func:`apply_llvm22_upgrade` knows, with what each one means.
+UPGRADE_EFFECTS = {
+    "opaque-pointer-texts": "every pointer type prints as `ptr` (Policy 1): `i32*` -> `ptr`, `[4 x i8*]` -> `[4 x ptr]`",
+    "intrinsic-rename": "intrinsics overloaded on pointer types are named `.p0` (`llvm.memset.p0i8.i64` -> "
+    "`llvm.memset.p0.i64`; `llvm.stacksave` -> `llvm.stacksave.p0`), and `llvm.powi.f64` -> `llvm.powi.f64.i32`",
+    "constant-gep-folding": "a constant `getelementptr` with all-zero indices is the base global itself "
+    "(one CONSTANT node instead of two)",
+    "pointer-bitcast-folding": "a constant `bitcast` between pointer types is its operand itself "
+    "(one CONSTANT node instead of two)",
+    "function-cast-removal": "a constant cast of a function (`bitcast (void ()* @f to i8*)`) is the function "
+    "itself, and functions are never nodes (the CONSTANT node and its DATA edges go)",
+    "debug-intrinsics-to-records": "`llvm.dbg.*` calls become debug records, which are not instructions (their "
+    "INSTRUCTION nodes, CALL edges and the `llvm.dbg.*` declarations go; CONTROL edges join their neighbours)",
+    "shufflevector-mask": "a `shufflevector` mask is no longer an operand (LLVM 11+): no CONSTANT use at position 2",
+    "lifetime-size-operand": "`llvm.lifetime.start/end` lost their size operand (LLVM 22): the size constant's use "
+    "goes, the pointer moves from position 1 to 0, and LLVM 22 leaves unused `llvm.lifetime.start/end.i64` "
+    "declarations in the module",
+}
+
+_GLOBAL_DEFINITION = re.compile(r'^(@(?:"[^"]*"|[-\w.$]+)) = ')
+
+
+def _split_type_and_value(text: str) -> str:
+    """``i8* getelementptr (...)`` -> ``getelementptr (...)`` (drops a leading, possibly nested, type)."""
+    depth = 0
+    for index, char in enumerate(text):
+        if char in "([{<":
+            depth += 1
+        elif char in ")]}>":
+            depth -= 1
+        elif char == " " and depth == 0 and not text[index + 1 :].startswith(("x ", "(", "*")):
+            rest = text[index + 1 :]
+            if rest and rest[0] not in "*(":
+                return rest
+    return text
+
+
+def _top_level_commas(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        if char in "([{<":
+            depth += 1
+        elif char in ")]}>":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:index].strip())
+            start = index + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _folded_base(full_text: str) -> tuple[str, str] | None:
+    """For a constant LLVM 22 folds away, (base identifier, effect); else None."""
+    value = _split_type_and_value(full_text.strip())
+    if value.startswith("bitcast (") and value.endswith(")"):
+        inner = value[len("bitcast (") : -1]
+        operand, _, target = inner.rpartition(" to ")
+        if not target.rstrip().endswith("*"):
+            return None
+        base = _identify(operand)
+        return (base[0], "pointer-bitcast-folding") if base else None
+    for prefix in ("getelementptr inbounds (", "getelementptr ("):
+        if value.startswith(prefix) and value.endswith(")"):
+            fields = _top_level_commas(value[len(prefix) : -1])
+            if len(fields) >= 2 and all(f.split()[-1] == "0" for f in fields[2:]):
+                base = _identify(fields[1])
+                return (base[0], "constant-gep-folding") if base else None
+    return None
+
+
+def _identify(operand: str) -> tuple[str, str] | None:
+    operand = operand.strip()
+    value = _split_type_and_value(operand)
+    if value.startswith("@"):
+        return (value, "")
+    return _folded_base(operand)
+
+
+def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
+    """Rewrite a graph built by LLVM 10 (``llvm2graph-10``) as LLVM 22 would see the same IR.
+
+    Applies the effects of :data:`UPGRADE_EFFECTS` that concern graph structure (texts and function names are
+    normalised by :func:`canonical_form`). Returns the rewritten graph and how often each effect applied.
+    """
+    effects: Counter = Counter()
+    nodes = graph.node
+    functions = {f.name for f in graph.function}
+    drop = [False] * len(nodes)
+    replace = list(range(len(nodes)))
+
+    # constants: which global each one is, after folding
+    global_node: dict[str, int] = {}
+    for index, node in enumerate(nodes):
+        if node.type == Node.CONSTANT:
+            match = _GLOBAL_DEFINITION.match(_full_text(node))
+            if match:
+                global_node.setdefault(match.group(1), index)
+    for index, node in enumerate(nodes):
+        if node.type != Node.CONSTANT:
+            continue
+        folded = _folded_base(_full_text(node))
+        if not folded:
+            continue
+        base, effect = folded
+        if base[1:] in functions or base[2:-1] in functions:
+            drop[index] = True
+            effects["function-cast-removal"] += 1
+        elif base in global_node and global_node[base] != index:
+            replace[index] = global_node[base]
+            drop[index] = True
+            effects[effect] += 1
+        else:  # the base global has no node of its own yet: this node becomes it
+            global_node[base] = index
+            effects[effect] += 1
+
+    # debug intrinsic calls and declarations
+    dbg_functions = {i for i, f in enumerate(graph.function) if f.name.startswith("llvm.dbg.")}
+    control_next: dict[int, int] = {}
+    for index, node in enumerate(nodes):
+        if node.type == Node.INSTRUCTION and (
+            _full_text(node).startswith("call void @llvm.dbg.")
+            or (node.function in dbg_functions and node.text == "; undefined function")
+        ):
+            drop[index] = True
+            effects["debug-intrinsics-to-records"] += 1
+    if any(drop[i] and nodes[i].type == Node.INSTRUCTION for i in range(len(nodes))):
+        for edge in graph.edge:
+            if edge.flow == Edge.CONTROL and drop[edge.source] and edge.position == 0:
+                control_next[edge.source] = edge.target
+
+    def resolve(index: int) -> int:
+        index = replace[index]
+        while drop[index] and index in control_next:
+            index = control_next[index]
+        return index
+
+    shuffles = {i for i, n in enumerate(nodes) if n.type == Node.INSTRUCTION and n.text == "shufflevector"}
+    lifetime_functions = {
+        i for i, f in enumerate(graph.function) if re.fullmatch(r"llvm\.lifetime\.(start|end)\.p\d+\w*", f.name)
+    }
+    lifetime_calls = {
+        i
+        for i, n in enumerate(nodes)
+        if n.type == Node.INSTRUCTION and n.text == "call" and "@llvm.lifetime." in _full_text(n)
+    }
+
+    # the lifetime upgrade also strips pointer casts: the variable's producer becomes the cast's own operand's
+    producer_edge: dict[int, int] = {}  # variable -> index of its def edge
+    operand_zero: dict[int, int] = {}  # instruction -> source of its DATA edge at position 0
+    for index, edge in enumerate(graph.edge):
+        if edge.flow == Edge.DATA:
+            if nodes[edge.target].type == Node.VARIABLE:
+                producer_edge[edge.target] = index
+            elif edge.position == 0:
+                operand_zero[edge.target] = edge.source
+    new_producer: dict[int, int] = {}
+    for edge in graph.edge:
+        if edge.flow == Edge.DATA and edge.target in lifetime_calls and edge.position == 1:
+            variable = edge.source
+            producer = graph.edge[producer_edge[variable]].source if variable in producer_edge else None
+            while producer is not None and nodes[producer].text == "bitcast" and producer in operand_zero:
+                feeding = operand_zero[producer]
+                if feeding not in producer_edge:
+                    break
+                producer = graph.edge[producer_edge[feeding]].source
+            if producer is not None:
+                new_producer[producer_edge[variable]] = producer
+
+    result = ProgramGraph()
+    result.CopyFrom(graph)
+    del result.node[:]
+    del result.edge[:]
+    new_index = [-1] * len(nodes)
+    for index, node in enumerate(nodes):
+        if not drop[index]:
+            new_index[index] = len(result.node)
+            result.node.add().CopyFrom(node)
+    for edge_index, edge in enumerate(graph.edge):
+        source, target = new_producer.get(edge_index, edge.source), edge.target
+        if edge.flow == Edge.DATA and target in shuffles and edge.position == 2 and nodes[source].type == Node.CONSTANT:
+            effects["shufflevector-mask"] += 1
+            continue
+        position = edge.position
+        if edge.flow == Edge.DATA and target in lifetime_calls:
+            if position == 0:
+                effects["lifetime-size-operand"] += 1
+                continue
+            position -= 1
+        if drop[source] and nodes[source].type == Node.INSTRUCTION:
+            if edge.flow != Edge.CONTROL or control_next.get(source) == target:
+                continue  # the dropped instruction's own edges
+        if drop[source] and nodes[source].type == Node.CONSTANT and replace[source] == source:
+            continue  # a removed function cast
+        source, target = resolve(source), resolve(target)
+        if drop[source] or drop[target]:
+            continue
+        copy = result.edge.add()
+        copy.CopyFrom(edge)
+        copy.source, copy.target = new_index[source], new_index[target]
+        copy.position = position
+    _drop_unused_constants(result)
+    for function in sorted(lifetime_functions):
+        # LLVM 22 keeps a stray declaration `llvm.lifetime.<start|end>.i64` next to the upgraded intrinsic
+        name = re.sub(r"\.p\d+\w*$", ".i64", graph.function[function].name)
+        if any(f.name == name for f in result.function):
+            continue
+        result.function.add(name=name)
+        placeholder = len(result.node)
+        result.node.add(type=Node.INSTRUCTION, text="; undefined function", function=len(result.function) - 1)
+        result.node[placeholder].features.feature["full_text"].bytes_list.value.append(b"")
+        result.edge.add(flow=Edge.CALL, source=0, target=placeholder)
+        result.edge.add(flow=Edge.CALL, source=placeholder, target=0)
+    for name in functions:
+        if normalize_function_name(name) != name and not name.startswith("llvm.dbg."):
+            effects["intrinsic-rename"] += 1
+    return result, effects
+
+
+def _drop_unused_constants(graph: ProgramGraph) -> None:
+    """Remove CONSTANT nodes left without edges (their only uses were removed)."""
+    used = set()
+    for edge in graph.edge:
+        used.add(edge.source)
+        used.add(edge.target)
+    keep = [i for i, n in enumerate(graph.node) if n.type != Node.CONSTANT or i in used]
+    if len(keep) == len(graph.node):
+        return
+    new_index = {old: new for new, old in enumerate(keep)}
+    nodes = [graph.node[i] for i in keep]
+    copies = [type(n)() for n in nodes]
+    for copy, node in zip(copies, nodes):
+        copy.CopyFrom(node)
+    del graph.node[:]
+    graph.node.extend(copies)
+    for edge in graph.edge:
+        edge.source, edge.target = new_index[edge.source], new_index[edge.target]
+
+
+def _full_text(node) -> str:
+    values = node.features.feature["full_text"].bytes_list.value if node.HasField("features") else []
+    return values[0].decode("utf-8", "replace") if values else ""

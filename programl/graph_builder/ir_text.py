@@ -1,0 +1,158 @@
+"""The printed form of a module, split into the pieces the graph builder needs (DESIGN §4).
+
+The reference builder prints each instruction with ``Instruction::print``, which numbers every value of the
+function each time: a walk that prints every instruction is quadratic. We print the whole module once (linear) and
+cut the text into per-function instruction texts, global definition lines and metadata lines. LLVM's printer is
+regular enough for this:
+
+* a function definition starts with a line ``define ... {`` and ends with a line ``}``;
+* inside it an instruction starts on a line indented by exactly two spaces; its continuation lines
+  (``switch`` cases, ``invoke``'s ``to label ... unwind label ...``, ``landingpad`` clauses, the closing ``  ]`` of a
+  ``switch``) are indented more or are ``  ]``; debug records (``    #dbg_value(...)``) are not instructions;
+  block labels start in column 0, as do comments;
+* a global definition starts with ``@name = `` in column 0, metadata with ``!`` in column 0.
+
+The builder checks that it found exactly as many instruction texts as LLVM has instructions in each function, and
+falls back to printing that function's instructions one by one when it did not.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = [
+    "FunctionText",
+    "ModuleText",
+    "llvm_identifier",
+    "opcode_of",
+    "result_name_of",
+    "split_module",
+]
+
+_PLAIN_NAME = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
+
+
+def llvm_identifier(name: str, sigil: str) -> str:
+    """A name as LLVM prints it after ``sigil`` (``%`` or ``@``): quoted and escaped when it must be."""
+    if _PLAIN_NAME.match(name):
+        return sigil + name
+    escaped = "".join(
+        c if (" " <= c <= "~" and c not in '"\\') else "".join(f"\\{b:02X}" for b in c.encode("utf-8"))
+        for c in name
+    )
+    return f'{sigil}"{escaped}"'
+
+
+def _identifier_end(text: str) -> int:
+    """Index just past the ``%name`` / ``@name`` identifier at the start of ``text``."""
+    if len(text) > 1 and text[1] == '"':
+        return text.index('"', 2) + 1
+    space = text.find(" ")
+    return len(text) if space < 0 else space
+
+
+def result_name_of(instruction_text: str) -> str:
+    """The ``%name`` an instruction defines (``""`` when it defines none)."""
+    if not instruction_text.startswith("%"):
+        return ""
+    return instruction_text[: _identifier_end(instruction_text)]
+
+
+_CALL_MARKERS = frozenset({"tail", "musttail", "notail"})
+
+
+def opcode_of(instruction_text: str) -> str:
+    """The opcode name of a printed instruction (``getOpcodeName``): ``%3 = tail call ...`` -> ``call``."""
+    rest = instruction_text
+    if rest.startswith("%"):
+        rest = rest[_identifier_end(rest) + 3 :]  # skip "%x = "
+    end = rest.find(" ")
+    word = rest if end < 0 else rest[:end]
+    if word in _CALL_MARKERS:
+        rest = rest[end + 1 :]
+        end = rest.find(" ")
+        word = rest if end < 0 else rest[:end]
+    # `unreachable, !dbg !4` and similar one-word instructions with attachments
+    return word.rstrip(",")
+
+
+@dataclass
+class FunctionText:
+    """One function definition: its ``define`` line and its instruction texts in order."""
+
+    header: str
+    instructions: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ModuleText:
+    """The printed module, cut into pieces."""
+
+    source_filename: str | None
+    globals: dict[str, str]
+    functions: list[FunctionText]
+    metadata_lines: list[str]
+    _metadata: dict[str, str] | None = None
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        """``!N`` -> the text after ``!N = `` (parsed on first use: only profile features need it)."""
+        if self._metadata is None:
+            self._metadata = {}
+            for line in self.metadata_lines:
+                key, sep, value = line.partition(" = ")
+                if sep:
+                    self._metadata[key] = value
+        return self._metadata
+
+
+def _unquote_source_filename(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
+        value = value[1:-1]
+    return re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), value)
+
+
+def split_module(text: str) -> ModuleText:
+    """Cut LLVM's printing of a module into per-function instruction texts, globals and metadata."""
+    source_filename = None
+    globals_: dict[str, str] = {}
+    functions: list[FunctionText] = []
+    metadata: list[str] = []
+    current: list[str] | None = None  # instruction texts of the function being read
+    lines_of_current: list[str] = []  # lines of the instruction being read
+
+    for line in text.split("\n"):
+        if current is not None:
+            if line.startswith("  "):
+                third = line[2:3]
+                if third != " " and line != "  ]":  # a new instruction
+                    if lines_of_current:
+                        current.append("\n".join(lines_of_current))
+                    lines_of_current = [line[2:]]
+                elif line.startswith("    #dbg_"):  # a debug record, not an instruction
+                    continue
+                else:  # continuation of the instruction being read
+                    lines_of_current.append(line)
+            elif line == "}":
+                if lines_of_current:
+                    current.append("\n".join(lines_of_current))
+                lines_of_current = []
+                current = None
+            # else: block label, comment or blank line
+            continue
+        if not line:
+            continue
+        first = line[0]
+        if first == "@":
+            globals_[line[: _identifier_end(line)]] = line
+        elif first == "!":
+            metadata.append(line)
+        elif line.startswith("define "):
+            function = FunctionText(header=line)
+            functions.append(function)
+            current = function.instructions
+        elif line.startswith("source_filename = "):
+            source_filename = _unquote_source_filename(line[len("source_filename = ") :])
+    return ModuleText(source_filename, globals_, functions, metadata)

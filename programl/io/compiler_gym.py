@@ -1,0 +1,116 @@
+"""Interoperating with CompilerGym's ProGraML observations (an optional adapter; SPEC §3.2, Policy 5).
+
+CompilerGym's LLVM environments expose two ProGraML observations, both built by ProGraML's C++ node-link writer
+(the one behind 0.3.2's ``graph2json``) from the environment's current LLVM 10 module:
+
+* ``ProgramlJson``: the node-link dict (every link has ``key: 0``; links are in protobuf edge order, so nothing is
+  lost);
+* ``Programl``: ``networkx.readwrite.json_graph.node_link_graph(<that dict>, multigraph=True, directed=True)``, a
+  ``MultiDiGraph`` in which the shared key 0 has already collapsed parallel edges (SPEC §3.2 quirk 1), and whose edge
+  order is networkx's (grouped by source node).
+
+This module converts both to and from ``ProgramGraph`` without importing ``compiler_gym`` (which does not install on
+Python >= 3.11 and downloads LLVM at first use). Our own formats are supersets of CompilerGym's - the same attribute
+and key names, plus distinct keys for parallel edges and an ``order`` attribute per edge - so code written against
+CompilerGym's observations reads them unchanged, and they convert back without loss. :func:`graph_from_env` asks a
+live environment for ``ProgramlJson`` (the lossless one) and needs ``compiler_gym``.
+
+Graphs from CompilerGym come from LLVM 10 (typed pointers such as ``i32*``); graphs built by this package come from
+LLVM 22 (``ptr``; Policy 1). Do not mix them in one data set.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping
+from typing import Any
+
+from programl.exceptions import ProgramlError
+from programl.io.json_convert import graph_from_json, graph_to_node_link
+from programl.proto import ProgramGraph
+
+__all__ = [
+    "OBSERVATION_SPACES",
+    "compiler_gym_available",
+    "from_programl_json_observation",
+    "from_programl_observation",
+    "graph_from_env",
+    "to_programl_json_observation",
+    "to_programl_observation",
+]
+
+#: The CompilerGym observation spaces that hold a ProGraML graph.
+OBSERVATION_SPACES = ("ProgramlJson", "Programl")
+
+
+def compiler_gym_available() -> bool:
+    """Whether the ``compiler_gym`` package can be imported."""
+    return importlib.util.find_spec("compiler_gym") is not None
+
+
+def from_programl_observation(observation: Any) -> ProgramGraph:
+    """The ``ProgramGraph`` for CompilerGym's ``Programl`` observation (a ``networkx.MultiDiGraph``).
+
+    Parallel edges that CompilerGym collapsed stay collapsed, and edges come in networkx's order unless the graph
+    carries ``order`` attributes (ours do). Use ``ProgramlJson`` for an exact graph.
+
+    Raises:
+        GraphTransformError: The observation is not a directed networkx graph of a program.
+    """
+    from programl.io.networkx_convert import graph_from_networkx
+
+    return graph_from_networkx(observation)
+
+
+def from_programl_json_observation(observation: Mapping[str, Any] | str | bytes) -> ProgramGraph:
+    """The ``ProgramGraph`` for CompilerGym's ``ProgramlJson`` observation (a node-link dict, or its JSON text).
+
+    Every link is kept, in order, so the graph equals the one CompilerGym built.
+
+    Raises:
+        GraphTransformError: The observation does not describe a program graph.
+    """
+    return graph_from_json(observation)
+
+
+def to_programl_observation(graph: ProgramGraph) -> Any:
+    """A ``networkx.MultiDiGraph`` shaped like CompilerGym's ``Programl`` observation (see
+    :func:`programl.to_networkx`: parallel edges are kept, and every edge has ``order``)."""
+    from programl.io.networkx_convert import graph_to_networkx
+
+    return graph_to_networkx(graph)
+
+
+def to_programl_json_observation(graph: ProgramGraph) -> dict[str, Any]:
+    """A node-link dict shaped like CompilerGym's ``ProgramlJson`` observation (see :func:`programl.to_json`)."""
+    return graph_to_node_link(graph)
+
+
+def graph_from_env(env: Any, observation_space: str = "ProgramlJson") -> ProgramGraph:
+    """The ProGraML graph of a live CompilerGym LLVM environment's current program.
+
+    Args:
+        env: A CompilerGym LLVM environment (e.g. ``compiler_gym.make("llvm-v0")`` after ``reset()``).
+        observation_space: ``"ProgramlJson"`` (default; exact) or ``"Programl"`` (parallel edges collapsed by
+            CompilerGym).
+
+    Returns:
+        The graph.
+
+    Raises:
+        ImportError: ``compiler_gym`` is not installed.
+        ProgramlError: ``observation_space`` is not a ProGraML observation.
+        GraphTransformError: The observation does not describe a program graph.
+    """
+    if not compiler_gym_available():
+        raise ImportError(
+            "graph_from_env needs the `compiler_gym` package (pip install compiler_gym; it supports Python <= 3.10)"
+        )
+    if observation_space not in OBSERVATION_SPACES:
+        raise ProgramlError(
+            f"unknown ProGraML observation space {observation_space!r}; expected one of {OBSERVATION_SPACES}"
+        )
+    observation = env.observation[observation_space]
+    if observation_space == "ProgramlJson":
+        return from_programl_json_observation(observation)
+    return from_programl_observation(observation)

@@ -1,0 +1,356 @@
+"""ProgramGraph <-> torch-geometric conversion (SPEC §6.1 inputs, §6.6 encoding, §6.7; DESIGN §2).
+
+:func:`to_pyg` turns one ``ProgramGraph`` (optionally with one data-flow label record, SPEC §2.5) into a homogeneous
+:class:`torch_geometric.data.Data`; :func:`to_pyg_examples` does the same for every record of a
+``ProgramGraphFeaturesList`` while reading the graph once; :func:`to_hetero` gives a
+:class:`torch_geometric.data.HeteroData` with one node type per ``Node.Type`` and one relation per
+(source type, flow, target type); :func:`from_pyg` is the inverse of :func:`to_pyg` for the structure (node types and
+texts, edges with flows and positions, in order), enough for round trips.
+
+Attributes of the homogeneous :class:`~torch_geometric.data.Data` (N nodes, E edges):
+
+=================  ==========  ======================================================================================
+attribute          shape       meaning
+=================  ==========  ======================================================================================
+``x``              (N,) long   vocabulary id of ``node.text``; unknown texts get the OOV id ``len(vocabulary)``
+``node_type``      (N,) long   ``Node.Type`` (0 instruction, 1 variable, 2 constant, 3 type)
+``edge_index``     (2, E) long (source, target) of every protobuf edge, in protobuf order; parallel edges are kept
+``edge_flow``      (E,) long   ``Edge.Flow`` (0 control, 1 data, 2 call, 3 type)
+``edge_pos``       (E,) long   ``Edge.position``
+``num_nodes``      int         N (also for graphs without edges)
+``text``           list[str]   node texts; only when no vocabulary is given or ``keep_text=True``
+``root``           (N,) long   ``data_flow_root_node`` of the label record (the selector), when labels are given
+``y``              (N,) long   ``data_flow_value`` of the label record, when labels are given
+``step_count``     (1,) long   ``data_flow_step_count``, when labels are given
+``active_nodes``   (1,) long   ``data_flow_active_node_count``, when the record has it
+``<feature>``      (1,) / (1,k) every numeric graph-level feature (``ProgramGraph.features``) under its own name,
+                               e.g. ``poj104_label``, ``devmap_label``, ``wgsize``, ``transfer_bytes``
+``graph_y``        (1,) long   the graph-level target: ``poj104_label - 1`` (the classifyapp loader's 0-based class)
+                               or ``devmap_label``, when the graph has one of them
+``graph_x``        (1, 2) float ``[transfer_bytes, wgsize]`` (raw; the devmap model applies log1p), when both exist
+=================  ==========  ======================================================================================
+
+Shapes are chosen so that :class:`torch_geometric.data.Batch` concatenates them naturally: node and edge tensors along
+the node/edge dimension (``edge_index`` offset per graph), graph-level tensors into (B,) or (B, k).
+
+The vocabulary may be anything with ``get(text, default)`` and ``len()`` (a ``dict`` from text to id, or
+:class:`programl.data.vocabulary.Vocabulary`); this module depends on neither.
+
+Performance: each protobuf field is read once with a list comprehension and then handled with numpy; there is no
+per-edge Python work beyond that single read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+from torch_geometric.data import Data, HeteroData
+
+from programl.exceptions import GraphTransformError
+from programl.proto import ProgramGraph, ProgramGraphFeatures, ProgramGraphFeaturesList
+
+__all__ = [
+    "EDGE_FLOW_NAMES",
+    "NODE_TYPE_NAMES",
+    "from_pyg",
+    "graph_arrays",
+    "to_hetero",
+    "to_pyg",
+    "to_pyg_examples",
+]
+
+#: ``Node.Type`` value -> node type name used by :func:`to_hetero`.
+NODE_TYPE_NAMES: tuple[str, ...] = ("instruction", "variable", "constant", "type")
+#: ``Edge.Flow`` value -> relation name used by :func:`to_hetero`.
+EDGE_FLOW_NAMES: tuple[str, ...] = ("control", "data", "call", "type")
+
+# Data attributes that a graph-level feature must not overwrite; such a feature is stored as ``graph_<key>``.
+_RESERVED = frozenset(
+    {
+        "x",
+        "y",
+        "pos",
+        "batch",
+        "ptr",
+        "edge_index",
+        "edge_attr",
+        "edge_flow",
+        "edge_pos",
+        "node_type",
+        "num_nodes",
+        "text",
+        "root",
+        "step_count",
+        "active_nodes",
+        "graph_x",
+        "graph_y",
+        "face",
+    }
+)
+
+
+class _Vocab(Protocol):
+    def get(self, key: str, default: int, /) -> int: ...
+
+    def __len__(self) -> int: ...
+
+
+class GraphArrays:
+    """Columnar view of a ``ProgramGraph`` (DESIGN §2): numpy arrays read once from the protobuf.
+
+    Attributes:
+        node_type: (N,) int64 ``Node.Type``.
+        node_text: list of N node texts.
+        edge_flow, edge_pos, edge_src, edge_dst: (E,) int64 edge fields in protobuf order.
+    """
+
+    __slots__ = ("node_type", "node_text", "edge_flow", "edge_pos", "edge_src", "edge_dst")
+
+    def __init__(self, graph: ProgramGraph) -> None:
+        nodes = graph.node
+        self.node_type = np.fromiter((n.type for n in nodes), dtype=np.int64, count=len(nodes))
+        self.node_text = [n.text for n in nodes]
+        edges = graph.edge
+        if len(edges):
+            columns = np.array([(e.flow, e.position, e.source, e.target) for e in edges], dtype=np.int64)
+        else:
+            columns = np.zeros((0, 4), dtype=np.int64)
+        self.edge_flow, self.edge_pos, self.edge_src, self.edge_dst = columns.T.copy()
+        n = len(nodes)
+        if columns.size and (columns[:, 2:].min() < 0 or columns[:, 2:].max() >= n):
+            bad = int(np.flatnonzero((columns[:, 2:] < 0).any(1) | (columns[:, 2:] >= n).any(1))[0])
+            raise GraphTransformError(
+                f"edge {bad} ({int(columns[bad, 2])} -> {int(columns[bad, 3])}) refers to a node outside 0..{n - 1}"
+            )
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.node_text)
+
+    def vocab_ids(self, vocabulary: _Vocab | None) -> np.ndarray:
+        """(N,) int64 vocabulary ids; OOV (and every node when ``vocabulary`` is None) -> ``len(vocabulary)``."""
+        if vocabulary is None:
+            return np.zeros(self.num_nodes, dtype=np.int64)
+        oov = len(vocabulary)
+        return np.fromiter((vocabulary.get(t, oov) for t in self.node_text), dtype=np.int64, count=self.num_nodes)
+
+
+def graph_arrays(graph: ProgramGraph) -> GraphArrays:
+    """Read a ``ProgramGraph`` into its columnar numpy view (see :class:`GraphArrays`).
+
+    Raises:
+        GraphTransformError: An edge refers to a node index that does not exist.
+    """
+    return GraphArrays(graph)
+
+
+def _graph_features(graph: ProgramGraph) -> dict[str, torch.Tensor]:
+    """Numeric graph-level features as (1,) or (1, k) tensors; bytes features are skipped."""
+    out: dict[str, torch.Tensor] = {}
+    for key in sorted(graph.features.feature):
+        feature = graph.features.feature[key]
+        kind = feature.WhichOneof("kind")
+        if kind == "int64_list":
+            values = torch.tensor(list(feature.int64_list.value), dtype=torch.long)
+        elif kind == "float_list":
+            values = torch.tensor(list(feature.float_list.value), dtype=torch.float32)
+        else:
+            continue
+        if values.numel() == 0:
+            continue
+        name = f"graph_{key}" if key in _RESERVED else key
+        out[name] = values if values.numel() == 1 else values.unsqueeze(0)
+    return out
+
+
+def _graph_targets(features: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    out: dict[str, torch.Tensor] = {}
+    if "poj104_label" in features:
+        out["graph_y"] = features["poj104_label"].reshape(-1)[:1] - 1
+    elif "devmap_label" in features:
+        out["graph_y"] = features["devmap_label"].reshape(-1)[:1].clone()
+    if "transfer_bytes" in features and "wgsize" in features:
+        aux = [features["transfer_bytes"].reshape(-1)[0], features["wgsize"].reshape(-1)[0]]
+        out["graph_x"] = torch.tensor([[float(aux[0]), float(aux[1])]], dtype=torch.float32)
+    return out
+
+
+def _feature_list_column(record: ProgramGraphFeatures, key: str, num_nodes: int) -> torch.Tensor:
+    feature_lists = record.node_features.feature_list
+    if key not in feature_lists:
+        raise GraphTransformError(f"label record has no node feature list {key!r}")
+    column = feature_lists[key].feature
+    if len(column) != num_nodes:
+        raise GraphTransformError(f"label record {key!r} has {len(column)} entries for a graph of {num_nodes} nodes")
+    try:
+        values = [f.int64_list.value[0] for f in column]
+    except IndexError:
+        raise GraphTransformError(f"label record {key!r} has an empty int64_list") from None
+    return torch.tensor(values, dtype=torch.long)
+
+
+def _label_attributes(record: ProgramGraphFeatures, num_nodes: int) -> dict[str, torch.Tensor]:
+    out = {
+        "root": _feature_list_column(record, "data_flow_root_node", num_nodes),
+        "y": _feature_list_column(record, "data_flow_value", num_nodes),
+    }
+    features = record.features.feature
+    for key, name in (("data_flow_step_count", "step_count"), ("data_flow_active_node_count", "active_nodes")):
+        if key in features and len(features[key].int64_list.value):
+            out[name] = torch.tensor([features[key].int64_list.value[0]], dtype=torch.long)
+        elif name == "step_count":
+            raise GraphTransformError("label record has no data_flow_step_count feature")
+    return out
+
+
+def _base_attributes(
+    arrays: GraphArrays, graph: ProgramGraph, vocabulary: _Vocab | None, keep_text: bool | None
+) -> dict[str, Any]:
+    attrs: dict[str, Any] = {
+        "x": torch.from_numpy(arrays.vocab_ids(vocabulary)),
+        "node_type": torch.from_numpy(arrays.node_type),
+        "edge_index": torch.from_numpy(np.stack([arrays.edge_src, arrays.edge_dst])),
+        "edge_flow": torch.from_numpy(arrays.edge_flow),
+        "edge_pos": torch.from_numpy(arrays.edge_pos),
+        "num_nodes": arrays.num_nodes,
+    }
+    if keep_text or (keep_text is None and vocabulary is None):
+        attrs["text"] = list(arrays.node_text)
+    features = _graph_features(graph)
+    attrs.update(features)
+    attrs.update(_graph_targets(features))
+    return attrs
+
+
+def to_pyg(
+    graph: ProgramGraph,
+    vocabulary: _Vocab | None = None,
+    labels: ProgramGraphFeatures | None = None,
+    *,
+    keep_text: bool | None = None,
+) -> Data:
+    """Convert a ProgramGraph (and optionally one data-flow label record) into a PyG ``Data``.
+
+    Args:
+        graph: The program graph.
+        vocabulary: Maps node text to id (``dict`` or :class:`~programl.data.vocabulary.Vocabulary`); unknown texts
+            get ``len(vocabulary)``. Without one, ``x`` is all zeros (the OOV id of an empty vocabulary) and the
+            texts are kept in ``data.text``.
+        labels: One ``ProgramGraphFeatures`` of a data-flow ``ProgramGraphFeaturesList`` (SPEC §2.5): adds ``root``,
+            ``y``, ``step_count`` (and ``active_nodes``).
+        keep_text: Store the node texts as ``data.text``; default: only when ``vocabulary`` is None.
+
+    Returns:
+        A ``Data`` with the attributes listed in the module docstring.
+
+    Raises:
+        GraphTransformError: An edge refers to a missing node, or the label record does not fit the graph.
+    """
+    arrays = GraphArrays(graph)
+    attrs = _base_attributes(arrays, graph, vocabulary, keep_text)
+    if labels is not None:
+        attrs.update(_label_attributes(labels, arrays.num_nodes))
+    return Data(**attrs)
+
+
+def to_pyg_examples(
+    graph: ProgramGraph,
+    labels: ProgramGraphFeaturesList | Sequence[ProgramGraphFeatures],
+    vocabulary: _Vocab | None = None,
+    *,
+    keep_text: bool | None = None,
+) -> Iterator[Data]:
+    """Yield one ``Data`` per label record of ``labels`` (one training example each, SPEC §6.1).
+
+    The graph is read once; the node and edge tensors are shared (not copied) between the yielded examples, so treat
+    them as read-only. Arguments and attributes as in :func:`to_pyg`.
+    """
+    records = labels.graph if isinstance(labels, ProgramGraphFeaturesList) else labels
+    arrays = GraphArrays(graph)
+    base = _base_attributes(arrays, graph, vocabulary, keep_text)
+    for record in records:
+        attrs = dict(base)
+        attrs.update(_label_attributes(record, arrays.num_nodes))
+        yield Data(**attrs)
+
+
+def to_hetero(graph: ProgramGraph, vocabulary: _Vocab | None = None) -> HeteroData:
+    """Convert a ProgramGraph into a PyG ``HeteroData`` with one node type per ``Node.Type``.
+
+    Node types ``instruction``, ``variable``, ``constant`` (always present, possibly with 0 nodes) and ``type`` (only
+    when the graph has TYPE nodes) each get ``x`` (vocabulary ids as in :func:`to_pyg`, (N_t,) long) and
+    ``node_index`` (the node's index in the ProgramGraph, (N_t,) long), nodes in graph order. Every
+    (source type, flow, target type) that occurs becomes a relation, e.g. ``("instruction", "control",
+    "instruction")``, ``("variable", "data", "instruction")``, ``("instruction", "call", "instruction")``, with
+    ``edge_index`` (2, E_r) in local indices, ``edge_pos`` (E_r,) long, ``edge_attr`` (E_r, 1) float (the position,
+    ready for layers with ``edge_dim=1``) and ``edge_id`` (E_r,) the protobuf edge index; edges keep protobuf order
+    within a relation and parallel edges are kept. Numeric graph-level features are stored as in :func:`to_pyg`.
+
+    Raises:
+        GraphTransformError: An edge refers to a missing node, or a node/edge type is unknown.
+    """
+    arrays = GraphArrays(graph)
+    if arrays.node_type.size and (arrays.node_type.min() < 0 or arrays.node_type.max() >= len(NODE_TYPE_NAMES)):
+        raise GraphTransformError(f"unknown node type {int(arrays.node_type.max())}")
+    if arrays.edge_flow.size and (arrays.edge_flow.min() < 0 or arrays.edge_flow.max() >= len(EDGE_FLOW_NAMES)):
+        raise GraphTransformError(f"unknown edge flow {int(arrays.edge_flow.max())}")
+    ids = arrays.vocab_ids(vocabulary)
+    local = np.zeros(arrays.num_nodes, dtype=np.int64)
+    data = HeteroData()
+    present = [0, 1, 2] + ([3] if (arrays.node_type == 3).any() else [])
+    for t in present:
+        members = np.flatnonzero(arrays.node_type == t)
+        local[members] = np.arange(members.size)
+        store = data[NODE_TYPE_NAMES[t]]
+        store.x = torch.from_numpy(ids[members])
+        store.node_index = torch.from_numpy(members.astype(np.int64))
+        store.num_nodes = int(members.size)
+    src_t = arrays.node_type[arrays.edge_src]
+    dst_t = arrays.node_type[arrays.edge_dst]
+    # One key per edge: (src type, flow, dst type) packed in an integer; a stable sort groups relations in edge order.
+    key = (src_t * 4 + arrays.edge_flow) * 4 + dst_t
+    order = np.argsort(key, kind="stable")
+    keys, starts = np.unique(key[order], return_index=True)
+    bounds = [*starts.tolist(), order.size]
+    for i, k in enumerate(keys.tolist()):
+        sel = order[bounds[i] : bounds[i + 1]]
+        s, f, d = k // 16, (k // 4) % 4, k % 4
+        store = data[NODE_TYPE_NAMES[s], EDGE_FLOW_NAMES[f], NODE_TYPE_NAMES[d]]
+        store.edge_index = torch.from_numpy(np.stack([local[arrays.edge_src[sel]], local[arrays.edge_dst[sel]]]))
+        pos = torch.from_numpy(arrays.edge_pos[sel])
+        store.edge_pos = pos
+        store.edge_attr = pos.to(torch.float32).unsqueeze(1)
+        store.edge_id = torch.from_numpy(sel.astype(np.int64))
+    for name, value in _graph_features(graph).items():
+        data[name] = value
+    return data
+
+
+def from_pyg(data: Data, vocabulary: Sequence[str] | None = None) -> ProgramGraph:
+    """Rebuild the structure of a ProgramGraph from a ``Data`` made by :func:`to_pyg` (node and edge order kept).
+
+    Node texts come from ``data.text`` when present, else from ``vocabulary`` (a sequence id -> text; the OOV id
+    gives an empty text), else they stay empty. Functions, modules, blocks and features are not restored.
+
+    Raises:
+        GraphTransformError: ``data`` lacks ``node_type``, ``edge_index``, ``edge_flow`` or ``edge_pos``.
+    """
+    for name in ("node_type", "edge_index", "edge_flow", "edge_pos"):
+        if getattr(data, name, None) is None:
+            raise GraphTransformError(f"Data has no {name!r}: not made by to_pyg()")
+    node_type = data.node_type.cpu().tolist()
+    text = getattr(data, "text", None)
+    if text is None and vocabulary is not None:
+        text = [vocabulary[i] if i < len(vocabulary) else "" for i in data.x.cpu().tolist()]
+    graph = ProgramGraph()
+    for i, t in enumerate(node_type):
+        node = graph.node.add(type=t)
+        if text is not None and text[i]:
+            node.text = text[i]
+    src, dst = data.edge_index.cpu().tolist()
+    for s, d, f, p in zip(src, dst, data.edge_flow.cpu().tolist(), data.edge_pos.cpu().tolist(), strict=True):
+        graph.edge.add(flow=f, position=p, source=s, target=d)
+    return graph

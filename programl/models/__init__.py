@@ -1,0 +1,35 @@
+"""Graph neural networks of ProGraML on torch-geometric (SPEC §6, DESIGN §1).
+
+* :class:`TypedGGNNConv` - the typed, position-gated GGNN layer (SPEC §6.1).
+* :class:`DataflowGGNN` - the DeepDataFlow node classifier (87,070 parameters with a 2,230-entry vocabulary);
+  :class:`DataflowRGCN` - a drop-in alternative built on PyG's ``RGCNConv``.
+* :class:`GGNNGraphClassifier` - graph-level classifier for devmap and POJ-104 (SPEC §6.5, §6.6).
+* :mod:`programl.models.metrics` - ProGraML's per-batch and per-epoch metrics.
+"""
+
+from programl.models.dataflow import DataflowGGNN, DataflowRGCN
+from programl.models.ggnn import TypedEdges, TypedGGNNConv, add_backward_edges, sinusoidal_position_table
+from programl.models.graph_classifier import GGNNGraphClassifier, GraphOutput
+from programl.models.metrics import BatchMetrics, MetricsAccumulator, batch_metrics, confusion_matrix
+from programl.models.readout import AuxiliaryReadout, GatedReadout
+
+#: Alias: the layer is ProGraML's GGNN "MessagingLayer" + GRU.
+GGNNLayer = TypedGGNNConv
+
+__all__ = [
+    "AuxiliaryReadout",
+    "BatchMetrics",
+    "DataflowGGNN",
+    "DataflowRGCN",
+    "GGNNGraphClassifier",
+    "GGNNLayer",
+    "GatedReadout",
+    "GraphOutput",
+    "MetricsAccumulator",
+    "TypedEdges",
+    "TypedGGNNConv",
+    "add_backward_edges",
+    "batch_metrics",
+    "confusion_matrix",
+    "sinusoidal_position_table",
+]

@@ -1,0 +1,206 @@
+"""Node classifiers for the DeepDataFlow analyses (SPEC §6.1, §6.7).
+
+:class:`DataflowGGNN` is ProGraML's GGNN exactly as configured for the paper (``flags/programl.txt``):
+
+* input ``h0_v = [E_text[x_v] ; S[root_v]]``: a trainable (|V|+1) x 32 text embedding (N(0, 1) init; row |V| is the
+  OOV id) and the fixed selector table ``S = [[50, 0], [0, 50]]`` -> D = 34;
+* one :class:`~programl.models.ggnn.TypedGGNNConv` (6 edge types, position gating, mean aggregation, GRUCell)
+  applied for T = 30 steps with shared weights (T can be raised at inference, e.g. 60 or 200);
+* gated readout ``sigmoid(Linear_{2D->2}([h0; hT])) * Linear_{D->2}(hT)`` -> 2 logits per node; CE loss.
+
+With a 2,230-entry vocabulary it has 87,070 parameters: embedding 2,231 x 32 = 71,392; message map 34 x 204 + 204 =
+7,140; position map 34 x 34 + 34 = 1,190; GRUCell 7,140; readout 138 + 70.
+
+:class:`DataflowRGCN` is a drop-in alternative with the same embedding, selector, recurrence and readout, whose
+message function is torch-geometric's :class:`~torch_geometric.nn.conv.RGCNConv` over the same 6 edge types (per-type
+mean, a root weight, no position gating).
+
+Both take a :class:`torch_geometric.data.Data`/``Batch`` made by :func:`programl.io.pyg.to_pyg` with labels
+(``x``, ``root``, ``edge_index``, ``edge_flow``, ``edge_pos``) and return (N, 2) logits.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.data import Data
+from torch_geometric.nn import RGCNConv
+
+from programl.models.ggnn import TypedGGNNConv, add_backward_edges
+from programl.models.readout import GatedReadout
+
+__all__ = ["DataflowGGNN", "DataflowRGCN"]
+
+
+class _DataflowNodeClassifier(nn.Module):
+    """Shared input embedding, readout and loss of the data-flow node classifiers."""
+
+    def __init__(
+        self,
+        vocabulary_size: int,
+        *,
+        embedding_dim: int,
+        selector_value: float,
+        num_steps: int,
+        output_dropout: float,
+        class_weight: tuple[float, float] | None,
+    ) -> None:
+        super().__init__()
+        if vocabulary_size < 0:
+            raise ValueError(f"vocabulary_size must be >= 0, got {vocabulary_size}")
+        if num_steps < 0:
+            raise ValueError(f"num_steps must be >= 0, got {num_steps}")
+        self.vocabulary_size = vocabulary_size
+        self.num_steps = num_steps
+        self.channels = embedding_dim + 2
+        self.embedding = nn.Embedding(vocabulary_size + 1, embedding_dim)  # default init: N(0, 1)
+        selector = torch.tensor([[selector_value, 0.0], [0.0, selector_value]])
+        self.register_buffer("selector_table", selector, persistent=False)
+        self.readout = GatedReadout(self.channels, 2, dropout=output_dropout)
+        weight = torch.tensor(class_weight, dtype=torch.float32) if class_weight is not None else None
+        self.register_buffer("class_weight", weight, persistent=False)
+
+    def embed(self, x: Tensor, root: Tensor) -> Tensor:
+        """``h0 = [E_text[x] ; S[root]]``: (N,) ids and (N,) 0/1 selectors -> (N, D)."""
+        return torch.cat([self.embedding(x), self.selector_table[root]], dim=-1)
+
+    def propagate_states(self, h0: Tensor, data: Data, num_steps: int) -> Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def forward(self, data: Data, num_steps: int | None = None) -> Tensor:
+        """Node logits (N, 2) of a ``Data``/``Batch`` with ``x``, ``root``, ``edge_index``, ``edge_flow``, ``edge_pos``.
+
+        Args:
+            data: The (batched) example(s).
+            num_steps: Message-passing steps; default :attr:`num_steps` (30).
+        """
+        h0 = self.embed(data.x, data.root)
+        hT = self.propagate_states(h0, data, self.num_steps if num_steps is None else num_steps)
+        return self.readout(h0, hT)
+
+    def loss(self, logits: Tensor, y: Tensor) -> Tensor:
+        """Cross-entropy averaged over all nodes (class weights only when ``class_weight`` was given)."""
+        return F.cross_entropy(logits, y, weight=self.class_weight)
+
+
+class DataflowGGNN(_DataflowNodeClassifier):
+    """ProGraML's data-flow GGNN (SPEC §6.1); see the module docstring.
+
+    Args:
+        vocabulary_size: ``len(vocabulary)``; the embedding has one more row for the OOV id.
+        embedding_dim: Text embedding width (32); the state is 2 wider (selector).
+        selector_value: The selector table's non-zero value (50).
+        num_steps: Default number of message-passing steps T (30).
+        use_positions: Position gating (on; off for the CDFG baseline).
+        backward_edges: Reversed edge types (on).
+        num_flows: Forward edge types (3).
+        dropout: ``graph_state_dropout`` on each new state (0 in the paper's flag file).
+        output_dropout: Dropout on the readout (0).
+        class_weight: Cross-entropy class weights; ProGraML's ``loss_weighting`` w != 0.5 means ``(1 - w, w)``.
+        max_position: Rows of the position table (1024).
+
+    Example:
+        >>> model = DataflowGGNN(vocabulary_size=2230)
+        >>> sum(p.numel() for p in model.parameters())
+        87070
+    """
+
+    def __init__(
+        self,
+        vocabulary_size: int,
+        *,
+        embedding_dim: int = 32,
+        selector_value: float = 50.0,
+        num_steps: int = 30,
+        use_positions: bool = True,
+        backward_edges: bool = True,
+        num_flows: int = 3,
+        dropout: float = 0.0,
+        output_dropout: float = 0.0,
+        class_weight: tuple[float, float] | None = None,
+        max_position: int = 1024,
+    ) -> None:
+        super().__init__(
+            vocabulary_size,
+            embedding_dim=embedding_dim,
+            selector_value=selector_value,
+            num_steps=num_steps,
+            output_dropout=output_dropout,
+            class_weight=class_weight,
+        )
+        self.conv = TypedGGNNConv(
+            self.channels,
+            num_flows,
+            backward_edges=backward_edges,
+            use_positions=use_positions,
+            position_pad=2,
+            max_position=max_position,
+            dropout=dropout,
+        )
+
+    def propagate_states(self, h0: Tensor, data: Data, num_steps: int) -> Tensor:
+        """Run the shared layer for ``num_steps`` steps from ``h0``: (N, D) -> (N, D)."""
+        edge_pos = data.edge_pos if self.conv.use_positions else None
+        return self.conv(h0, data.edge_index, data.edge_flow, edge_pos, num_steps=num_steps)
+
+
+class DataflowRGCN(_DataflowNodeClassifier):
+    r"""Drop-in alternative to :class:`DataflowGGNN` with an R-GCN message function.
+
+    Same input embedding, recurrence (``GRUCell``, shared weights for T steps) and gated readout; the aggregated
+    message is PyG's :class:`~torch_geometric.nn.conv.RGCNConv` over the 6 edge types (3 flows + reversed):
+
+    .. math::
+        a_v = \Theta_{root} h_v + \sum_t \frac{1}{|N_t(v)|} \sum_{u \in N_t(v)} \Theta_t h_u + b,
+        \qquad h_v' = \mathrm{GRUCell}(a_v, h_v)
+
+    Edge positions are not used. Runs without compiled PyG extensions (RGCNConv falls back to a loop over types).
+
+    Args:
+        vocabulary_size, embedding_dim, selector_value, num_steps, dropout, output_dropout, class_weight, num_flows,
+        backward_edges: as for :class:`DataflowGGNN`.
+        num_bases: Basis decomposition of the relation weights (None = a full matrix per type).
+    """
+
+    def __init__(
+        self,
+        vocabulary_size: int,
+        *,
+        embedding_dim: int = 32,
+        selector_value: float = 50.0,
+        num_steps: int = 30,
+        backward_edges: bool = True,
+        num_flows: int = 3,
+        dropout: float = 0.0,
+        output_dropout: float = 0.0,
+        class_weight: tuple[float, float] | None = None,
+        num_bases: int | None = None,
+    ) -> None:
+        super().__init__(
+            vocabulary_size,
+            embedding_dim=embedding_dim,
+            selector_value=selector_value,
+            num_steps=num_steps,
+            output_dropout=output_dropout,
+            class_weight=class_weight,
+        )
+        self.num_flows = num_flows
+        self.backward_edges = backward_edges
+        num_relations = num_flows * (2 if backward_edges else 1)
+        self.conv = RGCNConv(self.channels, self.channels, num_relations, num_bases=num_bases, aggr="mean")
+        self.gru = nn.GRUCell(self.channels, self.channels)
+        self.dropout = dropout
+
+    def propagate_states(self, h0: Tensor, data: Data, num_steps: int) -> Tensor:
+        edge_index, edge_type = data.edge_index, data.edge_flow
+        if edge_type.numel() and int(edge_type.max()) >= self.num_flows:
+            raise ValueError(f"edge flows must be in [0, {self.num_flows}); got {int(edge_type.max())}")
+        if self.backward_edges:
+            edge_index, edge_type, _ = add_backward_edges(edge_index, edge_type, None, self.num_flows)
+        h = h0
+        for _ in range(num_steps):
+            h = self.gru(self.conv(h, edge_index, edge_type), h)
+            if self.dropout:
+                h = F.dropout(h, p=self.dropout, training=self.training)
+        return h

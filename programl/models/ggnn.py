@@ -1,0 +1,272 @@
+"""Typed gated graph neural network layer of ProGraML (SPEC §6.1 "Message function" and "Update", §6.6).
+
+One :class:`TypedGGNNConv` is one ProGraML ``MessagingLayer`` plus its GRU: a message function with one affine map
+per edge type, position gating, mean aggregation over all edge types, and a ``GRUCell`` update. ProGraML applies the
+same layer for many steps with shared weights (30 for DeepDataFlow); :meth:`TypedGGNNConv.forward` takes
+``num_steps`` and prepares the edge bookkeeping once for all of them.
+
+Edge types: the ``F`` forward flows (``Edge.Flow``: control 0, data 1, call 2) plus, with ``backward_edges``, one
+backward type per flow (type ``F + f``: every edge reversed, keeping its position) -> 6 types for ProGraML.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch_geometric.nn import MessagePassing
+
+__all__ = [
+    "TypedEdges",
+    "TypedGGNNConv",
+    "add_backward_edges",
+    "sinusoidal_position_table",
+]
+
+
+def sinusoidal_position_table(num_positions: int, dim: int, pad: int = 0) -> Tensor:
+    """The constant position table of SPEC §6.1: ``[sin(p f_k) for k < dim/2] + [cos(p f_k) for k < dim/2]``.
+
+    ``f_k = 1 / 10000^(2k / dim)``; the sine and cosine halves are concatenated (not interleaved), then ``pad`` zero
+    columns are appended (ProGraML appends 2 for the selector dimensions: 32 + 2 = 34).
+
+    Args:
+        num_positions: Rows (positions ``0 .. num_positions - 1``); ProGraML uses 1024.
+        dim: Number of sinusoidal columns (even).
+        pad: Zero columns appended.
+
+    Returns:
+        A float32 tensor of shape ``(num_positions, dim + pad)``.
+
+    Raises:
+        ValueError: ``dim`` is odd or negative.
+    """
+    if dim < 0 or dim % 2:
+        raise ValueError(f"the sinusoidal part needs an even, non-negative width; got {dim}")
+    half = dim // 2
+    position = torch.arange(num_positions, dtype=torch.float64).unsqueeze(1)
+    k = torch.arange(half, dtype=torch.float64)
+    freq = 1.0 / torch.pow(10000.0, 2.0 * k / dim) if dim else k
+    angle = position * freq
+    table = torch.cat([torch.sin(angle), torch.cos(angle), torch.zeros(num_positions, pad, dtype=torch.float64)], 1)
+    return table.to(torch.float32)
+
+
+def add_backward_edges(
+    edge_index: Tensor, edge_flow: Tensor, edge_pos: Tensor | None, num_flows: int
+) -> tuple[Tensor, Tensor, Tensor | None]:
+    """Append a reversed copy of every edge with type ``flow + num_flows`` and the same position.
+
+    Args:
+        edge_index: (2, E) long.
+        edge_flow: (E,) long in ``[0, num_flows)``.
+        edge_pos: (E,) long or None.
+        num_flows: Number of forward edge types.
+
+    Returns:
+        ``(edge_index, edge_type, edge_pos)`` of the 2E typed edges (forward edges first, in input order).
+    """
+    index = torch.cat([edge_index, edge_index.flip(0)], dim=1)
+    edge_type = torch.cat([edge_flow, edge_flow + num_flows])
+    pos = torch.cat([edge_pos, edge_pos]) if edge_pos is not None else None
+    return index, edge_type, pos
+
+
+class TypedEdges(NamedTuple):
+    """Edge bookkeeping shared by all steps of a forward pass (see :meth:`TypedGGNNConv.typed_edges`).
+
+    Attributes:
+        index: (2, E') long; row 0 = ``source * num_types + type`` (a row of the (N * num_types, D) table of
+            transformed states), row 1 = target.
+        pos: (E',) long positions clamped to the table, or None without position gating.
+        inv_degree: (N, 1) float, ``1 / max(in-degree over all types, 1)``.
+        num_nodes: N.
+    """
+
+    index: Tensor
+    pos: Tensor | None
+    inv_degree: Tensor
+    num_nodes: int
+
+
+class TypedGGNNConv(MessagePassing):
+    r"""ProGraML's typed GGNN layer (one message module + one GRU, applied ``num_steps`` times with shared weights).
+
+    For every typed edge :math:`(u \to v, t, p)` (forward flows and, with ``backward_edges``, their reversals):
+
+    .. math::
+        m_{u \to v} = (W_t h_u + b_t) \odot g_p, \qquad
+        g = 2\,\sigma(\mathrm{Linear}_{D \to D}(S)), \qquad
+        a_v = \frac{1}{\max(1, \deg^-(v))} \sum_{u \to v} m_{u \to v}, \qquad
+        h_v' = \mathrm{GRUCell}(a_v, h_v)
+
+    where :math:`W_t, b_t` are chunk :math:`t` of one ``Linear(D, num_types * D)`` (Xavier-uniform weights, zero
+    bias), :math:`S` is :func:`sinusoidal_position_table` (``max_position`` rows, ``D - position_pad`` sinusoidal
+    columns and ``position_pad`` zero columns) and positions are clamped to ``[0, max_position - 1]``; the in-degree
+    counts edges of all types. Without ``use_positions`` the gate is 1 (CDFG). Optional dropout is applied to the
+    messages (``message_dropout``) and to the new state (``dropout``, ProGraML's ``graph_state_dropout``). With
+    ``num_node_types > 1`` each node type has its own ``GRUCell`` (the classifyapp branch's ``use_node_types``).
+
+    Shapes:
+        - **x**: (N, D) node states.
+        - **edge_index**: (2, E) long, **edge_flow**: (E,) long in ``[0, num_flows)``, **edge_pos**: (E,) long.
+        - **node_type**: (N,) long, only with ``num_node_types > 1``.
+        - **output**: (N, D).
+
+    Args:
+        channels: State size D (34 for the data-flow GGNN: 32 text + 2 selector).
+        num_flows: Forward edge types (3: control, data, call).
+        backward_edges: Add a reversed type per flow (ProGraML's ``use_backward_edges``; on).
+        use_positions: Gate messages by edge position (on for ProGraML, off for CDFG).
+        position_pad: Zero columns at the end of the position table (2 = the selector dims of the data-flow GGNN).
+        max_position: Rows of the position table (1024).
+        edge_bias: Bias of the message map (``use_edge_bias``; on).
+        dropout: Dropout on the new state.
+        message_dropout: Dropout on messages.
+        num_node_types: One GRU per node type when > 1.
+    """
+
+    def __init__(
+        self,
+        channels: int,
+        num_flows: int = 3,
+        *,
+        backward_edges: bool = True,
+        use_positions: bool = True,
+        position_pad: int = 0,
+        max_position: int = 1024,
+        edge_bias: bool = True,
+        dropout: float = 0.0,
+        message_dropout: float = 0.0,
+        num_node_types: int = 1,
+    ) -> None:
+        super().__init__(aggr="sum")
+        if not 0 <= position_pad <= channels:
+            raise ValueError(f"position_pad must be in [0, {channels}], got {position_pad}")
+        self.channels = channels
+        self.num_flows = num_flows
+        self.backward_edges = backward_edges
+        self.num_types = num_flows * (2 if backward_edges else 1)
+        self.use_positions = use_positions
+        self.position_pad = position_pad
+        self.max_position = max_position
+        self.dropout = dropout
+        self.message_dropout = message_dropout
+        self.num_node_types = num_node_types
+        self.message_linear = nn.Linear(channels, self.num_types * channels, bias=edge_bias)
+        if use_positions:
+            table = sinusoidal_position_table(max_position, channels - position_pad, position_pad)
+            self.register_buffer("position_table", table, persistent=False)
+            self.position_linear = nn.Linear(channels, channels)
+        else:
+            self.register_buffer("position_table", None, persistent=False)
+            self.position_linear = None
+        self.grus = nn.ModuleList(nn.GRUCell(channels, channels) for _ in range(max(1, num_node_types)))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Xavier-uniform weights and zero biases for the message and position maps; PyTorch's GRU init."""
+        super().reset_parameters()
+        nn.init.xavier_uniform_(self.message_linear.weight)
+        if self.message_linear.bias is not None:
+            nn.init.zeros_(self.message_linear.bias)
+        if self.position_linear is not None:
+            nn.init.xavier_uniform_(self.position_linear.weight)
+            nn.init.zeros_(self.position_linear.bias)
+        for gru in self.grus:
+            gru.reset_parameters()
+
+    # -- preparation (once per forward pass) --
+    def typed_edges(self, edge_index: Tensor, edge_flow: Tensor, edge_pos: Tensor | None, num_nodes: int) -> TypedEdges:
+        """Add backward edges, flatten (source, type) to rows of the message table, and count in-degrees.
+
+        Raises:
+            ValueError: An edge flow is outside ``[0, num_flows)`` (e.g. TYPE edges of the development branch).
+        """
+        if edge_flow.numel() and (int(edge_flow.min()) < 0 or int(edge_flow.max()) >= self.num_flows):
+            raise ValueError(
+                f"edge flows must be in [0, {self.num_flows}); got {int(edge_flow.min())}..{int(edge_flow.max())}"
+            )
+        if self.use_positions and edge_pos is None:
+            raise ValueError("this layer gates messages by position: edge_pos is required")
+        pos = edge_pos if self.use_positions else None
+        if self.backward_edges:
+            edge_index, edge_type, pos = add_backward_edges(edge_index, edge_flow, pos, self.num_flows)
+        else:
+            edge_type = edge_flow
+        if pos is not None:
+            pos = pos.clamp(0, self.max_position - 1)
+        row = edge_index[0] * self.num_types + edge_type
+        index = torch.stack([row, edge_index[1]])
+        degree = torch.bincount(edge_index[1], minlength=num_nodes).clamp_(min=1)
+        inv_degree = degree.reciprocal().to(self.message_linear.weight.dtype).unsqueeze(1)
+        return TypedEdges(index, pos, inv_degree, num_nodes)
+
+    def position_gates(self) -> Tensor | None:
+        """The gate table ``2 sigmoid(Linear(S))``, shape (max_position, D), or None without positions."""
+        if self.position_linear is None:
+            return None
+        return 2.0 * torch.sigmoid(self.position_linear(self.position_table))
+
+    def edge_gates(self, edges: TypedEdges) -> Tensor | None:
+        """Per-edge gates ``g[p]``, shape (E', D), or None without positions."""
+        gates = self.position_gates()
+        return None if gates is None or edges.pos is None else gates[edges.pos]
+
+    def node_groups(self, node_type: Tensor | None, num_nodes: int) -> list[Tensor] | None:
+        """Node indices per node type (for the per-type GRUs); None with a single GRU."""
+        if len(self.grus) == 1:
+            return None
+        if node_type is None:
+            raise ValueError("num_node_types > 1 needs node_type")
+        node_type = node_type.clamp(0, len(self.grus) - 1)
+        return [torch.nonzero(node_type == t, as_tuple=True)[0] for t in range(len(self.grus))]
+
+    # -- one step --
+    def step(self, x: Tensor, edges: TypedEdges, gates: Tensor | None, groups: list[Tensor] | None = None) -> Tensor:
+        """One message-passing step: aggregate typed, gated messages and update the states with the GRU."""
+        n, d = x.shape
+        table = self.message_linear(x).view(n * self.num_types, d)
+        aggregated = self.propagate(edges.index, x=table, gate=gates, size=(n * self.num_types, n))
+        aggregated = aggregated * edges.inv_degree
+        if groups is None:
+            new = self.grus[0](aggregated, x)
+        else:
+            new = x.new_zeros(x.shape)
+            for gru, idx in zip(self.grus, groups, strict=True):
+                if idx.numel():
+                    new = new.index_copy(0, idx, gru(aggregated[idx], x[idx]))
+        if self.dropout:
+            new = F.dropout(new, p=self.dropout, training=self.training)
+        return new
+
+    def message(self, x_j: Tensor, gate: Tensor | None) -> Tensor:
+        msg = x_j if gate is None else x_j * gate
+        if self.message_dropout:
+            msg = F.dropout(msg, p=self.message_dropout, training=self.training)
+        return msg
+
+    def forward(
+        self,
+        x: Tensor,
+        edge_index: Tensor,
+        edge_flow: Tensor,
+        edge_pos: Tensor | None = None,
+        node_type: Tensor | None = None,
+        num_steps: int = 1,
+    ) -> Tensor:
+        """Apply the layer ``num_steps`` times with shared weights (shapes in the class docstring)."""
+        edges = self.typed_edges(edge_index, edge_flow, edge_pos, x.size(0))
+        gates = self.edge_gates(edges)
+        groups = self.node_groups(node_type, x.size(0))
+        for _ in range(num_steps):
+            x = self.step(x, edges, gates, groups)
+        return x
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}({self.channels}, num_types={self.num_types}, "
+            f"positions={self.use_positions}, grus={len(self.grus)})"
+        )

@@ -1,0 +1,133 @@
+"""Tests of programl.data.batching: node-budget batching (SPEC §6.1 "Batching")."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_geometric")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from torch_geometric.data import Data  # noqa: E402
+
+from programl.data.batching import NodeBudgetBatcher, plan_batches  # noqa: E402
+
+
+def original_builder(sizes, max_nodes):
+    """Independent transcription of v0.1.0 ``DataflowGgnnBatchBuilder.OnItem``/``EndOfItems`` (SPEC §6.1)."""
+    batches, current, node_size = [], [], 0
+    for i, n in enumerate(sizes):
+        if node_size + n > max_nodes:
+            if node_size:
+                batches.append(current)
+                current, node_size = [], 0
+            continue  # the overflowing (or oversized) graph is not added
+        current.append(i)
+        node_size += n
+    if node_size:
+        batches.append(current)
+    return batches
+
+
+def test_carry_policy_small_example():
+    sizes = [4, 4, 3, 12, 5, 5, 1]
+    assert list(plan_batches(sizes, max_nodes=10)) == [[0, 1], [2], [3], [4, 5], [6]]
+
+
+def test_drop_policy_small_example():
+    sizes = [4, 4, 3, 12, 5, 5, 1]
+    # 3 overflows [4, 4] and is dropped; 12 is oversized and skipped; 1 overflows [5, 5] and is dropped.
+    assert list(plan_batches(sizes, max_nodes=10, policy="drop")) == [[0, 1], [4, 5]]
+
+
+def test_exact_fit():
+    assert list(plan_batches([5, 5, 10], max_nodes=10)) == [[0, 1], [2]]
+    assert list(plan_batches([5, 5, 10], max_nodes=10, policy="drop")) == [[0, 1]]  # 10 overflows [5, 5]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 40), max_size=60), st.integers(1, 50))
+def test_carry_uses_every_example_once_within_budget(sizes, max_nodes):
+    batches = list(plan_batches(sizes, max_nodes))
+    assert [i for b in batches for i in b] == list(range(len(sizes)))  # every example once, in order
+    for b in batches:
+        total = sum(sizes[i] for i in b)
+        assert total <= max_nodes or len(b) == 1  # only a lone oversized example may exceed the budget
+        assert b
+    # greedy: the first example of each batch after the first would not have fit into the previous one
+    for prev, nxt in zip(batches, batches[1:], strict=False):
+        assert sum(sizes[i] for i in prev) + sizes[nxt[0]] > max_nodes
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 40), max_size=60), st.integers(1, 50))
+def test_drop_matches_the_original_builder(sizes, max_nodes):
+    batches = list(plan_batches(sizes, max_nodes, policy="drop"))
+    assert batches == original_builder(sizes, max_nodes)
+    assert all(sum(sizes[i] for i in b) <= max_nodes for b in batches)
+
+
+def test_invalid_arguments():
+    with pytest.raises(ValueError, match="positive"):
+        list(plan_batches([1], max_nodes=0))
+    with pytest.raises(ValueError, match="policy"):
+        list(plan_batches([1], policy="fancy"))
+    with pytest.raises(ValueError, match="sizes"):
+        NodeBudgetBatcher([Data(num_nodes=1)], sizes=[1, 2])
+
+
+def examples(sizes):
+    out = []
+    for k, n in enumerate(sizes):
+        idx = torch.arange(n)
+        out.append(
+            Data(
+                x=torch.full((n,), k, dtype=torch.long),
+                edge_index=torch.stack([idx, (idx + 1) % n]),
+                y=torch.zeros(n, dtype=torch.long),
+                num_nodes=n,
+            )
+        )
+    return out
+
+
+def test_batcher_yields_disjoint_graph_batches():
+    sizes = [300, 4000, 2500, 12000, 3100, 600, 7000, 50]
+    data = examples(sizes)
+    batcher = NodeBudgetBatcher(data, max_nodes=10_000)
+    seen = []
+    for batch in batcher:
+        assert batch.num_nodes <= 10_000 or batch.num_graphs == 1
+        # each graph's x carries its example index; edges stay inside their graph
+        ids = batch.x[batch.ptr[:-1]].tolist()
+        seen += ids
+        assert torch.equal(batch.batch[batch.edge_index[0]], batch.batch[batch.edge_index[1]])
+    assert seen == list(range(len(sizes)))
+    assert len(batcher) == 4  # [300, 4000, 2500], [12000], [3100, 600], [7000, 50]
+
+
+def test_batcher_drop_policy_loses_examples():
+    sizes = [300, 4000, 2500, 12000, 3100, 600, 7000, 50]
+    batcher = NodeBudgetBatcher(examples(sizes), max_nodes=10_000, policy="drop")
+    plan = batcher.plan()
+    assert plan == [[0, 1, 2], [4, 5], [7]]  # 12000 and 7000 overflow and are dropped
+    assert plan == original_builder(sizes, 10_000)
+    assert all(b.num_nodes <= 10_000 for b in batcher)
+
+
+def test_batcher_shuffle_is_seeded():
+    sizes = list(range(1, 60))
+    data = examples(sizes)
+    a = NodeBudgetBatcher(data, max_nodes=100, shuffle=True, seed=3)
+    b = NodeBudgetBatcher(data, max_nodes=100, shuffle=True, seed=3)
+    c = NodeBudgetBatcher(data, max_nodes=100, shuffle=True, seed=4)
+    assert a.plan() == b.plan()
+    assert a.plan() != c.plan()
+    first = a.plan()
+    a.set_epoch(1)
+    assert a.plan() != first  # a new order per epoch
+    b.set_epoch(1)
+    assert a.plan() == b.plan()
+    assert sorted(i for batch in a.plan() for i in batch) == list(range(len(sizes)))
+    assert NodeBudgetBatcher(data, max_nodes=100).plan()[0] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]

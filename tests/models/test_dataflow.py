@@ -1,0 +1,150 @@
+"""Tests of programl.models.dataflow: DataflowGGNN (SPEC §6.1) and its RGCN alternative."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_geometric")
+
+from torch_geometric.data import Batch  # noqa: E402
+
+from programl.data.vocabulary import build_vocabulary  # noqa: E402
+from programl.io.pyg import to_pyg_examples  # noqa: E402
+from programl.models import DataflowGGNN, DataflowRGCN, MetricsAccumulator  # noqa: E402
+
+
+def count(module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def test_parameter_count_of_the_paper():
+    model = DataflowGGNN(vocabulary_size=2230)
+    assert count(model) == 87_070
+    # SPEC §6.1 breakdown
+    assert count(model.embedding) == 2231 * 32 == 71_392
+    assert count(model.conv.message_linear) == 34 * 204 + 204 == 7_140
+    assert count(model.conv.position_linear) == 34 * 34 + 34 == 1_190
+    assert count(model.conv.grus) == 7_140
+    assert count(model.readout.gate) == 138 and count(model.readout.transform) == 70
+    assert len(model.conv.grus) == 1 and model.conv.num_types == 6 and model.channels == 34
+
+
+def test_cdfg_variant_has_no_position_parameters():
+    assert count(DataflowGGNN(vocabulary_size=2230, use_positions=False)) == 87_070 - 1_190
+
+
+def test_selector_is_fixed_and_embedding_is_standard_normal():
+    torch.manual_seed(0)
+    model = DataflowGGNN(vocabulary_size=20_000)
+    assert model.selector_table.tolist() == [[50.0, 0.0], [0.0, 50.0]]
+    assert not any("selector" in n for n, _ in model.named_parameters())
+    w = model.embedding.weight
+    assert w.shape == (20_001, 32)
+    assert abs(w.mean().item()) < 0.01 and abs(w.std().item() - 1) < 0.01
+    h0 = model.embed(torch.tensor([0, 20_000]), torch.tensor([0, 1]))
+    assert h0.shape == (2, 34)
+    assert h0[0, 32:].tolist() == [50.0, 0.0] and h0[1, 32:].tolist() == [0.0, 50.0]
+    torch.testing.assert_close(h0[1, :32], w[20_000])  # the OOV row
+
+
+def examples_batch(reachability_examples):
+    graphs, records = reachability_examples
+    vocab = build_vocabulary(graphs)
+    data = [d for g, r in zip(graphs, records, strict=True) for d in to_pyg_examples(g, r, vocab)]
+    return vocab, Batch.from_data_list(data)
+
+
+def test_forward_shapes_and_steps(reachability_examples):
+    vocab, batch = examples_batch(reachability_examples)
+    torch.manual_seed(0)
+    model = DataflowGGNN(len(vocab))
+    logits = model(batch)
+    assert logits.shape == (batch.num_nodes, 2)
+    # T is changeable at inference with the same weights (DDF-60, DDF at T=200)
+    model.eval()
+    with torch.no_grad():
+        out60 = model(batch, num_steps=60)
+        out200 = model(batch, num_steps=200)
+        out0 = model(batch, num_steps=0)
+    assert out60.shape == out200.shape == logits.shape
+    assert not torch.allclose(out60, logits)
+    h0 = model.embed(batch.x, batch.root)
+    torch.testing.assert_close(out0, model.readout(h0, h0))
+
+
+def test_deterministic_given_seed(reachability_examples):
+    vocab, batch = examples_batch(reachability_examples)
+
+    def run():
+        torch.manual_seed(7)
+        model = DataflowGGNN(len(vocab))
+        opt = torch.optim.AdamW(model.parameters(), lr=2.5e-4)
+        losses = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = model.loss(model(batch), batch.y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, model(batch)
+
+    (a, out_a), (b, out_b) = run(), run()
+    assert a == b
+    assert torch.equal(out_a, out_b)
+
+
+def overfit(model, batch, lr, max_steps):
+    torch.manual_seed(0)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    for step in range(1, max_steps + 1):
+        opt.zero_grad()
+        logits = model(batch)
+        loss = model.loss(logits, batch.y)
+        loss.backward()
+        opt.step()
+        if (logits.argmax(-1) == batch.y).all():
+            return step, loss.item()
+    metrics = MetricsAccumulator()
+    metrics.update(logits, batch.y)
+    pytest.fail(f"no 100% accuracy after {max_steps} steps: {metrics.compute()}")
+
+
+def test_dataflow_ggnn_overfits_reachability(reachability_examples):
+    """One batch of 12 reachability examples (BFS labels, SPEC §4.2) is learned perfectly in a bounded budget."""
+    vocab, batch = examples_batch(reachability_examples)
+    assert 0.2 < batch.y.float().mean().item() < 0.8  # both classes are well represented
+    torch.manual_seed(0)
+    model = DataflowGGNN(len(vocab))
+    _, loss = overfit(model, batch, lr=3e-3, max_steps=250)
+    assert loss < 0.2
+    model.eval()
+    with torch.no_grad():
+        assert (model(batch).argmax(-1) == batch.y).all()
+
+
+def test_rgcn_is_a_drop_in_and_overfits(reachability_examples):
+    vocab, batch = examples_batch(reachability_examples)
+    torch.manual_seed(0)
+    model = DataflowRGCN(len(vocab))
+    assert model(batch).shape == (batch.num_nodes, 2)
+    assert count(model.embedding) == count(DataflowGGNN(len(vocab)).embedding)
+    overfit(model, batch, lr=1e-2, max_steps=250)
+
+
+def test_class_weight():
+    model = DataflowGGNN(5, class_weight=(0.25, 0.75))
+    logits = torch.tensor([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0]])
+    y = torch.tensor([1, 1, 0])
+    expected = torch.nn.functional.cross_entropy(logits, y, weight=torch.tensor([0.25, 0.75]))
+    torch.testing.assert_close(model.loss(logits, y), expected)
+    torch.testing.assert_close(DataflowGGNN(5).loss(logits, y), torch.nn.functional.cross_entropy(logits, y))
+
+
+def test_rejects_type_edges(reachability_examples):
+    vocab, batch = examples_batch(reachability_examples)
+    batch.edge_flow[0] = 3  # a TYPE edge of the development branch
+    with pytest.raises(ValueError, match="flows"):
+        DataflowGGNN(len(vocab))(batch)
+    with pytest.raises(ValueError, match="flows"):
+        DataflowRGCN(len(vocab))(batch)
