@@ -3,18 +3,18 @@ Policy 4), and every analysis on graphs of real programs against the literal ref
 
 from __future__ import annotations
 
-import df_reference as ref
 import numpy as np
 import pytest
-from df_check import assert_like_reference
-from df_graphs import INST, liveness_textbook, make_graph, reachability_chain
-from df_strategies import program_graphs
 from hypothesis import given, settings
 
 import programl.dataflow as df
 from programl.dataflow.columnar import GraphView
 from programl.dataflow.records import ACTIVE_NODE_COUNT, ROOT_NODE, STEP_COUNT, VALUE
 from programl.proto import ProgramGraphFeaturesList
+from tests.dataflow import _reference as ref
+from tests.dataflow._check import assert_like_reference
+from tests.dataflow._graphs import INST, liveness_textbook, make_graph, reachability_chain
+from tests.dataflow._strategies import program_graphs
 
 
 def test_analyses_names():

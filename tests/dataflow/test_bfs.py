@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import df_reference as ref
 import pytest
-from df_strategies import digraphs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from programl.dataflow.bfs import count_entries, trace_bfs
 from programl.exceptions import AnalysisError
+from tests.dataflow import _reference as ref
+from tests.dataflow._strategies import digraphs
 
 
 def _csr(n, edges):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from df_graphs import CTRL, DATA, INST, VAR, make_graph
-from df_strategies import program_graphs
 from hypothesis import given, settings
 
 from programl.dataflow.columnar import CALL, CONTROL, GraphView, as_view
 from programl.dataflow.columnar import DATA as DATA_FLOW
 from programl.exceptions import AnalysisError
+from tests.dataflow._graphs import CTRL, DATA, INST, VAR, make_graph
+from tests.dataflow._strategies import program_graphs
 
 
 @settings(max_examples=60, deadline=None)

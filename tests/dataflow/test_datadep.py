@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import df_reference as ref
 import networkx as nx
 import pytest
-from df_check import assert_like_reference, one
-from df_graphs import datadep_chain
-from df_strategies import program_graphs
 from hypothesis import given, settings
 
 import programl.dataflow as df
 from programl.dataflow.columnar import DATA, INSTRUCTION, GraphView
 from programl.dataflow.datadep import DataDep
+from tests.dataflow import _reference as ref
+from tests.dataflow._check import assert_like_reference, one
+from tests.dataflow._graphs import datadep_chain
+from tests.dataflow._strategies import program_graphs
 
 
 def _one(g, root):

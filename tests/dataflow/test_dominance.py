@@ -10,16 +10,16 @@ the labelled nodes.
 
 from __future__ import annotations
 
-import df_reference as ref
 import networkx as nx
 import pytest
-from df_check import assert_like_reference, one
-from df_graphs import CTRL, INST, VAR, dominance_diamond, make_graph
-from df_strategies import program_graphs
 from hypothesis import given, settings
 
 import programl.dataflow as df
 from programl.dataflow.columnar import CONTROL, GraphView
+from tests.dataflow import _reference as ref
+from tests.dataflow._check import assert_like_reference, one
+from tests.dataflow._graphs import CTRL, INST, VAR, dominance_diamond, make_graph
+from tests.dataflow._strategies import program_graphs
 
 
 def _one(g, root):

@@ -3,17 +3,17 @@ for the work-list limit and the step counts."""
 
 from __future__ import annotations
 
-import df_reference as ref
 import pytest
-from df_check import assert_like_reference, one
-from df_graphs import CALL, CTRL, DATA, INST, VAR, liveness_textbook, make_graph
-from df_strategies import program_graphs
 from hypothesis import given, settings
 
 import programl.dataflow as df
 from programl.dataflow.columnar import CONTROL, INSTRUCTION, GraphView
 from programl.dataflow.columnar import DATA as DATA_FLOW
 from programl.dataflow.liveness import live_sets
+from tests.dataflow import _reference as ref
+from tests.dataflow._check import assert_like_reference, one
+from tests.dataflow._graphs import CALL, CTRL, DATA, INST, VAR, liveness_textbook, make_graph
+from tests.dataflow._strategies import program_graphs
 
 
 def _one(g, root):

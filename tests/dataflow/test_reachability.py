@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import df_reference as ref
 import networkx as nx
-from df_check import assert_like_reference, one
-from df_graphs import reachability_chain, reachability_diamond
-from df_strategies import program_graphs
 from hypothesis import given, settings
 
 import programl.dataflow as df
 from programl.dataflow.columnar import CONTROL, GraphView
+from tests.dataflow import _reference as ref
+from tests.dataflow._check import assert_like_reference, one
+from tests.dataflow._graphs import reachability_chain, reachability_diamond
+from tests.dataflow._strategies import program_graphs
 
 
 def _one(g, root):

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import df_reference as ref
 import pytest
-from df_graphs import datadep_chain, subexpressions_example
-from df_strategies import program_graphs
 from hypothesis import given, settings
 
 import programl.dataflow as df
 from programl.dataflow.columnar import INSTRUCTION, GraphView
 from programl.dataflow.subexpressions import Subexpressions
+from tests.dataflow import _reference as ref
+from tests.dataflow._graphs import datadep_chain, subexpressions_example
+from tests.dataflow._strategies import program_graphs
 
 
 def _groups(g):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import df_reference as ref
 import pytest
 
 import programl.dataflow as df
+from tests.dataflow import _reference as ref
 
 
 def one(graph, analysis: str, root: int) -> tuple[list[int], int, int]:
