@@ -1,9 +1,11 @@
 """Benchmark the five data-flow analyses (SPEC §4): labels/s and nodes/s per analysis, time per node against graph
 size, and the cost of all five analyses relative to building the graph.
 
-Corpus: LLVM IR files (``*.ll`` files or directories of them; default: the legacy IR corpus in
-``shared/data/legacy-ir``), built into graphs with ``programl.from_llvm_ir`` (timed, for the ratio), or prebuilt
-``*.pb`` ProgramGraph files with ``--graphs DIR`` (e.g. graphs of the original ``llvm2graph-10``).
+Corpus: by default the one of ``benchmarks/build.py`` (the bundled examples, the 1,000 legacy IR files of
+``shared/data/legacy-ir`` and the C files of a few PyPI source distributions, from its cache), built into graphs
+with this project's builder (timed: the denominator of the ratio); or LLVM IR files / directories / ``.tar.bz2``
+archives given as arguments; or prebuilt ``*.pb`` ProgramGraph files with ``--graphs DIR`` (e.g. graphs of the
+original ``llvm2graph-10``; then no build time and no ratio).
 
 Per graph: build the columnar view once, then run each analysis with its default root sample (up to 10 roots,
 seed 0) through ``analyze_arrays`` (numpy labels; the analysis's per-graph initialisation included), and separately
@@ -12,8 +14,9 @@ encode the records to wire bytes (``labels_to_bytes``: what a label file holds).
 
 Targets: time per node per root flat in graph size; all five analyses (10 roots each) no slower than the build.
 
-    python benchmarks/dataflow.py --graphs /tmp/graphs --out bench-results/dataflow.json --plot bench-results/df.png
+    python benchmarks/dataflow.py --plot bench-results/dataflow.png       # the build benchmark's corpus
     python benchmarks/dataflow.py path/to/ir/ --limit 200
+    python benchmarks/dataflow.py --graphs /tmp/graphs                     # prebuilt graphs
 """
 
 from __future__ import annotations
@@ -36,30 +39,20 @@ sys.path.insert(0, str(ROOT))
 import programl.dataflow as df  # noqa: E402
 from programl.proto import ProgramGraph  # noqa: E402
 
-LEGACY_IR = ROOT.parent / "shared" / "data" / "legacy-ir" / "llvm_ir.tar.bz2"
-
 
 def _ir_inputs(paths: list[str], limit: int | None):
-    """Yield ``(name, ir_text)``: files, directories of ``*.ll``, or the legacy-IR tarball."""
+    """Yield ``(name, ir_text)`` from ``.ll`` files, directories of them, or ``.tar.bz2``/``.tar.gz`` archives."""
     count = 0
     for p in paths:
         path = Path(p)
-        if (
-            path.suffixes[-2:] == [".tar", ".bz2"]
-            or path.suffix in (".tbz2", ".tgz")
-            or path.suffixes[-2:]
-            == [
-                ".tar",
-                ".gz",
-            ]
-        ):
+        if path.name.endswith((".tar.bz2", ".tar.gz", ".tbz2", ".tgz")):
             with tarfile.open(path) as tar:
-                for member in sorted(tar.getmembers(), key=lambda m: m.name):
-                    if member.isfile() and member.name.endswith(".ll"):
-                        yield member.name, tar.extractfile(member).read().decode()
-                        count += 1
-                        if limit and count >= limit:
-                            return
+                members = sorted((m for m in tar.getmembers() if m.isfile() and m.name.endswith(".ll")), key=str)
+                for member in members:
+                    yield member.name, tar.extractfile(member).read().decode()
+                    count += 1
+                    if limit and count >= limit:
+                        return
             continue
         files = sorted(path.rglob("*.ll")) if path.is_dir() else [path]
         for f in files:
@@ -67,6 +60,17 @@ def _ir_inputs(paths: list[str], limit: int | None):
             count += 1
             if limit and count >= limit:
                 return
+
+
+def _build_corpus(cache: Path, limit: int | None):
+    """The corpus of benchmarks/build.py: ``(name, ir_text)`` (at most ``limit`` per part)."""
+    from benchmarks.build import example_corpus, find_clang14, legacy_corpus, sdist_corpus
+
+    clang14 = find_clang14()
+    parts = [example_corpus(clang14), legacy_corpus(), sdist_corpus(cache, clang14)[0]]
+    for part in parts:
+        for corpus, name, ir in part[:limit] if limit else part:
+            yield f"{corpus}/{name}", ir
 
 
 def _graph_inputs(directory: str, limit: int | None):
@@ -84,13 +88,16 @@ def run(args) -> dict:
     builder = None
     if not args.graphs:
         try:
-            import programl
-
-            builder = programl.from_llvm_ir
-        except (ImportError, AttributeError) as error:
-            raise SystemExit(f"programl.from_llvm_ir is not available ({error}); use --graphs DIR") from None
+            from programl.graph_builder.llvm import graph_from_ir as builder
+        except ImportError as error:
+            raise SystemExit(f"the graph builder is not available ({error}); use --graphs DIR") from None
     rows = []
-    inputs = _graph_inputs(args.graphs, args.limit) if args.graphs else _ir_inputs(args.inputs, args.limit)
+    if args.graphs:
+        inputs = _graph_inputs(args.graphs, args.limit)
+    elif args.inputs:
+        inputs = _ir_inputs(args.inputs, args.limit)
+    else:
+        inputs = _build_corpus(args.cache, args.limit)
     for name, item in inputs:
         gc.collect()
         row = {"name": name}
@@ -130,7 +137,9 @@ def run(args) -> dict:
     return summarize(rows, args, builder is not None)
 
 
-def _tenths(rows):
+def _tenths(rows, min_nodes: int):
+    """Smallest and largest tenth (by nodes) of the graphs with at least ``min_nodes`` nodes."""
+    rows = [r for r in rows if r["nodes"] >= min_nodes] or rows
     order = sorted(range(len(rows)), key=lambda i: rows[i]["nodes"])
     k = max(1, len(order) // 10)
     return [rows[i] for i in order[:k]], [rows[i] for i in order[-k:]]
@@ -140,7 +149,7 @@ def summarize(rows: list[dict], args, have_build: bool) -> dict:
     if not rows:
         raise SystemExit("no graphs")
     nodes = np.array([r["nodes"] for r in rows], dtype=np.float64)
-    small, large = _tenths(rows)
+    small, large = _tenths(rows, args.min_nodes)
     per_analysis = {}
     for a in df.ANALYSES:
         secs = np.array([r[a]["s"] for r in rows])
@@ -173,6 +182,7 @@ def summarize(rows: list[dict], args, have_build: bool) -> dict:
     summary = {
         "graphs": len(rows),
         "nodes": int(nodes.sum()),
+        "tenths_over_graphs_with_at_least_nodes": args.min_nodes,
         "nodes_smallest_tenth": [int(min(r["nodes"] for r in small)), int(max(r["nodes"] for r in small))],
         "nodes_largest_tenth": [int(min(r["nodes"] for r in large)), int(max(r["nodes"] for r in large))],
         "view_seconds": view_s,
@@ -193,7 +203,7 @@ def summarize(rows: list[dict], args, have_build: bool) -> dict:
         summary["all_five_over_build"] = all_five / build if build else None
     return {
         "benchmark": "dataflow",
-        "corpus": args.graphs or [str(p) for p in args.inputs],
+        "corpus": args.graphs or [str(p) for p in args.inputs] or "benchmarks/build.py corpus",
         "limit": args.limit,
         "max_roots": args.max_roots,
         "seed": args.seed,
@@ -210,8 +220,9 @@ def print_table(report: dict) -> None:
     s = report["summary"]
     print(f"{s['graphs']} graphs, {s['nodes']} nodes (clock: {report['clock']})")
     print(
-        f"smallest tenth: {s['nodes_smallest_tenth'][0]}-{s['nodes_smallest_tenth'][1]} nodes; "
-        f"largest tenth: {s['nodes_largest_tenth'][0]}-{s['nodes_largest_tenth'][1]} nodes"
+        f"size tenths (graphs >= {s['tenths_over_graphs_with_at_least_nodes']} nodes): "
+        f"smallest {s['nodes_smallest_tenth'][0]}-{s['nodes_smallest_tenth'][1]} nodes; "
+        f"largest {s['nodes_largest_tenth'][0]}-{s['nodes_largest_tenth'][1]} nodes"
     )
     header = (
         f"{'analysis':<15}{'ok':>6}{'failed':>7}{'labels/s':>12}{'nodes/s':>11}"
@@ -270,11 +281,23 @@ def plot(report: dict, path: str) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("inputs", nargs="*", default=[str(LEGACY_IR)], help="IR files, directories or a .tar.bz2 of .ll")
+    p.add_argument("inputs", nargs="*", help="IR files, directories or .tar.bz2 archives of .ll (default: see above)")
     p.add_argument("--graphs", help="directory of prebuilt *.pb ProgramGraph files (no build timing)")
-    p.add_argument("--limit", type=int, help="at most this many inputs")
+    p.add_argument("--limit", type=int, help="at most this many inputs (per part of the default corpus)")
+    p.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "programl" / "bench-build",
+        help="benchmarks/build.py's cache of PyPI C files compiled to IR",
+    )
     p.add_argument("--max-roots", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--min-nodes",
+        type=int,
+        default=100,
+        help="size tenths only over graphs this large (fixed costs rule below)",
+    )
     p.add_argument("--clock", choices=["process", "wall"], default="process", help="CPU time (default) or wall")
     p.add_argument("--out", default="bench-results/dataflow.json", help="JSON report path")
     p.add_argument("--plot", help="PNG of time against graph size per analysis")
