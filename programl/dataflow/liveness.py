@@ -100,9 +100,14 @@ def _live_sets(view: GraphView) -> LiveSets:
         group = np.zeros(n, dtype=np.int64)
     num_groups = int(group.max(initial=0)) + 1
 
+    # Only instructions and nodes with a control successor are ever popped: only their uses and defs matter.
+    poppable = (view.node_type == INSTRUCTION) | (ctrl.degree() > 0)
     data = view.edge_flow == DATA
     d_src = view.edge_src[data].astype(np.int64)
     d_dst = view.edge_dst[data].astype(np.int64)
+    defining = poppable[d_src]
+    used = poppable[d_dst]
+    d_src, d_dst, def_src, def_dst = d_src[used], d_dst[used], d_src[defining], d_dst[defining]
     # Value numbering: per group, the distinct sources of DATA edges into the group's nodes, by node index.
     use_key = group[d_dst] * n + d_src
     keys, use_id = np.unique(use_key, return_inverse=True)
@@ -111,16 +116,16 @@ def _live_sets(view: GraphView) -> LiveSets:
     use_bit = use_id - group_start[group[d_dst]]
     values = np.split(keys % n, group_start[1:])
     # A definition matters only if the defined node is a value of the defining node's group.
-    def_key = group[d_src] * n + d_dst
+    def_key = group[def_src] * n + def_dst
     where = np.minimum(np.searchsorted(keys, def_key), max(len(keys) - 1, 0))
     is_value = (keys[where] == def_key) if len(keys) else np.zeros(len(def_key), dtype=bool)
-    def_bit = where - group_start[group[d_src]]
+    def_bit = where - group_start[group[def_src]]
 
     uses = [0] * n
     for node, bit in zip(d_dst.tolist(), use_bit.tolist(), strict=True):
         uses[node] |= 1 << bit
     kills = [-1] * n  # ~defs(n): Python ints are two's complement, so `out & kills[n]` removes defs(n)
-    for node, bit in zip(d_src[is_value].tolist(), def_bit[is_value].tolist(), strict=True):
+    for node, bit in zip(def_src[is_value].tolist(), def_bit[is_value].tolist(), strict=True):
         kills[node] &= ~(1 << bit)
 
     s_ptr, s_idx = view.adjacency_lists((CONTROL,))
