@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from programl.exceptions import AnalysisError
 
 __all__ = ["QueueTrace", "trace_bfs", "count_entries"]
@@ -108,7 +110,8 @@ def count_entries(indptr: list[int], indices: list[int], trace: QueueTrace) -> i
       for a late ``w``), plus the slots of ``p``'s adjacency before the one that enqueued ``x``.
 
     Only the prefix-count rows that some later late node needs are computed (found by a backward pass over the
-    first enqueuers), so the work is linear in the edges when late nodes are rare.
+    first enqueuers), so the work is linear in the edges when late nodes are rare; when many rows are needed the
+    sums run on numpy int64 arrays (falling back to Python integers should a count approach ``2**62``).
 
     Args:
         indptr: The CSR that produced ``trace``.
@@ -126,15 +129,54 @@ def count_entries(indptr: list[int], indices: list[int], trace: QueueTrace) -> i
     first = trace.first_duplicate_level
     if first is None:
         return sum(len(level) for level in levels)
+    transitions = _transitions(indptr, indices, levels, first)
+    # Which prefix-count rows each level needs: those of late nodes' first entries and, transitively, of the
+    # first enqueuers of needed rows.
+    needed: list[set[int]] = [set() for _ in levels]
+    for d in range(len(levels) - 2, first - 1, -1):
+        step = transitions[d - first]
+        needed[d].update(step.first_row[x] for x in needed[d + 1])
+        needed[d].update(step.late.values())
+    work = sum(len(needed[d + 1]) * len(t.edge_from) for d, t in enumerate(transitions, start=first))
     total = sum(len(level) for level in levels[: first + 1])
-    transitions = []
+    if work > _NUMPY_WORK:
+        try:
+            total += _propagate_numpy(indptr, indices, levels, first, transitions, needed)
+        except OverflowError:
+            total += _propagate(indptr, indices, levels, first, transitions, needed)
+    else:
+        total += _propagate(indptr, indices, levels, first, transitions, needed)
+    if total >= 2**63:
+        raise AnalysisError("BFS queue entry count exceeds 2**63 - 1; the reference cannot finish this graph either")
+    return total
+
+
+#: Above this many (needed row x edge) products, the propagation runs on numpy arrays.
+_NUMPY_WORK = 20_000
+
+
+@dataclass
+class _Transition:
+    """The edges from one level ``F`` to the next ``G`` (rows: positions in first-entry order)."""
+
+    pos: dict[int, int]  # node -> row in F
+    pos_next: dict[int, int]  # node -> row in G
+    edge_from: list[int]  # every edge F -> G with multiplicity, grouped by target row ...
+    edge_to: list[int]  # ... in ascending order (every row of G has at least one)
+    first_row: list[int]  # the row of F whose first entry enqueued G[j] first ...
+    first_slot: list[int]  # ... and the slot of its adjacency that did
+    late: dict[int, int]  # row in G -> row in F, for nodes first dequeued in F
+
+
+def _transitions(indptr, indices, levels, first) -> list[_Transition]:
+    out = []
     for d in range(first, len(levels) - 1):
         level, nxt = levels[d], levels[d + 1]
         pos = {u: i for i, u in enumerate(level)}
         pos_next = {v: j for j, v in enumerate(nxt)}
-        enqueuers: list[list[int]] = [[] for _ in nxt]  # per node of nxt: rows of its in-edges from level
-        first_row = [-1] * len(nxt)  # the row of `level` whose first entry enqueued nxt[j] first ...
-        first_slot = [0] * len(nxt)  # ... and the slot of its adjacency that did
+        enqueuers: list[list[int]] = [[] for _ in nxt]
+        first_row = [-1] * len(nxt)
+        first_slot = [0] * len(nxt)
         for i, u in enumerate(level):
             for k, v in enumerate(indices[indptr[u] : indptr[u + 1]]):
                 j = pos_next.get(v)
@@ -147,18 +189,36 @@ def count_entries(indptr: list[int], indices: list[int], trace: QueueTrace) -> i
                         first_row[j] = i
                         first_slot[j] = k
         late = {j: pos[v] for j, v in enumerate(nxt) if v in pos}
-        transitions.append((pos, pos_next, enqueuers, first_row, first_slot, late))
-    # Which prefix-count rows each level needs: those of late nodes' first entries and, transitively, of the
-    # first enqueuers of needed rows.
-    needed: list[set[int]] = [set() for _ in levels]
-    for d in range(len(levels) - 2, first - 1, -1):
-        _, _, _, first_row, _, late = transitions[d - first]
-        needed[d].update(first_row[x] for x in needed[d + 1])
-        needed[d].update(late.values())
+        edge_from = [i for rows in enqueuers for i in rows]
+        edge_to = [j for j, rows in enumerate(enqueuers) for _ in rows]
+        out.append(_Transition(pos, pos_next, edge_from, edge_to, first_row, first_slot, late))
+    return out
+
+
+def _slots_before(indptr, indices, level, step: _Transition, x: int):
+    """Rows of G that the first enqueuer of ``G[x]`` enqueues, in its first entry, before ``G[x]``."""
+    p = step.first_row[x]
+    base = indptr[level[p]]
+    for t in range(step.first_slot[x]):
+        jj = step.pos_next.get(indices[base + t])
+        if jj is not None:
+            iv = step.late.get(jj)
+            if iv is None or iv > p:
+                yield jj
+
+
+def _propagate(indptr, indices, levels, first, transitions, needed) -> int:
+    """Entries of levels ``first + 1`` onwards, with Python integers (exact at any size)."""
     counts = [1] * len(levels[first])
     pre = {x: [1] * x + [0] * (len(counts) - x) for x in needed[first]}
+    total = 0
     for d in range(first, len(levels) - 1):
-        pos, pos_next, enqueuers, first_row, first_slot, late = transitions[d - first]
+        step = transitions[d - first]
+        late = step.late
+        width = len(levels[d + 1])
+        enqueuers: list[list[int]] = [[] for _ in range(width)]
+        for i, j in zip(step.edge_from, step.edge_to, strict=True):
+            enqueuers[j].append(i)
         counts_next = []
         for j, rows in enumerate(enqueuers):
             iw = late.get(j)
@@ -166,7 +226,7 @@ def count_entries(indptr: list[int], indices: list[int], trace: QueueTrace) -> i
             counts_next.append(sum(source[i] for i in rows))
         pre_next = {}
         for x in needed[d + 1]:
-            p = first_row[x]
+            p = step.first_row[x]
             row_p = pre[p]
             vector = []
             for j, rows in enumerate(enqueuers):
@@ -175,16 +235,48 @@ def count_entries(indptr: list[int], indices: list[int], trace: QueueTrace) -> i
                     vector.append(counts_next[j])
                 else:
                     vector.append(sum(row_p[i] for i in rows))
-            base = indptr[levels[d][p]]
-            for t in range(first_slot[x]):
-                jj = pos_next.get(indices[base + t])
-                if jj is not None:
-                    iv = late.get(jj)
-                    if iv is None or iv > p:
-                        vector[jj] += 1
+            for jj in _slots_before(indptr, indices, levels[d], step, x):
+                vector[jj] += 1
             pre_next[x] = vector
         total += sum(counts_next)
         counts, pre = counts_next, pre_next
-    if total >= 2**63:
-        raise AnalysisError("BFS queue entry count exceeds 2**63 - 1; the reference cannot finish this graph either")
+    return total
+
+
+def _propagate_numpy(indptr, indices, levels, first, transitions, needed) -> int:
+    """:func:`_propagate` on int64 arrays; raises OverflowError when a count could pass ``2**62``."""
+    width = len(levels[first])
+    counts = np.ones(width, dtype=np.int64)
+    rows = sorted(needed[first])
+    pre = np.tril(np.ones((width, width), dtype=np.int64), -1)[rows] if rows else np.zeros((0, width), np.int64)
+    row_of = {x: k for k, x in enumerate(rows)}
+    total = 0
+    for d in range(first, len(levels) - 1):
+        step = transitions[d - first]
+        src = np.asarray(step.edge_from, dtype=np.int64)
+        dst = np.asarray(step.edge_to, dtype=np.int64)
+        if float(counts.astype(np.float64)[src].sum()) > 2.0**62:
+            raise OverflowError
+        starts = np.flatnonzero(np.r_[True, dst[1:] != dst[:-1]])
+        counts_next = np.add.reduceat(counts[src], starts)
+        if step.late:
+            late_cols = np.fromiter(step.late.keys(), dtype=np.int64, count=len(step.late))
+            late_rows = np.fromiter(step.late.values(), dtype=np.int64, count=len(step.late))
+            which = np.zeros(len(counts_next), dtype=np.int64)
+            which[late_cols] = [row_of[iw] for iw in late_rows.tolist()]
+            counts_next[late_cols] = np.add.reduceat(pre[which[dst], src], starts)[late_cols]
+        rows_next = sorted(needed[d + 1])
+        if rows_next:
+            firsts = np.asarray([step.first_row[x] for x in rows_next], dtype=np.int64)
+            pre_next = np.add.reduceat(pre[[row_of[p] for p in firsts.tolist()]][:, src], starts, axis=1)
+            if step.late:
+                behind = firsts[:, None] >= late_rows[None, :]  # x's first enqueuer comes after the late node
+                pre_next[:, late_cols] = np.where(behind, counts_next[late_cols][None, :], pre_next[:, late_cols])
+            for k, x in enumerate(rows_next):
+                for jj in _slots_before(indptr, indices, levels[d], step, x):
+                    pre_next[k, jj] += 1
+        else:
+            pre_next = np.zeros((0, len(counts_next)), dtype=np.int64)
+        total += int(counts_next.sum())
+        counts, pre, row_of = counts_next, pre_next, {x: k for k, x in enumerate(rows_next)}
     return total

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from programl.dataflow import bfs
 from programl.dataflow.bfs import count_entries, trace_bfs
 from programl.exceptions import AnalysisError
 from tests.dataflow import _reference as ref
@@ -38,9 +39,17 @@ def _trace_levels_by_node(trace):
     return out
 
 
-@settings(max_examples=400, deadline=None)
+@pytest.fixture(params=["python", "numpy"])
+def propagation(request, monkeypatch):
+    """Run count_entries with its pure-Python sums, or force its numpy sums (normally only for wide levels)."""
+    if request.param == "numpy":
+        monkeypatch.setattr(bfs, "_NUMPY_WORK", -1)
+    return request.param
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(digraphs(max_nodes=10), st.integers(0, 1000), st.integers(0, 1))
-def test_matches_literal_queue(graph, root, start):
+def test_matches_literal_queue(propagation, graph, root, start):
     n, edges = graph
     adj, indptr, indices = _csr(n, edges)
     root %= n
@@ -83,13 +92,20 @@ def test_diamond_chain_doubles_entries(k):
     assert trace.last_distance == 2 * k + 1
 
 
-def test_exponential_queue_is_counted_without_playing_it():
+def test_exponential_queue_is_counted_without_playing_it(propagation):
     n, edges = _diamond_chain(40)
     _, indptr, indices = _csr(n, edges)
     assert count_entries(indptr, indices, trace_bfs(indptr, indices, 0, 1)) == 2**42 - 3
 
 
-def test_count_beyond_int64_is_an_error():
+def test_counts_near_the_int64_limit_stay_exact(propagation):
+    # 2**63 - 3 entries: past the numpy sums' guard (2**62), so they fall back to Python integers
+    n, edges = _diamond_chain(61)
+    _, indptr, indices = _csr(n, edges)
+    assert count_entries(indptr, indices, trace_bfs(indptr, indices, 0, 1)) == 2**63 - 3
+
+
+def test_count_beyond_int64_is_an_error(propagation):
     n, edges = _diamond_chain(70)
     _, indptr, indices = _csr(n, edges)
     with pytest.raises(AnalysisError, match="2\\*\\*63"):
