@@ -22,6 +22,7 @@ import numpy as np
 
 from programl.dataflow.base import AnalysisResult
 from programl.exceptions import AnalysisError
+from programl.graph_builder._encode import encode_features, varint
 from programl.proto import ProgramGraphFeaturesList
 
 __all__ = [
@@ -46,31 +47,13 @@ ACTIVE_NODE_COUNT = "data_flow_active_node_count"
 _NODE_TEMPLATE = np.array([0x0A, 0x05, 0x1A, 0x03, 0x0A, 0x01, 0x00], dtype=np.uint8)
 
 
-def _varint(value: int) -> bytes:
-    if value < 0:
-        value += 1 << 64  # int64 on the wire: ten-byte two's complement
-    out = bytearray()
-    while True:
-        low = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
-
-
 def _field(number: int, payload: bytes) -> bytes:
     """A length-delimited field."""
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 def _map_entry(key: str, value: bytes) -> bytes:
     return _field(1, _field(1, key.encode()) + _field(2, value))
-
-
-def _int64_feature(value: int) -> bytes:
-    return _field(3, _field(1, _varint(int(value))))
 
 
 def labels_to_bytes(result: AnalysisResult) -> bytes:
@@ -85,8 +68,8 @@ def labels_to_bytes(result: AnalysisResult) -> bytes:
         roots = _map_entry(ROOT_NODE, body.tobytes())
         body[:, 6] = result.labels[k]
         values = _map_entry(VALUE, body.tobytes())
-        features = _map_entry(ACTIVE_NODE_COUNT, _int64_feature(result.active_node_counts[k])) + _map_entry(
-            STEP_COUNT, _int64_feature(result.step_counts[k])
+        features = encode_features(
+            [], [(ACTIVE_NODE_COUNT, int(result.active_node_counts[k])), (STEP_COUNT, int(result.step_counts[k]))]
         )
         out.append(_field(2, _field(1, roots + values) + _field(5, features)))
     return b"".join(out)
