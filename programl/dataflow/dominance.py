@@ -22,8 +22,6 @@ used as bit sets over the swept nodes.
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
 from programl.dataflow.base import RootedAnalysis
@@ -52,53 +50,32 @@ class Dominance(RootedAnalysis):
     def eligible_roots(self) -> np.ndarray:
         return self.view.nodes_of_type(INSTRUCTION)
 
-    def _problem(self, root: int) -> tuple:
-        """``(num_members, swept, preds, succs, chained)`` of the root's function (cached per function).
-
-        ``chained[i]``: swept node ``i`` continues a straight line: its only predecessor is node ``i - 1``, whose
-        only successor it is.
-        """
+    def _problem(self, root: int) -> _Lines:
+        """The swept nodes of the root's function cut into straight lines (cached per function)."""
         function = int(self.view.node_function[root])
         hit = self._functions.get(function)
         if hit is None or not self._has_control[root]:
             members = np.flatnonzero(self.view.node_function == function)
             members = members[members >= 1]
             swept = members[self._has_control[members] | (members == root)]
-            local = self._local
-            local[swept] = np.arange(len(swept))
-            preds = _local_lists(self._rev, swept, local, outside_is_none=True)
-            succs = _local_lists(self._fwd, swept, local, outside_is_none=False)
-            local[swept] = -1
-            chained = [i > 0 and preds[i] == [i - 1] and succs[i - 1] == [i] for i in range(len(swept))]
-            hit = (len(members), swept, preds, succs, np.asarray(chained, dtype=bool))
+            hit = _lines(self._fwd, self._rev, swept, self._local, len(members))
             if self._has_control[root]:
                 self._functions[function] = hit
         return hit
 
     def run_one(self, root: int) -> tuple[np.ndarray, int, int]:
-        num_members, swept, preds, succs, chained = self._problem(root)
+        lines = self._problem(root)
+        num_members, swept = lines.num_members, lines.swept
         k = len(swept)
         # Nodes without control edges: each takes {n} in the first sweep, a change unless S = {root, n}.
         steps = (num_members - k) if num_members > 2 else 0
         if steps > MAX_STEPS:
             raise AnalysisError(f"Dominance fixed-point not found in {MAX_STEPS} steps")
-        r = int(np.searchsorted(swept, root))
         # Straight lines h -> c1 -> ... -> cL (consecutive in the sweep order, one edge between neighbours) are
         # swept as one unit: Dom(cj) = Dom(h) | {c1..cj}, evaluated right after h and changed exactly when h
         # changes, except that cL keeps its set when only {c1..cL} left or joined Dom(h). The root starts a line.
-        heads = ~chained
-        heads[r] = True
-        first = np.flatnonzero(heads)
+        first, length, bpreds, bsuccs, rb = lines.split_at(int(np.searchsorted(swept, root)))
         nb = len(first)
-        block_of = (np.cumsum(heads) - 1).tolist()
-        last = np.append(first[1:] - 1, k - 1)
-        length = (last - first).tolist()
-        rb = block_of[r]
-        bpreds = []
-        for h in first.tolist():
-            plist = preds[h]
-            bpreds.append(None if plist is None else [block_of[p] for p in plist])
-        bsuccs = [[block_of[x] for x in succs[e]] for e in last.tolist()]
         inner = [(1 << (nb + b)) if length[b] else 0 for b in range(nb)]  # one bit for c1..cL of each line
         shared = (1 << (2 * nb)) if num_members > k else 0  # one bit for all the unswept nodes of S
         initial = (((1 << nb) - 1) | sum(inner) | shared) & ~(1 << rb)
@@ -106,16 +83,16 @@ class Dominance(RootedAnalysis):
         # The root's own set is {root} throughout; the rest of its line takes {root, c1..cj} at its place in the
         # first sweep (until then its last node, which its successors read, still holds the initial set).
         dom[rb] = initial if length[rb] else 1 << rb
+        exits = [d | i for d, i in zip(dom, inner, strict=True)]  # the set of each line's last node
         # Sweeps in order. The first evaluates every unit; later ones only units with a predecessor that changed
         # since their last evaluation (in this sweep if it comes before them, otherwise in the next one).
-        pending = [b for b in range(nb) if b != rb or length[rb]]
-        while pending:
-            heap = pending  # ascending, hence a heap
-            queued = set(heap)
-            later: set[int] = set()
-            while heap:
-                b = heapq.heappop(heap)
-                queued.discard(b)
+        dirty = bytearray([1]) * nb
+        if not length[rb]:
+            dirty[rb] = 0
+        while True:
+            later = bytearray(nb)
+            b = dirty.find(1)
+            while b >= 0:
                 old = dom[b]
                 if b == rb:
                     new = 1 << rb
@@ -125,9 +102,9 @@ class Dominance(RootedAnalysis):
                     if plist is None:
                         new = 1 << b
                     else:
-                        acc = dom[plist[0]] | inner[plist[0]]
+                        acc = exits[plist[0]]
                         for p in plist[1:]:
-                            acc &= dom[p] | inner[p]
+                            acc &= exits[p]
                         new = acc | (1 << b)
                     count = 1 + length[b]
                 if new != old:
@@ -139,18 +116,73 @@ class Dominance(RootedAnalysis):
                     if steps > MAX_STEPS:
                         raise AnalysisError(f"Dominance fixed-point not found in {MAX_STEPS} steps")
                     if changed & ~inner[b]:  # the line's last node changed: its successors must look again
+                        exits[b] = new | inner[b]
                         for j in bsuccs[b]:
-                            if j == rb:
-                                continue
                             if j > b:
-                                if j not in queued:
-                                    heapq.heappush(heap, j)
-                                    queued.add(j)
-                            else:
-                                later.add(j)
-            pending = sorted(later)
-        positives = [i for i in range(k) if (dom[block_of[i]] >> rb) & 1]
+                                dirty[j] = 1
+                            elif j != rb:
+                                later[j] = 1
+                b = dirty.find(1, b + 1)
+            if later.find(1) < 0:
+                break
+            dirty = later
+        positives = [i for b in range(nb) if (dom[b] >> rb) & 1 for i in range(first[b], first[b] + length[b] + 1)]
         return swept[positives], steps, len(positives)
+
+
+class _Lines:
+    """The swept nodes of one function (local numbering = sweep order) cut into straight lines.
+
+    Line ``b`` is ``first[b] .. first[b] + length[b]``; ``preds[b]``: the lines whose last node precedes its first
+    node (``None``: no predecessor, or one outside the function); ``succs[b]``: the lines whose first node follows
+    its last node.
+    """
+
+    def __init__(self, num_members, swept, first, length, preds, succs):
+        self.num_members, self.swept = num_members, swept
+        self.first, self.length, self.preds, self.succs = first, length, preds, succs
+        self.line_of = np.repeat(np.arange(len(first)), np.asarray(length) + 1) if first else np.zeros(0, np.int64)
+
+    def split_at(self, r: int) -> tuple[list[int], list[int], list, list[list[int]], int]:
+        """``(first, length, preds, succs, root_line)`` with local node ``r`` starting a line of its own."""
+        b = int(self.line_of[r])
+        if self.first[b] == r:
+            return self.first, self.length, self.preds, self.succs, b
+
+        def shift_pred(x):  # the old line b ends in the root's new line b + 1
+            return x + 1 if x >= b else x
+
+        def shift_succ(x):  # lines after b move up by one; line b keeps its first node
+            return x + 1 if x > b else x
+
+        h, end = self.first[b], self.first[b] + self.length[b]
+        first = self.first[: b + 1] + [r] + self.first[b + 1 :]
+        length = self.length[:b] + [r - 1 - h, end - r] + self.length[b + 1 :]
+        preds = [None if pl is None else [shift_pred(x) for x in pl] for pl in self.preds]
+        preds.insert(b + 1, [b])
+        succs = [[shift_succ(x) for x in sl] for sl in self.succs]
+        succs.insert(b, [b + 1])
+        return first, length, preds, succs, b + 1
+
+
+def _lines(fwd, rev, swept: np.ndarray, local: np.ndarray, num_members: int) -> _Lines:
+    """Cut the swept nodes into straight lines: node ``i`` continues the line of ``i - 1`` when its only
+    predecessor is ``i - 1`` and it is the only successor of ``i - 1``."""
+    k = len(swept)
+    local[swept] = np.arange(k)
+    preds = _local_lists(rev, swept, local, outside_is_none=True)
+    succs = _local_lists(fwd, swept, local, outside_is_none=False)
+    local[swept] = -1
+    chained = [i > 0 and preds[i] == [i - 1] and succs[i - 1] == [i] for i in range(k)]
+    first = [i for i in range(k) if not chained[i]]
+    last = [f - 1 for f in first[1:]] + [k - 1]
+    line_of = [0] * k
+    for b, (f, e) in enumerate(zip(first, last, strict=True)):
+        line_of[f : e + 1] = [b] * (e + 1 - f)
+    bpreds = [None if preds[f] is None else [line_of[p] for p in preds[f]] for f in first]
+    bsuccs = [[line_of[x] for x in succs[e]] for e in last]
+    length = [e - f for f, e in zip(first, last, strict=True)]
+    return _Lines(num_members, swept, first, length, bpreds, bsuccs)
 
 
 def _local_lists(csr, swept: np.ndarray, local: np.ndarray, outside_is_none: bool) -> list:
