@@ -12,12 +12,20 @@
 Note that ``root`` is left out of the initial sets, so it propagates like a least fixed point: a node on a cycle
 that does not pass through the root (or below such a cycle) is never labelled, unlike textbook dominance.
 
-The sweeps are played exactly (the step count depends on the in-place order), with two savings that do not change
-any set or count: nodes of S without any control edge (variables, constants) always take ``{n}`` in the first sweep
-and feed nobody, so they are counted rather than swept, and stand in the bit sets as one shared bit; and a node is
-re-evaluated only when a predecessor changed since its last evaluation (in this sweep if that predecessor comes
-before it, otherwise in the next one), since otherwise its new set equals its current one. Sets are Python ints
-used as bit sets over the swept nodes.
+The sweeps are played exactly (the step count depends on the in-place order), with three savings that change no
+set and no count:
+
+* nodes of S without any control edge (variables, constants) always take ``{n}`` in the first sweep and feed
+  nobody, so they are counted rather than swept, and stand in the bit sets as one shared bit;
+* a straight line ``h -> c1 -> ... -> cL`` (consecutive in the sweep order, each the other's only neighbour) is swept
+  as one unit: ``Dom(cj) = Dom(h) | {c1..cj}`` is evaluated right after ``h`` and changes exactly when ``Dom(h)``
+  does (``cL`` excepted when only ``{c1..cL}`` itself left or joined ``Dom(h)``), so ``c1..cL`` share one bit and
+  add ``L`` (or ``L - 1``) steps to each change of ``h``; the lines are cut once per function, and the root starts
+  a line of its own;
+* a unit is re-evaluated only when a predecessor changed since its last evaluation (in this sweep if that
+  predecessor comes before it, otherwise in the next one), since otherwise its new set equals its current one.
+
+Sets are Python ints used as bit sets.
 """
 
 from __future__ import annotations
