@@ -18,6 +18,7 @@ COMMANDS = {
     "build": "programl.cli.build",
     "convert": "programl.cli.convert",
     "stats": "programl.cli.stats",
+    "analyze": "programl.cli.analyze",
 }
 
 

@@ -79,6 +79,7 @@ class Summary:
     skipped: int = 0
     failed: int = 0
     totals: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, int] = field(default_factory=dict)  # other counts worth a mention, e.g. "without a root"
     start: float = field(default_factory=time.perf_counter)
 
     def add(self, **counts: int) -> None:
@@ -96,6 +97,7 @@ class Summary:
             parts[0] += " (" + ", ".join(f"{v:,} {k}" for k, v in self.totals.items()) + ")"
         if self.skipped:
             parts.append(f"{self.skipped:,} up to date")
+        parts.extend(f"{count:,} {what}" for what, count in self.notes.items())
         if self.failed:
             parts.append(f"{self.failed:,} failed")
         return f"programl {self.command}: " + ", ".join(parts) + f" in {time.perf_counter() - self.start:.2f} s"
