@@ -1,0 +1,129 @@
+"""The creation API (SPEC §3.1): one input -> one graph, an iterable -> a lazy generator through any executor."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import types
+from pathlib import Path
+
+import pytest
+
+import programl
+from programl.exceptions import GraphCreationError, UnsupportedCompiler
+from programl.util.executor import TimeoutProcessPool
+
+DATA = Path(__file__).resolve().parent / "data"
+IR_A = (DATA / "example_a.ll").read_text()
+IR_B = (DATA / "example_b.ll").read_text()
+IR_C = (DATA / "example_c.ll").read_text()
+
+
+def test_single_input_gives_a_graph() -> None:
+    graph = programl.from_llvm_ir(IR_A)
+    assert isinstance(graph, programl.ProgramGraph) and len(graph.node) == 19
+
+
+def test_iterable_gives_a_lazy_generator_in_order() -> None:
+    graphs = programl.from_llvm_ir(iter([IR_A, IR_B, IR_C]))
+    assert isinstance(graphs, types.GeneratorType)
+    assert [len(g.node) for g in graphs] == [19, 26, 43]
+
+
+@pytest.mark.parametrize("executor_kind", ["threads", "pool"])
+def test_any_executor_works(executor_kind) -> None:
+    executor = concurrent.futures.ThreadPoolExecutor(2) if executor_kind == "threads" else TimeoutProcessPool(2)
+    with executor:
+        graphs = list(programl.from_llvm_ir([IR_A, IR_B, IR_C] * 2, executor=executor, chunksize=2))
+    assert [len(g.node) for g in graphs] == [19, 26, 43] * 2
+    assert graphs[0] == programl.from_llvm_ir(IR_A)
+
+
+def test_dask_executor() -> None:
+    distributed = pytest.importorskip("dask.distributed", reason="dask[distributed] not installed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            graphs = list(programl.from_llvm_ir([IR_A, IR_C], executor=client.get_executor()))
+    assert [len(g.node) for g in graphs] == [19, 43]
+
+
+def test_first_bad_input_raises_with_its_location() -> None:
+    graphs = programl.from_llvm_ir([IR_A, "define i32 @f() {\n  ret i32 %x\n}\n"])
+    assert len(next(graphs).node) == 19
+    with pytest.raises(GraphCreationError, match="use of undefined value") as info:
+        next(graphs)
+    assert (info.value.line, info.value.column) == (2, 11)
+
+
+def test_options_are_forwarded_to_workers() -> None:
+    [graph] = programl.from_llvm_ir([IR_A], instructions_only=True)
+    assert all(node.type == 0 for node in graph.node)
+
+
+def test_unsupported_version() -> None:
+    with pytest.raises(UnsupportedCompiler, match="LLVM 22"):
+        programl.from_llvm_ir(IR_A, version="10")
+
+
+def test_bitcode() -> None:
+    from programl.graph_builder.llvm import parse_ir
+
+    bitcode = parse_ir(IR_C).as_bitcode()
+    graph = programl.from_bitcode(bitcode)
+    assert graph.node == programl.from_llvm_ir(IR_C).node
+    assert [len(g.node) for g in programl.from_bitcode([bitcode, bitcode])] == [43, 43]
+
+
+def test_from_cpp_c_and_cxx(clang22) -> None:
+    graph = programl.from_cpp("int f(int x){ return x > 0 ? x : -x; }", language="c")
+    assert graph.module[0].name == "-"  # as 0.3.2 names stdin input
+    assert [n.text for n in graph.node[:4]] == ["[external]", "alloca", "store", "ptr"]
+    cxx = programl.from_cpp("template <class T> T twice(T x) { return 2 * x; } int g() { return twice(3); }")
+    assert "_Z5twiceIiET_S0_" in [f.name for f in cxx.function]
+    graphs = list(programl.from_cpp(["int a(void) { return 1; }", "int b(void) { return 2; }"], language="c"))
+    assert len(graphs) == 2
+
+
+def test_from_cpp_errors(clang22) -> None:
+    with pytest.raises(GraphCreationError, match="expected") as info:
+        programl.from_cpp("int f() {", language="c")
+    assert info.value.line == 1
+    with pytest.raises(UnsupportedCompiler):
+        programl.from_cpp("int f();", language="fortran")
+
+
+def test_from_opencl(clang22) -> None:
+    graph = programl.from_opencl((Path(__file__).resolve().parents[1] / "examples" / "vector_add.cl").read_text())
+    assert graph.module[0].features.feature["llvm_target_triple"].bytes_list.value == [b"spir64"]
+    assert "vector_add" in [f.name for f in graph.function]
+
+
+def test_from_clang_with_flags(clang22, tmp_path) -> None:
+    source = tmp_path / "f.c"
+    source.write_text("int f(int x) { return x * K; }\n")
+    graph = programl.from_clang(["-O1", "-DK=5", str(source)])
+    assert graph.module[0].name == str(source)
+    assert not [n for n in graph.node if n.text == "alloca"]  # -O1 took effect
+    [again] = programl.from_clang([["-O1", "-DK=5", str(source)]])
+    assert again == graph
+
+
+def test_missing_clang_says_how_to_install(monkeypatch) -> None:
+    monkeypatch.setenv("PROGRAML_CLANG", "/nonexistent/clang")
+    with pytest.raises(UnsupportedCompiler, match="apt-get install clang-22"):
+        programl.from_cpp("int f();", language="c")
+
+
+def test_timeout_kills_a_slow_input(monkeypatch, tmp_path, clang22) -> None:
+    wrapper = tmp_path / "clang-22"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'case "$*" in *--version*) exec {clang22} "$@";; esac\n'
+        'source=$(cat)\n'
+        'case "$source" in *SLOW*) exec sleep 60;; esac\n'
+        f'printf "%s" "$source" | {clang22} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PROGRAML_CLANG", str(wrapper))
+    graphs = programl.from_cpp(["int slow(void) { return 1; } // SLOW"], language="c", timeout=2)
+    with pytest.raises(TimeoutError):
+        list(graphs)
