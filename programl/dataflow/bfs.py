@@ -91,7 +91,7 @@ def trace_bfs(
         for u in cur:
             add(u)
             v = single[u]
-            if v >= 0:
+            if v >= 0:  # the loop below, inlined for the common single neighbour (no list slice)
                 if v in visited:
                     continue
                 if v in pushed:
