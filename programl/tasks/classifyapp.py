@@ -48,6 +48,7 @@ from programl.tasks.common import (
     info,
     init_distributed,
     load_checkpoint,
+    plan_graph_batches,
     plot_confusion_matrix,
     plot_learning_curves,
     progress,
@@ -304,19 +305,7 @@ def _plan(split: _Split, config: dict[str, Any], shuffle: bool, epoch: int) -> l
     order = np.arange(len(split.data))
     if shuffle:
         order = np.random.default_rng([config["seed"], epoch]).permutation(len(order))
-    batches: list[list[int]] = []
-    current: list[int] = []
-    nodes = 0
-    for i in order:
-        size = int(split.sizes[i])
-        if current and (nodes + size > config["batch_nodes"] or len(current) >= config["batch_graphs"]):
-            batches.append(current)
-            current, nodes = [], 0
-        current.append(int(i))
-        nodes += size
-    if current:
-        batches.append(current)
-    return batches
+    return plan_graph_batches(split.sizes, order, config["batch_nodes"], config["batch_graphs"])
 
 
 def _collate(split: _Split, indices: list[int]):

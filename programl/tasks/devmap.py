@@ -52,6 +52,7 @@ from programl.tasks.common import (
     configure_threads,
     info,
     load_checkpoint,
+    plan_graph_batches,
     plot_confusion_matrix,
     plot_learning_curves,
     progress,
@@ -132,10 +133,15 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--state-dropout", type=float, default=0.0, help="default: 0")
     model.add_argument("--aux-dropout", type=float, default=0.0, help="dropout in the auxiliary head (default: 0)")
     model.add_argument("--aux-hidden", type=int, default=32, help="default: 32")
+    model.add_argument("--readout-channels", type=int, default=2, metavar="K",
+                       help="graph readout channels fed to the auxiliary head (default: 2, the paper's graph logits; "
+                            "K > 2 adds K - 2 learned graph features)")
     optim = parser.add_argument_group("optimisation")
     optim.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default: 1e-3)")
     optim.add_argument("--weight-decay", type=float, default=0.0, help="default: 0")
     optim.add_argument("--batch-nodes", type=int, default=18_000, help="node budget per batch (default: 18,000)")
+    optim.add_argument("--batch-graphs", type=int, metavar="N",
+                       help="at most N kernels per batch (default: no limit; the branch code used 64)")
     add_run_arguments(parser, "devmap", epochs=100)
     add_runtime_arguments(parser)
 
@@ -290,28 +296,18 @@ def _text_map(texts: list[str], vocabulary) -> Any:
     return torch.tensor([vocabulary.get(t, oov) for t in texts], dtype=torch.long)
 
 
-def _batches(examples: _Examples, indices: np.ndarray, max_nodes: int, shuffle: bool, seed: int, epoch: int,
-             text_map) -> list:
-    """Node-budget batches of ``indices``; training batches never hold a single graph (BatchNorm needs two)."""
+def _batches(examples: _Examples, indices: np.ndarray, config: dict[str, Any], shuffle: bool, seed: int,
+             epoch: int, text_map) -> list:
+    """Batches of ``indices`` (at most ``batch_nodes`` nodes and ``batch_graphs`` graphs); training batches never
+    hold a single graph (the auxiliary head's BatchNorm needs two)."""
     import torch
     from torch_geometric.data import Batch
-
-    from programl.data.batching import plan_batches
 
     order = np.asarray(indices)
     if shuffle:
         order = order[np.random.default_rng([seed, epoch]).permutation(len(order))]
-    plan = [[int(order[j]) for j in b] for b in plan_batches(examples.sizes[order], max_nodes, "carry")]
-    if shuffle:
-        merged: list[list[int]] = []
-        for group in plan:
-            if len(group) == 1 and merged:
-                merged[-1].extend(group)
-            elif merged and len(merged[-1]) == 1:
-                merged[-1].extend(group)
-            else:
-                merged.append(group)
-        plan = merged
+    plan = plan_graph_batches(examples.sizes, order, config["batch_nodes"], config.get("batch_graphs"),
+                              min_graphs=2 if shuffle else 1)
     batches = []
     for group in plan:
         batch = Batch.from_data_list([examples.data[i] for i in group])
@@ -326,26 +322,59 @@ def _batches(examples: _Examples, indices: np.ndarray, max_nodes: int, shuffle: 
 
 
 _MODEL_KEYS = ("hidden", "steps", "layers", "positions", "node_type_gru", "message_dropout", "state_dropout",
-               "aux_dropout", "aux_hidden")
+               "aux_dropout", "aux_hidden", "readout_channels")
 
 
 def _model(config: dict[str, Any], vocabulary_size: int):
+    """The paper's model (``readout_channels`` 2), or :func:`_wide_readout_model` for more channels."""
     from programl.models import GGNNGraphClassifier
 
     schedule = [step % config["layers"] for step in range(config["steps"])]
-    return GGNNGraphClassifier(
+    channels = config.get("readout_channels", 2)
+    graph_model = GGNNGraphClassifier(
         vocabulary_size,
-        2,
+        channels,
         hidden_channels=config["hidden"],
         layer_schedule=schedule,
         use_positions=config["positions"],
         node_type_gru=config["node_type_gru"],
         dropout=config["state_dropout"],
         message_dropout=config["message_dropout"],
-        aux_channels=2,
+        aux_channels=2 if channels == 2 else 0,
         aux_hidden=config["aux_hidden"],
         aux_dropout=config["aux_dropout"],
     )
+    return graph_model if channels == 2 else _wide_readout_model(graph_model, config)
+
+
+def _wide_readout_model(graph_model, config: dict[str, Any]):
+    """``--readout-channels K > 2``: the gated readout sums K channels per graph instead of 2; the auxiliary head
+    reads all K with the auxiliary inputs, and the intermediate loss (0.2 CE) is taken on the first 2 channels, the
+    paper's graph logits. With K = 2 this is exactly the paper's model (which :func:`_model` then returns)."""
+    import torch.nn.functional as F
+    from torch import nn
+
+    from programl.models import GraphOutput
+    from programl.models.readout import AuxiliaryReadout
+
+    class WideReadoutDevmapModel(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.graph_model = graph_model
+            self.aux = AuxiliaryReadout(graph_model.num_classes, 2, config["aux_hidden"], 2,
+                                        dropout=config["aux_dropout"])
+            self.intermediate_loss_weight = graph_model.intermediate_loss_weight
+
+        def forward(self, data):
+            channels = self.graph_model(data).logits
+            aux = data.graph_x.view(channels.size(0), -1)
+            return GraphOutput(self.aux(channels, aux), channels[:, :2])
+
+        def loss(self, output, target):
+            return F.cross_entropy(output.logits, target) + self.intermediate_loss_weight * F.cross_entropy(
+                output.graph_logits, target)
+
+    return WideReadoutDevmapModel()
 
 
 def _run_epoch(model, batches, device, optimizer=None) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
@@ -416,13 +445,13 @@ def _train_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Pa
         info(f"{fold_dir}: resuming after epoch {state['epoch']}", not args.quiet)
     else:
         log.truncate(0)
-    val_batches = _batches(examples, split.val, config["batch_nodes"], False, seed, 0, text_map)
+    val_batches = _batches(examples, split.val, config, False, seed, 0, text_map)
     epochs = range(start_epoch, config["epochs"] + 1)
     bar = progress(epochs, len(epochs), f"{fold_dir.parent.name} fold {split.fold}", not args.quiet, unit="epoch")
     for epoch in bar:
         started = time.perf_counter()
         seed_everything(seed * 1009 + epoch)  # dropout: a resumed run continues exactly as an uninterrupted one
-        train_batches = _batches(examples, split.train, config["batch_nodes"], True, seed, epoch, text_map)
+        train_batches = _batches(examples, split.train, config, True, seed, epoch, text_map)
         stats, rows, pred = _run_epoch(model, train_batches, device, optimizer)
         train = _epoch_metrics(examples, stats, rows, pred, static_device)
         stats, rows, pred = _run_epoch(model, val_batches, device)
@@ -454,7 +483,7 @@ def _test_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Pat
     model = _model(config, len(vocabulary)).to(device)
     load_checkpoint(fold_dir / "best.pt", model=model, map_location=device, restore_rng=False)
     text_map = _text_map(examples.texts, vocabulary)
-    batches = _batches(examples, split.test, config["batch_nodes"], False, 0, 0, text_map)
+    batches = _batches(examples, split.test, config, False, 0, 0, text_map)
     _, rows, pred = _run_epoch(model, batches, device)
     metrics = devmap_metrics(examples.labels[rows], pred, examples.runtimes[rows], static_device)
     return {"fold": split.fold, "static_device": static_device, "test": metrics,
@@ -464,7 +493,8 @@ def _test_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Pat
 def _config(args: argparse.Namespace) -> dict[str, Any]:
     config = {key: getattr(args, key) for key in _MODEL_KEYS}
     config.update(variant=args.variant, folds=args.folds, fold_seed=args.fold_seed, subset=args.subset, lr=args.lr,
-                  weight_decay=args.weight_decay, batch_nodes=args.batch_nodes, epochs=args.epochs, seed=args.seed)
+                  weight_decay=args.weight_decay, batch_nodes=args.batch_nodes,
+                  batch_graphs=args.batch_graphs, epochs=args.epochs, seed=args.seed)
     return config
 
 
@@ -475,8 +505,12 @@ def _check_config(args: argparse.Namespace) -> None:
         raise UsageError(f"--only-folds must be in 0..{args.folds - 1}")
     if args.steps < 1 or not 1 <= args.layers <= args.steps:
         raise UsageError("need --steps >= 1 and 1 <= --layers <= --steps")
+    if args.readout_channels < 2:
+        raise UsageError("--readout-channels must be at least 2")
     if args.hidden < 2 or args.hidden % 2:
         raise UsageError("--hidden must be an even number >= 2")
+    if args.batch_graphs is not None and args.batch_graphs < 2:
+        raise UsageError("--batch-graphs must be at least 2 (BatchNorm)")
     if args.batch_nodes < 1 or args.epochs < 1:
         raise UsageError("--batch-nodes and --epochs must be positive")
 
