@@ -133,7 +133,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     optim.add_argument("--batch-graphs", type=int, default=128, help="graphs per batch at most (default: 128)")
     optim.add_argument("--batch-nodes", type=int, default=200_000, help="nodes per batch at most (default: 200,000)")
     optim.add_argument("--time-limit", type=float, metavar="MIN",
-                       help="stop after the epoch that passes this many minutes of training")
+                       help="stop before an epoch that would end past this many minutes of training")
     add_run_arguments(parser, "classifyapp", epochs=25)
     add_runtime_arguments(parser, seed=42)
 
@@ -486,8 +486,11 @@ def train_main(args: argparse.Namespace) -> int:
             info(f"epoch {epoch}: train loss {train['loss']:.3f} acc {train['accuracy']:.3f} | val loss "
                  f"{val['loss']:.3f} error {100 * val['error']:.2f} % ({record['seconds']:.0f} s)", dist.is_main)
             dist.barrier()
-            if args.time_limit and time.perf_counter() - began > 60 * args.time_limit:
-                info(f"time limit of {args.time_limit:g} min reached after epoch {epoch}", dist.is_main)
+            # stop when the next epoch (as long as this one) would end past the time limit; all processes agree
+            late = bool(args.time_limit) and time.perf_counter() - began + record["seconds"] > 60 * args.time_limit
+            if float(dist.all_reduce_sum(torch.tensor([float(late)]))[0]) > 0:
+                info(f"stopping after epoch {epoch}: another epoch would pass the time limit of "
+                     f"{args.time_limit:g} min", dist.is_main)
                 break
         result = _evaluate(run_dir, "best", splits, config, len(vocabulary), dist, show,
                            ("test", "legacy") if splits["legacy"].data else ("test",))
