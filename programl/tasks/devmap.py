@@ -47,6 +47,7 @@ import numpy as np
 
 from programl.tasks.common import (
     UsageError,
+    add_data_dir_arguments,
     add_run_arguments,
     add_runtime_arguments,
     configure_threads,
@@ -59,6 +60,7 @@ from programl.tasks.common import (
     resolve_device,
     save_checkpoint,
     seed_everything,
+    shared_data,
     write_json,
 )
 
@@ -90,9 +92,6 @@ examples:
   programl evaluate devmap --run-dir runs/devmap          re-test every fold's chosen model
 """
 
-_DEFAULT_DATA_DIR = os.path.join("~", ".cache", "programl", "devmap")
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Command line
 
@@ -104,10 +103,7 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
                             "../shared/data/devmap)")
     group.add_argument("--download", action="store_true",
                        help="download missing source files into DATA_DIR/download (sha256-checked)")
-    group.add_argument("--data-dir", default=_DEFAULT_DATA_DIR, metavar="DIR",
-                       help=f"where graphs are built (default: {_DEFAULT_DATA_DIR})")
-    group.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
-                       help="worker processes for building graphs (default: all CPUs)")
+    add_data_dir_arguments(group, "devmap")
     group.add_argument("--platform", choices=("amd", "nvidia", "all"), default="all", help="default: all")
 
 
@@ -218,11 +214,8 @@ def _source_dir(args: argparse.Namespace) -> Path:
         directory = data_dir / "download"
         fetch_sources(directory)
     else:
-        shared = os.environ.get("PROGRAML_SHARED_DATA")
-        candidates = [Path(shared) / "devmap"] if shared else []
-        candidates.append(Path("..") / "shared" / "data" / "devmap")
-        directory = next((c for c in candidates if (c / "cgo17-amd.csv").is_file()), None)
-        if directory is None:
+        directory = shared_data("devmap")
+        if directory is None or not (directory / "cgo17-amd.csv").is_file():
             raise UsageError("no devmap source directory: give --source-dir DIR, or --download")
     return directory.resolve()
 
