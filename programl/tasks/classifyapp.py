@@ -42,6 +42,7 @@ import numpy as np
 
 from programl.tasks.common import (
     UsageError,
+    add_data_dir_arguments,
     add_run_arguments,
     add_runtime_arguments,
     configure_threads,
@@ -55,6 +56,7 @@ from programl.tasks.common import (
     save_checkpoint,
     seed_everything,
     shard,
+    shared_data,
     unwrap,
     write_json,
 )
@@ -84,7 +86,6 @@ examples:
   programl evaluate classifyapp --run-dir runs/classifyapp --split val --checkpoint last
 """
 
-_DEFAULT_DATA_DIR = os.path.join("~", ".cache", "programl", "poj104")
 _CONFIG_KEYS = ("model", "hidden", "layer_timesteps", "no_positions", "node_type_gru", "dropout", "lr",
                 "weight_decay", "batch_nodes", "batch_graphs", "settings", "per_class", "split_seed", "seed")
 
@@ -102,9 +103,7 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
                        help="llvm_ir.tar.bz2 or its directory, the extra test set (default: beside --source in "
                             "../legacy-ir, when present)")
     group.add_argument("--no-legacy", action="store_true", help="no legacy IR test set")
-    group.add_argument("--data-dir", default=_DEFAULT_DATA_DIR, metavar="DIR",
-                       help=f"where graphs are built (default: {_DEFAULT_DATA_DIR})")
-    group.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="workers for building (default: all)")
+    add_data_dir_arguments(group, "poj104")
     group.add_argument("--no-verify", action="store_true",
                        help="accept a source that is not the published POJ-104 (other programs, tests)")
 
@@ -133,7 +132,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     optim.add_argument("--batch-graphs", type=int, default=128, help="graphs per batch at most (default: 128)")
     optim.add_argument("--batch-nodes", type=int, default=200_000, help="nodes per batch at most (default: 200,000)")
     optim.add_argument("--time-limit", type=float, metavar="MIN",
-                       help="stop after the epoch that passes this many minutes of training")
+                       help="stop before an epoch that would end past this many minutes of training")
     add_run_arguments(parser, "classifyapp", epochs=25)
     add_runtime_arguments(parser, seed=42)
 
@@ -232,21 +231,13 @@ def _make_model(config: dict[str, Any], vocabulary_size: int):
 # Data
 
 
-def _shared(name: str) -> Path | None:
-    shared = os.environ.get("PROGRAML_SHARED_DATA")
-    for candidate in ([Path(shared) / name] if shared else []) + [Path("..") / "shared" / "data" / name]:
-        if candidate.exists():
-            return candidate.resolve()
-    return None
-
-
 def _sources(args: argparse.Namespace) -> tuple[Path, Path | None]:
-    source = Path(args.source) if args.source else _shared("poj104")
+    source = Path(args.source) if args.source else shared_data("poj104")
     if source is None:
         raise UsageError("no POJ-104 source: give --source PATH (poj104.tar.xz or a codexglue/ directory)")
     if args.no_legacy:
         return source, None
-    legacy = Path(args.legacy_source) if args.legacy_source else _shared("legacy-ir")
+    legacy = Path(args.legacy_source) if args.legacy_source else shared_data("legacy-ir")
     return source, legacy
 
 
@@ -486,8 +477,11 @@ def train_main(args: argparse.Namespace) -> int:
             info(f"epoch {epoch}: train loss {train['loss']:.3f} acc {train['accuracy']:.3f} | val loss "
                  f"{val['loss']:.3f} error {100 * val['error']:.2f} % ({record['seconds']:.0f} s)", dist.is_main)
             dist.barrier()
-            if args.time_limit and time.perf_counter() - began > 60 * args.time_limit:
-                info(f"time limit of {args.time_limit:g} min reached after epoch {epoch}", dist.is_main)
+            # stop when the next epoch (as long as this one) would end past the time limit; all processes agree
+            late = bool(args.time_limit) and time.perf_counter() - began + record["seconds"] > 60 * args.time_limit
+            if float(dist.all_reduce_sum(torch.tensor([float(late)]))[0]) > 0:
+                info(f"stopping after epoch {epoch}: another epoch would pass the time limit of "
+                     f"{args.time_limit:g} min", dist.is_main)
                 break
         result = _evaluate(run_dir, "best", splits, config, len(vocabulary), dist, show,
                            ("test", "legacy") if splits["legacy"].data else ("test",))

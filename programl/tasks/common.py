@@ -38,6 +38,7 @@ __all__ = [
     "Distributed",
     "EpochLog",
     "UsageError",
+    "add_data_dir_arguments",
     "add_run_arguments",
     "add_runtime_arguments",
     "configure_threads",
@@ -54,6 +55,7 @@ __all__ = [
     "seed_everything",
     "set_rng_state",
     "shard",
+    "shared_data",
     "unwrap",
     "write_json",
 ]
@@ -85,6 +87,24 @@ def add_run_arguments(parser: argparse.ArgumentParser, task: str, epochs: int) -
                        help=f"checkpoints, logs and plots (default: runs/{task}); an unfinished run there is resumed")
     group.add_argument("--epochs", type=int, default=epochs, metavar="N", help=f"training epochs (default: {epochs})")
     group.add_argument("--restart", action="store_true", help="ignore the checkpoints in --run-dir and start over")
+
+
+def add_data_dir_arguments(group, task: str) -> None:
+    """``--data-dir`` (derived data: graphs, default ``~/.cache/programl/<task>``) and ``-j`` (build workers)."""
+    default = os.path.join("~", ".cache", "programl", task)
+    group.add_argument("--data-dir", default=default, metavar="DIR",
+                       help=f"where graphs are built (default: {default})")
+    group.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                       help="worker processes for building graphs (default: all CPUs)")
+
+
+def shared_data(name: str) -> Path | None:
+    """``$PROGRAML_SHARED_DATA/<name>`` or ``../shared/data/<name>`` (the research data beside a checkout), if there."""
+    shared = os.environ.get("PROGRAML_SHARED_DATA")
+    for candidate in ([Path(shared) / name] if shared else []) + [Path("..") / "shared" / "data" / name]:
+        if candidate.exists():
+            return candidate.resolve()
+    return None
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ import numpy as np
 
 from programl.tasks.common import (
     UsageError,
+    add_data_dir_arguments,
     add_run_arguments,
     add_runtime_arguments,
     configure_threads,
@@ -59,6 +60,7 @@ from programl.tasks.common import (
     resolve_device,
     save_checkpoint,
     seed_everything,
+    shared_data,
     write_json,
 )
 
@@ -90,9 +92,6 @@ examples:
   programl evaluate devmap --run-dir runs/devmap          re-test every fold's chosen model
 """
 
-_DEFAULT_DATA_DIR = os.path.join("~", ".cache", "programl", "devmap")
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Command line
 
@@ -104,10 +103,7 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
                             "../shared/data/devmap)")
     group.add_argument("--download", action="store_true",
                        help="download missing source files into DATA_DIR/download (sha256-checked)")
-    group.add_argument("--data-dir", default=_DEFAULT_DATA_DIR, metavar="DIR",
-                       help=f"where graphs are built (default: {_DEFAULT_DATA_DIR})")
-    group.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
-                       help="worker processes for building graphs (default: all CPUs)")
+    add_data_dir_arguments(group, "devmap")
     group.add_argument("--platform", choices=("amd", "nvidia", "all"), default="all", help="default: all")
 
 
@@ -133,6 +129,10 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--state-dropout", type=float, default=0.0, help="default: 0")
     model.add_argument("--aux-dropout", type=float, default=0.0, help="dropout in the auxiliary head (default: 0)")
     model.add_argument("--aux-hidden", type=int, default=32, help="default: 32")
+    model.add_argument("--intermediate-loss-weight", type=float, default=0.2, metavar="W",
+                       help="weight of CE(graph logits before the auxiliary head) in the loss (default: 0.2)")
+    model.add_argument("--pooling", choices=("sum", "mean"), default="sum",
+                       help="pool the node readout per graph by sum (default, the paper) or mean")
     model.add_argument("--readout-channels", type=int, default=2, metavar="K",
                        help="graph readout channels fed to the auxiliary head (default: 2, the paper's graph logits; "
                             "K > 2 adds K - 2 learned graph features)")
@@ -214,11 +214,8 @@ def _source_dir(args: argparse.Namespace) -> Path:
         directory = data_dir / "download"
         fetch_sources(directory)
     else:
-        shared = os.environ.get("PROGRAML_SHARED_DATA")
-        candidates = [Path(shared) / "devmap"] if shared else []
-        candidates.append(Path("..") / "shared" / "data" / "devmap")
-        directory = next((c for c in candidates if (c / "cgo17-amd.csv").is_file()), None)
-        if directory is None:
+        directory = shared_data("devmap")
+        if directory is None or not (directory / "cgo17-amd.csv").is_file():
             raise UsageError("no devmap source directory: give --source-dir DIR, or --download")
     return directory.resolve()
 
@@ -322,15 +319,16 @@ def _batches(examples: _Examples, indices: np.ndarray, config: dict[str, Any], s
 
 
 _MODEL_KEYS = ("hidden", "steps", "layers", "positions", "node_type_gru", "message_dropout", "state_dropout",
-               "aux_dropout", "aux_hidden", "readout_channels")
+               "aux_dropout", "aux_hidden", "readout_channels", "pooling", "intermediate_loss_weight")
 
 
 def _model(config: dict[str, Any], vocabulary_size: int):
-    """The paper's model (``readout_channels`` 2), or :func:`_wide_readout_model` for more channels."""
+    """The paper's model (2 readout channels summed per graph), or :func:`_devmap_readout_model` otherwise."""
     from programl.models import GGNNGraphClassifier
 
     schedule = [step % config["layers"] for step in range(config["steps"])]
     channels = config.get("readout_channels", 2)
+    paper = channels == 2 and config.get("pooling", "sum") == "sum"
     graph_model = GGNNGraphClassifier(
         vocabulary_size,
         channels,
@@ -340,41 +338,53 @@ def _model(config: dict[str, Any], vocabulary_size: int):
         node_type_gru=config["node_type_gru"],
         dropout=config["state_dropout"],
         message_dropout=config["message_dropout"],
-        aux_channels=2 if channels == 2 else 0,
+        aux_channels=2 if paper else 0,
         aux_hidden=config["aux_hidden"],
         aux_dropout=config["aux_dropout"],
+        intermediate_loss_weight=config.get("intermediate_loss_weight", 0.2),
     )
-    return graph_model if channels == 2 else _wide_readout_model(graph_model, config)
+    return graph_model if paper else _devmap_readout_model(graph_model, config)
 
 
-def _wide_readout_model(graph_model, config: dict[str, Any]):
-    """``--readout-channels K > 2``: the gated readout sums K channels per graph instead of 2; the auxiliary head
-    reads all K with the auxiliary inputs, and the intermediate loss (0.2 CE) is taken on the first 2 channels, the
-    paper's graph logits. With K = 2 this is exactly the paper's model (which :func:`_model` then returns)."""
+def _devmap_readout_model(graph_model, config: dict[str, Any]):
+    """The paper's model with another graph readout (``--readout-channels K``, ``--pooling mean``).
+
+    The gated node readout has K channels, pooled per graph by sum or mean; the auxiliary head reads all K with the
+    auxiliary inputs, and the intermediate loss (0.2 CE) is taken on the first 2 channels, the paper's graph logits.
+    With K = 2 and sum pooling this is the paper's model, which :func:`_model` then builds directly.
+    """
+    import torch
     import torch.nn.functional as F
     from torch import nn
+    from torch_geometric.utils import scatter
 
     from programl.models import GraphOutput
     from programl.models.readout import AuxiliaryReadout
 
-    class WideReadoutDevmapModel(nn.Module):
+    class DevmapReadoutModel(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.graph_model = graph_model
+            self.pooling = config.get("pooling", "sum")
             self.aux = AuxiliaryReadout(graph_model.num_classes, 2, config["aux_hidden"], 2,
                                         dropout=config["aux_dropout"])
             self.intermediate_loss_weight = graph_model.intermediate_loss_weight
 
         def forward(self, data):
-            channels = self.graph_model(data).logits
-            aux = data.graph_x.view(channels.size(0), -1)
-            return GraphOutput(self.aux(channels, aux), channels[:, :2])
+            h0, hT = self.graph_model.node_states(data)
+            node_logits = self.graph_model.readout(h0, hT)
+            batch = getattr(data, "batch", None)
+            if batch is None:
+                batch = node_logits.new_zeros(node_logits.size(0), dtype=torch.long)
+            channels = scatter(node_logits, batch, dim=0, dim_size=data.graph_x.view(-1, 2).size(0),
+                               reduce=self.pooling)
+            return GraphOutput(self.aux(channels, data.graph_x.view(channels.size(0), -1)), channels[:, :2])
 
         def loss(self, output, target):
             return F.cross_entropy(output.logits, target) + self.intermediate_loss_weight * F.cross_entropy(
                 output.graph_logits, target)
 
-    return WideReadoutDevmapModel()
+    return DevmapReadoutModel()
 
 
 def _run_epoch(model, batches, device, optimizer=None) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
