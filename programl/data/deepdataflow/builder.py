@@ -82,10 +82,13 @@ class BuildTask:
 
 def _compile(item: Input, timeout: float | None) -> tuple[str, dict[str, Any]]:
     """The IR text of an input, and facts for the manifest."""
+    from programl.exceptions import GraphCreationError
     from programl.graph_builder import clang
 
     if item.kind == "ir":
         data = item.content()
+        if not data.strip():
+            raise GraphCreationError("empty file", item.path or item.source or item.name)
         if data.startswith(_BITCODE_MAGIC):
             from programl.graph_builder.llvm import parse_bitcode
 
@@ -104,8 +107,6 @@ def _compile(item: Input, timeout: float | None) -> tuple[str, dict[str, Any]]:
 
         ir, recipe = poj104.compile_program(item.text or "", item.flags, pch=dict(item.extra) or None, timeout=timeout)
         return ir, {"recipe": recipe.name}
-    from programl.exceptions import GraphCreationError
-
     raise GraphCreationError(f"unknown input kind {item.kind!r}", item.source or item.name)
 
 
