@@ -51,6 +51,9 @@ test: setup reference
 
 bench: setup reference
 	$(BIN)/python benchmarks/build.py
+	$(BIN)/python benchmarks/dataflow.py
+	$(BIN)/python benchmarks/differential.py
+	$(BIN)/python benchmarks/train.py --batches 5
 
 proto:
 	@test -x .venv-protoc/bin/python || ($(PYTHON) -m venv .venv-protoc && .venv-protoc/bin/pip install -q grpcio-tools==1.71.0)

@@ -189,12 +189,16 @@ def time_ours(ir: str, repeat: int) -> tuple[float, int, int]:
     return best, nodes, edges
 
 
-def time_reference(ir: str, binary: str, repeat: int) -> float | None:
+def time_reference(ir: str, binary: str, repeat: int, timeout: float) -> float | None:
+    """Best wall time of the original builder; None when it rejects the IR; -timeout when it timed out."""
     best = float("inf")
     data = ir.encode("utf-8")
     for _attempt in range(repeat):
         start = time.perf_counter()
-        result = subprocess.run([binary, "--stdout_fmt=pb"], input=data, capture_output=True, timeout=3600)
+        try:
+            result = subprocess.run([binary, "--stdout_fmt=pb"], input=data, capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return -timeout
         elapsed = time.perf_counter() - start
         if result.returncode:
             return None
@@ -238,6 +242,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per small file (best is kept)")
     parser.add_argument("--no-reference", action="store_true", help="do not run llvm2graph-10")
     parser.add_argument("--limit", type=int, default=0, help="at most this many files per corpus (0: all)")
+    parser.add_argument("--reference-timeout", type=float, default=600, help="seconds per file for the original")
     args = parser.parse_args()
 
     clang14 = find_clang14()
@@ -266,7 +271,9 @@ def main() -> int:
             continue
         row = {"source": source, "name": name, "bytes": len(ir), "nodes": nodes, "edges": edges, "ours_s": seconds}
         if reference:
-            row["reference_s"] = time_reference(ir, reference, args.repeat)
+            row["reference_s"] = time_reference(ir, reference, args.repeat, args.reference_timeout)
+            if row["reference_s"] is not None and row["reference_s"] < 0:
+                log(f"{source}/{name}: the original took over {args.reference_timeout:g} s ({nodes:,} nodes)")
         rows.append(row)
         if (index + 1) % 100 == 0:
             log(f"  {index + 1} / {len(corpus)}")
@@ -280,7 +287,7 @@ def main() -> int:
                 "cpus": os.cpu_count(),
             },
             "sdists": sdist_stats,
-            "files": rows,
+            "per_file": rows,
         }
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -310,7 +317,8 @@ def summarise(rows: list[dict], with_reference: bool) -> dict:
             "largest_file": max(rows, key=lambda r: r["nodes"])["nodes"],
         },
     }
-    compared = [r for r in rows if r.get("reference_s")]
+    compared = [r for r in rows if r.get("reference_s") and r["reference_s"] > 0]
+    timed_out = [r for r in rows if r.get("reference_s") and r["reference_s"] < 0]
     if with_reference and compared:
         large = [r for r in compared if r["nodes"] > 10_000]
         small = [r for r in compared if r["nodes"] <= 1_000]
@@ -334,6 +342,11 @@ def summarise(rows: list[dict], with_reference: bool) -> dict:
             if small
             else None,
             "small_files_where_ours_slower": sum(1 for r in small if r["ours_s"] > r["reference_s"]),
+            "timed_out": [
+                {"name": r["name"], "nodes": r["nodes"], "ours_s": r["ours_s"], "reference_over_s": -r["reference_s"]}
+                for r in timed_out
+            ],
+            "rejected_by_reference": [r["name"] for r in rows if r.get("reference_s") is None],
         }
     return summary
 
@@ -358,6 +371,13 @@ def print_report(report: dict) -> None:
             f"speed-up in total: {reference['speedup_total']:.1f}x; on the {reference['files_over_10k_nodes']} "
             f"files over 10k nodes: {reference['speedup_over_10k_nodes'] or float('nan'):.1f}x"
         )
+        for item in reference["timed_out"]:
+            print(
+                f"  {item['name']} ({item['nodes']:,} nodes): ours {item['ours_s']:.1f} s, the original did not finish "
+                f"in {item['reference_over_s']:g} s (> {item['reference_over_s'] / item['ours_s']:.0f}x)"
+            )
+        if reference["rejected_by_reference"]:
+            print(f"  rejected by the original (not LLVM 10 IR): {', '.join(reference['rejected_by_reference'])}")
         if reference["small_median_ms"]:
             small = reference["small_median_ms"]
             print(
@@ -393,7 +413,7 @@ def plot(rows: list[dict], path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     nodes = [r["nodes"] for r in rows]
     axes[0].scatter(nodes, [r["ours_s"] for r in rows], s=6, label="programl (LLVM 22)")
-    compared = [r for r in rows if r.get("reference_s")]
+    compared = [r for r in rows if r.get("reference_s") and r["reference_s"] > 0]
     if compared:
         axes[0].scatter(
             [r["nodes"] for r in compared],

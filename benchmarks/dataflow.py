@@ -265,14 +265,17 @@ def plot(report: dict, path: str) -> None:
     for a in df.ANALYSES:
         xs = [r["nodes"] for r in rows if r[a]["error"] is None]
         ys = [r[a]["s"] * 1e3 for r in rows if r[a]["error"] is None]
-        ax.scatter(xs, ys, s=6, label=a, alpha=0.6)
+        dots = ax.scatter(xs, ys, s=6, label=a, alpha=0.6)
+        failed = [(r["nodes"], r[a]["s"] * 1e3) for r in rows if r[a]["error"] is not None]
+        if failed:  # AnalysisError (no root, or the reference's limits): time spent until the error
+            ax.scatter(*zip(*failed, strict=True), s=14, marker="x", color=dots.get_facecolor()[0], alpha=0.8)
     if any("build_s" in r for r in rows):
         ax.scatter([r["nodes"] for r in rows], [r["build_s"] * 1e3 for r in rows], s=6, c="k", label="build")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("graph nodes")
     ax.set_ylabel("time per graph (ms, up to 10 roots)")
-    ax.set_title("programl.dataflow: analysis time vs graph size")
+    ax.set_title("programl.dataflow: analysis time vs graph size (x: AnalysisError)")
     ax.legend(markerscale=3)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -58,7 +58,14 @@ class QueueTrace:
         return self.start + len(self.levels) - 1
 
 
-def trace_bfs(indptr: list[int], indices: list[int], root: int, start: int) -> QueueTrace:
+class _NoneSingle:
+    def __getitem__(self, node: int) -> int:
+        return -1
+
+
+def trace_bfs(
+    indptr: list[int], indices: list[int], root: int, start: int, single: list[int] | None = None
+) -> QueueTrace:
     """Replay the reference's BFS from ``(root, start)`` over one adjacency (neighbours in the reference's order).
 
     Args:
@@ -66,10 +73,13 @@ def trace_bfs(indptr: list[int], indices: list[int], root: int, start: int) -> Q
         indices: CSR neighbours.
         root: Start node.
         start: Distance of the start entry.
+        single: Optional per-node single neighbour or -1 (``GraphView.only_neighbours``), a shortcut only.
 
     Returns:
         The distinct (node, level) pairs the queue would hold; see :class:`QueueTrace`.
     """
+    if single is None:
+        single = _NoneSingle()
     visited: set[int] = set()
     cur = [root]
     levels = [cur]
@@ -80,6 +90,17 @@ def trace_bfs(indptr: list[int], indices: list[int], root: int, start: int) -> Q
         pushed: set[int] = set()
         for u in cur:
             add(u)
+            v = single[u]
+            if v >= 0:  # the loop below, inlined for the common single neighbour (no list slice)
+                if v in visited:
+                    continue
+                if v in pushed:
+                    if first_duplicate is None:
+                        first_duplicate = len(levels) - 1
+                    continue
+                pushed.add(v)
+                nxt.append(v)
+                continue
             for v in indices[indptr[u] : indptr[u + 1]]:
                 if v in visited:
                     continue

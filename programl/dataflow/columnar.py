@@ -110,7 +110,7 @@ class GraphView:
         self._node_text = None if node_text is None else list(node_text)
         self._graph = graph
         self._csr: dict[tuple, CSR] = {}
-        self._lists: dict[tuple, tuple[list[int], list[int]]] = {}
+        self._lists: dict[tuple, Any] = {}
         self.cache: dict[str, Any] = {}
 
     @classmethod
@@ -200,6 +200,24 @@ class GraphView:
             result = (indptr.tolist(), indices.tolist())
         self._lists[key] = result
         return result
+
+    def only_neighbours(self, flows: tuple[int, ...], reverse: bool = False) -> list[int]:
+        """Per node, its single neighbour in :meth:`adjacency_lists` ``(flows, reverse)``, or -1 (none or several).
+
+        Most instructions have one control successor and one predecessor: the per-root loops use this list to skip
+        slicing their adjacency.
+        """
+        key = ("only", flows, reverse)
+        hit = self._lists.get(key)
+        if hit is None:
+            indptr, indices = (np.asarray(a, dtype=np.int64) for a in self.adjacency_lists(flows, reverse))
+            if len(indices):
+                first = indices[np.minimum(indptr[:-1], len(indices) - 1)]
+                hit = np.where(np.diff(indptr) == 1, first, -1).tolist()
+            else:
+                hit = [-1] * self.num_nodes
+            self._lists[key] = hit
+        return hit
 
     def nodes_of_type(self, node_type: int) -> np.ndarray:
         """Indices >= 1 of the nodes of one kind, ascending (SPEC §4.1: index 0 is never a root)."""

@@ -28,12 +28,13 @@ class DataDep(RootedAnalysis):
     def __init__(self, view: GraphView) -> None:
         super().__init__(view)
         self._indptr, self._indices = view.adjacency_lists((DATA,), reverse=True)
+        self._single = view.only_neighbours((DATA,), reverse=True)
 
     def eligible_roots(self) -> np.ndarray:
         return self.view.nodes_of_type(VARIABLE)
 
     def run_one(self, root: int) -> tuple[np.ndarray, int, int]:
-        trace = trace_bfs(self._indptr, self._indices, root, 0)
+        trace = trace_bfs(self._indptr, self._indices, root, 0, self._single)
         seen = np.fromiter(trace.visited, dtype=np.int64, count=len(trace.visited))
         positives = seen[self.view.node_type[seen] == INSTRUCTION]
         return positives, trace.last_distance, len(positives)

@@ -141,6 +141,8 @@ def _live_sets(view: GraphView) -> LiveSets:
     seeds = seeds[order]
     bounds = np.flatnonzero(np.diff(group[seeds])) + 1
     queued = bytearray(n)
+    single = view.only_neighbours((CONTROL,))  # most nodes have one control successor and one predecessor
+    single_pred = view.only_neighbours((CONTROL,), reverse=True)
     limit = max(2 * n, 5000)
     pops = 0
     for part in np.split(seeds, bounds) if len(seeds) else []:
@@ -154,16 +156,26 @@ def _live_sets(view: GraphView) -> LiveSets:
                 raise AnalysisError("Failed to terminate liveness computation in 5000 steps")
             node = pop()
             queued[node] = 0
-            out = 0
-            for s in s_idx[s_ptr[node] : s_ptr[node + 1]]:
-                out |= live_in[s]
+            s = single[node]
+            if s >= 0:
+                out = live_in[s]
+            else:
+                out = 0
+                for s in s_idx[s_ptr[node] : s_ptr[node + 1]]:
+                    out |= live_in[s]
             new = uses[node] | (out & kills[node])
             if not new or new != live_in[node]:
                 live_in[node] = new
-                for p in p_idx[p_ptr[node] : p_ptr[node + 1]]:
+                p = single_pred[node]
+                if p >= 0:
                     if not queued[p]:
                         queued[p] = 1
                         push(p)
+                else:
+                    for p in p_idx[p_ptr[node] : p_ptr[node + 1]]:
+                        if not queued[p]:
+                            queued[p] = 1
+                            push(p)
             live_out[node] = out
     return LiveSets(live_in, live_out, group, values, pops)
 
@@ -177,6 +189,7 @@ class Liveness(RootedAnalysis):
         super().__init__(view)
         self.sets = live_sets(view)
         self._indptr, self._indices = view.adjacency_lists((CONTROL, DATA))
+        self._single = view.only_neighbours((CONTROL, DATA))
 
     def eligible_roots(self) -> np.ndarray:
         out = self.sets.live_out
@@ -187,7 +200,7 @@ class Liveness(RootedAnalysis):
             raise AnalysisError("Root node must be an instruction")
         live = self.sets.out_nodes(root)
         wanted = set(live.tolist())
-        trace = trace_bfs(self._indptr, self._indices, root, 1)
+        trace = trace_bfs(self._indptr, self._indices, root, 1, self._single)
         step = 0
         for k, level in enumerate(trace.levels):
             if not wanted.isdisjoint(level):

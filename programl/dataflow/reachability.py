@@ -26,10 +26,11 @@ class Reachability(RootedAnalysis):
     def __init__(self, view: GraphView) -> None:
         super().__init__(view)
         self._indptr, self._indices = view.adjacency_lists((CONTROL,))
+        self._single = view.only_neighbours((CONTROL,))
 
     def eligible_roots(self) -> np.ndarray:
         return self.view.nodes_of_type(INSTRUCTION)
 
     def run_one(self, root: int) -> tuple[set[int], int, int]:
-        trace = trace_bfs(self._indptr, self._indices, root, 1)
+        trace = trace_bfs(self._indptr, self._indices, root, 1, self._single)
         return trace.visited, trace.last_distance, count_entries(self._indptr, self._indices, trace)

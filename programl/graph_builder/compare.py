@@ -158,12 +158,15 @@ UPGRADE_EFFECTS = {
     "itself, and functions are never nodes (the CONSTANT node and its DATA edges go)",
     "debug-intrinsics-to-records": "`llvm.dbg.*` calls become debug records, which are not instructions (their "
     "INSTRUCTION nodes, CALL edges and the `llvm.dbg.*` declarations go; CONTROL edges join their neighbours)",
+    "pointer-constant-merging": "constants that differed only in their pointer type (`i8* null`, "
+    "`%struct.S* null`, `i32* undef`) are one constant (`ptr null`): one CONSTANT node instead of several",
     "shufflevector-mask": "a `shufflevector` mask is no longer an operand (LLVM 11+): no CONSTANT use at position 2",
     "lifetime-size-operand": "`llvm.lifetime.start/end` lost their size operand (LLVM 22): the size constant's use "
     "goes, the pointer moves from position 1 to 0, and LLVM 22 leaves unused `llvm.lifetime.start/end.i64` "
     "declarations in the module",
 }
 
+_SIMPLE_CONSTANT = re.compile(r"^(.*\*) (null|undef|poison|zeroinitializer)$")
 _GLOBAL_DEFINITION = re.compile(r'^(@(?:"[^"]*"|[-\w.$]+)) = ')
 
 
@@ -259,6 +262,22 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
         else:  # the base global has no node of its own yet: this node becomes it
             global_node[base] = index
             effects[effect] += 1
+
+    # constants that only differed by their pointer types are one constant in LLVM 22 (`ptr null`)
+    same_value: dict[str, int] = {}
+    for index, node in enumerate(nodes):
+        if node.type != Node.CONSTANT or drop[index]:
+            continue
+        match = _SIMPLE_CONSTANT.match(_full_text(node))
+        if not match:
+            continue
+        key = normalize_type_text(match.group(1)) + " " + match.group(2)
+        if key in same_value:
+            replace[index] = same_value[key]
+            drop[index] = True
+            effects["pointer-constant-merging"] += 1
+        else:
+            same_value[key] = index
 
     # debug intrinsic calls and declarations
     dbg_functions = {i for i, f in enumerate(graph.function) if f.name.startswith("llvm.dbg.")}

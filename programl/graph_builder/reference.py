@@ -63,13 +63,15 @@ def find_clang14() -> str | None:
 
 
 _LLVM10_UNKNOWN_WORDS = re.compile(r"\b(?:noundef|mustprogress|willreturn|elementtype\([^()]*\)) ?")
+_TYPED_SRET = re.compile(r"\bsret\((?:[^()]|\([^()]*\))*\)")  # LLVM 12+; LLVM 10 reads a plain `sret`
 _ATOMIC_ALIGN = re.compile(r"^(\s*(?:%\S+ = )?(?:atomicrmw|cmpxchg) .*?), align \d+", re.MULTILINE)
 
 
 def llvm10_compatible(ir: str) -> str:
-    """Rewrite clang-14 IR so that LLVM 10 reads it: drop attributes LLVM 10 does not know, ``poison`` ->
-    ``undef``, no ``align`` on atomic instructions."""
+    """Rewrite clang-14 IR so that LLVM 10 reads it: drop attributes LLVM 10 does not know, ``sret(T)`` ->
+    ``sret``, ``poison`` -> ``undef``, no ``align`` on atomic instructions."""
     ir = _LLVM10_UNKNOWN_WORDS.sub("", ir)
+    ir = _TYPED_SRET.sub("sret", ir)
     ir = re.sub(r"\bpoison\b", "undef", ir)
     return _ATOMIC_ALIGN.sub(r"\1", ir)
 

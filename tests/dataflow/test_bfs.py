@@ -58,6 +58,8 @@ def test_matches_literal_queue(propagation, graph, root, start):
     except ref.QueueTooLong:
         return
     trace = trace_bfs(indptr, indices, root, start)
+    single = [row[0] if len(row) == 1 else -1 for row in adj]
+    assert trace_bfs(indptr, indices, root, start, single) == trace
     assert trace.visited == {u for u, _ in entries}
     assert trace.last_distance == entries[-1][1]
     assert _trace_levels_by_node(trace) == _levels_by_node(entries)

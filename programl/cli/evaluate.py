@@ -1,0 +1,19 @@
+"""``programl evaluate TASK``: evaluate a trained model on held-out data (SPEC §6.5, §6.6).
+
+The task sub-commands and their interface are those of ``programl train`` (:mod:`programl.cli.train`).
+"""
+
+from __future__ import annotations
+
+from programl.cli.train import add_task_commands
+
+__all__ = ["add_parser"]
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "evaluate",
+        help="evaluate a trained model: devmap, classifyapp",
+        description=__doc__.split("\n\n")[0],
+    )
+    add_task_commands(parser, "evaluate", "add_evaluate_arguments", "evaluate_main")

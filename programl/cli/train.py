@@ -1,0 +1,67 @@
+"""``programl train TASK``: train a model for a task (SPEC §6): ``devmap``, ``classifyapp`` (and ``dataflow``).
+
+Each task is a module (the :data:`TASKS` registry) with ``add_train_arguments(parser)`` / ``train_main(args) -> int``
+and ``add_evaluate_arguments(parser)`` / ``evaluate_main(args) -> int``; :func:`add_task_commands` gives every
+task its own sub-command for ``train`` here and for ``evaluate`` (:mod:`programl.cli.evaluate`). Task modules do not
+import torch until they run. An error the library raises on purpose (missing data, a bad checkpoint ...) is printed
+on one line and exits 1; a wrong option exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from programl.cli.common import EXIT_FAILED, usage_error
+
+__all__ = ["TASKS", "add_parser", "add_task_commands", "run"]
+
+#: task name -> module with the task's train/evaluate entry points (``programl train <name>``)
+TASKS = {
+    "devmap": "programl.tasks.devmap",
+    "classifyapp": "programl.tasks.classifyapp",
+}
+
+
+def add_task_commands(parser: argparse.ArgumentParser, command: str, adder: str, entry: str) -> None:
+    """Give ``parser`` one sub-command per task of :data:`TASKS`, set up by the task module's ``adder``."""
+    subparsers = parser.add_subparsers(dest="task", metavar="TASK")
+    subparsers.required = True
+    for name, module_name in TASKS.items():
+        module = importlib.import_module(module_name)
+        doc = (module.__doc__ or "").strip().split("\n\n")[0]
+        sub = subparsers.add_parser(
+            name,
+            help=doc.splitlines()[0] if doc else name,
+            description=doc,
+            epilog=getattr(module, f"{command.upper()}_EXAMPLES", None),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        getattr(module, adder)(sub)
+        sub.set_defaults(run=run, parser=sub, task_module=module_name, task_entry=entry, command_name=command)
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "train",
+        help="train a model: devmap, classifyapp",
+        description=__doc__.split("\n\n")[0],
+    )
+    add_task_commands(parser, "train", "add_train_arguments", "train_main")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the task's entry point; library errors become one line and exit code 1, option errors exit 2."""
+    from programl.cli.common import describe_error
+    from programl.exceptions import ProgramlError
+    from programl.tasks.common import UsageError
+
+    module = importlib.import_module(args.task_module)
+    try:
+        return int(getattr(module, args.task_entry)(args) or 0)
+    except UsageError as error:
+        return usage_error(args.parser, str(error))
+    except (ProgramlError, OSError) as error:
+        print(f"programl {args.command_name} {args.task}: {describe_error(error)}", file=sys.stderr)
+        return EXIT_FAILED

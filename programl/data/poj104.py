@@ -1,0 +1,630 @@
+"""The POJ-104 algorithm-classification data set (classifyapp; SPEC §6.6, §7.4, §9.2 layout, §1.8 features).
+
+104 classes of student programs (Mou et al., AAAI 2016), one C/C++ program per file: ``codexglue/<label>/<n>.cpp``
+in ``poj104.tar.xz`` (``../shared/data/poj104``), or an extracted ``codexglue/`` directory.
+
+Programs (:func:`read_programs`) are deduplicated by content: classes 65 and 81 hold every program twice; a text that
+occurs under two different labels (5 texts) is ambiguous and left out. Each keeps the id ``<label>.<n>`` of its
+first file (lowest ``n``).
+
+Compilation (:func:`compile_program`) follows ProGraML's ``poj104.cc``: a fixed header of includes,
+``#define LEN 512``, ``#define MAX_LENGTH 512`` and ``using namespace std;`` is prepended, ``void main`` becomes
+``int main``, and clang-22 compiles C++11 at one of the 8 optimisation settings (``-O0``..``-O3``, each with and
+without ``-ffast-math``; index i as ProGraML's ``<label>.<srcId>.<i>``). About 96 % of the programs compile so; two
+fallback recipes lift that (PROVENANCE): the header plus ``<iomanip>`` and ``<string>`` in C++11, then in GNU++98.
+This project also gives an implicit-int ``main(`` an ``int`` (old C style, rejected by C++). The manifest records
+which recipe compiled each program. Each recipe's header is precompiled once per flag set (a clang PCH), which
+makes a compile about 8x faster and gives the same IR as prepending the header text (a test checks it).
+
+On disk (``data_dir``, e.g. ``~/.cache/programl/poj104``; :func:`build_poj104` is resumable, atomic, parallel with a
+per-program timeout, and never stops on a bad program)::
+
+    pch/<recipe>.<flags-hash>.pch           precompiled headers
+    graphs/<label>.<n>.<i>.ProgramGraph.pb  graph feature ``poj104_label`` = label (1..104)
+    ir/<label>.<n>.<i>.ll                   the IR (only with ``keep_ir``)
+    manifest.jsonl                          per program and setting: recipe, content hash, status, error, timings
+    legacy/graphs/<file>.ProgramGraph.pb    the 1,000 labelled legacy IR files (``legacy_ir``), their manifest
+
+Split (:func:`split_programs`): seeded, per class 3:1:1 (train/val/test) by program, so that every setting of a
+program lands in the same split. :func:`subset_split` takes the first programs of each class and split, keeping a
+subset's test programs inside the full test split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import tarfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from programl.data.devmap import fetch_file, sha256_file
+from programl.exceptions import ProgramlError
+from programl.proto import ProgramGraph
+from programl.util.fs import atomic_write_bytes, atomic_write_text
+
+__all__ = [
+    "ARCHIVE",
+    "ARCHIVE_SHA256",
+    "CONTENT_SHA256",
+    "HEADER",
+    "LEGACY_ARCHIVE",
+    "LEGACY_SHA256",
+    "NUM_CLASSES",
+    "OPT_SETTINGS",
+    "RECIPES",
+    "BuildReport",
+    "Program",
+    "Recipe",
+    "build_legacy",
+    "build_poj104",
+    "compile_program",
+    "fetch_poj104",
+    "graph_name",
+    "legacy_examples",
+    "load_split",
+    "poj104_examples",
+    "prepare_source",
+    "read_legacy_ir",
+    "read_programs",
+    "split_programs",
+    "subset_split",
+]
+
+NUM_CLASSES = 104
+ARCHIVE = "poj104.tar.xz"
+ARCHIVE_SHA256 = "040cfc2238bf86c93aac6e72d4cdd33929f919522919a5ccc41804db0d2a0b6f"
+#: sha256 of the sorted lines ``<label>/<n>.cpp <sha256 of the file>`` of the 53,000 files (checks a download).
+CONTENT_SHA256 = "3a3ab86f7098926872054b4532dfccf4d95384ad78a617d394e17837e5bbee36"
+#: The public repository at the commit the archive was taken from (its folder ``codexglue/``).
+REPOSITORY_URL = "https://github.com/guilhermeivo/dataset-poj-104/archive/28790c70.tar.gz"
+LEGACY_ARCHIVE = "llvm_ir.tar.bz2"
+LEGACY_SHA256 = "5a42fd261f7714400168dddecd2a49de106bb93f9784c52276911db5669d4e09"
+#: ProGraML's test fixture (Apache-2.0) with the 1,000 legacy IR files.
+LEGACY_URL = "https://raw.githubusercontent.com/ChrisCummins/ProGraML/d5df3cc/tests/data/llvm_ir.tar.bz2"
+
+#: ProGraML's header (``tasks/classifyapp/dataset/poj104.cc``).
+HEADER = (
+    "#include <cstdio>\n#include <cstdlib>\n#include <cmath>\n#include <cstring>\n#include <iostream>\n"
+    "#include <algorithm>\n#define LEN 512\n#define MAX_LENGTH 512\nusing namespace std;\n"
+)
+_HEADER_MORE = HEADER.replace("#include <algorithm>\n", "#include <algorithm>\n#include <iomanip>\n#include <string>\n")
+
+#: The 8 settings, index i of ProGraML's ``<label>.<srcId>.<i>``.
+OPT_SETTINGS: tuple[tuple[str, ...], ...] = (
+    ("-O0",), ("-O1",), ("-O2",), ("-O3",),
+    ("-O0", "-ffast-math"), ("-O1", "-ffast-math"), ("-O2", "-ffast-math"), ("-O3", "-ffast-math"),
+)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A header and a language standard to compile a program with."""
+
+    name: str
+    header: str
+    std: str
+
+
+#: Tried in order until one compiles (module docstring).
+RECIPES = (
+    Recipe("programl", HEADER, "-std=c++11"),
+    Recipe("more-headers", _HEADER_MORE, "-std=c++11"),
+    Recipe("gnu++98", _HEADER_MORE, "-std=gnu++98"),
+)
+
+_VOID_MAIN = re.compile(r"\bvoid\s+main\s*\(")
+_IMPLICIT_INT_MAIN = re.compile(r"^(\s*)main\s*\(", re.MULTILINE)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Programs
+
+
+@dataclass(frozen=True)
+class Program:
+    """One deduplicated POJ-104 program.
+
+    Attributes:
+        label: Class, 1..104.
+        index: The number ``n`` of its file ``<label>/<n>.cpp`` (the lowest among identical copies).
+        text: The source text.
+    """
+
+    label: int
+    index: int
+    text: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.label}.{self.index}"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+def _program_files(source: Path) -> Iterable[tuple[str, bytes]]:
+    """(``<label>/<n>.cpp``, bytes) of every program in the archive or directory."""
+    if source.is_dir():
+        root = source / "codexglue" if (source / "codexglue").is_dir() else source
+        for path in sorted(root.glob("*/*.cpp")):
+            yield f"{path.parent.name}/{path.name}", path.read_bytes()
+        return
+    with tarfile.open(source) as archive:
+        for member in archive:
+            parts = member.name.split("/")
+            if member.isfile() and len(parts) >= 2 and parts[-1].endswith(".cpp"):
+                yield f"{parts[-2]}/{parts[-1]}", archive.extractfile(member).read()
+
+
+def read_programs(source: str | os.PathLike, verify: bool = True) -> list[Program]:
+    """The deduplicated programs of ``poj104.tar.xz`` (or of a ``codexglue/`` directory), sorted by (label, index).
+
+    Args:
+        source: The archive, the directory holding it, or a (downloaded) ``codexglue/`` directory.
+        verify: Check the archive's sha256, or a directory's :data:`CONTENT_SHA256`.
+
+    Raises:
+        ProgramlError: The source is missing, fails its check, or holds no programs.
+    """
+    source = Path(source)
+    if source.is_dir() and (source / ARCHIVE).is_file():
+        source = source / ARCHIVE
+    if not source.exists():
+        raise ProgramlError(f"{source}: missing (the POJ-104 archive {ARCHIVE} or a codexglue/ directory)")
+    if verify and source.is_file() and sha256_file(source) != ARCHIVE_SHA256:
+        raise ProgramlError(f"{source}: sha256 differs from the published {ARCHIVE_SHA256}")
+    first: dict[bytes, tuple[int, int]] = {}
+    labels: dict[bytes, set[int]] = defaultdict(set)
+    texts: dict[bytes, str] = {}
+    listing = []
+    for name, data in _program_files(source):
+        folder, file = name.split("/")
+        digest = hashlib.sha256(data).digest()
+        listing.append(f"{name} {digest.hex()}\n")
+        try:
+            label, index = int(folder), int(file[: -len(".cpp")])
+        except ValueError:
+            continue
+        labels[digest].add(label)
+        if digest not in first or (label, index) < first[digest]:
+            first[digest] = (label, index)
+            texts[digest] = data.decode("utf-8", "replace")
+    if verify and source.is_dir():
+        content = hashlib.sha256("".join(sorted(listing)).encode()).hexdigest()
+        if content != CONTENT_SHA256:
+            raise ProgramlError(f"{source}: contents differ from the published POJ-104 ({content})")
+    programs = [Program(first[d][0], first[d][1], texts[d]) for d in first if len(labels[d]) == 1]
+    if not programs:
+        raise ProgramlError(f"{source}: no programs found")
+    return sorted(programs, key=lambda p: (p.label, p.index))
+
+
+def fetch_poj104(directory: str | os.PathLike, url: str = REPOSITORY_URL) -> Path:  # pragma: no cover - network
+    """Download the repository archive and extract its ``codexglue/`` into ``directory/codexglue``; the contents
+    are checked against :data:`CONTENT_SHA256`. Returns the ``codexglue`` directory."""
+    import shutil
+    import tempfile
+    import urllib.request
+
+    target = Path(directory) / "codexglue"
+    if target.is_dir():
+        return target
+    try:
+        with urllib.request.urlopen(url, timeout=300) as response:  # noqa: S310 - fixed https URL
+            data = response.read()
+    except OSError as error:
+        raise ProgramlError(f"could not download {url}: {error}") from None
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".codexglue.", dir=Path(directory)))
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            for member in tar:
+                parts = member.name.split("/")
+                if member.isfile() and len(parts) >= 3 and parts[-3] == "codexglue":
+                    out = staging / parts[-2] / parts[-1]
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    out.write_bytes(tar.extractfile(member).read())
+        read_programs(staging, verify=True)
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def prepare_source(text: str, recipe: Recipe = RECIPES[0], with_header: bool = True) -> str:
+    """The text clang compiles: the recipe's header (unless precompiled), ``void main``/``main`` -> ``int main``."""
+    body = _IMPLICIT_INT_MAIN.sub(r"\1int main(", _VOID_MAIN.sub("int main(", text))
+    return (recipe.header if with_header else "") + body
+
+
+def compile_program(
+    text: str,
+    setting: Sequence[str] = ("-O0",),
+    recipes: Sequence[Recipe] = RECIPES,
+    pch: dict[str, str] | None = None,
+    timeout: float | None = 120,
+) -> tuple[str, Recipe]:
+    """Compile a program with the first recipe that works; returns ``(IR, recipe)``.
+
+    Args:
+        text: The program.
+        setting: Optimisation flags (one of :data:`OPT_SETTINGS`).
+        recipes: Recipes to try in order.
+        pch: Recipe name -> precompiled header for this setting (see :func:`precompile_headers`); without one the
+            header text is prepended.
+        timeout: Seconds per clang run.
+
+    Raises:
+        GraphCreationError: No recipe compiles the program (the error of the first recipe).
+    """
+    from programl.exceptions import GraphCreationError
+    from programl.graph_builder import clang
+
+    first_error: GraphCreationError | None = None
+    for recipe in recipes:
+        header = (pch or {}).get(recipe.name)
+        flags = [recipe.std, *setting] + (["-include-pch", header] if header else [])
+        try:
+            source = prepare_source(text, recipe, with_header=header is None)
+            return clang.compile_source(source, "c++", flags, timeout=timeout), recipe
+        except GraphCreationError as error:
+            first_error = first_error or error
+    assert first_error is not None
+    raise first_error
+
+
+def precompile_headers(directory: str | os.PathLike, setting: Sequence[str], recipes: Sequence[Recipe] = RECIPES,
+                       timeout: float = 300) -> dict[str, str]:
+    """Precompile each recipe's header for ``setting`` into ``directory`` (once); recipe name -> PCH path.
+
+    A header that does not precompile is left out (its recipe then prepends the text).
+    """
+    import subprocess
+
+    from programl.graph_builder import clang
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for recipe in recipes:
+        digest = hashlib.sha256(f"{recipe.header}{recipe.std}{' '.join(setting)}".encode()).hexdigest()[:16]
+        path = directory / f"{recipe.name}.{digest}.pch"
+        if not path.is_file():
+            tmp = directory / f".{path.name}.{os.getpid()}.tmp"
+            command = [clang.find_clang(), "-x", "c++-header", recipe.std, *setting, "-", "-o", str(tmp)]
+            result = subprocess.run(command, input=recipe.header.encode(), capture_output=True, timeout=timeout)
+            if result.returncode:
+                tmp.unlink(missing_ok=True)
+                continue
+            os.replace(tmp, path)
+        out[recipe.name] = str(path)
+    return out
+
+
+def graph_name(program: Program | str, setting_index: int) -> str:
+    """``<label>.<n>.<i>`` (ProGraML's classifyapp file names)."""
+    pid = program.id if isinstance(program, Program) else program
+    return f"{pid}.{setting_index}"
+
+
+def _label_graph(graph: ProgramGraph, label: int) -> ProgramGraph:
+    graph.features.feature["poj104_label"].int64_list.value[:] = [label]
+    return graph
+
+
+@dataclass(frozen=True)
+class _Task:
+    program: Program
+    setting_index: int
+    pch: tuple[tuple[str, str], ...]
+    output: str
+    ir_output: str | None
+    timeout: float
+
+
+def _build_one(task: _Task) -> dict:
+    """Compile, build and write one program at one setting (runs in a worker)."""
+    from programl.graph_builder.llvm import graph_from_ir
+
+    start = time.perf_counter()
+    ir, recipe = compile_program(task.program.text, OPT_SETTINGS[task.setting_index], pch=dict(task.pch),
+                                 timeout=task.timeout)
+    compiled = time.perf_counter()
+    graph = _label_graph(graph_from_ir(ir, module_name="-"), task.program.label)
+    atomic_write_bytes(task.output, graph.SerializeToString(deterministic=True))
+    if task.ir_output:
+        atomic_write_text(task.ir_output, ir)
+    return {
+        "recipe": recipe.name,
+        "nodes": len(graph.node),
+        "edges": len(graph.edge),
+        "compile_seconds": round(compiled - start, 3),
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+
+
+@dataclass
+class BuildReport:
+    """Counts of :func:`build_poj104` / :func:`build_legacy`: built now, already there, failed (name, error)."""
+
+    built: int = 0
+    skipped: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    recipes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return self.built + self.skipped + len(self.failed)
+
+
+def _read_manifest(path: Path) -> dict[str, dict]:
+    entries: dict[str, dict] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                entry = json.loads(line)
+                entries[entry["name"]] = entry
+    return entries
+
+
+def _write_manifest(path: Path, entries: dict[str, dict]) -> None:
+    atomic_write_text(path, "".join(json.dumps(entries[k], sort_keys=True) + "\n" for k in sorted(entries)))
+
+
+def _run_tasks(tasks: list, fn: Callable, jobs: int | None, timeout: float, manifest: Path,
+               entries: dict[str, dict], describe: Callable, report: BuildReport,
+               progress: Callable | None, description: str, checkpoint_every: int = 2000) -> None:
+    """Run ``fn`` over ``tasks`` in a process pool, recording each outcome in ``entries`` (and on disk)."""
+    from programl.util.executor import TimeoutProcessPool, execute_outcomes
+
+    if not tasks:
+        return
+    pool = TimeoutProcessPool(max_workers=min(jobs or os.cpu_count() or 1, len(tasks)))
+    try:
+        outcomes = execute_outcomes(fn, tasks, executor=pool, timeout=timeout, chunksize=64)
+        if progress is not None:
+            outcomes = progress(outcomes, len(tasks), description)
+        for done, outcome in enumerate(outcomes, start=1):
+            entry = describe(outcome.input)
+            if outcome.ok:
+                entry.update(status="ok", error=None, **outcome.value)
+                report.built += 1
+                recipe = outcome.value.get("recipe")
+                if recipe:
+                    report.recipes[recipe] = report.recipes.get(recipe, 0) + 1
+            else:
+                message = (str(outcome.error) or type(outcome.error).__name__).splitlines()[0]
+                entry.update(status="failed", error=message)
+                report.failed.append((entry["name"], message))
+            entries[entry["name"]] = entry
+            if done % checkpoint_every == 0:
+                _write_manifest(manifest, entries)
+    finally:
+        pool.shutdown(cancel_futures=True)
+        _write_manifest(manifest, entries)
+
+
+def build_poj104(
+    source: str | os.PathLike,
+    data_dir: str | os.PathLike,
+    settings: Sequence[int] = (0,),
+    *,
+    programs: Sequence[Program] | None = None,
+    jobs: int | None = None,
+    timeout: float = 120,
+    keep_ir: bool = False,
+    retry_failed: bool = False,
+    progress: Callable[[Iterable, int, str], Iterable] | None = None,
+) -> BuildReport:
+    """Compile and build the graphs of the programs at the given settings (module docstring).
+
+    Args:
+        source: ``poj104.tar.xz``, its directory, or a ``codexglue/`` directory.
+        data_dir: Output directory.
+        settings: Indices into :data:`OPT_SETTINGS` (default: -O0 only).
+        programs: Build only these (default: all of :func:`read_programs`).
+        jobs: Worker processes (default: all CPUs).
+        timeout: Seconds per program and setting.
+        keep_ir: Also write the IR.
+        retry_failed: Retry programs the manifest records as failed (default: skip them).
+        progress: Wraps the stream of finished programs (e.g. a tqdm bar).
+    """
+    data_dir = Path(data_dir)
+    if programs is None:
+        programs = read_programs(source)
+    manifest = data_dir / "manifest.jsonl"
+    entries = _read_manifest(manifest)
+    report = BuildReport()
+    for index in settings:
+        if not 0 <= index < len(OPT_SETTINGS):
+            raise ProgramlError(f"unknown optimisation setting {index} (expected 0..{len(OPT_SETTINGS) - 1})")
+        pch = tuple(precompile_headers(data_dir / "pch", OPT_SETTINGS[index]).items())
+        tasks = []
+        for program in programs:
+            name = graph_name(program, index)
+            output = data_dir / "graphs" / f"{name}.ProgramGraph.pb"
+            previous = entries.get(name, {})
+            same_input = previous.get("sha256") == program.sha256
+            if same_input and previous.get("status") == "ok" and output.is_file():
+                report.skipped += 1
+                continue
+            if same_input and previous.get("status") == "failed" and not retry_failed:
+                report.failed.append((name, previous.get("error") or ""))
+                continue
+            ir_output = str(data_dir / "ir" / f"{name}.ll") if keep_ir else None
+            tasks.append(_Task(program, index, pch, str(output), ir_output, timeout))
+
+        def describe(task: _Task) -> dict:
+            return {"name": graph_name(task.program, task.setting_index), "program": task.program.id,
+                    "label": task.program.label, "setting": " ".join(OPT_SETTINGS[task.setting_index]),
+                    "sha256": task.program.sha256}
+
+        _run_tasks(tasks, _build_one, jobs, timeout, manifest, entries, describe, report, progress,
+                   f"POJ-104 {' '.join(OPT_SETTINGS[index])}")
+    return report
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Splits
+
+
+def split_programs(programs: Sequence[Program], seed: int = 204, ratios: tuple[int, int, int] = (3, 1, 1)
+                   ) -> dict[str, list[str]]:
+    """Seeded per-class split of program ids into ``train``/``val``/``test`` in proportions ``ratios`` (3:1:1).
+
+    The programs of each class are put in a random order (a generator seeded with ``(seed, label)``, so a class's
+    order does not depend on the other classes); the first 3/5 are training, the next 1/5 validation, the rest test.
+    Each list is in that order (which :func:`subset_split` relies on).
+    """
+    by_label: dict[int, list[Program]] = defaultdict(list)
+    for program in programs:
+        by_label[program.label].append(program)
+    total = sum(ratios)
+    out: dict[str, list[str]] = {"train": [], "val": [], "test": []}
+    for label in sorted(by_label):
+        group = sorted(by_label[label], key=lambda p: p.index)
+        order = np.random.default_rng([seed, label]).permutation(len(group))
+        n_train = round(len(group) * ratios[0] / total)
+        n_val = round(len(group) * ratios[1] / total)
+        ids = [group[i].id for i in order]
+        out["train"] += ids[:n_train]
+        out["val"] += ids[n_train : n_train + n_val]
+        out["test"] += ids[n_train + n_val :]
+    return out
+
+
+def subset_split(split: dict[str, list[str]], per_class: int | None) -> dict[str, list[str]]:
+    """The first programs of each class in each split, ``per_class`` programs per class in 3:1:1 proportion
+    (e.g. 100 -> 60 / 20 / 20); ``None`` keeps everything. A subset's test programs are full-split test programs."""
+    if per_class is None:
+        return {k: list(v) for k, v in split.items()}
+    quota = {"train": round(per_class * 3 / 5), "val": round(per_class / 5)}
+    quota["test"] = per_class - quota["train"] - quota["val"]
+    out: dict[str, list[str]] = {}
+    for name, ids in split.items():
+        taken: dict[str, int] = defaultdict(int)
+        kept = []
+        for pid in ids:
+            label = pid.split(".")[0]
+            if taken[label] < quota[name]:
+                taken[label] += 1
+                kept.append(pid)
+        out[name] = kept
+    return out
+
+
+def load_split(data_dir: str | os.PathLike, programs: Sequence[Program], seed: int = 204) -> dict[str, list[str]]:
+    """:func:`split_programs`, written to ``data_dir/splits/seed<seed>/{train,val,test}.txt`` the first time (and
+    read back afterwards, so a run always sees the split it was trained with)."""
+    directory = Path(data_dir) / "splits" / f"seed{seed}"
+    files = {name: directory / f"{name}.txt" for name in ("train", "val", "test")}
+    if all(f.is_file() for f in files.values()):
+        return {name: f.read_text(encoding="utf-8").split() for name, f in files.items()}
+    split = split_programs(programs, seed)
+    for name, f in files.items():
+        atomic_write_text(f, "".join(pid + "\n" for pid in split[name]))
+    return split
+
+
+def poj104_examples(data_dir: str | os.PathLike, program_ids: Iterable[str], settings: Sequence[int] = (0,)
+                    ) -> tuple[list[Path], list[str]]:
+    """Graph files of the programs at the settings, and the names of those not built (compile failures)."""
+    graphs = Path(data_dir) / "graphs"
+    found, missing = [], []
+    for pid in program_ids:
+        for index in settings:
+            path = graphs / f"{graph_name(pid, index)}.ProgramGraph.pb"
+            (found if path.is_file() else missing).append(path if path.is_file() else graph_name(pid, index))
+    return found, missing
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Legacy IR (a small extra test set)
+
+_MODULE_ID = re.compile(r"^; ModuleID = '([^']*)'", re.MULTILINE)
+
+
+def read_legacy_ir(archive: str | os.PathLike, verify: bool = True) -> list[tuple[str, int, str]]:
+    """``(file name, label, IR text)`` of the 1,000 legacy IR files; the label is the class folder in each file's
+    ModuleID (``.../test/71/2551.txt.cpp`` -> 71).
+
+    Raises:
+        ProgramlError: The archive is missing or has the wrong sha256.
+    """
+    archive = Path(archive)
+    if archive.is_dir():
+        archive = archive / LEGACY_ARCHIVE
+    if not archive.is_file():
+        raise ProgramlError(f"{archive}: missing (download it from {LEGACY_URL})")
+    if verify and sha256_file(archive) != LEGACY_SHA256:
+        raise ProgramlError(f"{archive}: sha256 differs from the published {LEGACY_SHA256}")
+    out = []
+    with tarfile.open(archive) as tar:
+        for member in sorted((m for m in tar if m.isfile() and m.name.endswith(".ll")), key=lambda m: m.name):
+            text = tar.extractfile(member).read().decode("utf-8", "replace")
+            match = _MODULE_ID.search(text)
+            parts = match.group(1).split("/") if match else []
+            try:
+                label = int(parts[-2])
+            except (IndexError, ValueError):
+                continue
+            out.append((os.path.basename(member.name), label, text))
+    return out
+
+
+@dataclass(frozen=True)
+class _LegacyTask:
+    name: str
+    label: int
+    text: str
+    output: str
+
+
+def _build_legacy_one(task: _LegacyTask) -> dict:
+    from programl.graph_builder.llvm import graph_from_ir
+
+    start = time.perf_counter()
+    graph = _label_graph(graph_from_ir(task.text, path=task.name), task.label)
+    atomic_write_bytes(task.output, graph.SerializeToString(deterministic=True))
+    return {"nodes": len(graph.node), "edges": len(graph.edge), "seconds": round(time.perf_counter() - start, 3)}
+
+
+def build_legacy(archive: str | os.PathLike, data_dir: str | os.PathLike, *, jobs: int | None = None,
+                 timeout: float = 120, progress: Callable | None = None) -> BuildReport:
+    """Build the graphs of the legacy IR files into ``data_dir/legacy`` (resumable, like :func:`build_poj104`)."""
+    directory = Path(data_dir) / "legacy"
+    manifest = directory / "manifest.jsonl"
+    entries = _read_manifest(manifest)
+    report = BuildReport()
+    tasks = []
+    for name, label, text in read_legacy_ir(archive):
+        output = directory / "graphs" / f"{name[:-3]}.ProgramGraph.pb"
+        if entries.get(name, {}).get("status") == "ok" and output.is_file():
+            report.skipped += 1
+            continue
+        tasks.append(_LegacyTask(name, label, text, str(output)))
+    _run_tasks(tasks, _build_legacy_one, jobs, timeout, manifest, entries,
+               lambda t: {"name": t.name, "label": t.label}, report, progress, "legacy IR")
+    return report
+
+
+def legacy_examples(data_dir: str | os.PathLike) -> list[Path]:
+    """The built legacy graphs, sorted by file name."""
+    return sorted((Path(data_dir) / "legacy" / "graphs").glob("*.ProgramGraph.pb"))
+
+
+def fetch_legacy(directory: str | os.PathLike) -> Path:  # pragma: no cover - needs the network
+    """Download the legacy IR archive into ``directory`` (sha256-checked)."""
+    return fetch_file(LEGACY_URL, Path(directory) / LEGACY_ARCHIVE, LEGACY_SHA256)
+

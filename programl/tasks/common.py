@@ -1,0 +1,542 @@
+"""What every training loop shares (SPEC §6.1 protocol, §6.5, §6.6; DESIGN §1 ``tasks/``, §6 CLI conventions).
+
+* command-line options: :func:`add_runtime_arguments` (``--device``, ``--threads``, ``--seed``, ``-q``) and
+  :func:`add_run_arguments` (``--run-dir``, ``--epochs``, ``--restart``);
+* devices and seeding: :func:`resolve_device` (CUDA when available, else CPU), :func:`seed_everything`,
+  :func:`rng_state` / :func:`set_rng_state`;
+* checkpoints: :func:`save_checkpoint` (atomic: model, optimizer, epoch, best metric, RNG states, anything else) and
+  :func:`load_checkpoint` (resumption);
+* logs: :class:`EpochLog` (one JSON line and one CSV row per epoch; truncated to the checkpoint on resumption),
+  :func:`write_json`;
+* pictures (matplotlib, Agg backend): :func:`plot_learning_curves`, :func:`plot_confusion_matrix`;
+* progress: :func:`progress` (tqdm on stderr, main process only), :func:`info`;
+* distributed data parallel for ``torchrun``: :func:`init_distributed` -> :class:`Distributed` (gloo on CPU, nccl on
+  GPU; rank, world size, barrier, all-reduce, model wrapping) and :func:`shard` (``DistributedSampler``-style).
+
+Importing this module does not import torch (``programl --help`` must stay fast); the functions import it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import random
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from programl.exceptions import ProgramlError
+from programl.util.fs import atomic_write_bytes, atomic_write_text
+
+__all__ = [
+    "Distributed",
+    "EpochLog",
+    "UsageError",
+    "add_run_arguments",
+    "add_runtime_arguments",
+    "configure_threads",
+    "info",
+    "init_distributed",
+    "load_checkpoint",
+    "plot_confusion_matrix",
+    "plot_learning_curves",
+    "progress",
+    "resolve_device",
+    "rng_state",
+    "save_checkpoint",
+    "seed_everything",
+    "set_rng_state",
+    "shard",
+    "unwrap",
+    "write_json",
+]
+
+
+class UsageError(ProgramlError):
+    """A command-line option is wrong (the CLI prints usage and exits 2)."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Options
+
+
+def add_runtime_arguments(parser: argparse.ArgumentParser, seed: int = 204) -> None:
+    """``--device``, ``--threads``, ``--seed`` and ``-q``."""
+    group = parser.add_argument_group("runtime")
+    group.add_argument("--device", default="auto", metavar="DEV",
+                       help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N (default: auto)")
+    group.add_argument("--threads", type=int, default=0, metavar="N",
+                       help="CPU threads for torch (default: torch's choice)")
+    group.add_argument("--seed", type=int, default=seed, help=f"random seed (default: {seed})")
+    group.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, task: str, epochs: int) -> None:
+    """``--run-dir``, ``--epochs`` and ``--restart``."""
+    group = parser.add_argument_group("run")
+    group.add_argument("--run-dir", default=os.path.join("runs", task), metavar="DIR",
+                       help=f"checkpoints, logs and plots (default: runs/{task}); an unfinished run there is resumed")
+    group.add_argument("--epochs", type=int, default=epochs, metavar="N", help=f"training epochs (default: {epochs})")
+    group.add_argument("--restart", action="store_true", help="ignore the checkpoints in --run-dir and start over")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Devices, threads, seeds
+
+
+def resolve_device(spec: str = "auto", local_rank: int | None = None):
+    """The ``torch.device`` for ``--device``: ``auto`` = ``cuda:<local_rank or 0>`` when CUDA is available, else CPU.
+
+    Raises:
+        UsageError: CUDA was asked for but is not available, or the name is not a device.
+    """
+    import torch
+
+    spec = (spec or "auto").strip().lower()
+    if spec == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda", local_rank or 0)
+        return torch.device("cpu")
+    try:
+        device = torch.device(spec)
+    except (RuntimeError, ValueError):
+        raise UsageError(f"--device {spec!r} is not a device (auto, cpu, cuda, cuda:N)") from None
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise UsageError("--device cuda: CUDA is not available on this machine (use --device cpu)")
+        if device.index is None:
+            device = torch.device("cuda", local_rank or 0)
+    return device
+
+
+def configure_threads(threads: int) -> None:
+    """``torch.set_num_threads(threads)`` when ``threads`` > 0."""
+    import torch
+
+    if threads and threads > 0:
+        torch.set_num_threads(threads)
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's ``random``, numpy and torch (CPU and CUDA)."""
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def rng_state() -> dict[str, Any]:
+    """The states of Python's ``random``, numpy's global generator and torch's CPU (and CUDA) generators."""
+    import numpy as np
+    import torch
+
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: Mapping[str, Any]) -> None:
+    """Restore what :func:`rng_state` returned."""
+    import numpy as np
+    import torch
+
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"].cpu())
+    if "cuda" in state and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Checkpoints
+
+
+def unwrap(model):
+    """The module inside a ``DistributedDataParallel`` wrapper (or the model itself)."""
+    return getattr(model, "module", model)
+
+
+def save_checkpoint(
+    path: str | os.PathLike,
+    *,
+    model,
+    optimizer=None,
+    epoch: int,
+    best_metric: float | None = None,
+    best_epoch: int | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write a checkpoint atomically (a crash never leaves a half-written file).
+
+    Holds the model's ``state_dict`` (unwrapped from DDP), the optimizer's, ``epoch`` (the last finished epoch),
+    the best validation metric so far and its epoch, the RNG states (:func:`rng_state`) and ``extra``.
+    """
+    import torch
+
+    payload = {
+        "model": unwrap(model).state_dict(),
+        "optimizer": optimizer.state_dict() if optimizer is not None else None,
+        "epoch": epoch,
+        "best_metric": best_metric,
+        "best_epoch": best_epoch,
+        "rng": rng_state(),
+        "extra": dict(extra or {}),
+    }
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    return atomic_write_bytes(path, buffer.getvalue())
+
+
+def load_checkpoint(
+    path: str | os.PathLike,
+    *,
+    model=None,
+    optimizer=None,
+    map_location: Any = "cpu",
+    restore_rng: bool = True,
+) -> dict[str, Any]:
+    """Load a checkpoint written by :func:`save_checkpoint` into ``model`` / ``optimizer`` (when given).
+
+    Returns:
+        The checkpoint's dictionary (``epoch``, ``best_metric``, ``best_epoch``, ``extra`` ...).
+
+    Raises:
+        ProgramlError: The file is not a readable checkpoint.
+    """
+    import torch
+
+    import pickle
+
+    try:
+        payload = torch.load(path, map_location=map_location, weights_only=False)
+    except FileNotFoundError:
+        raise
+    except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError) as error:
+        raise ProgramlError(f"{path}: not a readable checkpoint ({error})") from None
+    if not isinstance(payload, dict) or "model" not in payload:
+        raise ProgramlError(f"{path}: not a programl checkpoint")
+    if model is not None:
+        unwrap(model).load_state_dict(payload["model"])
+    if optimizer is not None and payload.get("optimizer") is not None:
+        optimizer.load_state_dict(payload["optimizer"])
+    if restore_rng and payload.get("rng"):
+        set_rng_state(payload["rng"])
+    return payload
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> Path:
+    """Write ``obj`` as indented JSON, atomically."""
+    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=_jsonable) + "\n")
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Per-epoch log
+
+
+class EpochLog:
+    """One record per epoch, kept as JSON lines (``<name>.jsonl``) and as CSV (``<name>.csv``).
+
+    Both files are rewritten atomically after each :meth:`append`, so they always agree and never hold a torn line.
+    On resumption, :meth:`truncate` drops the records after the checkpoint's epoch.
+
+    Args:
+        directory: Where the files live (created).
+        name: File stem (default ``log``).
+        enabled: False on non-main DDP processes: records are kept in memory, nothing is written.
+    """
+
+    def __init__(self, directory: str | os.PathLike, name: str = "log", enabled: bool = True) -> None:
+        self.directory = Path(directory)
+        self.jsonl = self.directory / f"{name}.jsonl"
+        self.csv = self.directory / f"{name}.csv"
+        self.enabled = enabled
+        self.records: list[dict[str, Any]] = []
+        if self.jsonl.is_file():
+            for line in self.jsonl.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    self.records.append(json.loads(line))
+
+    def truncate(self, epoch: int) -> None:
+        """Keep only the records with ``epoch <= epoch`` (resumption from a checkpoint of that epoch)."""
+        self.records = [r for r in self.records if int(r.get("epoch", 0)) <= epoch]
+        self._write()
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        self.records.append(dict(record))
+        self._write()
+
+    def _write(self) -> None:
+        if not self.enabled:
+            return
+        lines = [json.dumps(r, sort_keys=True, default=_jsonable) for r in self.records]
+        atomic_write_text(self.jsonl, "".join(line + "\n" for line in lines))
+        columns: list[str] = []
+        for record in self.records:
+            columns.extend(k for k in record if k not in columns and not isinstance(record[k], (list, dict)))
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        for record in self.records:
+            writer.writerow({k: record.get(k, "") for k in columns})
+        atomic_write_text(self.csv, out.getvalue())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Plots
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_learning_curves(
+    records: Sequence[Mapping[str, Any]],
+    path: str | os.PathLike,
+    *,
+    title: str = "",
+    metrics: Sequence[str] | None = None,
+    splits: Sequence[str] = ("train", "val", "test"),
+    mark_epoch: int | None = None,
+) -> Path:
+    """A PNG with one panel per metric and one line per split, from per-epoch records.
+
+    Records hold ``epoch`` and keys ``<split>_<metric>`` (``train_loss``, ``val_accuracy`` ...).
+
+    Args:
+        records: The per-epoch log (:attr:`EpochLog.records`).
+        path: The PNG to write (atomically).
+        title: Figure title.
+        metrics: Metrics to draw (default: every ``<split>_<metric>`` found, ``loss`` first).
+        splits: Prefixes to look for.
+        mark_epoch: Draw a dashed vertical line at this epoch (e.g. the epoch chosen on validation).
+    """
+    plt = _pyplot()
+    if metrics is None:
+        found: list[str] = []
+        for record in records:
+            for key, value in record.items():
+                split, _, metric = key.partition("_")
+                if split in splits and metric and metric not in found and isinstance(value, (int, float)):
+                    found.append(metric)
+        metrics = sorted(found, key=lambda m: (m != "loss", found.index(m)))
+    metrics = list(metrics) or ["loss"]
+    columns = min(3, len(metrics))
+    rows = math.ceil(len(metrics) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(4.6 * columns, 3.4 * rows), squeeze=False)
+    epochs = [r.get("epoch") for r in records]
+    for ax, metric in zip(axes.flat, metrics):
+        for split in splits:
+            key = f"{split}_{metric}"
+            points = [(e, r[key]) for e, r in zip(epochs, records)
+                      if key in r and isinstance(r[key], (int, float)) and math.isfinite(r[key])]
+            if points:
+                xs, ys = zip(*points)
+                ax.plot(xs, ys, marker="." if len(xs) < 40 else None, label=split)
+        if mark_epoch is not None:
+            ax.axvline(mark_epoch, color="grey", linestyle="--", linewidth=1)
+        ax.set_title(metric)
+        ax.set_xlabel("epoch")
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize="small")
+    for ax in list(axes.flat)[len(metrics):]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return _save_figure(plt, fig, path)
+
+
+def plot_confusion_matrix(
+    matrix: Sequence[Sequence[int]],
+    path: str | os.PathLike,
+    *,
+    labels: Sequence[str] | None = None,
+    title: str = "",
+) -> Path:
+    """A PNG of a confusion matrix (rows = true class, columns = predicted), coloured by row-normalised rate.
+
+    Counts are printed in the cells of matrices up to 12 x 12; larger ones (POJ-104's 104 classes) are drawn as a
+    heat map with sparse tick labels.
+    """
+    import numpy as np
+
+    plt = _pyplot()
+    cm = np.asarray(matrix, dtype=np.int64)
+    n = cm.shape[0]
+    rates = cm / np.maximum(cm.sum(axis=1, keepdims=True), 1)
+    size = 4.2 if n <= 12 else 9.0
+    fig, ax = plt.subplots(figsize=(size + 1.0, size))
+    image = ax.imshow(rates, cmap="Blues", vmin=0.0, vmax=1.0)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="fraction of the true class")
+    names = list(labels) if labels is not None else [str(i) for i in range(n)]
+    if n <= 12:
+        ticks = list(range(n))
+        for i in range(n):
+            for j in range(n):
+                ax.text(j, i, f"{cm[i, j]}", ha="center", va="center",
+                        color="white" if rates[i, j] > 0.5 else "black")
+    else:
+        step = max(1, n // 13)
+        ticks = list(range(0, n, step))
+    ax.set_xticks(ticks, [names[t] for t in ticks])
+    ax.set_yticks(ticks, [names[t] for t in ticks])
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("true")
+    ax.set_title(title or f"confusion matrix ({int(cm.sum())} examples)")
+    fig.tight_layout()
+    return _save_figure(plt, fig, path)
+
+
+def _save_figure(plt, fig, path: str | os.PathLike) -> Path:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    plt.close(fig)
+    return atomic_write_bytes(path, buffer.getvalue())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Progress and messages
+
+
+def progress(items: Iterable, total: int | None = None, description: str = "", enabled: bool = True,
+             unit: str = "batch") -> Iterator:
+    """A tqdm progress bar on stderr (none when ``enabled`` is False, e.g. ``-q`` or a non-main DDP process)."""
+    if not enabled:
+        yield from items
+        return
+    from tqdm import tqdm
+
+    with tqdm(items, total=total, desc=description, unit=unit, file=sys.stderr, leave=False,
+              dynamic_ncols=True) as bar:
+        yield from bar
+
+
+def info(message: str, enabled: bool = True) -> None:
+    """Print a line on stderr without breaking a progress bar (main process only)."""
+    if not enabled:
+        return
+    from tqdm import tqdm
+
+    tqdm.write(message, file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Distributed data parallel (torchrun)
+
+
+@dataclass
+class Distributed:
+    """This process's place in a ``torchrun`` job (a single process when not launched by torchrun).
+
+    Attributes:
+        rank, world_size, local_rank: From torchrun's environment (0, 1, 0 without it).
+        device: The device of this process (``cuda:<local_rank>`` on GPUs).
+        backend: ``"nccl"`` on GPUs, ``"gloo"`` on CPUs, None for a single process.
+    """
+
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+    device: Any = None
+    backend: str | None = None
+
+    @property
+    def is_main(self) -> bool:
+        """True on rank 0 (the process that logs, plots and writes checkpoints)."""
+        return self.rank == 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+    def barrier(self) -> None:
+        if self.enabled:
+            import torch.distributed as dist
+
+            dist.barrier()
+
+    def all_reduce_sum(self, tensor):
+        """Sum ``tensor`` over all processes, in place (no-op for one process); returns it."""
+        if self.enabled:
+            import torch.distributed as dist
+
+            dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+        return tensor
+
+    def wrap(self, model):
+        """``DistributedDataParallel(model)`` in a torchrun job, else ``model``."""
+        if not self.enabled:
+            return model
+        from torch.nn.parallel import DistributedDataParallel
+
+        if self.device is not None and self.device.type == "cuda":
+            return DistributedDataParallel(model, device_ids=[self.device.index])
+        return DistributedDataParallel(model)
+
+    def shutdown(self) -> None:
+        if self.enabled:
+            import torch.distributed as dist
+
+            if dist.is_initialized():
+                dist.destroy_process_group()
+
+
+def init_distributed(device: str = "auto") -> Distributed:
+    """Join the ``torchrun`` job described by ``RANK`` / ``WORLD_SIZE`` / ``LOCAL_RANK`` (if any).
+
+    The backend is nccl when the process's device is a GPU, gloo otherwise. Without torchrun (``WORLD_SIZE`` unset
+    or 1) nothing is initialised and a single-process :class:`Distributed` is returned.
+    """
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    resolved = resolve_device(device, local_rank if world_size > 1 else None)
+    if world_size <= 1:
+        return Distributed(device=resolved)
+    import torch
+    import torch.distributed as dist
+
+    backend = "nccl" if resolved.type == "cuda" else "gloo"
+    if resolved.type == "cuda":
+        torch.cuda.set_device(resolved)
+    if not dist.is_initialized():
+        dist.init_process_group(backend=backend, rank=rank, world_size=world_size)
+    return Distributed(rank, world_size, local_rank, resolved, backend)
+
+
+def shard(items: Sequence[Any], rank: int, world_size: int) -> list[Any]:
+    """This rank's share of ``items``, as ``DistributedSampler`` (without shuffling) takes it.
+
+    The list is padded by repeating its first items until its length is a multiple of ``world_size``; rank ``r``
+    takes items ``r, r + world_size, ...``. Every rank gets the same number of items (so DDP steps stay in lock
+    step), and the shares together cover every item.
+    """
+    items = list(items)
+    if world_size <= 1 or not items:
+        return items
+    total = math.ceil(len(items) / world_size) * world_size
+    padded = items + [items[i % len(items)] for i in range(total - len(items))]
+    return padded[rank::world_size]

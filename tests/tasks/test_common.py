@@ -1,0 +1,133 @@
+"""Tests of programl.tasks.common: devices, seeds, checkpoints, logs, plots, sharding, distributed set-up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from programl.exceptions import ProgramlError  # noqa: E402
+from programl.tasks import common  # noqa: E402
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_import_does_not_load_torch() -> None:
+    code = "import sys, programl.tasks.common, programl.tasks.devmap, programl.tasks.classifyapp; " \
+           "print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_resolve_device() -> None:
+    assert common.resolve_device("cpu").type == "cpu"
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert common.resolve_device("auto").type == expected
+    with pytest.raises(common.UsageError, match="not a device"):
+        common.resolve_device("tpu-9000")
+    if not torch.cuda.is_available():
+        with pytest.raises(common.UsageError, match="CUDA is not available"):
+            common.resolve_device("cuda")
+
+
+def test_seed_everything_reproduces_draws() -> None:
+    common.seed_everything(7)
+    first = (np.random.rand(), torch.rand(3))
+    common.seed_everything(7)
+    second = (np.random.rand(), torch.rand(3))
+    assert first[0] == second[0] and torch.equal(first[1], second[1])
+
+
+def _model_and_optimizer():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    x, y = torch.randn(16, 4), torch.randint(0, 2, (16,))
+    for _ in range(3):
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    return model, optimizer
+
+
+def test_checkpoint_round_trip_restores_model_optimizer_and_rng(tmp_path) -> None:
+    torch.manual_seed(0)
+    model, optimizer = _model_and_optimizer()
+    path = common.save_checkpoint(tmp_path / "c" / "last.pt", model=model, optimizer=optimizer, epoch=3,
+                                  best_metric=0.75, best_epoch=2, extra={"note": "x"})
+    expected_draw = torch.rand(2)  # the draw right after saving
+    assert [p.name for p in path.parent.iterdir()] == ["last.pt"]  # no temporary file left
+    torch.manual_seed(123)
+    clone, clone_optimizer = _model_and_optimizer()
+    state = common.load_checkpoint(path, model=clone, optimizer=clone_optimizer)
+    assert state["epoch"] == 3 and state["best_metric"] == 0.75 and state["best_epoch"] == 2
+    assert state["extra"] == {"note": "x"}
+    for a, b in zip(model.state_dict().values(), clone.state_dict().values()):
+        assert torch.equal(a, b)
+    assert clone_optimizer.state_dict()["state"][0]["step"] == optimizer.state_dict()["state"][0]["step"]
+    assert torch.equal(torch.rand(2), expected_draw)
+
+
+def test_load_checkpoint_rejects_garbage(tmp_path) -> None:
+    (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(ProgramlError, match="not a readable checkpoint"):
+        common.load_checkpoint(tmp_path / "bad.pt")
+
+
+def test_epoch_log_json_lines_csv_and_truncation(tmp_path) -> None:
+    log = common.EpochLog(tmp_path)
+    for epoch in (1, 2, 3):
+        log.append({"epoch": epoch, "train_loss": 1.0 / epoch, "val_accuracy": 0.5 + epoch / 10, "cm": [[1]]})
+    lines = (tmp_path / "log.jsonl").read_text().splitlines()
+    assert [json.loads(line)["epoch"] for line in lines] == [1, 2, 3]
+    csv_lines = (tmp_path / "log.csv").read_text().splitlines()
+    assert csv_lines[0] == "epoch,train_loss,val_accuracy"  # nested values stay in the JSON lines only
+    assert len(csv_lines) == 4
+    reopened = common.EpochLog(tmp_path)
+    assert len(reopened.records) == 3
+    reopened.truncate(1)
+    assert [r["epoch"] for r in common.EpochLog(tmp_path).records] == [1]
+    assert len((tmp_path / "log.csv").read_text().splitlines()) == 2
+    silent = common.EpochLog(tmp_path / "other", enabled=False)
+    silent.append({"epoch": 1})
+    assert not (tmp_path / "other").exists()
+
+
+def test_plots_are_png_files(tmp_path) -> None:
+    records = [{"epoch": e, "train_loss": 1 / e, "val_loss": 1.2 / e, "train_accuracy": 0.5 + e / 20,
+                "val_accuracy": 0.4 + e / 20} for e in range(1, 6)]
+    curves = common.plot_learning_curves(records, tmp_path / "curves.png", title="t", mark_epoch=4)
+    small = common.plot_confusion_matrix([[5, 1], [2, 7]], tmp_path / "cm2.png", labels=["CPU", "GPU"])
+    big = common.plot_confusion_matrix(np.eye(104, dtype=int) * 3, tmp_path / "cm104.png")
+    for path in (curves, small, big):
+        data = path.read_bytes()
+        assert data.startswith(PNG_MAGIC) and len(data) > 5_000
+
+
+@pytest.mark.parametrize(("n", "world"), [(10, 1), (10, 2), (11, 2), (7, 3), (1, 4), (0, 2)])
+def test_shard_equal_sizes_and_covering(n, world) -> None:
+    items = list(range(n))
+    shares = [common.shard(items, rank, world) for rank in range(world)]
+    if n == 0:
+        assert all(s == [] for s in shares)
+        return
+    assert len({len(s) for s in shares}) == 1  # lock step
+    assert set().union(*map(set, shares)) == set(items)
+    assert sum(len(s) for s in shares) - n < world  # only the padding repeats
+
+
+def test_single_process_distributed(monkeypatch) -> None:
+    for name in ("WORLD_SIZE", "RANK", "LOCAL_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    dist = common.init_distributed("cpu")
+    assert dist.is_main and not dist.enabled and dist.world_size == 1 and dist.device.type == "cpu"
+    tensor = torch.ones(2)
+    assert torch.equal(dist.all_reduce_sum(tensor), torch.ones(2))
+    model = torch.nn.Linear(2, 2)
+    assert dist.wrap(model) is model and common.unwrap(model) is model
+    dist.barrier()
+    dist.shutdown()
