@@ -229,7 +229,7 @@ def run_info(args: argparse.Namespace) -> int:
     print("            " + "".join(f"{sum(1 for v in split_of.values() if v == s):>10,}" for s in SPLITS))
     if entries:
         print(f"\nexamples (label records; within 30 / 60 / 200 steps) from {layout.manifest.name}")
-        print(f"{'analysis':<16}" + "".join(f"{s:>30}" for s in SPLITS))
+        print(f"{'analysis':<16}" + "".join(f"{s:>34}" for s in SPLITS))
         for analysis in ANALYSES:
             cells = []
             for split in SPLITS:
@@ -241,7 +241,7 @@ def run_info(args: argparse.Namespace) -> int:
                 ]
                 within = " / ".join(f"{sum(1 for s in steps if s <= t):,}" for t in (30, 60, 200))
                 cells.append(f"{len(steps):,} ({within})")
-            print(f"{analysis:<16}" + "".join(f"{c:>30}" for c in cells))
+            print(f"{analysis:<16}" + "".join(f"{c:>34}" for c in cells))
         failed = [e for e in entries.values() if e.get("status") == "failed"]
         print(f"\ninputs: {len(entries):,} in the manifest, {len(failed):,} failed")
         reasons = Counter((e.get("error") or "").split(": ")[-1][:80] for e in failed)

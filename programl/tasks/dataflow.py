@@ -142,7 +142,12 @@ def _add_test_arguments(parser: argparse.ArgumentParser) -> None:
         "example (default: 30 60 200)",
     )
     group.add_argument(
-        "--test-examples", type=int, metavar="N", help="test on a fixed sample of N examples per T (default: all)"
+        "--test-examples",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="test on a fixed sample of N examples (0: all); one value for every T, or one per --test-steps "
+        "(default: all)",
     )
 
 
@@ -349,8 +354,7 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("--max-steps must be >= 0 and --lr positive")
     if args.epochs is not None and args.epochs < 1:
         raise UsageError("--epochs must be positive")
-    if args.test_examples is not None and args.test_examples < 1:
-        raise UsageError("--test-examples must be positive")
+    _test_sizes(args)
 
 
 def _run_dir(args: argparse.Namespace) -> Path:
@@ -570,6 +574,18 @@ def _tests(args: argparse.Namespace) -> list[tuple[int, int | None]]:
     return [(t, t if t in (30, 60) else None) for t in args.test_steps]
 
 
+def _test_sizes(args: argparse.Namespace) -> list[int | None]:
+    """The sample size of each test (None: every example)."""
+    sizes = args.test_examples or [0]
+    if len(sizes) == 1:
+        sizes = sizes * len(args.test_steps)
+    if len(sizes) != len(args.test_steps) or any(n < 0 for n in sizes):
+        raise UsageError("--test-examples takes one value, or one per --test-steps, each >= 0")
+    if any(t < 1 for t in args.test_steps):
+        raise UsageError("--test-steps must be positive")
+    return [n or None for n in sizes]
+
+
 def _test(
     run_dir: Path,
     which: str,
@@ -586,15 +602,15 @@ def _test(
     saved = load_checkpoint(run_dir / f"{which}.pt", model=model, map_location=dist.device, restore_rng=False)
     out: dict[str, Any] = {"checkpoint": which, "checkpoint_epoch": saved["epoch"], "split": split, "tests": {}}
     root = dataset or args.dataset
-    for i, (steps, limit) in enumerate(_tests(args)):
+    for i, ((steps, limit), size) in enumerate(zip(_tests(args), _test_sizes(args))):
         data = None
         for turn in (0, 1):  # rank 0 converts first
             if (turn == 0) == dist.is_main:
                 data = _dataset(root, config["analysis"], split, config, limit, args, show)
             dist.barrier()
         available = len(data)
-        if args.test_examples:
-            data = data.fixed_sample(args.test_examples, config["val_seed"])
+        if size:
+            data = data.fixed_sample(size, config["val_seed"])
         batches = shard(_plan(data.sizes, config), dist.rank, dist.world_size)
         started = time.perf_counter()
         metrics = _evaluate(model, data, batches, dist.device, steps, dist, f"{split} T={steps}", show)
