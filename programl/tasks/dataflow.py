@@ -471,12 +471,14 @@ def train_main(args: argparse.Namespace) -> int:
                 """This process's batches until the epoch's example count is reached (advances ``state``)."""
                 nonlocal plan
                 while state["examples"] < target:
-                    if state["cursor"] + dist.world_size > len(plan):  # next pass, in a new order
-                        state["pass"] += 1
+                    world = dist.world_size
+                    if state["cursor"] >= len(plan) or (state["cursor"] + world > len(plan) >= world):
+                        state["pass"] += 1  # next pass, in a new order (a tail shorter than a step is left out)
                         state["cursor"] = 0
                         plan = _train_plan(sizes, config, state["pass"])
-                    step = plan[state["cursor"] : state["cursor"] + dist.world_size]
-                    state["cursor"] += dist.world_size
+                    # one batch per process; a plan of fewer batches than processes is repeated
+                    step = [plan[(state["cursor"] + r) % len(plan)] for r in range(world)]
+                    state["cursor"] += world
                     state["examples"] += sum(len(b) for b in step)
                     yield step[dist.rank]
 
