@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -182,8 +183,22 @@ def test_ddp_two_processes_agree(ddf: Path, tmp_path: Path) -> None:
         "--run-dir",
         str(run),
     ]
-    process = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert process.returncode == 0, process.stderr[-3000:]
+    process = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    try:
+        _, stderr = process.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # torchrun and both workers
+        process.communicate()
+        pytest.fail("the two-process run did not finish in 10 minutes")
+    assert process.returncode == 0, stderr[-3000:]
     result = json.loads((run / "result.json").read_text())
     assert result["world_size"] == 2
     digests = result["ddp"]["parameter_digests"]
