@@ -44,6 +44,12 @@ _EXPORTS = {
     "render_dot": "programl.io.dot",
     "to_pyg": "programl.io.pyg",
     "to_hetero": "programl.io.pyg",
+    "from_pyg": "programl.io.pyg",
+    # single files (the DeepDataFlow layout): .pb, .pbtxt, .json by suffix
+    "read_graph": "programl.io.files",
+    "write_graph": "programl.io.files",
+    "read_features_list": "programl.io.files",
+    "write_features_list": "programl.io.files",
     # exceptions
     "AnalysisError": "programl.exceptions",
     "GraphCreationError": "programl.exceptions",

@@ -32,3 +32,15 @@ def clang22() -> str:
     if not path:
         pytest.skip("clang-22 not installed (apt-get install clang-22)")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _restore_denormals():
+    """Training entry points flush denormal floats to zero for speed (tasks.common.configure_threads); that is
+    process-wide CPU state, so undo it after each test (hypothesis refuses to generate floats under it)."""
+    yield
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_flush_denormal(False)

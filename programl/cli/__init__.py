@@ -16,9 +16,11 @@ __all__ = ["main"]
 # subcommand name -> module (kept in the order `--help` lists them)
 COMMANDS = {
     "build": "programl.cli.build",
+    "analyze": "programl.cli.analyze",
     "convert": "programl.cli.convert",
     "stats": "programl.cli.stats",
-    "analyze": "programl.cli.analyze",
+    "train": "programl.cli.train",
+    "evaluate": "programl.cli.evaluate",
 }
 
 

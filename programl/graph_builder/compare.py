@@ -13,6 +13,7 @@ hash maps, and LLVM 22 renames some intrinsics, so graphs are compared as multis
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -112,7 +113,8 @@ def canonical_form(graph: ProgramGraph, normalize: bool = True) -> tuple[Counter
         else:
             deferred.append(i)
     for i in deferred:  # arguments and constants: identified by their uses
-        signature = tuple(sorted((key[t], p) for t, p in uses[i]))
+        # a digest, not the tuple of uses itself: a constant can have 100k uses, and every edge hashes its key
+        signature = hashlib.sha1(repr(sorted((key[t], p) for t, p in uses[i])).encode()).hexdigest()[:16]
         node = graph.node[i]
         if node.type == Node.VARIABLE:
             key[i] = (fname[node.function], "argument", signature)

@@ -116,10 +116,15 @@ def parse_ir(text: str | bytes, path: str | None = None, context=None) -> llvm.M
         raise _parse_error(str(error), path) from None
 
 
-# `T* byval` (LLVM < 13) must be `T* byval(T)` since LLVM 13; likewise sret, inalloca, preallocated.
+# `T* byval` (LLVM < 13) must be `T* byval(T)` since LLVM 13; likewise sret, inalloca, preallocated. Other parameter
+# attributes may stand between the type and the attribute (`%struct.S* noalias sret align 4 %0`).
+_OTHER_ATTRIBUTES = (
+    r"(?: (?:noalias|nonnull|nocapture|readonly|readnone|writeonly|noundef|signext|zeroext|inreg|returned|nofree|"
+    r"nest|swiftself|immarg|align \d+|dereferenceable(?:_or_null)?\(\d+\)))*"
+)
 _UNTYPED_POINTER_ATTRIBUTE = re.compile(
     r'((?:%"[^"]+"|%[-\w.$]+|i\d+|half|float|double|x86_fp80|fp128|\[[^\[\]]*\]|\{[^{}]*\}|<[^<>]*>))\*'
-    r" (byval|sret|inalloca|preallocated)\b(?!\()"
+    r"(" + _OTHER_ATTRIBUTES + r") (byval|sret|inalloca|preallocated)\b(?!\()"
 )
 
 
@@ -130,7 +135,7 @@ _OLD_INRANGE = re.compile(r"\binrange (i\d+ )")
 
 def _upgrade_legacy_attributes(text: str) -> str:
     """Rewrite old IR spellings that LLVM 22 no longer reads (untyped ``byval``/``sret``, old ``inrange``)."""
-    text = _UNTYPED_POINTER_ATTRIBUTE.sub(lambda m: f"{m.group(1)}* {m.group(2)}({m.group(1)})", text)
+    text = _UNTYPED_POINTER_ATTRIBUTE.sub(lambda m: f"{m.group(1)}*{m.group(2)} {m.group(3)}({m.group(1)})", text)
     return _OLD_INRANGE.sub(r"\1", text)
 
 

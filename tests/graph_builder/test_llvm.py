@@ -603,3 +603,18 @@ def test_parse_errors_have_line_and_column(data, message, line, column) -> None:
 def test_bad_bitcode() -> None:
     with pytest.raises(GraphCreationError, match="invalid bitcode"):
         graph_from_bitcode(b"BC\xc0\xde\x00\x00junk", path="x.bc")
+
+
+def test_old_sret_and_byval_spellings_are_upgraded() -> None:
+    # LLVM 10 printed `noalias sret` without a type; LLVM 13+ needs `sret(T)`.
+    graph = build("""
+        %struct.S = type { i32, i32 }
+        define void @f(%struct.S* noalias sret align 4 %out, %struct.S* byval align 8 %in) {
+          %a = getelementptr inbounds %struct.S, %struct.S* %in, i32 0, i32 0
+          %v = load i32, i32* %a
+          %b = getelementptr inbounds %struct.S, %struct.S* %out, i32 0, i32 1
+          store i32 %v, i32* %b
+          ret void
+        }
+    """)
+    assert [n.text for n in graph.node if n.type == 0][1:] == ["getelementptr", "load", "getelementptr", "store", "ret"]

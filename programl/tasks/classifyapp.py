@@ -1,0 +1,612 @@
+"""POJ-104 algorithm classification: a graph-level GGNN over 104 classes (SPEC §6.6, §7.4).
+
+Data (:mod:`programl.data.poj104`): the deduplicated programs, compiled by clang-22 at one or more of the 8
+optimisation settings, split 3:1:1 per class by program (seeded); ``--per-class N`` trains on a subset (N programs
+per class in 3:1:1 proportion, its test programs a subset of the full test split). The 1,000 labelled legacy IR
+files are an extra test set.
+
+Model: :class:`~programl.models.GGNNGraphClassifier` as the graph-level branch configures it (``--model ggnn``:
+trainable embedding, 8 steps with 4 parameter sets, position gating, optional per-node-type GRUs, graph-state
+dropout, gated readout summed per graph -> 104 logits), or :func:`rgcn_graph_classifier` (``--model rgcn``: the
+typed R-GCN layer of torch-geometric with a GRU); cross-entropy; AdamW. The vocabulary is made from the training
+graphs. The epoch with the best validation accuracy is tested; the report is the top-1 error.
+
+Training runs on the GPU when there is one (``--device``), and on several processes with ``torchrun``::
+
+    torchrun --nproc_per_node 2 -m programl.tasks.classifyapp train --run-dir runs/poj104 ...
+
+(DDP: gloo on CPUs, nccl on GPUs; every process takes its share of each epoch's batches; rank 0 logs, plots and
+writes checkpoints). A run resumes from ``last.pt`` when started again with the same ``--run-dir``.
+
+Run directory::
+
+    config.json, vocab.csv              options and vocabulary
+    log.jsonl, log.csv, curves.png      per-epoch train / validation loss, accuracy and error
+    last.pt, best.pt                    resumption checkpoint, best-validation model
+    result.json                         test (and legacy) top-1 error of best.pt, with the scope of the run
+    confusion.png                       104 x 104 confusion matrix of the test split
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from programl.tasks.common import (
+    UsageError,
+    add_run_arguments,
+    add_runtime_arguments,
+    configure_threads,
+    info,
+    init_distributed,
+    load_checkpoint,
+    plan_graph_batches,
+    plot_confusion_matrix,
+    plot_learning_curves,
+    progress,
+    save_checkpoint,
+    seed_everything,
+    shard,
+    unwrap,
+    write_json,
+)
+
+__all__ = [
+    "PUBLISHED_ERROR",
+        "add_evaluate_arguments",
+    "add_train_arguments",
+    "evaluate_main",
+    "main",
+    "rgcn_graph_classifier",
+    "train_main",
+]
+
+#: Test error % on POJ-104 (ICML table, SPEC §7.4).
+PUBLISHED_ERROR = {"TBCNN": 6.00, "NCC (inst2vec)": 5.17, "XFG": 4.29, "ProGraML": 3.38}
+
+TRAIN_EXAMPLES = """\
+examples:
+  programl train classifyapp --per-class 100 --epochs 10 --hidden 64 --threads 2     a CPU-sized run
+  programl train classifyapp --settings 0 1 2 3 4 5 6 7 --epochs 80 --hidden 200 --device cuda   the full protocol
+  torchrun --nproc_per_node 2 -m programl.tasks.classifyapp train --run-dir runs/poj104 ...  DDP
+"""
+EVALUATE_EXAMPLES = """\
+examples:
+  programl evaluate classifyapp --run-dir runs/classifyapp                 test and legacy error of best.pt
+  programl evaluate classifyapp --run-dir runs/classifyapp --split val --checkpoint last
+"""
+
+_DEFAULT_DATA_DIR = os.path.join("~", ".cache", "programl", "poj104")
+_CONFIG_KEYS = ("model", "hidden", "layer_timesteps", "no_positions", "node_type_gru", "dropout", "lr",
+                "weight_decay", "batch_nodes", "batch_graphs", "settings", "per_class", "split_seed", "seed")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Command line
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("data")
+    group.add_argument("--source", metavar="PATH",
+                       help="poj104.tar.xz, its directory or a codexglue/ directory (default: "
+                            "$PROGRAML_SHARED_DATA/poj104 or ../shared/data/poj104)")
+    group.add_argument("--legacy-source", metavar="PATH",
+                       help="llvm_ir.tar.bz2 or its directory, the extra test set (default: beside --source in "
+                            "../legacy-ir, when present)")
+    group.add_argument("--no-legacy", action="store_true", help="no legacy IR test set")
+    group.add_argument("--data-dir", default=_DEFAULT_DATA_DIR, metavar="DIR",
+                       help=f"where graphs are built (default: {_DEFAULT_DATA_DIR})")
+    group.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="workers for building (default: all)")
+    group.add_argument("--no-verify", action="store_true",
+                       help="accept a source that is not the published POJ-104 (other programs, tests)")
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``programl train classifyapp``."""
+    _add_data_arguments(parser)
+    data = parser.add_argument_group("scope")
+    data.add_argument("--settings", type=int, nargs="+", default=[0], metavar="I",
+                      help="optimisation settings 0..7 (-O0..-O3, then with -ffast-math; default: 0)")
+    data.add_argument("--per-class", type=int, metavar="N",
+                      help="use N programs per class, 3:1:1 (default: all, ~500)")
+    data.add_argument("--split-seed", type=int, default=204, help="seed of the 3:1:1 split (default: 204)")
+    data.add_argument("--no-build", action="store_true", help="use the graphs already built; build nothing")
+    model = parser.add_argument_group("model")
+    model.add_argument("--model", choices=("ggnn", "rgcn"), default="ggnn", help="default: ggnn")
+    model.add_argument("--hidden", type=int, default=200, help="embedding and state size (default: 200)")
+    model.add_argument("--layer-timesteps", type=int, nargs="+", default=[2, 2, 2, 2], metavar="T",
+                       help="steps per parameter set (default: 2 2 2 2 = 8 steps, 4 sets)")
+    model.add_argument("--no-positions", action="store_true", help="no position gating")
+    model.add_argument("--node-type-gru", action="store_true", help="one GRU per node type")
+    model.add_argument("--dropout", type=float, default=0.2, help="graph-state dropout (default: 0.2)")
+    optim = parser.add_argument_group("optimisation")
+    optim.add_argument("--lr", type=float, default=2.5e-4, help="AdamW learning rate (default: 2.5e-4)")
+    optim.add_argument("--weight-decay", type=float, default=0.01, help="AdamW weight decay (default: 0.01)")
+    optim.add_argument("--batch-graphs", type=int, default=128, help="graphs per batch at most (default: 128)")
+    optim.add_argument("--batch-nodes", type=int, default=200_000, help="nodes per batch at most (default: 200,000)")
+    optim.add_argument("--time-limit", type=float, metavar="MIN",
+                       help="stop after the epoch that passes this many minutes of training")
+    add_run_arguments(parser, "classifyapp", epochs=25)
+    add_runtime_arguments(parser, seed=42)
+
+
+def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``programl evaluate classifyapp``."""
+    parser.add_argument("--run-dir", default=os.path.join("runs", "classifyapp"), metavar="DIR",
+                        help="a run of `programl train classifyapp` (default: runs/classifyapp)")
+    parser.add_argument("--checkpoint", choices=("best", "last"), default="best", help="default: best")
+    parser.add_argument("--split", choices=("test", "val", "legacy", "all"), default="all",
+                        help="default: all (test, val and legacy)")
+    parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
+    add_runtime_arguments(parser)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Models
+
+
+def rgcn_graph_classifier(vocabulary_size: int, num_classes: int, *, hidden_channels: int = 200,
+                          layer_timesteps=(2, 2, 2, 2), dropout: float = 0.0, num_flows: int = 3):
+    """The typed PyG alternative: an embedding, per parameter set a :class:`torch_geometric.nn.RGCNConv` over the 6
+    edge types (3 flows and their reversals; per-type mean and a root weight) followed by a ``GRUCell``, used for
+    ``layer_timesteps[i]`` steps each; the gated readout summed per graph.
+
+    Returns an ``nn.Module`` with the interface of :class:`~programl.models.GGNNGraphClassifier` (``forward(data)``
+    -> ``GraphOutput``, ``loss(output, target)``).
+    """
+    return _rgcn_class()(vocabulary_size, num_classes, hidden_channels=hidden_channels,
+                         layer_timesteps=layer_timesteps, dropout=dropout, num_flows=num_flows)
+
+
+def _rgcn_class():
+    import torch.nn.functional as F
+    from torch import nn
+    from torch_geometric.nn import RGCNConv
+
+    from programl.models import GraphOutput, add_backward_edges
+    from programl.models.readout import GatedReadout
+
+    class _RGCNGraphClassifier(nn.Module):
+        def __init__(self, vocabulary_size, num_classes, *, hidden_channels, layer_timesteps, dropout, num_flows):
+            super().__init__()
+            self.num_flows = num_flows
+            self.schedule = [layer for layer, steps in enumerate(layer_timesteps) for _ in range(steps)]
+            self.embedding = nn.Embedding(vocabulary_size + 1, hidden_channels)
+            self.convs = nn.ModuleList(
+                RGCNConv(hidden_channels, hidden_channels, 2 * num_flows, aggr="mean") for _ in layer_timesteps
+            )
+            self.grus = nn.ModuleList(nn.GRUCell(hidden_channels, hidden_channels) for _ in layer_timesteps)
+            self.readout = GatedReadout(hidden_channels, num_classes)
+            self.dropout = dropout
+
+        def forward(self, data):
+            edge_index, edge_type, _ = add_backward_edges(data.edge_index, data.edge_flow, None, self.num_flows)
+            h0 = self.embedding(data.x)
+            h = h0
+            for layer in self.schedule:
+                h = self.grus[layer](self.convs[layer](h, edge_index, edge_type), h)
+                if self.dropout:
+                    h = F.dropout(h, p=self.dropout, training=self.training)
+            node_logits = self.readout(h0, h)
+            batch = getattr(data, "batch", None)
+            if batch is None:
+                logits = node_logits.sum(0, keepdim=True)
+            else:
+                logits = node_logits.new_zeros(int(data.num_graphs), node_logits.size(1)).index_add_(
+                    0, batch, node_logits)
+            return GraphOutput(logits, logits)
+
+        def loss(self, output, target):
+            return F.cross_entropy(output.logits, target)
+
+    return _RGCNGraphClassifier
+
+
+def _make_model(config: dict[str, Any], vocabulary_size: int):
+    from programl.data.poj104 import NUM_CLASSES
+    from programl.models import GGNNGraphClassifier
+
+    if config["model"] == "rgcn":
+        return rgcn_graph_classifier(vocabulary_size, NUM_CLASSES, hidden_channels=config["hidden"],
+                                   layer_timesteps=config["layer_timesteps"], dropout=config["dropout"])
+    return GGNNGraphClassifier(
+        vocabulary_size,
+        NUM_CLASSES,
+        hidden_channels=config["hidden"],
+        layer_timesteps=config["layer_timesteps"],
+        use_positions=not config["no_positions"],
+        node_type_gru=config["node_type_gru"],
+        dropout=config["dropout"],
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Data
+
+
+def _shared(name: str) -> Path | None:
+    shared = os.environ.get("PROGRAML_SHARED_DATA")
+    for candidate in ([Path(shared) / name] if shared else []) + [Path("..") / "shared" / "data" / name]:
+        if candidate.exists():
+            return candidate.resolve()
+    return None
+
+
+def _sources(args: argparse.Namespace) -> tuple[Path, Path | None]:
+    source = Path(args.source) if args.source else _shared("poj104")
+    if source is None:
+        raise UsageError("no POJ-104 source: give --source PATH (poj104.tar.xz or a codexglue/ directory)")
+    if args.no_legacy:
+        return source, None
+    legacy = Path(args.legacy_source) if args.legacy_source else _shared("legacy-ir")
+    return source, legacy
+
+
+class _Interner(dict):
+    """A text table that gives every new text the next id (so :func:`to_pyg` never sees an unknown text)."""
+
+    def get(self, key, default=None):  # noqa: ARG002 - the mapping protocol of to_pyg
+        return self.setdefault(key, len(self))
+
+
+@dataclass
+class _Split:
+    """Graphs of one split as PyG ``Data`` (``x`` = ids into the global text table until mapped)."""
+
+    data: list
+    sizes: np.ndarray
+
+
+def _read_graphs(paths: list[Path], table: _Interner, description: str, enabled: bool) -> _Split:
+    from programl.io.pyg import to_pyg
+    from programl.proto import ProgramGraph
+
+    data = []
+    for path in progress(paths, len(paths), description, enabled, unit="graph"):
+        d = to_pyg(ProgramGraph.FromString(path.read_bytes()), table)
+        for key in list(d.keys()):
+            if key not in ("x", "edge_index", "edge_flow", "edge_pos", "node_type", "graph_y"):
+                del d[key]
+        data.append(d)
+    return _Split(data, np.array([d.num_nodes for d in data], dtype=np.int64))
+
+
+def _apply_vocabulary(splits: list[_Split], table: _Interner, vocabulary) -> None:
+    import torch
+
+    oov = len(vocabulary)
+    texts = sorted(table, key=table.__getitem__)
+    mapping = torch.tensor([vocabulary.get(t, oov) for t in texts], dtype=torch.long)
+    for split in splits:
+        for d in split.data:
+            d.x = mapping[d.x]
+
+
+def _vocabulary_from(train: _Split, table: _Interner):
+    from programl.data.vocabulary import Vocabulary
+
+    counts = np.zeros(len(table), dtype=np.int64)
+    for d in train.data:
+        counts += np.bincount(d.x.numpy(), minlength=len(table))
+    texts = sorted(table, key=table.__getitem__)
+    return Vocabulary.from_counts({t: int(c) for t, c in zip(texts, counts) if c > 0})
+
+
+def _plan(split: _Split, config: dict[str, Any], shuffle: bool, epoch: int) -> list[list[int]]:
+    """Batches of at most ``batch_graphs`` graphs and ``batch_nodes`` nodes (an oversized graph alone)."""
+    order = np.arange(len(split.data))
+    if shuffle:
+        order = np.random.default_rng([config["seed"], epoch]).permutation(len(order))
+    return plan_graph_batches(split.sizes, order, config["batch_nodes"], config["batch_graphs"])
+
+
+def _collate(split: _Split, indices: list[int]):
+    from torch_geometric.data import Batch
+
+    return Batch.from_data_list([split.data[i] for i in indices])
+
+
+def _run(model, split: _Split, batches: list[list[int]], device, dist, optimizer=None, description: str = "",
+         show: bool = True, collect: bool = False) -> dict[str, Any]:
+    """One pass over this process's ``batches``; loss and accuracy are summed over all processes."""
+    import torch
+
+    training = optimizer is not None
+    model.train(training)
+    sums = torch.zeros(3, dtype=torch.float64)  # loss * n, correct, n
+    predictions, targets = [], []
+    with torch.set_grad_enabled(training):
+        for indices in progress(batches, len(batches), description, show):
+            batch = _collate(split, indices).to(device)
+            output = model(batch)
+            loss = unwrap(model).loss(output, batch.graph_y)
+            if training:
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+            pred = output.logits.detach().argmax(-1)
+            n = batch.graph_y.numel()
+            sums += torch.tensor([float(loss.detach()) * n, float((pred == batch.graph_y).sum()), n],
+                                 dtype=torch.float64)
+            if collect:
+                predictions.append(pred.cpu())
+                targets.append(batch.graph_y.cpu())
+    dist.all_reduce_sum(sums)
+    n = max(float(sums[2]), 1.0)
+    out: dict[str, Any] = {"loss": float(sums[0]) / n, "accuracy": float(sums[1]) / n, "count": int(sums[2])}
+    out["error"] = 1.0 - out["accuracy"]
+    if collect:
+        out["predictions"] = torch.cat(predictions).numpy() if predictions else np.zeros(0, dtype=np.int64)
+        out["targets"] = torch.cat(targets).numpy() if targets else np.zeros(0, dtype=np.int64)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Training
+
+
+def _config(args: argparse.Namespace) -> dict[str, Any]:
+    return {key: getattr(args, key) for key in _CONFIG_KEYS}
+
+
+def _check(args: argparse.Namespace) -> None:
+    if any(not 0 <= s <= 7 for s in args.settings):
+        raise UsageError("--settings must be in 0..7")
+    if args.per_class is not None and args.per_class < 5:
+        raise UsageError("--per-class must be at least 5 (3 train, 1 val, 1 test)")
+    if not args.layer_timesteps or min(args.layer_timesteps) < 1:
+        raise UsageError("--layer-timesteps must be positive")
+    if args.hidden < 2 or args.hidden % 2:
+        raise UsageError("--hidden must be an even number >= 2")
+    if args.epochs < 1 or args.batch_graphs < 1 or args.batch_nodes < 1:
+        raise UsageError("--epochs, --batch-graphs and --batch-nodes must be positive")
+
+
+def _prepare_data(args, config, data_dir: Path, dist, show: bool) -> tuple[dict[str, list[Path]], dict[str, Any]]:
+    """Build what is missing (rank 0), and return the graph files of each split and the scope of the run."""
+    from programl.data import poj104
+
+    source, legacy = _sources(args)
+    programs = poj104.read_programs(source, verify=not args.no_verify)
+    split = poj104.subset_split(poj104.load_split(data_dir, programs, config["split_seed"]), config["per_class"])
+    if dist.is_main and not args.no_build:
+        wanted = set(split["train"]) | set(split["val"]) | set(split["test"])
+        selected = [p for p in programs if p.id in wanted]
+        report = poj104.build_poj104(source, data_dir, config["settings"], programs=selected, jobs=args.jobs or None,
+                                     progress=_build_progress if show else None)
+        info(f"POJ-104 graphs: {report.built} built, {report.skipped} up to date, {len(report.failed)} failed "
+             f"(do not compile)", show)
+        if legacy is not None:
+            poj104.build_legacy(legacy, data_dir, jobs=args.jobs or None)
+    dist.barrier()
+    files: dict[str, list[Path]] = {}
+    scope: dict[str, Any] = {"programs": {}, "graphs": {}, "missing": {}}
+    for name in ("train", "val", "test"):
+        found, missing = poj104.poj104_examples(data_dir, split[name], config["settings"])
+        files[name] = found
+        scope["programs"][name] = len(split[name])
+        scope["graphs"][name] = len(found)
+        scope["missing"][name] = len(missing)
+    files["legacy"] = poj104.legacy_examples(data_dir) if legacy is not None else []
+    scope["graphs"]["legacy"] = len(files["legacy"])
+    if not files["train"] or not files["val"]:
+        from programl.exceptions import ProgramlError
+
+        raise ProgramlError(f"{data_dir}: no training or validation graphs (build them first, without --no-build)")
+    return files, scope
+
+
+def _build_progress(items, total, description):
+    return progress(items, total, description, unit="program")
+
+
+def train_main(args: argparse.Namespace) -> int:
+    """``programl train classifyapp`` (module docstring)."""
+    import torch
+
+    from programl.data.vocabulary import Vocabulary
+    from programl.tasks.common import EpochLog
+
+    _check(args)
+    configure_threads(args.threads)
+    dist = init_distributed(args.device)
+    try:
+        show = dist.is_main and not args.quiet
+        config = _config(args)
+        run_dir = Path(args.run_dir)
+        data_dir = Path(os.path.expanduser(args.data_dir))
+        last = run_dir / "last.pt"
+        resuming = last.is_file() and not args.restart
+        if resuming:
+            saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+            changed = sorted(k for k in config if k not in ("epochs",) and saved["model"].get(k) != config[k])
+            if changed:
+                raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another "
+                                 "--run-dir, or --restart")
+        files, scope = _prepare_data(args, config, data_dir, dist, show)
+        if dist.is_main:
+            write_json(run_dir / "config.json", {"model": config, "data_dir": str(data_dir), "scope": scope,
+                                                 "world_size": dist.world_size})
+        table = _Interner()
+        splits = {name: _read_graphs(paths, table, f"reading {name}", show) for name, paths in files.items()}
+        if resuming:
+            vocabulary = Vocabulary.load(run_dir / "vocab.csv")
+        else:
+            vocabulary = _vocabulary_from(splits["train"], table)
+            if dist.is_main:
+                run_dir.mkdir(parents=True, exist_ok=True)
+                vocabulary.save(run_dir / "vocab.csv")
+        _apply_vocabulary(list(splits.values()), table, vocabulary)
+
+        seed_everything(config["seed"])
+        model = _make_model(config, len(vocabulary)).to(dist.device)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
+        log = EpochLog(run_dir, enabled=dist.is_main)
+        start, best, best_epoch = 1, None, None
+        if resuming:
+            state = load_checkpoint(last, model=model, optimizer=optimizer, map_location=dist.device)
+            start, best, best_epoch = state["epoch"] + 1, state["best_metric"], state["best_epoch"]
+            log.truncate(state["epoch"])
+            info(f"{run_dir}: resuming after epoch {state['epoch']}", show)
+        else:
+            log.truncate(0)
+        ddp_model = dist.wrap(model)
+        val_batches = shard(_plan(splits["val"], config, False, 0), dist.rank, dist.world_size)
+        began = time.perf_counter()
+        for epoch in range(start, args.epochs + 1):
+            started = time.perf_counter()
+            # seeded per epoch and process: a resumed run continues exactly as an uninterrupted one
+            seed_everything(config["seed"] * 100_003 + epoch * 101 + dist.rank)
+            batches = shard(_plan(splits["train"], config, True, epoch), dist.rank, dist.world_size)
+            train = _run(ddp_model, splits["train"], batches, dist.device, dist, optimizer,
+                         f"epoch {epoch}/{args.epochs}", show)
+            val = _run(ddp_model, splits["val"], val_batches, dist.device, dist, description="validation", show=show)
+            record = {"epoch": epoch, **{f"train_{k}": v for k, v in train.items() if k != "count"},
+                      **{f"val_{k}": v for k, v in val.items() if k != "count"},
+                      "seconds": round(time.perf_counter() - started, 2)}
+            if best is None or val["accuracy"] > best:
+                best, best_epoch = val["accuracy"], epoch
+                if dist.is_main:
+                    save_checkpoint(run_dir / "best.pt", model=model, epoch=epoch, best_metric=best,
+                                    best_epoch=epoch, extra={"config": config})
+            log.append(record)
+            if dist.is_main:
+                save_checkpoint(last, model=model, optimizer=optimizer, epoch=epoch, best_metric=best,
+                                best_epoch=best_epoch, extra={"config": config})
+                plot_learning_curves(log.records, run_dir / "curves.png", metrics=("loss", "accuracy", "error"),
+                                     splits=("train", "val"), title="POJ-104", mark_epoch=best_epoch)
+            info(f"epoch {epoch}: train loss {train['loss']:.3f} acc {train['accuracy']:.3f} | val loss "
+                 f"{val['loss']:.3f} error {100 * val['error']:.2f} % ({record['seconds']:.0f} s)", dist.is_main)
+            dist.barrier()
+            if args.time_limit and time.perf_counter() - began > 60 * args.time_limit:
+                info(f"time limit of {args.time_limit:g} min reached after epoch {epoch}", dist.is_main)
+                break
+        result = _evaluate(run_dir, "best", splits, config, len(vocabulary), dist, show,
+                           ("test", "legacy") if splits["legacy"].data else ("test",))
+        if dist.is_main:
+            result.update(best_epoch=best_epoch, best_val_accuracy=best, scope=scope,
+                          train_seconds=round(time.perf_counter() - began, 1), world_size=dist.world_size,
+                          device=str(dist.device))
+            write_json(run_dir / "result.json", result)
+            print(_result_line(result))
+        return 0
+    finally:
+        dist.shutdown()
+
+
+def _evaluate(run_dir: Path, which: str, splits: dict[str, _Split], config, vocabulary_size: int, dist, show: bool,
+              names: tuple[str, ...]) -> dict[str, Any]:
+    """Top-1 error of ``<which>.pt`` on the named splits; the test confusion matrix as a PNG (rank 0)."""
+    model = _make_model(config, vocabulary_size).to(dist.device)
+    state = load_checkpoint(run_dir / f"{which}.pt", model=model, map_location=dist.device, restore_rng=False)
+    out: dict[str, Any] = {"checkpoint": which, "checkpoint_epoch": state["epoch"]}
+    for name in names:
+        split = splits[name]
+        if not split.data:
+            continue
+        batches = _plan(split, config, False, 0)
+        # every process evaluates everything: confusion matrices need all predictions in one place
+        result = _run(model, split, batches, dist.device, _single(), description=name, show=show, collect=True)
+        out[name] = {"error": result["error"], "accuracy": result["accuracy"], "loss": result["loss"],
+                     "count": result["count"]}
+        if name == "test" and dist.is_main:
+            from programl.data.poj104 import NUM_CLASSES
+
+            cm = np.zeros((NUM_CLASSES, NUM_CLASSES), dtype=np.int64)
+            np.add.at(cm, (result["targets"], result["predictions"]), 1)
+            plot_confusion_matrix(cm, run_dir / "confusion.png", labels=[str(i + 1) for i in range(NUM_CLASSES)],
+                                  title=f"POJ-104 test: {result['count']} graphs, "
+                                        f"top-1 error {100 * result['error']:.2f} %")
+            out[name]["per_class_accuracy"] = (np.diag(cm) / np.maximum(cm.sum(1), 1)).round(4).tolist()
+    return out
+
+
+def _single():
+    from programl.tasks.common import Distributed
+
+    return Distributed()
+
+
+def _result_line(result: dict[str, Any]) -> str:
+    parts = [f"{name} top-1 error {100 * result[name]['error']:.2f} % ({result[name]['count']} graphs)"
+             for name in ("test", "val", "legacy") if name in result]
+    paper = ", ".join(f"{k} {v:.2f} %" for k, v in PUBLISHED_ERROR.items())
+    return "classifyapp: " + "; ".join(parts) + f"  [published: {paper}]"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Evaluation
+
+
+def evaluate_main(args: argparse.Namespace) -> int:
+    """``programl evaluate classifyapp``: top-1 error of a checkpoint on the test / validation / legacy graphs."""
+    from programl.data import poj104
+    from programl.data.vocabulary import Vocabulary
+    from programl.exceptions import ProgramlError
+
+    configure_threads(args.threads)
+    dist = init_distributed(args.device)
+    try:
+        show = dist.is_main and not args.quiet
+        run_dir = Path(args.run_dir)
+        try:
+            saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ProgramlError(f"{run_dir}: no config.json (not a `programl train classifyapp` run)") from None
+        config = saved["model"]
+        data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
+        split_dir = data_dir / "splits" / f"seed{config['split_seed']}"
+        if not split_dir.is_dir():
+            raise ProgramlError(f"{split_dir}: missing (the run's split)")
+        split = poj104.subset_split({n: (split_dir / f"{n}.txt").read_text().split() for n in ("train", "val", "test")},
+                                    config["per_class"])
+        names = ("test", "val", "legacy") if args.split == "all" else (args.split,)
+        files = {n: poj104.poj104_examples(data_dir, split[n], config["settings"])[0] for n in names if n != "legacy"}
+        if "legacy" in names:
+            files["legacy"] = poj104.legacy_examples(data_dir)
+        vocabulary = Vocabulary.load(run_dir / "vocab.csv")
+        table = _Interner()
+        splits = {n: _read_graphs(paths, table, f"reading {n}", show) for n, paths in files.items()}
+        _apply_vocabulary(list(splits.values()), table, vocabulary)
+        result = _evaluate(run_dir, args.checkpoint, splits, config, len(vocabulary), dist, show, names)
+        if dist.is_main:
+            write_json(run_dir / f"evaluation_{args.checkpoint}.json", result)
+            print(_result_line(result))
+        return 0
+    finally:
+        dist.shutdown()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ``python -m programl.tasks.classifyapp`` (for torchrun)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m programl.tasks.classifyapp {train,evaluate} ...`` (what ``torchrun -m`` runs)."""
+    from programl.exceptions import ProgramlError
+
+    parser = argparse.ArgumentParser(prog="python -m programl.tasks.classifyapp", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_train_arguments(sub.add_parser("train"))
+    add_evaluate_arguments(sub.add_parser("evaluate"))
+    args = parser.parse_args(argv)
+    try:
+        return train_main(args) if args.command == "train" else evaluate_main(args)
+    except UsageError as error:
+        parser.error(str(error))
+    except (ProgramlError, OSError) as error:
+        print(f"classifyapp: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

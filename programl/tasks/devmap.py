@@ -1,0 +1,695 @@
+"""OpenCL device mapping: a GGNN with auxiliary inputs, cross-validated per platform (SPEC §6.5, §7.3).
+
+For each platform (AMD Tahiti 7970, NVIDIA GTX 970) the 680 kernels-with-inputs of :mod:`programl.data.devmap` are
+split into 10 stratified folds (seeded); fold k is tested by a model trained on 8 folds, whose epoch is chosen on
+the remaining validation fold (highest validation accuracy, ties to the lower validation loss, then the earlier
+epoch). The test folds are only touched once per fold, by the chosen model.
+
+Model (:class:`~programl.models.GGNNGraphClassifier` with the auxiliary readout): a trainable embedding of the node
+text (vocabulary built from the fold's training graphs), typed GGNN steps over control/data/call edges and their
+reversals (the paper's schedule: 6 steps, even and odd steps sharing parameters), the gated node readout summed per
+graph, then ``[graph logits; log1p(transfer), log1p(wgsize)]`` -> BatchNorm -> Linear(32) -> ReLU -> dropout ->
+Linear(2); loss CE(final) + 0.2 CE(graph logits); Adam; batches of at most ``--batch-nodes`` nodes.
+
+Reported per platform, as in the papers: accuracy and precision / recall / F1 (weighted over the two classes, as the
+published tables; also F1 of the GPU class), and the speedup over the static mapping (the device that is fastest for
+most training kernels: CPU on AMD, GPU on NVIDIA), computed from the measured runtimes as the geometric and the
+arithmetic mean over the test kernels of ``runtime(static device) / runtime(predicted device)``; the oracle's speedup
+is the upper bound. Means and standard deviations are over the 10 folds; the confusion matrix pools the folds.
+
+Run directory (``--run-dir``)::
+
+    config.json                         the options of the run (``programl evaluate devmap`` reads them)
+    summary.json, summary.md            per platform: fold means and spreads, beside the published numbers
+    <platform>/fold_<k>/log.jsonl|csv   per-epoch train / validation loss and metrics
+    <platform>/fold_<k>/curves.png      learning curves (dashed line: the chosen epoch)
+    <platform>/fold_<k>/vocab.csv       the fold's vocabulary
+    <platform>/fold_<k>/last.pt         resumption checkpoint; best.pt: the chosen epoch's model
+    <platform>/fold_<k>/result.json     the fold's test metrics (a finished fold is skipped on resumption)
+    <platform>/predictions.csv          every test prediction with its runtimes
+    <platform>/report.json, confusion.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from programl.tasks.common import (
+    UsageError,
+    add_run_arguments,
+    add_runtime_arguments,
+    configure_threads,
+    info,
+    load_checkpoint,
+    plan_graph_batches,
+    plot_confusion_matrix,
+    plot_learning_curves,
+    progress,
+    resolve_device,
+    save_checkpoint,
+    seed_everything,
+    write_json,
+)
+
+__all__ = [
+    "PUBLISHED",
+    "add_evaluate_arguments",
+    "add_train_arguments",
+    "devmap_metrics",
+    "evaluate_main",
+    "train_main",
+]
+
+#: arXiv table (SPEC §7.3): accuracy %, precision, recall, F1 per platform.
+PUBLISHED = {
+    "Static mapping": {"amd": (58.8, 0.35, 0.59, 0.44), "nvidia": (56.9, 0.32, 0.57, 0.41)},
+    "DeepTune": {"amd": (71.9, 0.72, 0.72, 0.72), "nvidia": (61.0, 0.69, 0.61, 0.65)},
+    "NCC (inst2vec)": {"amd": (80.3, 0.81, 0.80, 0.80), "nvidia": (78.5, 0.79, 0.79, 0.79)},
+    "ProGraML": {"amd": (86.6, 0.89, 0.87, 0.88), "nvidia": (80.0, 0.81, 0.80, 0.80)},
+}
+
+TRAIN_EXAMPLES = """\
+examples:
+  programl train devmap --source-dir ../shared/data/devmap --run-dir runs/devmap
+  programl train devmap --platform amd --variant ncc --folds 10 --epochs 80 --threads 2
+  programl train devmap --platform nvidia --only-folds 0 1 --epochs 5     a quick look at two folds
+"""
+EVALUATE_EXAMPLES = """\
+examples:
+  programl evaluate devmap --run-dir runs/devmap          re-test every fold's chosen model
+"""
+
+_DEFAULT_DATA_DIR = os.path.join("~", ".cache", "programl", "devmap")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Command line
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("data")
+    group.add_argument("--source-dir", metavar="DIR",
+                       help="the CSVs, zips and manifest (default: $PROGRAML_SHARED_DATA/devmap or "
+                            "../shared/data/devmap)")
+    group.add_argument("--download", action="store_true",
+                       help="download missing source files into DATA_DIR/download (sha256-checked)")
+    group.add_argument("--data-dir", default=_DEFAULT_DATA_DIR, metavar="DIR",
+                       help=f"where graphs are built (default: {_DEFAULT_DATA_DIR})")
+    group.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                       help="worker processes for building graphs (default: all CPUs)")
+    group.add_argument("--platform", choices=("amd", "nvidia", "all"), default="all", help="default: all")
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``programl train devmap``."""
+    _add_data_arguments(parser)
+    parser.add_argument("--variant", choices=("clang22", "ncc"), default="clang22",
+                        help="graphs from clang-22 (default) or from NCC's released IR")
+    cv = parser.add_argument_group("cross-validation")
+    cv.add_argument("--folds", type=int, default=10, help="number of folds (default: 10)")
+    cv.add_argument("--fold-seed", type=int, default=204, help="seed of the stratified partition (default: 204)")
+    cv.add_argument("--only-folds", type=int, nargs="+", metavar="K", help="run only these folds")
+    cv.add_argument("--subset", type=int, metavar="N",
+                    help="use a stratified sample of N kernels-with-inputs instead of all 680 (quick looks, tests)")
+    model = parser.add_argument_group("model")
+    model.add_argument("--hidden", type=int, default=64, help="node state size (default: 64)")
+    model.add_argument("--steps", type=int, default=6, help="message-passing steps (default: 6)")
+    model.add_argument("--layers", type=int, default=2,
+                       help="distinct parameter sets, used in turn (default: 2 = even/odd steps share)")
+    model.add_argument("--positions", action="store_true", help="gate messages by edge position")
+    model.add_argument("--node-type-gru", action="store_true", help="one GRU per node type")
+    model.add_argument("--message-dropout", type=float, default=0.1, help="default: 0.1")
+    model.add_argument("--state-dropout", type=float, default=0.0, help="default: 0")
+    model.add_argument("--aux-dropout", type=float, default=0.0, help="dropout in the auxiliary head (default: 0)")
+    model.add_argument("--aux-hidden", type=int, default=32, help="default: 32")
+    model.add_argument("--readout-channels", type=int, default=2, metavar="K",
+                       help="graph readout channels fed to the auxiliary head (default: 2, the paper's graph logits; "
+                            "K > 2 adds K - 2 learned graph features)")
+    optim = parser.add_argument_group("optimisation")
+    optim.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default: 1e-3)")
+    optim.add_argument("--weight-decay", type=float, default=0.0, help="default: 0")
+    optim.add_argument("--batch-nodes", type=int, default=18_000, help="node budget per batch (default: 18,000)")
+    optim.add_argument("--batch-graphs", type=int, metavar="N",
+                       help="at most N kernels per batch (default: no limit; the branch code used 64)")
+    add_run_arguments(parser, "devmap", epochs=100)
+    add_runtime_arguments(parser)
+
+
+def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``programl evaluate devmap``."""
+    parser.add_argument("--run-dir", default=os.path.join("runs", "devmap"), metavar="DIR",
+                        help="a run of `programl train devmap` (default: runs/devmap)")
+    parser.add_argument("--source-dir", metavar="DIR", help="as for training (default: the run's)")
+    parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
+    parser.add_argument("--platform", choices=("amd", "nvidia", "all"), default="all", help="default: all")
+    add_runtime_arguments(parser)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Metrics
+
+
+def devmap_metrics(labels: np.ndarray, predictions: np.ndarray, runtimes: np.ndarray, static_device: int
+                   ) -> dict[str, float]:
+    """Accuracy, weighted and GPU-class precision / recall / F1, and speedups over the static mapping.
+
+    Args:
+        labels: (N,) 0 = CPU faster, 1 = GPU faster.
+        predictions: (N,) predicted devices.
+        runtimes: (N, 2) runtimes on CPU and GPU.
+        static_device: The device of the static mapping.
+
+    Returns:
+        ``accuracy``, ``precision``, ``recall``, ``f1`` (weighted by class support, sklearn's
+        ``average="weighted"``, as the published tables), ``f1_gpu`` (binary, GPU positive), ``speedup_geomean``,
+        ``speedup_mean`` (over the static mapping) and ``oracle_speedup_geomean``, ``oracle_speedup_mean``.
+    """
+    from sklearn.metrics import f1_score, precision_recall_fscore_support
+
+    labels = np.asarray(labels, dtype=np.int64)
+    predictions = np.asarray(predictions, dtype=np.int64)
+    runtimes = np.asarray(runtimes, dtype=np.float64)
+    precision, recall, f1, _ = precision_recall_fscore_support(
+        labels, predictions, average="weighted", labels=[0, 1], zero_division=0
+    )
+    rows = np.arange(len(labels))
+    static = runtimes[:, static_device]
+    speedup = static / runtimes[rows, predictions]
+    oracle = static / runtimes.min(axis=1)
+    return {
+        "accuracy": float(np.mean(labels == predictions)),
+        "precision": float(precision),
+        "recall": float(recall),
+        "f1": float(f1),
+        "f1_gpu": float(f1_score(labels, predictions, pos_label=1, zero_division=0)),
+        "speedup_geomean": float(np.exp(np.mean(np.log(speedup)))),
+        "speedup_mean": float(np.mean(speedup)),
+        "oracle_speedup_geomean": float(np.exp(np.mean(np.log(oracle)))),
+        "oracle_speedup_mean": float(np.mean(oracle)),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Data
+
+
+def _source_dir(args: argparse.Namespace) -> Path:
+    from programl.data.devmap import fetch_sources
+
+    data_dir = Path(os.path.expanduser(args.data_dir))
+    if args.source_dir:
+        directory = Path(args.source_dir)
+    elif getattr(args, "download", False):
+        directory = data_dir / "download"
+        fetch_sources(directory)
+    else:
+        shared = os.environ.get("PROGRAML_SHARED_DATA")
+        candidates = [Path(shared) / "devmap"] if shared else []
+        candidates.append(Path("..") / "shared" / "data" / "devmap")
+        directory = next((c for c in candidates if (c / "cgo17-amd.csv").is_file()), None)
+        if directory is None:
+            raise UsageError("no devmap source directory: give --source-dir DIR, or --download")
+    return directory.resolve()
+
+
+@dataclass
+class _Examples:
+    """A platform's rows as PyG ``Data`` whose ``x`` are ids into a global text table (mapped per fold)."""
+
+    data: list
+    texts: list[str]
+    labels: np.ndarray
+    runtimes: np.ndarray
+    names: list[str]
+    csv_rows: np.ndarray
+    sizes: np.ndarray
+
+
+def _subset_rows(source_dir: Path, size: int | None, seed: int) -> list[int] | None:
+    """A stratified (by the AMD labels) seeded sample of ``size`` row indices, sorted; None for all rows."""
+    from programl.data.devmap import read_platform_csv
+
+    if size is None:
+        return None
+    labels = np.array([r.label for r in read_platform_csv(source_dir / "cgo17-amd.csv")])
+    if not 2 <= size <= len(labels):
+        raise UsageError(f"--subset must be in 2..{len(labels)}")
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for label in (0, 1):
+        members = np.flatnonzero(labels == label)
+        take = round(size * len(members) / len(labels))
+        chosen.extend(rng.permutation(members)[:take].tolist())
+    return sorted(chosen)
+
+
+def _examples(source_dir: Path, data_dir: Path, platform: str, variant: str, rows: list[int] | None = None
+              ) -> _Examples:
+    from programl.data.devmap import load_devmap
+    from programl.io.pyg import to_pyg
+
+    devmap = load_devmap(source_dir, data_dir, platform, variant, rows=rows)
+    texts = sorted({node.text for graph in devmap.graphs for node in graph.node})
+    table = {t: i for i, t in enumerate(texts)}
+    data = [to_pyg(graph, table) for graph in devmap.graphs]
+    for d in data:  # keep what the model reads
+        for key in list(d.keys()):
+            if key not in ("x", "edge_index", "edge_flow", "edge_pos", "node_type", "graph_x", "graph_y"):
+                del d[key]
+    return _Examples(
+        data=data,
+        texts=texts,
+        labels=devmap.labels,
+        runtimes=devmap.runtimes,
+        names=[r.name for r in devmap.rows],
+        csv_rows=np.array([r.row for r in devmap.rows], dtype=np.int64),
+        sizes=np.array([d.num_nodes for d in data], dtype=np.int64),
+    )
+
+
+def _fold_vocabulary(examples: _Examples, train: np.ndarray):
+    """The count-ordered vocabulary of the training graphs, and the map global text id -> fold id (OOV last)."""
+    from programl.data.vocabulary import Vocabulary
+
+    counts = np.zeros(len(examples.texts), dtype=np.int64)
+    for i in train:
+        counts += np.bincount(examples.data[i].x.numpy(), minlength=len(examples.texts))
+    vocabulary = Vocabulary.from_counts({t: int(c) for t, c in zip(examples.texts, counts) if c > 0})
+    return vocabulary, _text_map(examples.texts, vocabulary)
+
+
+def _text_map(texts: list[str], vocabulary) -> Any:
+    import torch
+
+    oov = len(vocabulary)
+    return torch.tensor([vocabulary.get(t, oov) for t in texts], dtype=torch.long)
+
+
+def _batches(examples: _Examples, indices: np.ndarray, config: dict[str, Any], shuffle: bool, seed: int,
+             epoch: int, text_map) -> list:
+    """Batches of ``indices`` (at most ``batch_nodes`` nodes and ``batch_graphs`` graphs); training batches never
+    hold a single graph (the auxiliary head's BatchNorm needs two)."""
+    import torch
+    from torch_geometric.data import Batch
+
+    order = np.asarray(indices)
+    if shuffle:
+        order = order[np.random.default_rng([seed, epoch]).permutation(len(order))]
+    plan = plan_graph_batches(examples.sizes, order, config["batch_nodes"], config.get("batch_graphs"),
+                              min_graphs=2 if shuffle else 1)
+    batches = []
+    for group in plan:
+        batch = Batch.from_data_list([examples.data[i] for i in group])
+        batch.x = text_map[batch.x]
+        batch.rows = torch.tensor(group, dtype=torch.long)
+        batches.append(batch)
+    return batches
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Model
+
+
+_MODEL_KEYS = ("hidden", "steps", "layers", "positions", "node_type_gru", "message_dropout", "state_dropout",
+               "aux_dropout", "aux_hidden", "readout_channels")
+
+
+def _model(config: dict[str, Any], vocabulary_size: int):
+    """The paper's model (``readout_channels`` 2), or :func:`_wide_readout_model` for more channels."""
+    from programl.models import GGNNGraphClassifier
+
+    schedule = [step % config["layers"] for step in range(config["steps"])]
+    channels = config.get("readout_channels", 2)
+    graph_model = GGNNGraphClassifier(
+        vocabulary_size,
+        channels,
+        hidden_channels=config["hidden"],
+        layer_schedule=schedule,
+        use_positions=config["positions"],
+        node_type_gru=config["node_type_gru"],
+        dropout=config["state_dropout"],
+        message_dropout=config["message_dropout"],
+        aux_channels=2 if channels == 2 else 0,
+        aux_hidden=config["aux_hidden"],
+        aux_dropout=config["aux_dropout"],
+    )
+    return graph_model if channels == 2 else _wide_readout_model(graph_model, config)
+
+
+def _wide_readout_model(graph_model, config: dict[str, Any]):
+    """``--readout-channels K > 2``: the gated readout sums K channels per graph instead of 2; the auxiliary head
+    reads all K with the auxiliary inputs, and the intermediate loss (0.2 CE) is taken on the first 2 channels, the
+    paper's graph logits. With K = 2 this is exactly the paper's model (which :func:`_model` then returns)."""
+    import torch.nn.functional as F
+    from torch import nn
+
+    from programl.models import GraphOutput
+    from programl.models.readout import AuxiliaryReadout
+
+    class WideReadoutDevmapModel(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.graph_model = graph_model
+            self.aux = AuxiliaryReadout(graph_model.num_classes, 2, config["aux_hidden"], 2,
+                                        dropout=config["aux_dropout"])
+            self.intermediate_loss_weight = graph_model.intermediate_loss_weight
+
+        def forward(self, data):
+            channels = self.graph_model(data).logits
+            aux = data.graph_x.view(channels.size(0), -1)
+            return GraphOutput(self.aux(channels, aux), channels[:, :2])
+
+        def loss(self, output, target):
+            return F.cross_entropy(output.logits, target) + self.intermediate_loss_weight * F.cross_entropy(
+                output.graph_logits, target)
+
+    return WideReadoutDevmapModel()
+
+
+def _run_epoch(model, batches, device, optimizer=None) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
+    """Train (with ``optimizer``) or evaluate on ``batches``; returns loss/accuracy, the rows and predictions."""
+    import torch
+
+    training = optimizer is not None
+    model.train(training)
+    total_loss, count = 0.0, 0
+    rows, predictions = [], []
+    with torch.set_grad_enabled(training):
+        for batch in batches:
+            batch = batch.to(device)
+            output = model(batch)
+            loss = model.loss(output, batch.graph_y)
+            if training:
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+            n = int(batch.graph_y.numel())
+            total_loss += float(loss.detach()) * n
+            count += n
+            rows.append(batch.rows.cpu().numpy())
+            predictions.append(output.logits.argmax(-1).cpu().numpy())
+    rows_array = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    pred_array = np.concatenate(predictions) if predictions else np.zeros(0, dtype=np.int64)
+    return {"loss": total_loss / max(count, 1)}, rows_array, pred_array
+
+
+def _epoch_metrics(examples: _Examples, stats: dict[str, float], rows: np.ndarray, predictions: np.ndarray,
+                   static_device: int) -> dict[str, float]:
+    metrics = devmap_metrics(examples.labels[rows], predictions, examples.runtimes[rows], static_device)
+    return {"loss": stats["loss"], "accuracy": metrics["accuracy"], "f1": metrics["f1"]}
+
+
+def _better(candidate: tuple[float, float], best: tuple[float, float] | None) -> bool:
+    """Higher validation accuracy wins; equal accuracy: lower validation loss; equal both: the earlier epoch."""
+    return best is None or candidate[0] > best[0] or (candidate[0] == best[0] and candidate[1] < best[1])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Training
+
+
+def _train_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Path, device, args) -> dict:
+    """Train one fold (resuming from ``last.pt``), test the chosen epoch's model, write ``result.json``."""
+    import torch
+
+    from programl.tasks.common import EpochLog
+
+    fold_dir.mkdir(parents=True, exist_ok=True)
+    vocabulary, text_map = _fold_vocabulary(examples, split.train)
+    vocabulary.save(fold_dir / "vocab.csv")
+    static_device = int(np.bincount(examples.labels[split.train], minlength=2).argmax())
+    seed = config["seed"] * 1000 + split.fold
+    seed_everything(seed)  # the initial weights
+    model = _model(config, len(vocabulary)).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
+    log = EpochLog(fold_dir)
+    start_epoch, best, best_epoch = 1, None, None
+    last = fold_dir / "last.pt"
+    if last.is_file() and not args.restart:
+        state = load_checkpoint(last, model=model, optimizer=optimizer, map_location=device)
+        start_epoch = state["epoch"] + 1
+        best, best_epoch = state["extra"].get("best"), state["best_epoch"]
+        best = tuple(best) if best is not None else None
+        log.truncate(state["epoch"])
+        info(f"{fold_dir}: resuming after epoch {state['epoch']}", not args.quiet)
+    else:
+        log.truncate(0)
+    val_batches = _batches(examples, split.val, config, False, seed, 0, text_map)
+    epochs = range(start_epoch, config["epochs"] + 1)
+    bar = progress(epochs, len(epochs), f"{fold_dir.parent.name} fold {split.fold}", not args.quiet, unit="epoch")
+    for epoch in bar:
+        started = time.perf_counter()
+        seed_everything(seed * 1009 + epoch)  # dropout: a resumed run continues exactly as an uninterrupted one
+        train_batches = _batches(examples, split.train, config, True, seed, epoch, text_map)
+        stats, rows, pred = _run_epoch(model, train_batches, device, optimizer)
+        train = _epoch_metrics(examples, stats, rows, pred, static_device)
+        stats, rows, pred = _run_epoch(model, val_batches, device)
+        val = _epoch_metrics(examples, stats, rows, pred, static_device)
+        record = {"epoch": epoch, **{f"train_{k}": v for k, v in train.items()},
+                  **{f"val_{k}": v for k, v in val.items()}, "seconds": round(time.perf_counter() - started, 2)}
+        candidate = (val["accuracy"], val["loss"])
+        if _better(candidate, best):
+            best, best_epoch = candidate, epoch
+            save_checkpoint(fold_dir / "best.pt", model=model, epoch=epoch, best_metric=best[0], best_epoch=epoch,
+                            extra={"config": config, "fold": split.fold})
+        log.append(record)
+        save_checkpoint(last, model=model, optimizer=optimizer, epoch=epoch, best_metric=best[0],
+                        best_epoch=best_epoch, extra={"best": list(best), "config": config, "fold": split.fold})
+    plot_learning_curves(log.records, fold_dir / "curves.png", metrics=("loss", "accuracy", "f1"),
+                         title=f"devmap {fold_dir.parent.name}, fold {split.fold}", mark_epoch=best_epoch)
+    result = _test_fold(examples, split, config, fold_dir, device, static_device)
+    result.update(best_epoch=best_epoch, val_accuracy=best[0] if best else None, epochs=config["epochs"])
+    write_json(fold_dir / "result.json", result)
+    return result
+
+
+def _test_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Path, device, static_device: int
+               ) -> dict:
+    """Predict the test fold with ``best.pt``; returns its metrics and predictions."""
+    from programl.data.vocabulary import Vocabulary
+
+    vocabulary = Vocabulary.load(fold_dir / "vocab.csv")
+    model = _model(config, len(vocabulary)).to(device)
+    load_checkpoint(fold_dir / "best.pt", model=model, map_location=device, restore_rng=False)
+    text_map = _text_map(examples.texts, vocabulary)
+    batches = _batches(examples, split.test, config, False, 0, 0, text_map)
+    _, rows, pred = _run_epoch(model, batches, device)
+    metrics = devmap_metrics(examples.labels[rows], pred, examples.runtimes[rows], static_device)
+    return {"fold": split.fold, "static_device": static_device, "test": metrics,
+            "rows": rows.tolist(), "predictions": pred.tolist()}
+
+
+def _config(args: argparse.Namespace) -> dict[str, Any]:
+    config = {key: getattr(args, key) for key in _MODEL_KEYS}
+    config.update(variant=args.variant, folds=args.folds, fold_seed=args.fold_seed, subset=args.subset, lr=args.lr,
+                  weight_decay=args.weight_decay, batch_nodes=args.batch_nodes,
+                  batch_graphs=args.batch_graphs, epochs=args.epochs, seed=args.seed)
+    return config
+
+
+def _check_config(args: argparse.Namespace) -> None:
+    if args.folds < 3:
+        raise UsageError("--folds must be at least 3")
+    if args.only_folds and any(not 0 <= k < args.folds for k in args.only_folds):
+        raise UsageError(f"--only-folds must be in 0..{args.folds - 1}")
+    if args.steps < 1 or not 1 <= args.layers <= args.steps:
+        raise UsageError("need --steps >= 1 and 1 <= --layers <= --steps")
+    if args.readout_channels < 2:
+        raise UsageError("--readout-channels must be at least 2")
+    if args.hidden < 2 or args.hidden % 2:
+        raise UsageError("--hidden must be an even number >= 2")
+    if args.batch_graphs is not None and args.batch_graphs < 2:
+        raise UsageError("--batch-graphs must be at least 2 (BatchNorm)")
+    if args.batch_nodes < 1 or args.epochs < 1:
+        raise UsageError("--batch-nodes and --epochs must be positive")
+
+
+def _platforms(choice: str) -> tuple[str, ...]:
+    return ("amd", "nvidia") if choice == "all" else (choice,)
+
+
+def train_main(args: argparse.Namespace) -> int:
+    """``programl train devmap``: build the graphs if needed, cross-validate per platform, write the reports."""
+    from programl.data.devmap import build_devmap, cross_validation_splits
+
+    _check_config(args)
+    configure_threads(args.threads)
+    device = resolve_device(args.device)
+    source_dir = _source_dir(args)
+    data_dir = Path(os.path.expanduser(args.data_dir))
+    run_dir = Path(args.run_dir)
+    config = _config(args)
+    previous = run_dir / "config.json"
+    if previous.is_file() and not args.restart:
+        old = json.loads(previous.read_text(encoding="utf-8"))
+        changed = sorted(k for k in config if k != "epochs" and old.get("model", {}).get(k) != config[k])
+        if changed:
+            raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another "
+                             "--run-dir, or --restart")
+    write_json(run_dir / "config.json", {"model": config, "source_dir": str(source_dir), "data_dir": str(data_dir)})
+    rows = _subset_rows(source_dir, args.subset, args.fold_seed)
+    report = build_devmap(source_dir, data_dir, [args.variant], jobs=args.jobs or None, rows=rows,
+                          progress=None if args.quiet else _build_progress)
+    if not report.ok:
+        for name, error in report.failed[args.variant]:
+            info(f"{name}: error: {error}")
+        info(f"devmap: {len(report.failed[args.variant])} kernels failed to build; they are left out")
+    summary = {}
+    for platform in _platforms(args.platform):
+        examples = _examples(source_dir, data_dir, platform, args.variant, rows)
+        splits = cross_validation_splits(examples.labels, args.folds, args.fold_seed)
+        results = []
+        for split in splits:
+            fold_dir = run_dir / platform / f"fold_{split.fold}"
+            done = fold_dir / "result.json"
+            previous = json.loads(done.read_text(encoding="utf-8")) if done.is_file() else None
+            if args.only_folds and split.fold not in args.only_folds:
+                if previous is not None:  # reported with the others, not retrained
+                    results.append(previous)
+                continue
+            if previous is not None and not args.restart and previous.get("epochs", 0) >= args.epochs:
+                results.append(previous)  # finished (asked for more epochs: resumed from last.pt)
+                continue
+            started = time.perf_counter()
+            result = _train_fold(examples, split, config, fold_dir, device, args)
+            info(f"devmap {platform} fold {split.fold}: test accuracy {result['test']['accuracy']:.3f} "
+                 f"(epoch {result['best_epoch']}, {time.perf_counter() - started:.0f} s)", not args.quiet)
+            results.append(result)
+        summary[platform] = _platform_report(examples, results, run_dir / platform, platform)
+    _write_summary(run_dir, summary, config)
+    print(_summary_table(summary))
+    return 0
+
+
+def _build_progress(items, total, description):
+    return progress(items, total, description, unit="kernel")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reports
+
+
+def _platform_report(examples: _Examples, results: list[dict], directory: Path, platform: str) -> dict:
+    """Fold means and spreads, pooled confusion matrix, predictions.csv and confusion.png of one platform."""
+    from programl.data.devmap import PLATFORM_NAMES
+
+    keys = list(results[0]["test"]) if results else []
+    folds = {k: [r["test"][k] for r in results] for k in keys}
+    rows = np.array([i for r in results for i in r["rows"]], dtype=np.int64)
+    pred = np.array([p for r in results for p in r["predictions"]], dtype=np.int64)
+    static = np.array([r["static_device"] for r in results for _ in r["rows"]], dtype=np.int64)
+    cm = np.zeros((2, 2), dtype=np.int64)
+    np.add.at(cm, (examples.labels[rows], pred), 1)
+    static_acc = [float(np.mean(examples.labels[r["rows"]] == r["static_device"])) for r in results]
+    report = {
+        "platform": platform,
+        "folds": len(results),
+        "examples": int(rows.size),
+        "mean": {k: float(np.mean(v)) for k, v in folds.items()},
+        "std": {k: float(np.std(v)) for k, v in folds.items()},
+        "per_fold": folds,
+        "best_epochs": [r.get("best_epoch") for r in results],
+        "static_mapping_accuracy": float(np.mean(static_acc)) if static_acc else math.nan,
+        "pooled_accuracy": float(np.mean(examples.labels[rows] == pred)) if rows.size else math.nan,
+        "confusion_matrix": cm.tolist(),
+    }
+    directory.mkdir(parents=True, exist_ok=True)
+    write_json(directory / "report.json", report)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["row", "name", "fold", "label", "prediction", "static", "runtime_cpu", "runtime_gpu"])
+    fold_of = [r["fold"] for r in results for _ in r["rows"]]
+    for row, p, s, f in zip(rows, pred, static, fold_of):
+        writer.writerow([int(examples.csv_rows[row]), examples.names[row], f, int(examples.labels[row]), int(p), int(s),
+                         examples.runtimes[row, 0], examples.runtimes[row, 1]])
+    from programl.util.fs import atomic_write_text
+
+    atomic_write_text(directory / "predictions.csv", out.getvalue())
+    if rows.size:
+        plot_confusion_matrix(cm, directory / "confusion.png", labels=["CPU", "GPU"],
+                              title=f"devmap {PLATFORM_NAMES[platform]}: {rows.size} test predictions")
+    return report
+
+
+def _write_summary(run_dir: Path, summary: dict, config: dict) -> None:
+    write_json(run_dir / "summary.json", {"config": config, "platforms": summary})
+    from programl.util.fs import atomic_write_text
+
+    atomic_write_text(run_dir / "summary.md", _summary_table(summary) + "\n")
+
+
+def _summary_table(summary: dict) -> str:
+    from programl.data.devmap import PLATFORM_NAMES
+
+    lines = ["| platform | folds | accuracy % | precision | recall | F1 | F1 (GPU) | speedup (geo / mean) "
+             "| oracle speedup (geo / mean) | ProGraML (paper) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for platform, report in summary.items():
+        if not report["folds"]:
+            continue
+        m, s = report["mean"], report["std"]
+        paper = PUBLISHED["ProGraML"][platform]
+        lines.append(
+            f"| {PLATFORM_NAMES[platform]} | {report['folds']} | {100 * m['accuracy']:.1f} ± {100 * s['accuracy']:.1f} "
+            f"| {m['precision']:.2f} | {m['recall']:.2f} | {m['f1']:.2f} ± {s['f1']:.2f} | {m['f1_gpu']:.2f} "
+            f"| {m['speedup_geomean']:.2f} / {m['speedup_mean']:.2f} "
+            f"| {m['oracle_speedup_geomean']:.2f} / {m['oracle_speedup_mean']:.2f} "
+            f"| {paper[0]:.1f} %, F1 {paper[3]:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Evaluation
+
+
+def evaluate_main(args: argparse.Namespace) -> int:
+    """``programl evaluate devmap``: re-test every finished fold's chosen model and rewrite the reports."""
+    from programl.data.devmap import cross_validation_splits
+    from programl.exceptions import ProgramlError
+
+    configure_threads(args.threads)
+    device = resolve_device(args.device)
+    run_dir = Path(args.run_dir)
+    try:
+        saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ProgramlError(f"{run_dir}: no config.json (not a `programl train devmap` run)") from None
+    config = saved["model"]
+    source_dir = Path(args.source_dir or saved["source_dir"])
+    data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
+    summary = {}
+    rows = _subset_rows(source_dir, config.get("subset"), config["fold_seed"])
+    for platform in _platforms(args.platform):
+        examples = _examples(source_dir, data_dir, platform, config["variant"], rows)
+        results = []
+        for split in cross_validation_splits(examples.labels, config["folds"], config["fold_seed"]):
+            fold_dir = run_dir / platform / f"fold_{split.fold}"
+            if not (fold_dir / "best.pt").is_file():
+                continue
+            static_device = int(np.bincount(examples.labels[split.train], minlength=2).argmax())
+            result = _test_fold(examples, split, config, fold_dir, device, static_device)
+            trained = fold_dir / "result.json"
+            if trained.is_file():
+                previous = json.loads(trained.read_text(encoding="utf-8"))
+                result["best_epoch"] = previous.get("best_epoch")
+                if previous["predictions"] != result["predictions"]:
+                    info(f"{fold_dir}: predictions differ from those recorded at training time")
+            results.append(result)
+        if not results:
+            raise ProgramlError(f"{run_dir / platform}: no trained fold (best.pt) to evaluate")
+        summary[platform] = _platform_report(examples, results, run_dir / platform, platform)
+    _write_summary(run_dir, summary, config)
+    print(_summary_table(summary))
+    return 0

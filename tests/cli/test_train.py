@@ -1,0 +1,88 @@
+"""``programl train`` / ``programl evaluate``: task sub-commands, fast help, one-line errors and exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import programl.cli as cli
+from programl.cli.train import TASKS
+
+
+@pytest.fixture(autouse=True)
+def registered(monkeypatch):
+    """The commands as ``programl.cli`` registers them (a no-op once they are registered there)."""
+    monkeypatch.setitem(cli.COMMANDS, "train", "programl.cli.train")
+    monkeypatch.setitem(cli.COMMANDS, "evaluate", "programl.cli.evaluate")
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    try:
+        code = cli.main([str(a) for a in args])
+    except SystemExit as exit:  # argparse: --help and usage errors
+        code = exit.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_registry_lists_the_tasks() -> None:
+    assert TASKS == {"devmap": "programl.tasks.devmap", "classifyapp": "programl.tasks.classifyapp"}
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate"])
+def test_help_lists_every_task(capsys, command) -> None:
+    code, out, _ = run_cli(capsys, command, "--help")
+    assert code == 0
+    for task in TASKS:
+        assert task in out
+
+
+def test_task_help_has_examples(capsys) -> None:
+    code, out, _ = run_cli(capsys, "train", "devmap", "--help")
+    assert code == 0 and "--platform" in out and "examples:" in out
+    code, out, _ = run_cli(capsys, "train", "classifyapp", "--help")
+    assert code == 0 and "--per-class" in out and "torchrun" in out
+    code, out, _ = run_cli(capsys, "evaluate", "classifyapp", "--help")
+    assert code == 0 and "--checkpoint" in out
+
+
+def test_building_the_parser_does_not_import_torch() -> None:
+    code = ("import sys, programl.cli as c; c.COMMANDS.update(train='programl.cli.train', "
+            "evaluate='programl.cli.evaluate'); c.make_parser(); print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_missing_task_is_a_usage_error(capsys) -> None:
+    code, _, err = run_cli(capsys, "train")
+    assert code == 2 and "TASK" in err
+
+
+def test_bad_option_values_exit_2(capsys, tmp_path) -> None:
+    code, _, err = run_cli(capsys, "train", "devmap", "--folds", "2", "--source-dir", tmp_path, "-q")
+    assert code == 2 and "--folds must be at least 3" in err and "Traceback" not in err
+    code, _, err = run_cli(capsys, "train", "classifyapp", "--settings", "9", "-q")
+    assert code == 2 and "--settings" in err
+    code, _, err = run_cli(capsys, "train", "devmap", "--device", "tpu-9000", "-q", "--source-dir", tmp_path)
+    assert code == 2 and "not a device" in err
+
+
+def test_missing_data_is_one_line_and_exit_1(capsys, tmp_path) -> None:
+    code, _, err = run_cli(capsys, "train", "devmap", "--source-dir", tmp_path / "nowhere", "--data-dir",
+                           tmp_path / "data", "--run-dir", tmp_path / "run", "-q")
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("programl train devmap: ") and "cgo17-amd.csv: missing" in lines[0]
+    code, _, err = run_cli(capsys, "train", "classifyapp", "--source", tmp_path / "nowhere", "--data-dir",
+                           tmp_path / "data", "--run-dir", tmp_path / "run2", "-q")
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "missing" in err
+
+
+@pytest.mark.parametrize("task", ["devmap", "classifyapp"])
+def test_evaluate_without_a_run_is_one_line_and_exit_1(capsys, tmp_path, task) -> None:
+    code, _, err = run_cli(capsys, "evaluate", task, "--run-dir", tmp_path, "-q")
+    assert code == 1
+    assert err.strip() == f"programl evaluate {task}: error: {tmp_path}: no config.json (not a `programl train " \
+                          f"{task}` run)"

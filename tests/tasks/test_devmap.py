@@ -1,0 +1,121 @@
+"""Tests of programl.tasks.devmap: the metrics against hand computations and the published static mapping, and a
+tiny cross-validated training run on real DevMap kernels (SPEC §6.5, §7.3)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_geometric")
+
+from programl.tasks import devmap  # noqa: E402
+from programl.tasks.common import UsageError, load_checkpoint  # noqa: E402
+
+
+def test_metrics_by_hand() -> None:
+    labels = np.array([0, 0, 1, 1])
+    predictions = np.array([0, 1, 1, 1])
+    runtimes = np.array([[1.0, 2.0], [1.0, 4.0], [8.0, 2.0], [3.0, 1.0]])
+    m = devmap.devmap_metrics(labels, predictions, runtimes, static_device=0)
+    assert m["accuracy"] == 0.75
+    # class 0: precision 1, recall 1/2; class 1: precision 2/3, recall 1; weights 1/2 each
+    assert m["precision"] == pytest.approx((1 + 2 / 3) / 2)
+    assert m["recall"] == pytest.approx((0.5 + 1) / 2)
+    assert m["f1"] == pytest.approx((2 / 3 + 0.8) / 2)
+    assert m["f1_gpu"] == pytest.approx(0.8)
+    speedups = np.array([1 / 1, 1 / 4, 8 / 2, 3 / 1])  # runtime(CPU) / runtime(predicted)
+    assert m["speedup_mean"] == pytest.approx(speedups.mean())
+    assert m["speedup_geomean"] == pytest.approx(math.exp(np.log(speedups).mean()))
+    oracle = np.array([1, 1, 4, 3])
+    assert m["oracle_speedup_mean"] == pytest.approx(oracle.mean())
+
+
+def test_static_mapping_reproduces_the_published_row(shared_data) -> None:
+    """Always predicting the majority device gives the arXiv table's static-mapping precision/recall/F1 (SPEC
+    §7.3): the published numbers are support-weighted averages over the two classes."""
+    from programl.data.devmap import read_platform_csv
+
+    for platform, (accuracy, precision, recall, f1) in devmap.PUBLISHED["Static mapping"].items():
+        rows = read_platform_csv(shared_data / "devmap" / f"cgo17-{platform}.csv")
+        labels = np.array([r.label for r in rows])
+        runtimes = np.array([(r.runtime_cpu, r.runtime_gpu) for r in rows])
+        static = int(np.bincount(labels).argmax())
+        m = devmap.devmap_metrics(labels, np.full_like(labels, static), runtimes, static)
+        assert round(100 * m["accuracy"], 1) == accuracy
+        assert (round(m["precision"], 2), round(m["recall"], 2), round(m["f1"], 2)) == (precision, recall, f1)
+        assert m["speedup_mean"] == 1.0 and m["oracle_speedup_geomean"] > 1
+
+
+def parse(command: str, *argv) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    (devmap.add_train_arguments if command == "train" else devmap.add_evaluate_arguments)(parser)
+    return parser.parse_args([str(a) for a in argv])
+
+
+@pytest.fixture(scope="module")
+def tiny_run(shared_data, tmp_path_factory):
+    """60 AMD kernels-with-inputs (NCC's IR: no compiler needed), 3 folds, a tiny model, 8 epochs."""
+    root = tmp_path_factory.mktemp("devmap")
+    argv = ["--source-dir", shared_data / "devmap", "--data-dir", root / "data", "--variant", "ncc",
+            "--platform", "amd", "--subset", "60", "--folds", "3", "--hidden", "8", "--steps", "2", "--layers", "1",
+            "--message-dropout", "0", "--lr", "0.01", "--batch-nodes", "3000", "--threads", "1", "-q",
+            "--run-dir", root / "run"]
+    assert devmap.train_main(parse("train", *argv, "--epochs", "8")) == 0
+    return root, argv
+
+
+def test_tiny_run_beats_chance_on_held_out_folds(tiny_run) -> None:
+    root, _ = tiny_run
+    report = json.loads((root / "run" / "amd" / "report.json").read_text())
+    assert report["folds"] == 3 and report["examples"] == 60  # every kernel tested once
+    assert report["mean"]["accuracy"] > 0.6  # chance 0.5; the static mapping (majority) scores ~0.6
+    assert report["mean"]["accuracy"] > report["static_mapping_accuracy"]
+    assert np.array(report["confusion_matrix"]).sum() == 60
+    for fold in range(3):
+        fold_dir = root / "run" / "amd" / f"fold_{fold}"
+        log = [json.loads(line) for line in (fold_dir / "log.jsonl").read_text().splitlines()]
+        assert [r["epoch"] for r in log] == list(range(1, 9))
+        result = json.loads((fold_dir / "result.json").read_text())
+        best = max(log, key=lambda r: (r["val_accuracy"], -r["val_loss"]))
+        assert result["best_epoch"] == best["epoch"]  # chosen on validation
+        assert (fold_dir / "curves.png").read_bytes().startswith(b"\x89PNG")
+    lines = (root / "run" / "amd" / "predictions.csv").read_text().splitlines()
+    assert len(lines) == 61 and lines[0].startswith("row,name,fold,label,prediction")
+    assert (root / "run" / "amd" / "confusion.png").is_file() and (root / "run" / "summary.md").is_file()
+
+
+def test_evaluate_reproduces_the_training_predictions(tiny_run, capsys) -> None:
+    root, _ = tiny_run
+    before = json.loads((root / "run" / "amd" / "report.json").read_text())
+    assert devmap.evaluate_main(parse("evaluate", "--run-dir", root / "run", "--platform", "amd", "-q")) == 0
+    after = json.loads((root / "run" / "amd" / "report.json").read_text())
+    assert after["per_fold"] == before["per_fold"]
+    assert "AMD Tahiti 7970" in capsys.readouterr().out
+
+
+def test_more_epochs_resume_from_the_checkpoint(tiny_run, tmp_path) -> None:
+    root, argv = tiny_run
+    # the finished run is extended by 2 epochs; a fresh run of 10 epochs must end with the same weights
+    assert devmap.train_main(parse("train", *argv, "--epochs", "10", "--only-folds", "0")) == 0
+    fresh = [a if a != root / "run" else tmp_path / "fresh" for a in argv]
+    assert devmap.train_main(parse("train", *fresh, "--epochs", "10", "--only-folds", "0")) == 0
+    resumed = load_checkpoint(root / "run" / "amd" / "fold_0" / "last.pt", restore_rng=False)
+    straight = load_checkpoint(tmp_path / "fresh" / "amd" / "fold_0" / "last.pt", restore_rng=False)
+    assert resumed["epoch"] == straight["epoch"] == 10
+    for key, value in straight["model"].items():
+        assert torch.equal(value, resumed["model"][key]), key
+
+
+def test_options_are_checked(tiny_run) -> None:
+    root, argv = tiny_run
+    with pytest.raises(UsageError, match="--folds"):
+        devmap.train_main(parse("train", *argv, "--folds", "2"))
+    with pytest.raises(UsageError, match="other options"):
+        devmap.train_main(parse("train", *argv, "--hidden", "12"))
+    with pytest.raises(UsageError, match="--subset"):
+        devmap.train_main(parse("train", *argv, "--subset", "1", "--run-dir", root / "other"))
