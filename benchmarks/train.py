@@ -11,9 +11,11 @@ Inputs:
   every variable has one definition and one use edge, as in ProGraML's per-use variable nodes), edge positions
   mostly 0/1;
 * ``--graphs DIR``: real ``*.ProgramGraph.pb`` files (converted with :func:`programl.io.pyg.to_pyg`, vocabulary built
-  from them).
-
-Labels and root selectors are random (one root per example): throughput does not depend on their values.
+  from them), with random labels and root selectors (one root per example): throughput does not depend on their
+  values;
+* ``--dataset DIR``: the examples of a DeepDataFlow data set (e.g. DeepDataFlow-22 from ``programl dataset build``)
+  through :class:`programl.data.dataset.DeepDataFlowDataset`, with their real roots and labels (``--analysis``,
+  ``--split``, DDF-30 filter and 40,000-node limit as in training).
 
 Speeds: ``nodes/s`` = timed nodes / timed seconds; ``best`` = the fastest single batch (on a shared machine the
 least disturbed measurement).
@@ -28,6 +30,7 @@ Usage::
 
     python benchmarks/train.py                         # synthetic graphs, CPU or the GPU if present
     python benchmarks/train.py --graphs /path/to/graphs --max-graphs 2000
+    python benchmarks/train.py --dataset /path/to/ddf22 --analysis reachability --threads 1
     python benchmarks/train.py --model rgcn --device cpu --batches 3 -o train.json
 """
 
@@ -134,6 +137,19 @@ def real_examples(directory: Path, max_graphs: int, rng: np.random.Generator) ->
     return examples, len(vocabulary)
 
 
+def dataset_examples(directory: Path, analysis: str, split: str, needed_nodes: int, seed: int) -> tuple[list, int]:
+    """Examples of a DeepDataFlow data set (DDF-30, graphs up to 40,000 nodes), a seeded sample of about
+    ``needed_nodes`` nodes; returns (examples, |V|)."""
+    from programl.data.dataset import DeepDataFlowDataset
+    from programl.data.vocabulary import Vocabulary
+
+    dataset = DeepDataFlowDataset(directory, analysis, split, max_steps=30, max_nodes=40_000)
+    order = np.random.default_rng(seed).permutation(len(dataset))
+    sizes = dataset.sizes
+    take = order[: int(np.searchsorted(np.cumsum(sizes[order]), needed_nodes)) + 1]
+    return [dataset[int(i)] for i in take], len(Vocabulary.load(dataset.vocabulary_path))
+
+
 def peak_rss_mb() -> float:
     """Peak resident set size of this process so far (Linux reports KiB)."""
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -213,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=1, help="untimed batches before timing (default 1)")
     parser.add_argument("--graphs", type=Path, help="directory of *.ProgramGraph.pb files instead of synthetic graphs")
     parser.add_argument("--max-graphs", type=int, default=5000, help="read at most this many files (default 5000)")
+    parser.add_argument("--dataset", type=Path, help="a DeepDataFlow data set directory instead of synthetic graphs")
+    parser.add_argument("--analysis", default="reachability", help="analysis of --dataset (default reachability)")
+    parser.add_argument("--split", default="train", help="split of --dataset (default train)")
     parser.add_argument("--vocabulary-size", type=int, default=2230, help="synthetic vocabulary size (default 2230)")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (CPU)")
     parser.add_argument("--seed", type=int, default=0)
@@ -230,7 +249,12 @@ def main(argv: list[str] | None = None) -> int:
 
     needed = args.batches + args.warmup
     start = time.perf_counter()
-    if args.graphs:
+    if args.dataset:
+        examples, vocabulary_size = dataset_examples(
+            args.dataset, args.analysis, args.split, int(needed * args.max_nodes * 1.3), args.seed
+        )
+        source = f"{args.dataset} ({args.analysis}, {args.split}, DDF-30)"
+    elif args.graphs:
         examples, vocabulary_size = real_examples(args.graphs, args.max_graphs, rng)
         source = str(args.graphs)
     else:

@@ -21,6 +21,7 @@ __all__ = ["TASKS", "add_parser", "add_task_commands", "run"]
 TASKS = {
     "devmap": "programl.tasks.devmap",
     "classifyapp": "programl.tasks.classifyapp",
+    "dataflow": "programl.tasks.dataflow",
 }
 
 

@@ -1,0 +1,281 @@
+"""``programl dataset``: build and inspect DeepDataFlow data sets (SPEC §9.1, DESIGN §5).
+
+* ``programl dataset build SOURCES... OUT``: compile C/C++/OpenCL sources (or take ``.ll``/``.bc``), build graphs,
+  label them with the five analyses, split 3:1:1 by source program (seeded) and build the training vocabulary, in the
+  DeepDataFlow layout with a ``manifest.jsonl``. ``--recipe FILE`` builds a recipe's sources instead (e.g.
+  ``datasets/deepdataflow22/recipe.json``), ``--size N`` a small version of it. Parallel (``-j``, or a dask
+  scheduler with ``--dask``), a timeout per input, atomic writes, resumable (a rerun skips finished inputs), a
+  progress bar; failures are recorded in the manifest and counted (exit code 1), never fatal.
+* ``programl dataset info DIR``: graphs, examples per analysis and split (and within 30/60/200 steps), failures.
+* ``programl dataset prepare DIR``: convert splits to the memory-mapped PyG form ahead of training.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections import Counter
+
+from programl.cli.common import EXIT_FAILED, EXIT_OK, print_line, usage_error
+
+__all__ = ["add_parser", "run"]
+
+ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
+
+EXAMPLES = """\
+examples:
+  programl dataset build src/ out/ddf -O0 -O2 -j 2             every .c/.cc/.cl/.ll under src/, two settings
+  programl dataset build a.c b.ll out/ddf -- -DN=4             flags after -- go to clang
+  programl dataset build --recipe datasets/deepdataflow22/recipe.json --data ../shared/data out/ddf22 --size 50
+  programl dataset info out/ddf22
+  programl dataset prepare out/ddf22 --analysis reachability -j 2
+"""
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "dataset",
+        help="build and inspect DeepDataFlow data sets",
+        description=__doc__.split("\n\n")[0],
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="dataset_command", metavar="COMMAND")
+    sub.required = True
+
+    build = sub.add_parser(
+        "build",
+        help="compile, build, label, split",
+        description="Compile sources (or take IR), build graphs, label them with the five analyses, split them 3:1:1 "
+        "by source program and build the training vocabulary, in the DeepDataFlow layout.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    build.add_argument("paths", nargs="+", metavar="PATH", help="SOURCES... OUT: inputs (files, directories), then OUT")
+    build.add_argument("--recipe", metavar="FILE", help="build a recipe's sources (then SOURCES are not given)")
+    build.add_argument("--data", metavar="DIR", help="where the recipe's sources are (default: $PROGRAML_SHARED_DATA)")
+    build.add_argument("--size", type=int, metavar="N", help="at most N source programs per recipe source")
+    build.add_argument(
+        "-O",
+        dest="settings",
+        action="append",
+        metavar="LEVEL",
+        help="an optimisation setting: -O0, -O2, -Os, -O '3 -ffast-math' (repeatable; default -O0)",
+    )
+    build.add_argument("--analyses", nargs="+", choices=ANALYSES, metavar="A", help="analyses (default: all five)")
+    build.add_argument("--seed", type=int, help="seed of the root samples and of the split (default: 204)")
+    build.add_argument("--max-roots", type=int, metavar="N", help="most label records per graph (default: 10)")
+    build.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: all CPUs)")
+    build.add_argument("--dask", metavar="ADDRESS", help="run on a dask scheduler (tcp://host:port, or 'local')")
+    build.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds per input (default: 300)")
+    build.add_argument("--retry-failed", action="store_true", help="retry inputs whose last build failed")
+    build.add_argument("--force", action="store_true", help="rebuild inputs that are up to date")
+    build.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no per-input errors")
+    build.set_defaults(run=run, parser=build)
+
+    info = sub.add_parser("info", help="what a data set holds", description="Graphs, examples and failures.")
+    info.add_argument("root", metavar="DIR")
+    info.set_defaults(run=run, parser=info)
+
+    prepare = sub.add_parser(
+        "prepare", help="convert to the PyG form", description="Convert splits to the memory-mapped PyG form."
+    )
+    prepare.add_argument("root", metavar="DIR")
+    prepare.add_argument("--analysis", nargs="+", choices=ANALYSES, default=list(ANALYSES), metavar="A")
+    prepare.add_argument("--split", nargs="+", default=["train", "val", "test"], metavar="S")
+    prepare.add_argument("--processed-dir", metavar="DIR", help="where the PyG form goes (default: DIR/processed)")
+    prepare.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default: 1)")
+    prepare.add_argument("-q", "--quiet", action="store_true")
+    prepare.set_defaults(run=run, parser=prepare)
+    parser.set_defaults(parser=parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``programl dataset build|info|prepare``."""
+    commands = {"build": run_build, "info": run_info, "prepare": run_prepare}
+    return commands[args.dataset_command](args)
+
+
+def _progress(enabled: bool):
+    if not enabled:
+        return None
+
+    def wrap(items, total, description):
+        from programl.cli.common import progress
+
+        return progress(items, total, description)
+
+    return wrap
+
+
+def _dask_executor(address: str, jobs: int):
+    """``(executor, closer)`` for a dask scheduler address, or a local cluster of ``jobs`` worker processes."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise SystemExit(
+            "programl dataset build: --dask needs dask[distributed] (pip install 'programl[cluster]')"
+        ) from None
+    if address == "local":
+        cluster = LocalCluster(n_workers=jobs or os.cpu_count() or 1, threads_per_worker=1, dashboard_address=None)
+        client = Client(cluster)
+
+        def close():
+            client.close()
+            cluster.close()
+
+    else:
+        client = Client(address)
+        close = client.close
+    return client.get_executor(), close
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from programl.data.deepdataflow.builder import build_dataset
+    from programl.data.deepdataflow.inputs import discover_inputs
+    from programl.exceptions import ProgramlError
+
+    parser = args.parser
+    *sources, output = args.paths
+    if args.recipe and sources:
+        return usage_error(parser, "give either SOURCES or --recipe, not both")
+    if not args.recipe and not sources:
+        return usage_error(parser, "no SOURCES given (or use --recipe FILE)")
+    if args.jobs < 0:
+        return usage_error(parser, "-j must be positive")
+    if args.size is not None and args.size < 1:
+        return usage_error(parser, "--size must be at least 1")
+    flags = tuple(getattr(args, "extra_args", ()) or ())
+    settings = [tuple((s if s.startswith("-") else "-O" + s).split()) for s in args.settings or ["0"]]
+    options: dict = {}
+    try:
+        if args.recipe:
+            from programl.data.deepdataflow.recipe import load_recipe, recipe_inputs, recipe_settings
+
+            recipe = load_recipe(args.recipe)
+            data = args.data or os.environ.get("PROGRAML_SHARED_DATA")
+            if not data:
+                return usage_error(parser, "--recipe needs --data DIR (where its sources are)")
+            options.update(recipe_settings(recipe))
+            inputs = recipe_inputs(recipe, data, os.path.join(output, "sources"), size=args.size)
+        else:
+            inputs = discover_inputs(sources, settings, flags)
+    except ProgramlError as error:
+        print(f"programl dataset build: error: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    for key in ("seed", "max_roots"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+    if args.analyses:
+        options["analyses"] = tuple(args.analyses)
+    if not inputs:
+        return usage_error(parser, "no inputs found")
+
+    executor, close = (None, None)
+    if args.dask:
+        executor, close = _dask_executor(args.dask, args.jobs)
+
+    def report_failure(name: str, error: BaseException) -> None:
+        if not args.quiet:
+            from programl.data.deepdataflow.builder import _error_text
+
+            print_line(f"{name}: error: {_error_text(error)}")
+
+    try:
+        report = build_dataset(
+            inputs,
+            output,
+            jobs=args.jobs or None,
+            timeout=args.timeout,
+            executor=executor,
+            retry_failed=args.retry_failed,
+            force=args.force,
+            progress=_progress(not args.quiet),
+            on_failure=report_failure,
+            **options,
+        )
+    finally:
+        if close is not None:
+            close()
+    if not args.quiet:
+        examples = ", ".join(f"{a} {sum(s.values()):,}" for a, s in report.examples.items())
+        splits = "/".join(f"{report.splits.get(s, 0):,}" for s in ("train", "val", "test"))
+        print(
+            f"programl dataset build: {report.built:,} built, {report.skipped:,} up to date, "
+            f"{len(report.failed):,} failed of {report.total:,} inputs in {report.seconds:.1f} s; "
+            f"graphs train/val/test {splits}; examples {examples}; vocabulary {report.vocabulary_size}",
+            file=sys.stderr,
+        )
+    return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def run_info(args: argparse.Namespace) -> int:
+    from programl.data.deepdataflow.layout import SPLITS, Layout, read_manifest
+
+    layout = Layout(args.root)
+    if not layout.graphs_dir.is_dir():
+        return usage_error(args.parser, f"{args.root} is not a DeepDataFlow data set (no graphs/ directory)")
+    entries = read_manifest(layout.manifest)
+    split_of = {}
+    for split in SPLITS:
+        try:
+            for name in layout.split_names(split):
+                split_of[name] = split
+        except FileNotFoundError:
+            pass
+    print(f"{layout.root}: {len(layout.graph_names()):,} graphs")
+    print("graphs      " + "".join(f"{s:>10}" for s in SPLITS))
+    print("            " + "".join(f"{sum(1 for v in split_of.values() if v == s):>10,}" for s in SPLITS))
+    if entries:
+        print(f"\nexamples (label records; within 30 / 60 / 200 steps) from {layout.manifest.name}")
+        print(f"{'analysis':<16}" + "".join(f"{s:>34}" for s in SPLITS))
+        for analysis in ANALYSES:
+            cells = []
+            for split in SPLITS:
+                steps = [
+                    s
+                    for name, e in entries.items()
+                    if split_of.get(name) == split and e.get("status") == "ok"
+                    for s in ((e.get("labels") or {}).get(analysis) or {}).get("steps", ())
+                ]
+                within = " / ".join(f"{sum(1 for s in steps if s <= t):,}" for t in (30, 60, 200))
+                cells.append(f"{len(steps):,} ({within})")
+            print(f"{analysis:<16}" + "".join(f"{c:>34}" for c in cells))
+        failed = [e for e in entries.values() if e.get("status") == "failed"]
+        print(f"\ninputs: {len(entries):,} in the manifest, {len(failed):,} failed")
+        reasons = Counter((e.get("error") or "").split(": ")[-1][:80] for e in failed)
+        for reason, count in reasons.most_common(5):
+            print(f"  {count:>6,}  {reason}")
+    else:
+        for analysis in ANALYSES:
+            directory = layout.label_dir(analysis)
+            count = len(os.listdir(directory)) if directory.is_dir() else 0
+            print(f"{analysis:<16}{count:>10,} label files")
+    if layout.vocabulary.is_file():
+        from programl.data.vocabulary import Vocabulary
+
+        print(f"vocabulary: {len(Vocabulary.load(layout.vocabulary)):,} texts ({layout.vocabulary})")
+    return EXIT_OK
+
+
+def run_prepare(args: argparse.Namespace) -> int:
+    from programl.data.deepdataflow.store import prepare_split
+
+    for split in args.split:
+        for analysis in args.analysis:
+            try:
+                graphs, labels = prepare_split(
+                    args.root,
+                    analysis,
+                    split,
+                    processed_dir=args.processed_dir,
+                    jobs=args.jobs,
+                    progress=_progress(not args.quiet),
+                )
+            except (OSError, ValueError) as error:
+                print(f"programl dataset prepare: error: {error}", file=sys.stderr)
+                return EXIT_FAILED
+            if not args.quiet:
+                print(f"{split} {analysis}: {labels}", file=sys.stderr)
+    return EXIT_OK

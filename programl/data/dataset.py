@@ -1,0 +1,210 @@
+"""PyG datasets over a DeepDataFlow directory: one example per label record (SPEC §6.1, §6.7, §9.1; DESIGN §5).
+
+:class:`DeepDataFlowDataset` reads a data set in the DeepDataFlow layout: one built by ``programl dataset build``, or
+ProGraML's released one (``graphs/``, ``labels/<analysis>/`` with the ``data_flow_*`` keys, ``train|val|test/``
+directories of symlinks, ``vocab/programl.csv``). Example ``i`` is one (graph, label record) pair, as a
+:class:`torch_geometric.data.Data` with the attributes of :func:`programl.io.pyg.to_pyg` with labels:
+
+==============  ==========  ==============================================================================
+attribute       shape       meaning
+==============  ==========  ==============================================================================
+``x``           (N,) long   vocabulary id of ``node.text`` (OOV = ``len(vocabulary)``)
+``node_type``   (N,) long   ``Node.Type``
+``edge_index``  (2, E) long edges in protobuf order, parallel edges kept
+``edge_flow``   (E,) long   ``Edge.Flow``
+``edge_pos``    (E,) long   ``Edge.position``
+``root``        (N,) long   ``data_flow_root_node`` (the selector)
+``y``           (N,) long   ``data_flow_value``
+``step_count``  (1,) long   ``data_flow_step_count``
+``graph_index`` (1,) long   index of the graph in :attr:`DeepDataFlowDataset.graph_names`
+==============  ==========  ==============================================================================
+
+**On-disk format (scales past memory).** The first use of a split converts it once into flat binary arrays under
+``<processed_dir>/<vocabulary key>/<split>/`` (default ``processed_dir``: ``<root>/processed``): a graph store shared
+by the five analyses (node texts as vocabulary ids, node types, edges, with per-graph offsets) and a label store per
+analysis (per record: graph, root, step count, and the labels). They are memory-mapped, so examples are sliced from
+the page cache without holding the data set in memory, and the index (step counts, node counts) is small: the
+step-count filter (DDF-30 / DDF-60 / all: ``max_steps`` 30, 60, None) and the graph-size limit (``max_nodes``,
+40,000 in the paper's runs; graphs with 0 nodes are dropped too) are applied to it without reading any graph.
+Conversion writes to a temporary directory renamed into place (atomic; a crash leaves nothing half-written) and can
+run in worker processes. The vocabulary key is a hash of the vocabulary's texts, so a different vocabulary gets its
+own conversion.
+
+Batching: pass :attr:`DeepDataFlowDataset.sizes` to :class:`programl.data.batching.NodeBudgetBatcher` (10,000-node
+batches, a seeded order per epoch). :meth:`DeepDataFlowDataset.fixed_sample` gives the validation sample of SPEC
+§6.1 (graphs sorted by name, shuffled with a seeded ``random.Random``, their records taken in order).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch_geometric.data import Data, Dataset
+
+from programl.data.deepdataflow.layout import ANALYSES, SPLITS, Layout
+from programl.data.deepdataflow.store import GRAPH_COLUMNS, memmap, prepare_split
+
+__all__ = ["DeepDataFlowDataset"]
+
+
+class DeepDataFlowDataset(Dataset):
+    """One example per label record of one analysis in one split of a DeepDataFlow data set (module docstring).
+
+    Args:
+        root: The data set directory (ours or ProGraML's released layout).
+        analysis: ``reachability``, ``dominance``, ``datadep``, ``liveness`` or ``subexpressions``.
+        split: ``train``, ``val`` or ``test``.
+        max_steps: Keep records with ``data_flow_step_count <= max_steps`` (30 = DDF-30, 60 = DDF-60; None: all).
+        max_nodes: Keep graphs with at most this many nodes (None: no limit); graphs with no nodes are dropped.
+        vocabulary_path: Vocabulary file (default ``<root>/vocab/programl.csv``).
+        processed_dir: Where the converted split lives (default ``<root>/processed``).
+        jobs: Worker processes for the one-time conversion.
+        progress: Progress wrapper for the conversion (see :func:`prepare_split`).
+        transform: Applied to every example when read (PyG convention).
+
+    Example:
+        >>> train = DeepDataFlowDataset("ddf", "reachability", "train", max_steps=30)   # doctest: +SKIP
+        >>> from programl.data.batching import NodeBudgetBatcher
+        >>> batches = NodeBudgetBatcher(train, 10_000, shuffle=True, sizes=train.sizes)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike,
+        analysis: str,
+        split: str = "train",
+        *,
+        max_steps: int | None = 30,
+        max_nodes: int | None = 40_000,
+        vocabulary_path: str | os.PathLike | None = None,
+        processed_dir: str | os.PathLike | None = None,
+        jobs: int = 1,
+        progress: Callable[[Iterable, int, str], Iterable] | None = None,
+        transform: Callable[[Data], Data] | None = None,
+    ) -> None:
+        if analysis not in ANALYSES:
+            raise ValueError(f"unknown analysis {analysis!r}; expected one of {', '.join(ANALYSES)}")
+        if split not in SPLITS and not (Path(root) / split).is_dir():
+            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+        self.analysis = analysis
+        self.split = split
+        self.max_steps = max_steps
+        self.max_nodes = max_nodes
+        self.layout = Layout(root)
+        self.vocabulary_path = Path(vocabulary_path) if vocabulary_path else self.layout.vocabulary
+        self.graph_dir, self.label_dir = prepare_split(
+            root,
+            analysis,
+            split,
+            vocabulary_path=self.vocabulary_path,
+            processed_dir=processed_dir,
+            jobs=jobs,
+            progress=progress,
+        )
+        self.graph_names: list[str] = (self.graph_dir / "names.txt").read_text(encoding="utf-8").split()
+        self._node_ptr = np.load(self.graph_dir / "node_ptr.npy")
+        self._edge_ptr = np.load(self.graph_dir / "edge_ptr.npy")
+        self._graph = np.load(self.label_dir / "graph.npy")
+        self._root = np.load(self.label_dir / "root.npy")
+        self._steps = np.load(self.label_dir / "steps.npy")
+        self._label_ptr = np.load(self.label_dir / "label_ptr.npy")
+        self._arrays: dict[str, np.ndarray] | None = None
+        graph_sizes = np.diff(self._node_ptr)
+        record_sizes = graph_sizes[self._graph] if len(self._graph) else np.zeros(0, dtype=np.int64)
+        keep = record_sizes > 0
+        if max_nodes is not None:
+            keep &= record_sizes <= max_nodes
+        if max_steps is not None:
+            keep &= self._steps <= max_steps
+        #: record index (into the label store) of every example
+        self.records = np.flatnonzero(keep)
+        super().__init__(str(self.layout.root), transform=transform, log=False)
+
+    # ------------------------------------------------------------------------------------------------- index
+    @property
+    def num_records(self) -> int:
+        """Label records in the split before filtering."""
+        return int(len(self._graph))
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Node count of every example (in dataset order), for node-budget batching."""
+        records = self.records[np.asarray(self.indices(), dtype=np.int64)]
+        return np.diff(self._node_ptr)[self._graph[records]]
+
+    @property
+    def step_counts(self) -> np.ndarray:
+        """``data_flow_step_count`` of every example (in dataset order)."""
+        return self._steps[self.records[np.asarray(self.indices(), dtype=np.int64)]]
+
+    def graph_name(self, idx: int) -> str:
+        """The graph name of example ``idx``."""
+        return self.graph_names[int(self._graph[self.records[self.indices()[idx]]])]
+
+    def fixed_sample(self, count: int, seed: int = 205) -> DeepDataFlowDataset:
+        """The first ``count`` examples in the order of ProGraML's validation sample (SPEC §6.1).
+
+        Graph names sorted, shuffled with ``random.Random(seed)`` (the original: ``val_seed`` 204 plus one), each
+        graph's examples in record order. Returns a view (``index_select``) of this dataset.
+        """
+        positions = np.asarray(self.indices(), dtype=np.int64)
+        graphs = self._graph[self.records[positions]]
+        order = sorted(range(len(self.graph_names)), key=self.graph_names.__getitem__)
+        random.Random(seed).shuffle(order)
+        rank = np.empty(len(self.graph_names), dtype=np.int64)
+        rank[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+        chosen = np.lexsort((np.arange(len(positions)), rank[graphs]))[:count]  # by shuffled graph, then record
+        return self.index_select(chosen.tolist())
+
+    # ------------------------------------------------------------------------------------------------- access
+    def _open(self) -> dict[str, np.ndarray]:
+        if self._arrays is None:
+            arrays = {c: memmap(self.graph_dir / f"{c}.bin", d) for c, d in GRAPH_COLUMNS.items()}
+            arrays["labels"] = memmap(self.label_dir / "labels.bin", np.uint8)
+            self._arrays = arrays
+        return self._arrays
+
+    def __getstate__(self) -> dict[str, Any]:  # memory maps are reopened in the receiving process
+        state = dict(self.__dict__)
+        state["_arrays"] = None
+        return state
+
+    def len(self) -> int:
+        return int(len(self.records))
+
+    def get(self, idx: int) -> Data:
+        a = self._open()
+        record = int(self.records[idx])
+        g = int(self._graph[record])
+        n0, n1 = int(self._node_ptr[g]), int(self._node_ptr[g + 1])
+        e0, e1 = int(self._edge_ptr[g]), int(self._edge_ptr[g + 1])
+        l0 = int(self._label_ptr[record])
+        n = n1 - n0
+        root = torch.zeros(n, dtype=torch.long)
+        root[int(self._root[record])] = 1
+        edge_index = np.stack([a["edge_src"][e0:e1], a["edge_dst"][e0:e1]]).astype(np.int64)
+        return Data(
+            x=torch.from_numpy(a["x"][n0:n1].astype(np.int64)),
+            node_type=torch.from_numpy(a["node_type"][n0:n1].astype(np.int64)),
+            edge_index=torch.from_numpy(edge_index.reshape(2, -1)),
+            edge_flow=torch.from_numpy(a["edge_flow"][e0:e1].astype(np.int64)),
+            edge_pos=torch.from_numpy(a["edge_pos"][e0:e1].astype(np.int64)),
+            root=root,
+            y=torch.from_numpy(a["labels"][l0 : l0 + n].astype(np.int64)),
+            step_count=torch.tensor([int(self._steps[record])], dtype=torch.long),
+            graph_index=torch.tensor([g], dtype=torch.long),
+            num_nodes=n,
+        )
+
+    def __repr__(self) -> str:
+        steps = "all" if self.max_steps is None else self.max_steps
+        return (
+            f"{type(self).__name__}({self.analysis}, {self.split}, {len(self)} examples of {self.num_records} "
+            f"records, max_steps={steps}, max_nodes={self.max_nodes})"
+        )

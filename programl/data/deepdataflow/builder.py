@@ -1,0 +1,437 @@
+"""Build a DeepDataFlow data set: compile, build graphs, label them with the five analyses, split, make the vocabulary.
+
+Implements the data-set side of SPEC §9.1 / DESIGN §5 for our own inputs (``programl dataset build``):
+
+1. every :class:`~programl.data.deepdataflow.inputs.Input` runs in a worker (a
+   :class:`~programl.util.executor.TimeoutProcessPool` by default, or any executor with ``submit``, e.g. dask's
+   ``client.get_executor()``) with a timeout: compile with clang-22 (or read IR), build the graph, run the analyses
+   (SPEC §4) and write ``ir/``, ``graphs/`` and ``labels/<analysis>/`` atomically;
+2. the main process appends one line per input to ``manifest.jsonl`` (source, flags, content hash, status, error,
+   timings, node/edge counts, and per analysis the number of records and their step counts) as inputs finish, so an
+   interrupted build loses at most the inputs in flight; a rerun skips every input whose manifest line has the same
+   content hash (over the input, its flags and the build settings) and whose outputs exist, and does not retry
+   inputs that failed unless asked;
+3. when all inputs are done: the seeded 3:1:1 split by source program
+   (:func:`~programl.data.deepdataflow.split.split_groups`) as ``train|val|test/`` symlinks, the vocabulary of the
+   *training* graphs only (``vocab/programl.csv``, the paper's statement; ProGraML's generator counted all graphs,
+   SPEC §5.1), a compacted manifest and a summary ``dataset.json``.
+
+A failing input (compile error, timeout, crash) is recorded and counted, never fatal. Label files follow
+``programl analyze``: a graph with no eligible root for an analysis (or on which the analysis gives up) gets no
+label file, and its manifest line says why. Roots are sampled as by :func:`programl.dataflow.analyze_arrays` with
+a per-graph seed derived from the build seed and the graph's name (:func:`graph_seed`), so labels do not depend on
+the order or the number of inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from programl.data.deepdataflow.inputs import Input
+from programl.data.deepdataflow.layout import (
+    ANALYSES,
+    SPLITS,
+    Layout,
+    append_manifest,
+    read_manifest,
+    write_manifest,
+)
+from programl.data.deepdataflow.split import split_groups, write_split_links
+
+__all__ = [
+    "FORMAT_VERSION",
+    "BuildReport",
+    "BuildTask",
+    "build_dataset",
+    "build_input",
+    "finalize",
+    "graph_seed",
+    "load_summary",
+]
+
+#: Bumped when a change of this builder changes its outputs (part of every input's content hash).
+FORMAT_VERSION = 1
+_BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
+#: Step-count limits summarised in ``dataset.json`` (DDF-30, DDF-60, DDF-200; SPEC §7.2).
+STEP_LIMITS = (30, 60, 200)
+
+
+def graph_seed(seed: int, name: str) -> int:
+    """The root-sampling seed of one graph: 63 bits of ``sha256(f"{seed}:{name}")``."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{name}".encode()).digest()[:8], "little") >> 1
+
+
+@dataclass(frozen=True)
+class BuildTask:
+    """What a worker needs for one input."""
+
+    input: Input
+    root: str
+    analyses: tuple[str, ...]
+    max_roots: int
+    seed: int
+    timeout: float | None
+
+
+def _compile(item: Input, timeout: float | None) -> tuple[str, dict[str, Any]]:
+    """The IR text of an input, and facts for the manifest."""
+    from programl.exceptions import GraphCreationError
+    from programl.graph_builder import clang
+
+    if item.kind == "ir":
+        data = item.content()
+        if not data.strip():
+            raise GraphCreationError("empty file", item.path or item.source or item.name)
+        if data.startswith(_BITCODE_MAGIC):
+            from programl.graph_builder.llvm import parse_bitcode
+
+            module = parse_bitcode(data, item.path)
+            try:
+                return str(module), {}
+            finally:
+                module.close()
+        return data.decode("utf-8", "replace"), {}
+    if item.kind == "source":
+        if item.text is not None:
+            return clang.compile_source(item.text, item.language or "c++", item.flags, timeout=timeout), {}
+        return clang.compile_file(item.path, item.flags, language=item.language, timeout=timeout), {}
+    if item.kind == "poj104":
+        from programl.data import poj104
+
+        ir, recipe = poj104.compile_program(item.text or "", item.flags, pch=dict(item.extra) or None, timeout=timeout)
+        return ir, {"recipe": recipe.name}
+    raise GraphCreationError(f"unknown input kind {item.kind!r}", item.source or item.name)
+
+
+def build_input(task: BuildTask) -> dict[str, Any]:
+    """Compile, build, label and write one input (runs in a worker); returns the manifest facts.
+
+    Raises:
+        GraphCreationError: The input does not compile or its IR does not parse.
+        TimeoutError: clang ran past the timeout.
+    """
+    from programl.dataflow import GraphView, analyze_arrays, labels_to_bytes
+    from programl.exceptions import AnalysisError
+    from programl.graph_builder.llvm import graph_from_ir
+    from programl.util.fs import atomic_write_bytes, atomic_write_text
+
+    layout = Layout(task.root)
+    item = task.input
+    start = time.perf_counter()
+    ir, facts = _compile(item, task.timeout)
+    compiled = time.perf_counter()
+    module_name = item.path if item.text is None and item.path else "-"
+    graph = graph_from_ir(ir, path=item.path or item.source or None, module_name=module_name)
+    built = time.perf_counter()
+    atomic_write_text(layout.ir(item.name), ir)
+    atomic_write_bytes(layout.graph(item.name), graph.SerializeToString(deterministic=True))
+    view = GraphView.from_graph(graph)
+    labels: dict[str, Any] = {}
+    analysis_seconds: dict[str, float] = {}
+    seed = graph_seed(task.seed, item.name)
+    for analysis in task.analyses:
+        t0 = time.perf_counter()
+        path = layout.labels(analysis, item.name)
+        try:
+            result = analyze_arrays(view, analysis, max_roots=task.max_roots, seed=seed)
+        except AnalysisError as error:
+            labels[analysis] = {"records": 0, "reason": str(error)}
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write_bytes(path, labels_to_bytes(result))
+            labels[analysis] = {"records": len(result), "steps": [int(s) for s in result.step_counts]}
+        analysis_seconds[analysis] = round(time.perf_counter() - t0, 4)
+    return {
+        **facts,
+        "nodes": len(graph.node),
+        "edges": len(graph.edge),
+        "labels": labels,
+        "seconds": {
+            "compile": round(compiled - start, 4),
+            "build": round(built - compiled, 4),
+            "analyses": analysis_seconds,
+            "total": round(time.perf_counter() - start, 4),
+        },
+    }
+
+
+@dataclass
+class BuildReport:
+    """What :func:`build_dataset` did.
+
+    Attributes:
+        built: Inputs built now.
+        skipped: Inputs already up to date.
+        failed: ``(name, error)`` of the inputs that failed (now, or before and not retried).
+        splits: Graphs per split after the build.
+        examples: Label records per analysis and split (``{analysis: {split: count}}``).
+        within_steps: Label records with a step count up to 30, 60 and 200, ``{analysis: {split: {"30": n}}}``.
+        vocabulary_size: Entries of the training vocabulary.
+        seconds: Wall time of the build.
+    """
+
+    built: int = 0
+    skipped: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    splits: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, dict[str, int]] = field(default_factory=dict)
+    within_steps: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    vocabulary_size: int | None = None
+    seconds: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return self.built + self.skipped + len(self.failed)
+
+
+def _describe(item: Input, digest: str) -> dict[str, Any]:
+    return {
+        "name": item.name,
+        "group": item.group,
+        "source": item.source or item.path or item.name,
+        "kind": item.kind,
+        "language": item.language,
+        "flags": list(item.flags),
+        "sha256": digest,
+    }
+
+
+def _error_text(error: BaseException) -> str:
+    """One line for the manifest: ``file:line:col: message`` for compile errors, the message for ours and
+    timeouts, the type and first line otherwise."""
+    from programl.exceptions import ProgramlError
+    from programl.util.executor import WorkerCrashedError
+
+    first_line = (str(error).strip().splitlines() or [""])[0]
+    if isinstance(error, TimeoutError):
+        return first_line or "timed out"
+    if isinstance(error, WorkerCrashedError):
+        return f"crashed: {first_line}"
+    if isinstance(error, (ProgramlError, OSError)):
+        return first_line
+    return f"internal error: {type(error).__name__}: {first_line}"
+
+
+def _remove_outputs(layout: Layout, name: str, analyses: Iterable[str]) -> None:
+    for path in (layout.graph(name), layout.ir(name), *(layout.labels(a, name) for a in analyses)):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _outputs_exist(layout: Layout, entry: dict[str, Any]) -> bool:
+    if not layout.graph(entry["name"]).is_file():
+        return False
+    for analysis, info in (entry.get("labels") or {}).items():
+        if info.get("records") and not layout.labels(analysis, entry["name"]).is_file():
+            return False
+    return True
+
+
+def build_dataset(
+    inputs: Sequence[Input],
+    root: str | os.PathLike,
+    *,
+    analyses: Sequence[str] = ANALYSES,
+    seed: int = 204,
+    max_roots: int = 10,
+    jobs: int | None = None,
+    timeout: float | None = 300,
+    executor: Any = None,
+    retry_failed: bool = False,
+    force: bool = False,
+    progress: Callable[[Iterable, int, str], Iterable] | None = None,
+    on_entry: Callable[[dict[str, Any]], None] | None = None,
+    on_failure: Callable[[str, BaseException], None] | None = None,
+) -> BuildReport:
+    """Build (or bring up to date) the data set at ``root`` from ``inputs``; see the module docstring.
+
+    Args:
+        inputs: What to build (names must be unique).
+        root: The data set directory (created).
+        analyses: Analyses to label with (default: all five).
+        seed: Seed of the root samples (per graph, :func:`graph_seed`) and of the split.
+        max_roots: Most label records per graph and analysis (SPEC §4.1: 10).
+        jobs: Worker processes of the default pool (default: all CPUs).
+        timeout: Seconds per input (the default pool kills a worker that runs past it; other executors only stop
+            waiting).
+        executor: Anything with ``submit`` (e.g. dask's ``client.get_executor()``); default: a process pool.
+        retry_failed: Rebuild inputs whose last build failed (default: keep the recorded failure).
+        force: Rebuild every input.
+        progress: Wraps the stream of finished inputs, ``progress(iterable, total, description)`` (a progress bar).
+        on_entry: Called with each new manifest entry after it is written.
+        on_failure: Called with ``(name, error)`` for each input that fails now.
+
+    Returns:
+        A :class:`BuildReport`.
+
+    Raises:
+        ValueError: Two inputs share a name, or an analysis is unknown.
+    """
+    from programl.dataflow import ANALYSES as KNOWN
+    from programl.graph_builder.llvm import LLVM_VERSION
+    from programl.util.executor import TimeoutProcessPool, execute_outcomes
+
+    start = time.perf_counter()
+    unknown = [a for a in analyses if a not in KNOWN]
+    if unknown:
+        raise ValueError(f"unknown analysis {unknown[0]!r}; expected some of {', '.join(KNOWN)}")
+    names = [item.name for item in inputs]
+    if len(set(names)) != len(names):
+        duplicate = next(n for n in names if names.count(n) > 1)
+        raise ValueError(f"two inputs are named {duplicate!r}")
+    layout = Layout(root)
+    layout.root.mkdir(parents=True, exist_ok=True)
+    analyses = tuple(analyses)
+    config = {
+        "format": FORMAT_VERSION,
+        "seed": seed,
+        "max_roots": max_roots,
+        "analyses": list(analyses),
+        "llvm": LLVM_VERSION,
+    }
+    entries = read_manifest(layout.manifest)
+    report = BuildReport()
+
+    tasks: list[BuildTask] = []
+    digests: dict[str, str] = {}
+    for item in inputs:
+        try:
+            digest = item.digest(config)
+        except Exception as error:  # noqa: BLE001 - an unreadable input is a failure like any other
+            entry = {**_describe(item, ""), "status": "failed", "error": _error_text(error)}
+            append_manifest(layout.manifest, [entry])
+            entries[item.name] = entry
+            report.failed.append((item.name, entry["error"]))
+            if on_failure:
+                on_failure(item.name, error)
+            continue
+        digests[item.name] = digest
+        previous = entries.get(item.name)
+        if previous and previous.get("sha256") == digest and not force:
+            if previous.get("status") == "ok" and _outputs_exist(layout, previous):
+                report.skipped += 1
+                continue
+            if previous.get("status") == "failed" and not retry_failed:
+                report.failed.append((item.name, previous.get("error") or ""))
+                continue
+        tasks.append(BuildTask(item, str(layout.root), analyses, max_roots, seed, timeout))
+
+    pool = None
+    if executor is None and len(tasks) > 1:
+        pool = executor = TimeoutProcessPool(max_workers=min(jobs or os.cpu_count() or 1, len(tasks)))
+    outcomes = execute_outcomes(build_input, tasks, executor=executor, timeout=timeout)
+    if progress is not None:
+        outcomes = progress(outcomes, len(tasks), "building")
+    last_sync = time.monotonic()
+    try:
+        for outcome in outcomes:
+            item = outcome.input.input
+            entry = _describe(item, digests[item.name])
+            if outcome.ok:
+                entry.update(status="ok", error=None, **outcome.value)
+                report.built += 1
+            else:
+                entry.update(status="failed", error=_error_text(outcome.error))
+                _remove_outputs(layout, item.name, analyses)
+                report.failed.append((item.name, entry["error"]))
+                if on_failure:
+                    on_failure(item.name, outcome.error)
+            sync = time.monotonic() - last_sync > 2.0
+            append_manifest(layout.manifest, [entry], sync=sync)
+            if sync:
+                last_sync = time.monotonic()
+            entries[item.name] = entry
+            if on_entry:
+                on_entry(entry)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
+    current = {item.name for item in inputs}
+    finalize(layout, [entries[n] for n in names if n in entries], seed=seed, analyses=analyses, report=report)
+    # compacted manifest: the current inputs in input order, then older entries by name
+    write_manifest(
+        layout.manifest,
+        [entries[n] for n in names if n in entries] + [entries[n] for n in sorted(entries) if n not in current],
+    )
+    report.seconds = time.perf_counter() - start
+    _write_summary(layout, report, config, len(inputs))
+    return report
+
+
+def finalize(
+    layout: Layout,
+    entries: Sequence[dict[str, Any]],
+    *,
+    seed: int = 204,
+    analyses: Sequence[str] = ANALYSES,
+    report: BuildReport | None = None,
+) -> dict[str, str]:
+    """Split the successfully built entries by group, write the split links and the training vocabulary.
+
+    Returns:
+        ``{name: split}``.
+    """
+    from programl.data.vocabulary import build_vocabulary
+    from programl.io.files import read_graph
+
+    ok = [e for e in entries if e.get("status") == "ok" and layout.graph(e["name"]).is_file()]
+    by_group = split_groups((e["group"] for e in ok), seed=seed)
+    assignment = {e["name"]: by_group[e["group"]] for e in ok}
+    counts = write_split_links(layout, assignment)
+    train = sorted(name for name, split in assignment.items() if split == "train")
+    vocabulary = build_vocabulary(read_graph(layout.graph(name)) for name in train)
+    layout.vocabulary.parent.mkdir(parents=True, exist_ok=True)
+    vocabulary.save(layout.vocabulary)
+    if report is not None:
+        report.splits = counts
+        report.examples = {a: dict.fromkeys(SPLITS, 0) for a in analyses}
+        report.within_steps = {a: {s: dict.fromkeys(map(str, STEP_LIMITS), 0) for s in SPLITS} for a in analyses}
+        for e in ok:
+            split = assignment[e["name"]]
+            for analysis in analyses:
+                info = (e.get("labels") or {}).get(analysis) or {}
+                report.examples[analysis][split] += int(info.get("records", 0))
+                steps = info.get("steps", ())
+                for limit in STEP_LIMITS:
+                    report.within_steps[analysis][split][str(limit)] += sum(1 for s in steps if s <= limit)
+        report.vocabulary_size = len(vocabulary)
+    return assignment
+
+
+def _write_summary(layout: Layout, report: BuildReport, config: dict[str, Any], inputs: int) -> None:
+    from programl import __version__
+    from programl.util.fs import atomic_write_text
+
+    summary = {
+        "format": "deepdataflow",
+        "programl_version": __version__,
+        "config": config,
+        "inputs": inputs,
+        "built_now": report.built,
+        "up_to_date": report.skipped,
+        "failed": len(report.failed),
+        "graphs": report.splits,
+        "examples": report.examples,
+        "examples_within_steps": report.within_steps,
+        "vocabulary_size": report.vocabulary_size,
+        "seconds": round(report.seconds, 2),
+    }
+    atomic_write_text(layout.summary, json.dumps(summary, indent=2, sort_keys=True) + "\n")
+
+
+def load_summary(root: str | os.PathLike) -> dict[str, Any]:
+    """The ``dataset.json`` of a data set built here (an empty dict for other data sets)."""
+    try:
+        return json.loads(Path(Layout(root).summary).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}

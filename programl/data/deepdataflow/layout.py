@@ -1,0 +1,193 @@
+"""The DeepDataFlow directory layout: where every file of a data set lives (SPEC §9.1, DESIGN §5).
+
+::
+
+    <root>/ir/<name>.ll                                            textual LLVM IR
+    <root>/graphs/<name>.ProgramGraph.pb                           binary ProgramGraph
+    <root>/labels/<analysis>/<name>.ProgramGraphFeaturesList.pb    one record per root (SPEC §2.5)
+    <root>/{train,val,test}/<name>.ProgramGraph.pb                 relative symlinks to ../graphs/...
+    <root>/vocab/programl.csv                                      tab-separated, count-ordered (SPEC §5.1)
+    <root>/manifest.jsonl                                          one line per input (this project's builder)
+    <root>/dataset.json                                            summary of the last build (this project's builder)
+
+ProGraML's released DeepDataFlow (``*_20.06.01`` tarballs) has the same shape: its dominance labels may sit in
+``labels/domtree`` (the tarball's name), which :meth:`Layout.label_dir` accepts too. A graph has labels for an
+analysis when its label file exists (the original's scripts delete empty label files, and graphs with no eligible
+root have none).
+
+The manifest is a JSON-lines file appended to as inputs finish (a line torn by a crash is ignored when read); the
+latest line of a name wins. :func:`read_manifest` and :func:`append_manifest` read and write it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ANALYSES",
+    "GRAPH_SUFFIX",
+    "LABEL_SUFFIX",
+    "SPLITS",
+    "Layout",
+    "append_manifest",
+    "read_manifest",
+    "write_manifest",
+]
+
+#: The five analyses, in the reference's label-generation order (SPEC §4.7).
+ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
+SPLITS = ("train", "val", "test")
+GRAPH_SUFFIX = ".ProgramGraph.pb"
+LABEL_SUFFIX = ".ProgramGraphFeaturesList.pb"
+#: Directory names under ``labels/`` that hold an analysis (ProGraML's tarball calls dominance ``domtree``).
+LABEL_DIR_NAMES = {"dominance": ("dominance", "domtree")}
+
+
+class Layout:
+    """Paths of a DeepDataFlow data set rooted at ``root`` (nothing is created until written).
+
+    Args:
+        root: The data set directory.
+    """
+
+    def __init__(self, root: str | os.PathLike) -> None:
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"Layout({str(self.root)!r})"
+
+    # ------------------------------------------------------------------------------------------------ files
+    @property
+    def manifest(self) -> Path:
+        return self.root / "manifest.jsonl"
+
+    @property
+    def summary(self) -> Path:
+        return self.root / "dataset.json"
+
+    @property
+    def vocabulary(self) -> Path:
+        return self.root / "vocab" / "programl.csv"
+
+    @property
+    def graphs_dir(self) -> Path:
+        return self.root / "graphs"
+
+    def ir(self, name: str) -> Path:
+        return self.root / "ir" / f"{name}.ll"
+
+    def graph(self, name: str) -> Path:
+        return self.graphs_dir / f"{name}{GRAPH_SUFFIX}"
+
+    def label_dir(self, analysis: str) -> Path:
+        """``labels/<analysis>`` (or an alias such as ``labels/domtree`` when only that one exists)."""
+        names = LABEL_DIR_NAMES.get(analysis, (analysis,))
+        for name in names:
+            path = self.root / "labels" / name
+            if path.is_dir():
+                return path
+        return self.root / "labels" / names[0]
+
+    def labels(self, analysis: str, name: str) -> Path:
+        return self.label_dir(analysis) / f"{name}{LABEL_SUFFIX}"
+
+    def split_dir(self, split: str) -> Path:
+        return self.root / split
+
+    def split_link(self, split: str, name: str) -> Path:
+        return self.split_dir(split) / f"{name}{GRAPH_SUFFIX}"
+
+    # ------------------------------------------------------------------------------------------------ listing
+    def graph_names(self) -> list[str]:
+        """Names of every graph in ``graphs/``, sorted."""
+        return _names_in(self.graphs_dir)
+
+    def split_names(self, split: str) -> list[str]:
+        """Names of the graphs in a split directory (its symlinks or files), sorted.
+
+        Raises:
+            FileNotFoundError: The data set has no such split directory.
+        """
+        directory = self.split_dir(split)
+        if not directory.is_dir():
+            raise FileNotFoundError(f"{directory}: no such split directory (expected {', '.join(SPLITS)})")
+        return _names_in(directory)
+
+    def resolve_graph(self, split: str | None, name: str) -> Path:
+        """The graph file of ``name``: ``graphs/<name>...`` when present, else the split's own file or link."""
+        path = self.graph(name)
+        if path.exists() or split is None:
+            return path
+        return self.split_link(split, name)
+
+
+def _names_in(directory: Path) -> list[str]:
+    try:
+        entries = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    return sorted(e[: -len(GRAPH_SUFFIX)] for e in entries if e.endswith(GRAPH_SUFFIX))
+
+
+# ---------------------------------------------------------------------------------------------------- manifest
+def read_manifest(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """The latest entry of every name in a manifest (JSON lines; torn or invalid lines are skipped).
+
+    Returns:
+        ``{name: entry}`` in first-seen order; an empty dict when the file does not exist.
+    """
+    entries: dict[str, dict[str, Any]] = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line torn by a crash
+                if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                    entries[entry["name"]] = entry
+    except FileNotFoundError:
+        pass
+    return entries
+
+
+def append_manifest(path: str | os.PathLike, entries: Iterable[Mapping[str, Any]], sync: bool = True) -> None:
+    """Append entries to a manifest, one JSON line each, in one ``write`` (then ``fsync`` when ``sync``).
+
+    A crash can tear at most the last line, which :func:`read_manifest` skips.
+    """
+    text = "".join(json.dumps(dict(e), sort_keys=True, separators=(",", ":")) + "\n" for e in entries)
+    if not text:
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        # a torn previous line (no newline at the end) must not swallow this one
+        if os.fstat(fd).st_size and not _ends_with_newline(path):
+            text = "\n" + text
+        os.write(fd, text.encode("utf-8"))
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _ends_with_newline(path: str | os.PathLike) -> bool:
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
+
+
+def write_manifest(path: str | os.PathLike, entries: Iterable[Mapping[str, Any]]) -> None:
+    """Rewrite a manifest atomically with exactly ``entries`` (compaction: one line per name)."""
+    from programl.util.fs import atomic_write_text
+
+    text = "".join(json.dumps(dict(e), sort_keys=True, separators=(",", ":")) + "\n" for e in entries)
+    atomic_write_text(path, text)

@@ -1,0 +1,194 @@
+"""Data-set recipes: a JSON file that says which public sources to compile, how, and how to split (DESIGN §1
+``datasets/``; SPEC §9.1, §9.2).
+
+A recipe (e.g. ``datasets/deepdataflow22/recipe.json``) holds::
+
+    {"name": "DeepDataFlow-22", "seed": 204, "max_roots": 10, "analyses": [...],
+     "sources": [
+       {"kind": "poj104", "path": "poj104/poj104.tar.xz", "sha256": "...", "url": "...",
+        "settings": [["-O0"], ["-O2"]]},
+       {"kind": "devmap", "path": "devmap", "settings": [["-O0"], ["-O2"]]},
+       {"kind": "files", "path": "some/dir", "settings": [["-O0"]], "flags": ["-DN=4"]}]}
+
+Paths are relative to a data directory (``--data``, e.g. ``../shared/data``). :func:`recipe_inputs` turns a recipe
+into build :class:`~programl.data.deepdataflow.inputs.Input` s; ``size`` caps the number of source programs taken
+from each source (a small, quick version of the same data set: the programs of a smaller size are a subset of those
+of a larger one).
+
+Source kinds:
+
+* ``poj104``: POJ-104 programs (:mod:`programl.data.poj104`: deduplicated, ProGraML's header recipe, precompiled
+  headers), named ``poj104_<label>.<n>.<i>`` with ``i`` the index of the setting in
+  :data:`programl.data.poj104.OPT_SETTINGS` (ProGraML's classifyapp names), grouped by program. A size takes
+  programs round-robin over the 104 classes, each class in a seeded order.
+* ``devmap``: the OpenCL kernels of the DevMap data set (:mod:`programl.data.devmap`): each kernel file once, with
+  the clang-22 flags of its first manifest row; named ``opencl_<file stem>.<setting tag>.cl``, grouped by file. A
+  size takes the first files in a seeded order.
+* ``files``: C, C++, OpenCL and IR files under a directory (:func:`~programl.data.deepdataflow.inputs.discover_inputs`).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from programl.data.deepdataflow.inputs import Input, discover_inputs, setting_tag
+from programl.exceptions import ProgramlError
+
+__all__ = ["load_recipe", "recipe_inputs", "recipe_settings"]
+
+
+def load_recipe(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a recipe file.
+
+    Raises:
+        ProgramlError: The file is not a readable recipe.
+    """
+    try:
+        recipe = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ProgramlError(f"{path}: not a readable recipe ({error})") from None
+    if not isinstance(recipe, dict) or not isinstance(recipe.get("sources"), list):
+        raise ProgramlError(f"{path}: a recipe is a JSON object with a list of 'sources'")
+    return recipe
+
+
+def _order(seed: int, key: str) -> bytes:
+    return hashlib.sha256(f"{seed}:{key}".encode()).digest()
+
+
+def _settings(source: dict[str, Any]) -> list[tuple[str, ...]]:
+    return [tuple(s) for s in source.get("settings", [["-O0"]])]
+
+
+@functools.lru_cache(maxsize=2)
+def _read_programs(archive: str, mtime: int) -> list:
+    """The archive's programs (read once per process: reading the 53,000 files takes seconds)."""
+    from programl.data import poj104
+
+    return poj104.read_programs(archive, verify=False)
+
+
+def _poj104_inputs(source: dict[str, Any], data_dir: Path, work_dir: Path, size: int | None, seed: int) -> list[Input]:
+    from programl.data import poj104
+
+    archive = data_dir / source["path"]
+    if source.get("sha256") and archive.is_file():
+        from programl.data.devmap import sha256_file
+
+        if sha256_file(archive) != source["sha256"]:
+            raise ProgramlError(f"{archive}: sha256 differs from the recipe's {source['sha256']}")
+    programs = _read_programs(str(archive), archive.stat().st_mtime_ns if archive.exists() else 0)
+    by_class: dict[int, list] = defaultdict(list)
+    for program in programs:
+        by_class[program.label].append(program)
+    for label in by_class:
+        by_class[label].sort(key=lambda p: _order(seed, p.id))
+    chosen = []
+    depth = 0
+    while size is None or len(chosen) < size:  # round-robin over classes, each in its seeded order
+        layer = [by_class[label][depth] for label in sorted(by_class) if depth < len(by_class[label])]
+        if not layer:
+            break
+        chosen.extend(layer if size is None else layer[: size - len(chosen)])
+        depth += 1
+    inputs = []
+    for flags in _settings(source):
+        if flags not in poj104.OPT_SETTINGS:
+            raise ProgramlError(f"POJ-104 setting {' '.join(flags)} is not one of ProGraML's 8 settings")
+        index = poj104.OPT_SETTINGS.index(flags)
+        pch = tuple(sorted(poj104.precompile_headers(work_dir / "pch", flags).items()))
+        for program in chosen:
+            inputs.append(
+                Input(
+                    name=f"poj104_{program.label}.{program.index}.{index}",
+                    group=f"poj104_{program.id}",
+                    kind="poj104",
+                    language="c++",
+                    flags=flags,
+                    text=program.text,
+                    source=f"{source['path']}:{program.label}/{program.index}.cpp",
+                    extra=pch,
+                )
+            )
+    return inputs
+
+
+def _devmap_inputs(source: dict[str, Any], data_dir: Path, work_dir: Path, size: int | None, seed: int) -> list[Input]:
+    from programl.data import devmap
+
+    directory = data_dir / source["path"]
+    files = devmap.check_sources(directory)
+    if devmap.MANIFEST_FILE not in files:
+        raise ProgramlError(f"{directory}: no {devmap.MANIFEST_FILE}")
+    kernels_cl, _ = devmap.extract_sources(files, work_dir / "devmap")
+    first: dict[str, Any] = {}
+    for row in devmap.read_manifest(files[devmap.MANIFEST_FILE]):
+        first.setdefault(row.kernels_cl_file, row)
+    names = sorted(first, key=lambda f: _order(seed, f))[:size]
+    inputs = []
+    for flags in _settings(source):
+        for file in names:
+            text, row_flags = devmap.opencl_source(first[file], kernels_cl)
+            kept = [f for f in row_flags if not (f.startswith("-O") and len(f) <= 4)]  # the setting replaces -O0
+            stem = file[: -len(".cl")] if file.endswith(".cl") else file
+            inputs.append(
+                Input(
+                    name=f"opencl_{stem}.{setting_tag(flags)}.cl",
+                    group=f"opencl_{file}",
+                    kind="source",
+                    language="cl",
+                    flags=(*flags, *kept),
+                    text=text,
+                    source=f"{source['path']}/task_devmap_kernels.zip:kernels_cl/{file}",
+                )
+            )
+    return inputs
+
+
+def recipe_inputs(
+    recipe: dict[str, Any],
+    data_dir: str | os.PathLike,
+    work_dir: str | os.PathLike,
+    size: int | None = None,
+) -> list[Input]:
+    """The inputs of a recipe (module docstring).
+
+    Args:
+        recipe: A recipe (:func:`load_recipe`).
+        data_dir: Where the recipe's source paths are relative to.
+        work_dir: Scratch space for extracted sources and precompiled headers (e.g. ``<data set>/sources``).
+        size: Most source programs per source (None: all).
+
+    Raises:
+        ProgramlError: A source is missing, fails its checksum, or has an unknown kind.
+    """
+    data_dir, work_dir = Path(data_dir), Path(work_dir)
+    seed = int(recipe.get("seed", 204))
+    inputs: list[Input] = []
+    for source in recipe["sources"]:
+        kind = source.get("kind")
+        if kind == "poj104":
+            inputs += _poj104_inputs(source, data_dir, work_dir, size, seed)
+        elif kind == "devmap":
+            inputs += _devmap_inputs(source, data_dir, work_dir, size, seed)
+        elif kind == "files":
+            found = discover_inputs([data_dir / source["path"]], _settings(source), tuple(source.get("flags", ())))
+            by_group: dict[str, list[Input]] = defaultdict(list)
+            for item in found:
+                by_group[item.group].append(item)
+            groups = sorted(by_group, key=lambda g: _order(seed, g))[:size]
+            inputs += [item for g in sorted(groups) for item in by_group[g]]
+        else:
+            raise ProgramlError(f"unknown recipe source kind {kind!r} (expected poj104, devmap or files)")
+    return inputs
+
+
+def recipe_settings(recipe: dict[str, Any]) -> dict[str, Any]:
+    """The build settings a recipe fixes: ``seed``, ``max_roots``, ``analyses`` (those it names)."""
+    return {k: recipe[k] for k in ("seed", "max_roots", "analyses") if k in recipe}

@@ -1,0 +1,287 @@
+"""The processed (PyG-ready) form of a DeepDataFlow split: flat binary columns, memory-mapped (SPEC §6.7, DESIGN §5).
+
+Per split, under ``<processed_dir>/ddf-v1/<vocabulary key>/<split>/``:
+
+* ``graphs/``: the graph store, shared by the five analyses: ``names.txt`` (graph order), ``node_ptr.npy`` and
+  ``edge_ptr.npy`` (per-graph offsets, int64), and the columns ``x.bin`` (vocabulary id, int32), ``node_type.bin``
+  (int8), ``edge_src.bin``/``edge_dst.bin`` (graph-local node indices, int32), ``edge_flow.bin`` (int8),
+  ``edge_pos.bin`` (int32); ``meta.json`` (counts, and the graphs that could not be read);
+* ``<analysis>/``: the label store: per record ``graph.npy`` (graph index, int32), ``root.npy`` (int32),
+  ``steps.npy`` (``data_flow_step_count``, int64), ``label_ptr.npy`` (offsets into ``labels.bin``, int64), and
+  ``labels.bin`` (``data_flow_value`` per node, uint8); ``meta.json``.
+
+A store is written into a temporary directory and renamed into place when complete, so a reader sees a whole store
+or none; conversion runs in worker processes when asked (this module does not import torch, so workers start fast).
+The vocabulary key (:func:`vocabulary_key`) is a hash of the vocabulary's texts in id order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from programl.data.deepdataflow.layout import LABEL_SUFFIX, Layout
+from programl.data.vocabulary import Vocabulary
+
+__all__ = ["FORMAT", "GRAPH_COLUMNS", "memmap", "prepare_split", "vocabulary_key"]
+
+#: Version of the processed format (a change makes a new directory).
+FORMAT = "ddf-v1"
+
+GRAPH_COLUMNS = {  # per-node / per-edge arrays of the graph store and their dtypes
+    "x": np.int32,
+    "node_type": np.int8,
+    "edge_src": np.int32,
+    "edge_dst": np.int32,
+    "edge_flow": np.int8,
+    "edge_pos": np.int32,
+}
+_GRAPH_CHUNK = 32  # graphs per worker task
+
+
+def vocabulary_key(vocabulary: Vocabulary) -> str:
+    """A short hash of the vocabulary's texts (in id order)."""
+    h = hashlib.sha256()
+    for text in vocabulary:
+        h.update(text.encode("utf-8") + b"\0")
+    return h.hexdigest()[:12]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Conversion (runs in worker processes; no torch needed)
+
+_VOCABULARIES: dict[str, Vocabulary] = {}
+
+
+def _vocabulary(path: str) -> Vocabulary:
+    if path not in _VOCABULARIES:
+        _VOCABULARIES[path] = Vocabulary.load(path)
+    return _VOCABULARIES[path]
+
+
+def _convert_graphs(task: tuple[str, str | None, list[str], str]) -> list[dict[str, np.ndarray] | str]:
+    """Per graph: its columns, or the reason it could not be read (a string)."""
+    from programl.dataflow import GraphView
+    from programl.proto import ProgramGraph
+
+    root, split, names, vocab_path = task
+    layout = Layout(root)
+    vocabulary = _vocabulary(vocab_path)
+    oov = len(vocabulary)
+    out: list[dict[str, np.ndarray] | str] = []
+    for name in names:
+        try:
+            graph = ProgramGraph.FromString(layout.resolve_graph(split, name).read_bytes())
+            view = GraphView.from_graph(graph)
+        except Exception as error:  # noqa: BLE001 - a bad file is skipped and counted
+            out.append(f"{type(error).__name__}: {error}")
+            continue
+        texts = [n.text for n in graph.node]
+        out.append(
+            {
+                "x": np.fromiter((vocabulary.get(t, oov) for t in texts), dtype=np.int32, count=len(texts)),
+                "node_type": view.node_type,
+                "edge_src": view.edge_src,
+                "edge_dst": view.edge_dst,
+                "edge_flow": view.edge_flow,
+                "edge_pos": view.edge_pos,
+            }
+        )
+    return out
+
+
+def _convert_labels(task: tuple[str, str, list[tuple[int, str, int]]]) -> list[dict[str, np.ndarray] | str]:
+    """Per (graph index, name, node count): the records of its label file, or why they were skipped."""
+    from programl.dataflow import load_labels
+
+    root, analysis, graphs = task
+    layout = Layout(root)
+    out: list[dict[str, np.ndarray] | str] = []
+    for _, name, num_nodes in graphs:
+        try:
+            result = load_labels(layout.labels(analysis, name))
+        except Exception as error:  # noqa: BLE001
+            out.append(f"{type(error).__name__}: {error}")
+            continue
+        if len(result) and result.num_nodes != num_nodes:
+            out.append(f"label records have {result.num_nodes} nodes, the graph {num_nodes}")
+            continue
+        out.append(
+            {
+                "root": result.roots.astype(np.int32),
+                "steps": result.step_counts.astype(np.int64),
+                "labels": result.labels.astype(np.uint8).reshape(-1),
+                "count": np.asarray([len(result)], dtype=np.int64),
+            }
+        )
+    return out
+
+
+def _chunks(items: Sequence, size: int) -> list[Sequence]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _run(fn: Callable, tasks: list, jobs: int, progress: Callable | None, description: str, total: int) -> Iterable:
+    """``fn`` over ``tasks`` in order (in ``jobs`` worker processes when > 1), each result a list per item."""
+    from programl.util.executor import TimeoutProcessPool, execute
+
+    pool = TimeoutProcessPool(max_workers=jobs) if jobs > 1 and len(tasks) > 1 else None
+    try:
+        results = execute(fn, tasks, executor=pool)
+        items = (item for chunk in results for item in chunk)
+        yield from (progress(items, total, description) if progress else items)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
+
+class _Writer:
+    """Append-only binary column files in a temporary directory, renamed into place by :meth:`commit`."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        self.files: dict[str, Any] = {}
+
+    def append(self, column: str, values: np.ndarray, dtype: Any) -> None:
+        f = self.files.get(column)
+        if f is None:
+            f = self.files[column] = open(self.tmp / f"{column}.bin", "wb")  # noqa: SIM115 - closed in commit
+        f.write(np.ascontiguousarray(values, dtype=dtype).tobytes())
+
+    def save(self, name: str, array: np.ndarray) -> None:
+        np.save(self.tmp / f"{name}.npy", array)
+
+    def commit(self, meta: dict[str, Any]) -> None:
+        for f in self.files.values():
+            f.flush()
+            os.fsync(f.fileno())
+            f.close()
+        (self.tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        os.chmod(self.tmp, 0o755)
+        try:
+            os.replace(self.tmp, self.target)
+        except OSError:  # another process made it first (e.g. another DDP rank): keep theirs
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            if not (self.target / "meta.json").is_file():
+                raise
+
+    def abort(self) -> None:
+        for f in self.files.values():
+            f.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _graph_store(layout: Layout, split: str, target: Path, vocab_path: str, jobs: int, progress) -> None:
+    names = layout.split_names(split)
+    writer = _Writer(target)
+    try:
+        node_ptr, edge_ptr, kept, skipped = [0], [0], [], {}
+        tasks = [(str(layout.root), split, list(chunk), vocab_path) for chunk in _chunks(names, _GRAPH_CHUNK)]
+        results = _run(_convert_graphs, tasks, jobs, progress, f"{split} graphs", len(names))
+        for name, columns in zip(names, results):
+            if isinstance(columns, str):
+                skipped[name] = columns
+                continue
+            for column, dtype in GRAPH_COLUMNS.items():
+                writer.append(column, columns[column], dtype)
+            kept.append(name)
+            node_ptr.append(node_ptr[-1] + len(columns["x"]))
+            edge_ptr.append(edge_ptr[-1] + len(columns["edge_src"]))
+        for column, dtype in GRAPH_COLUMNS.items():
+            writer.append(column, np.zeros(0), dtype)  # every file exists, even when empty
+        writer.save("node_ptr", np.asarray(node_ptr, dtype=np.int64))
+        writer.save("edge_ptr", np.asarray(edge_ptr, dtype=np.int64))
+        (writer.tmp / "names.txt").write_text("".join(f"{n}\n" for n in kept), encoding="utf-8")
+        writer.commit({"format": FORMAT, "split": split, "graphs": len(kept), "skipped": skipped})
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def _label_store(layout: Layout, analysis: str, graphs: Path, target: Path, jobs: int, progress) -> None:
+    names = (graphs / "names.txt").read_text(encoding="utf-8").split()
+    node_ptr = np.load(graphs / "node_ptr.npy")
+    sizes = np.diff(node_ptr)
+    label_dir = layout.label_dir(analysis)
+    present = set(os.listdir(label_dir)) if label_dir.is_dir() else set()
+    wanted = [(i, n, int(sizes[i])) for i, n in enumerate(names) if f"{n}{LABEL_SUFFIX}" in present]
+    writer = _Writer(target)
+    try:
+        graph, roots, steps, label_ptr, skipped = [], [], [], [0], {}
+        tasks = [(str(layout.root), analysis, list(chunk)) for chunk in _chunks(wanted, _GRAPH_CHUNK)]
+        results = _run(_convert_labels, tasks, jobs, progress, f"{analysis} labels", len(wanted))
+        for (index, name, num_nodes), records in zip(wanted, results):
+            if isinstance(records, str):
+                skipped[name] = records
+                continue
+            count = int(records["count"][0])
+            writer.append("labels", records["labels"], np.uint8)
+            graph.extend([index] * count)
+            roots.extend(records["root"].tolist())
+            steps.extend(records["steps"].tolist())
+            for _ in range(count):
+                label_ptr.append(label_ptr[-1] + num_nodes)
+        writer.append("labels", np.zeros(0), np.uint8)
+        writer.save("graph", np.asarray(graph, dtype=np.int32))
+        writer.save("root", np.asarray(roots, dtype=np.int32))
+        writer.save("steps", np.asarray(steps, dtype=np.int64))
+        writer.save("label_ptr", np.asarray(label_ptr, dtype=np.int64))
+        writer.commit(
+            {"format": FORMAT, "analysis": analysis, "records": len(graph), "graphs": len(wanted), "skipped": skipped}
+        )
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def prepare_split(
+    root: str | os.PathLike,
+    analysis: str,
+    split: str,
+    *,
+    vocabulary_path: str | os.PathLike | None = None,
+    processed_dir: str | os.PathLike | None = None,
+    jobs: int = 1,
+    progress: Callable[[Iterable, int, str], Iterable] | None = None,
+) -> tuple[Path, Path]:
+    """Convert one split (graphs, then one analysis's labels) unless already done; returns the two store paths.
+
+    Args:
+        root: The data set.
+        analysis: One of the five analyses.
+        split: ``train``, ``val`` or ``test`` (or any directory of graph links).
+        vocabulary_path: Vocabulary file (default ``<root>/vocab/programl.csv``).
+        processed_dir: Where converted data goes (default ``<root>/processed``).
+        jobs: Worker processes for the conversion.
+        progress: Wraps the stream of converted graphs, ``progress(iterable, total, description)``.
+    """
+    layout = Layout(root)
+    vocab_path = Path(vocabulary_path) if vocabulary_path else layout.vocabulary
+    if not vocab_path.is_file():
+        raise FileNotFoundError(f"{vocab_path}: no vocabulary (a DeepDataFlow data set has vocab/programl.csv)")
+    key = vocabulary_key(_vocabulary(str(vocab_path)))
+    base = Path(processed_dir) if processed_dir else layout.root / "processed"
+    graphs = base / FORMAT / key / split / "graphs"
+    labels = base / FORMAT / key / split / analysis
+    if not (graphs / "meta.json").is_file():
+        _graph_store(layout, split, graphs, str(vocab_path), jobs, progress)
+    if not (labels / "meta.json").is_file():
+        _label_store(layout, analysis, graphs, labels, jobs, progress)
+    return graphs, labels
+
+
+def memmap(path: Path, dtype: Any) -> np.ndarray:
+    """A read-only memory map of a column file (an empty array for an empty file)."""
+    if path.stat().st_size == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r")

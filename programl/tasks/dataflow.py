@@ -1,0 +1,725 @@
+"""Learning data-flow analyses: the DeepDataFlow protocol for the typed GGNN (SPEC §6.1, §7.1).
+
+Data: a DeepDataFlow data set (``programl dataset build``, or ProGraML's released one) read through
+:class:`~programl.data.dataset.DeepDataFlowDataset`: one example per label record of the chosen analysis; examples
+with more than ``--max-steps`` data-flow steps (30: DDF-30) and graphs with more than ``--max-nodes`` nodes (40,000)
+are left out of training and validation.
+
+Model: :class:`~programl.models.DataflowGGNN` (87,070 parameters with a 2,230-entry vocabulary; T = 30 steps), or the
+R-GCN alternative (``--model rgcn``); the vocabulary is the data set's ``vocab/programl.csv``.
+
+Protocol (the flag file of the paper's runs): AdamW (lr 2.5e-4, PyTorch's other defaults), batches of up to 10,000
+nodes of disjoint graphs, training in "epochs" that end at cumulative numbers of training examples
+(``--train-examples``; the paper's 10k, 20k, 30k, 40k, 50k, 100k, 200k, ..., 1M), each followed by validation on a
+fixed sample (``--val-examples`` 10,000 records: graphs sorted by name, shuffled with ``random.Random(205)``); the
+epoch with the best validation F1 is kept (``best.pt``) and tested at T = 30 on DDF-30, and with the same weights at
+T = 60 on DDF-60 and T = 200 on every test example (``--test-steps``). Metrics (SPEC §6.1): per batch accuracy and
+positive-class precision, recall and F1, averaged over batches weighted by node count; the pooled confusion matrix.
+
+Training examples are visited in a seeded order that changes on every pass over the training set (the same seed gives
+the same run); a run resumes from ``last.pt`` (written after each epoch and every ``--checkpoint-minutes``) exactly
+where it stopped. CPU or GPU automatically (``--device``); several processes with ``torchrun`` (DDP: gloo on CPUs,
+nccl on GPUs; each process takes every W-th batch of the common order, rank 0 logs and writes)::
+
+    torchrun --nproc_per_node 2 -m programl.tasks.dataflow train --analysis reachability --dataset ddf22 ...
+
+Run directory::
+
+    config.json, vocab.csv             options and the vocabulary
+    log.jsonl, log.csv, curves.png     per epoch: cumulative training examples, train and validation metrics
+    last.pt, best.pt                   resumption checkpoint, best-validation-F1 model
+    result.json                        test metrics at each T, with counts, times and the machine
+    confusion.png                      test confusion matrix at T = 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from programl.tasks.common import (
+    UsageError,
+    add_run_arguments,
+    add_runtime_arguments,
+    configure_threads,
+    info,
+    init_distributed,
+    load_checkpoint,
+    plot_confusion_matrix,
+    plot_learning_curves,
+    progress,
+    save_checkpoint,
+    seed_everything,
+    shard,
+    unwrap,
+    write_json,
+)
+
+__all__ = [
+    "ANALYSES",
+    "PAPER_DDF30",
+    "TRAIN_SCHEDULE",
+    "add_evaluate_arguments",
+    "add_train_arguments",
+    "evaluate_main",
+    "main",
+    "train_main",
+]
+
+ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
+#: Cumulative training examples at the end of each epoch (the paper's ``train_graph_counts``; SPEC §6.1).
+TRAIN_SCHEDULE = (10_000, 20_000, 30_000, 40_000, 50_000, *range(100_000, 1_000_001, 100_000))
+#: ProGraML on DDF-30 (ICML table, SPEC §7.1): precision, recall, F1.
+PAPER_DDF30 = {
+    "reachability": (0.998, 0.998, 0.998),
+    "dominance": (1.000, 1.000, 1.000),
+    "datadep": (0.998, 0.997, 0.997),
+    "liveness": (0.962, 0.916, 0.937),
+    "subexpressions": (0.997, 0.996, 0.996),
+}
+#: (T, step filter) of the test runs: DDF-30 at T=30, DDF-60 at T=60, every example at T=200.
+DEFAULT_TESTS = ((30, 30), (60, 60), (200, None))
+
+TRAIN_EXAMPLES = """\
+examples:
+  programl train dataflow --analysis reachability --dataset ddf22 --run-dir runs/reachability
+  programl train dataflow --analysis liveness --dataset ddf22 --train-examples 5000 10000 20000 --val-examples 1000 \\
+      --threads 1                                                      a CPU-sized run
+  torchrun --nproc_per_node 2 -m programl.tasks.dataflow train --analysis datadep --dataset ddf22 --device cpu
+"""
+EVALUATE_EXAMPLES = """\
+examples:
+  programl evaluate dataflow --run-dir runs/reachability                 best.pt at T=30, 60, 200 on the test split
+  programl evaluate dataflow --run-dir runs/reachability --test-steps 30 --split val --checkpoint last
+"""
+
+_CONFIG_KEYS = (
+    "analysis",
+    "model",
+    "steps",
+    "max_steps",
+    "max_nodes",
+    "batch_nodes",
+    "batch_policy",
+    "lr",
+    "weight_decay",
+    "train_examples",
+    "val_examples",
+    "val_seed",
+    "seed",
+)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Command line
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser, required: bool) -> None:
+    group = parser.add_argument_group("data")
+    group.add_argument("--dataset", required=required, metavar="DIR", help="a DeepDataFlow data set directory")
+    group.add_argument("--processed-dir", metavar="DIR", help="where its PyG form goes (default: DIR/processed)")
+    group.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="workers for the one-time conversion")
+
+
+def _add_test_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("test")
+    group.add_argument(
+        "--test-steps",
+        type=int,
+        nargs="+",
+        default=[t for t, _ in DEFAULT_TESTS],
+        metavar="T",
+        help="message-passing steps of the test runs; T=30 and T=60 test DDF-30 and DDF-60, other T every "
+        "example (default: 30 60 200)",
+    )
+    group.add_argument(
+        "--test-examples",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="test on a fixed sample of N examples (0: all); one value for every T, or one per --test-steps "
+        "(default: all)",
+    )
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``programl train dataflow``."""
+    parser.add_argument("--analysis", required=True, choices=ANALYSES, help="the analysis to learn")
+    _add_data_arguments(parser, required=True)
+    group = parser.add_argument_group("protocol (SPEC §6.1)")
+    group.add_argument("--model", choices=("ggnn", "rgcn"), default="ggnn", help="typed GGNN (default) or R-GCN")
+    group.add_argument("--steps", type=int, default=30, metavar="T", help="message-passing steps (default: 30)")
+    group.add_argument(
+        "--max-steps",
+        type=int,
+        default=30,
+        metavar="N",
+        help="train/validate on examples with at most N data-flow steps (default: 30, DDF-30)",
+    )
+    group.add_argument("--max-nodes", type=int, default=40_000, metavar="N", help="largest graph (default: 40,000)")
+    group.add_argument("--batch-nodes", type=int, default=10_000, metavar="N", help="nodes per batch (default: 10,000)")
+    group.add_argument(
+        "--batch-policy",
+        choices=("carry", "drop"),
+        default="carry",
+        help="an example that overflows a batch starts the next (carry) or is dropped as in the "
+        "original code (default: carry)",
+    )
+    group.add_argument("--lr", type=float, default=2.5e-4, help="AdamW learning rate (default: 2.5e-4)")
+    group.add_argument("--weight-decay", type=float, default=0.01, help="AdamW weight decay (default: 0.01)")
+    group.add_argument(
+        "--train-examples",
+        type=int,
+        nargs="+",
+        default=list(TRAIN_SCHEDULE),
+        metavar="N",
+        help="cumulative training examples at the end of each epoch (default: the paper's 10k, 20k, "
+        "30k, 40k, 50k, 100k, ..., 1M)",
+    )
+    group.add_argument(
+        "--val-examples",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="size of the fixed validation sample (default: 10,000)",
+    )
+    group.add_argument("--val-seed", type=int, default=205, help="seed of the validation sample (default: 205)")
+    group.add_argument(
+        "--checkpoint-minutes",
+        type=float,
+        default=10.0,
+        metavar="M",
+        help="also write last.pt every M minutes within an epoch (default: 10)",
+    )
+    group.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="MIN",
+        help="stop training after the first epoch that ends past MIN minutes, then test",
+    )
+    _add_test_arguments(parser)
+    add_runtime_arguments(parser, seed=204)
+    add_run_arguments(parser, "dataflow", len(TRAIN_SCHEDULE))
+    parser.set_defaults(epochs=None)
+
+
+def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``programl evaluate dataflow``."""
+    parser.add_argument("--run-dir", required=True, metavar="DIR", help="a `programl train dataflow` run")
+    parser.add_argument("--checkpoint", choices=("best", "last"), default="best", help="which model (default: best)")
+    parser.add_argument("--split", choices=("test", "val", "train"), default="test", help="(default: test)")
+    _add_data_arguments(parser, required=False)
+    _add_test_arguments(parser)
+    add_runtime_arguments(parser, seed=204)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Pieces
+
+
+def _make_model(config: dict[str, Any], vocabulary_size: int):
+    from programl.models import DataflowGGNN, DataflowRGCN
+
+    cls = DataflowGGNN if config["model"] == "ggnn" else DataflowRGCN
+    return cls(vocabulary_size, num_steps=config["steps"])
+
+
+def _dataset(root: str, analysis: str, split: str, config: dict[str, Any], max_steps: int | None, args, show: bool):
+    from programl.data.dataset import DeepDataFlowDataset
+
+    def bar(items, total, description):
+        return progress(items, total, f"converting {description}", enabled=show, unit="graph")
+
+    return DeepDataFlowDataset(
+        root,
+        analysis,
+        split,
+        max_steps=max_steps,
+        max_nodes=config["max_nodes"],
+        processed_dir=args.processed_dir,
+        jobs=max(1, args.jobs),
+        progress=bar,
+    )
+
+
+def _plan(sizes: np.ndarray, config: dict[str, Any], order: np.ndarray | None = None) -> list[list[int]]:
+    """Batches (lists of dataset indices) of at most ``batch_nodes`` nodes, in ``order`` (default: as stored)."""
+    from programl.data.batching import plan_batches
+
+    order = np.arange(len(sizes)) if order is None else order
+    return [
+        [int(order[j]) for j in batch]
+        for batch in plan_batches(sizes[order], config["batch_nodes"], config["batch_policy"])
+    ]
+
+
+def _train_plan(sizes: np.ndarray, config: dict[str, Any], pass_index: int) -> list[list[int]]:
+    """The batches of one pass over the training set: a permutation seeded by (seed, pass)."""
+    order = np.random.default_rng([config["seed"], pass_index]).permutation(len(sizes))
+    return _plan(sizes, config, order)
+
+
+def _collate(dataset, indices: list[int]):
+    from torch_geometric.data import Batch
+
+    return Batch.from_data_list([dataset[i] for i in indices])
+
+
+def _reduce(accumulator, dist) -> dict[str, Any]:
+    """The epoch metrics of a :class:`~programl.models.MetricsAccumulator`, summed over all DDP processes."""
+    import torch
+
+    if dist.enabled:
+        sums = accumulator._sums  # the accumulator's node-weighted sums (a dataclass field)
+        keys = sorted(sums)
+        cm = accumulator.confusion if accumulator.confusion is not None else np.zeros((2, 2), dtype=np.int64)
+        vector = torch.tensor(
+            [sums[k] for k in keys]
+            + [accumulator.count, accumulator._loss_count, accumulator.batches]
+            + cm.reshape(-1).tolist(),
+            dtype=torch.float64,
+        )
+        dist.all_reduce_sum(vector)
+        values = vector.tolist()
+        for i, k in enumerate(keys):
+            sums[k] = values[i]
+        n = len(keys)
+        accumulator.count, accumulator._loss_count, accumulator.batches = (int(v) for v in values[n : n + 3])
+        accumulator.confusion = np.asarray(values[n + 3 :], dtype=np.int64).reshape(cm.shape)
+    out = accumulator.compute()
+    return {k.removeprefix("mean_"): v for k, v in out.items()}
+
+
+def _evaluate(model, dataset, batches: list[list[int]], device, steps: int, dist, description: str, show: bool):
+    """Metrics of ``model`` at ``steps`` over this process's ``batches`` (summed over processes)."""
+    import torch
+
+    from programl.models import MetricsAccumulator
+
+    accumulator = MetricsAccumulator()
+    model.eval()
+    with torch.no_grad():
+        for indices in progress(batches, len(batches), description, enabled=show):
+            batch = _collate(dataset, indices).to(device)
+            logits = unwrap(model)(batch, num_steps=steps)
+            accumulator.update(logits, batch.y, loss=unwrap(model).loss(logits, batch.y))
+    return _reduce(accumulator, dist)
+
+
+def _parameter_digest(model) -> str:
+    h = hashlib.sha256()
+    for name, tensor in sorted(unwrap(model).state_dict().items()):
+        h.update(name.encode())
+        h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def _machine(device) -> str:
+    import torch
+
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return f"{line.split(':', 1)[1].strip()}, {torch.get_num_threads()} torch thread(s)"
+    except OSError:
+        pass
+    return f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)"
+
+
+def _config(args: argparse.Namespace) -> dict[str, Any]:
+    config = {key: getattr(args, key) for key in _CONFIG_KEYS}
+    config["train_examples"] = list(config["train_examples"])
+    return config
+
+
+def _check(args: argparse.Namespace) -> None:
+    schedule = args.train_examples
+    if any(n < 1 for n in schedule) or any(b <= a for a, b in zip(schedule, schedule[1:])):
+        raise UsageError("--train-examples must be positive and increasing")
+    for name in ("steps", "batch_nodes", "val_examples", "max_nodes"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be positive")
+    if args.max_steps < 0 or args.lr <= 0:
+        raise UsageError("--max-steps must be >= 0 and --lr positive")
+    if args.epochs is not None and args.epochs < 1:
+        raise UsageError("--epochs must be positive")
+    _test_sizes(args)
+
+
+def _run_dir(args: argparse.Namespace) -> Path:
+    default = os.path.join("runs", "dataflow")
+    return Path(args.run_dir if args.run_dir != default else os.path.join(default, args.analysis))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Training
+
+
+def train_main(args: argparse.Namespace) -> int:
+    """``programl train dataflow`` (module docstring)."""
+    import torch
+
+    from programl.data.vocabulary import Vocabulary
+    from programl.models import MetricsAccumulator
+    from programl.tasks.common import EpochLog
+
+    _check(args)
+    configure_threads(args.threads)
+    dist = init_distributed(args.device)
+    try:
+        show = dist.is_main and not args.quiet
+        config = _config(args)
+        schedule = config["train_examples"][: args.epochs] if args.epochs else config["train_examples"]
+        run_dir = _run_dir(args)
+        last = run_dir / "last.pt"
+        resuming = last.is_file() and not args.restart
+        if resuming:
+            saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))["model"]
+            changed = sorted(k for k in config if k != "train_examples" and saved.get(k) != config[k])
+            if changed:
+                raise UsageError(
+                    f"{run_dir} holds a run with other options ({', '.join(changed)}): use another --run-dir, "
+                    "or --restart"
+                )
+        # rank 0 converts the data set once; the others wait and then read it
+        datasets: dict[str, Any] = {}
+        for turn in (0, 1):
+            if (turn == 0) == dist.is_main:
+                datasets["train"] = _dataset(args.dataset, args.analysis, "train", config, args.max_steps, args, show)
+                datasets["val"] = _dataset(args.dataset, args.analysis, "val", config, args.max_steps, args, show)
+            dist.barrier()
+        train, val_all = datasets["train"], datasets["val"]
+        val = val_all.fixed_sample(config["val_examples"], config["val_seed"])
+        if not len(train) or not len(val):
+            from programl.exceptions import ProgramlError
+
+            raise ProgramlError(f"{args.dataset}: no {args.analysis} examples to train or validate on ({train!r})")
+        vocabulary = Vocabulary.load(train.vocabulary_path)
+        if dist.is_main:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            vocabulary.save(run_dir / "vocab.csv")
+            write_json(
+                run_dir / "config.json",
+                {
+                    "model": config,
+                    "dataset": str(Path(args.dataset).resolve()),
+                    "processed_dir": args.processed_dir,
+                    "scope": {
+                        "train_examples_available": len(train),
+                        "train_records": train.num_records,
+                        "val_examples": len(val),
+                        "val_examples_available": len(val_all),
+                        "vocabulary": len(vocabulary),
+                    },
+                    "world_size": dist.world_size,
+                },
+            )
+
+        seed_everything(config["seed"])
+        model = _make_model(config, len(vocabulary)).to(dist.device)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
+        log = EpochLog(run_dir, enabled=dist.is_main)
+        state: dict[str, Any] = {"epoch": 0, "examples": 0, "pass": 0, "cursor": 0, "seconds": 0.0, "partial": None}
+        best, best_epoch = None, None
+        if resuming:
+            saved_state = load_checkpoint(last, model=model, optimizer=optimizer, map_location=dist.device)
+            best, best_epoch = saved_state["best_metric"], saved_state["best_epoch"]
+            state.update(saved_state["extra"]["state"])
+            log.truncate(state["epoch"])
+            info(f"{run_dir}: resuming after {state['examples']:,} training examples (epoch {state['epoch']})", show)
+        else:
+            log.truncate(0)
+        ddp_model = dist.wrap(model)
+        sizes = train.sizes
+        val_batches = shard(_plan(val.sizes, config), dist.rank, dist.world_size)
+        plan = _train_plan(sizes, config, state["pass"])
+        began = time.perf_counter() - state["seconds"]
+        last_save = time.perf_counter()
+
+        def checkpoint(accumulator=None, path=last) -> None:
+            state["seconds"] = time.perf_counter() - began
+            state["partial"] = None if accumulator is None else accumulator
+            save_checkpoint(
+                path,
+                model=model,
+                optimizer=optimizer,
+                epoch=state["epoch"],
+                best_metric=best,
+                best_epoch=best_epoch,
+                extra={"config": config, "state": dict(state)},
+            )
+
+        for epoch in range(state["epoch"] + 1, len(schedule) + 1):
+            started = time.perf_counter()
+            target = schedule[epoch - 1]
+            accumulator = state["partial"] or MetricsAccumulator()
+            state["partial"] = None
+            model.train()
+
+            def steps(target=target):
+                """This process's batches until the epoch's example count is reached (advances ``state``)."""
+                nonlocal plan
+                while state["examples"] < target:
+                    world = dist.world_size
+                    if state["cursor"] >= len(plan) or (state["cursor"] + world > len(plan) >= world):
+                        state["pass"] += 1  # next pass, in a new order (a tail shorter than a step is left out)
+                        state["cursor"] = 0
+                        plan = _train_plan(sizes, config, state["pass"])
+                    # one batch per process; a plan of fewer batches than processes is repeated
+                    step = [plan[(state["cursor"] + r) % len(plan)] for r in range(world)]
+                    state["cursor"] += world
+                    state["examples"] += sum(len(b) for b in step)
+                    yield step[dist.rank]
+
+            description = f"epoch {epoch}/{len(schedule)} (to {target:,} examples)"
+            for indices in progress(steps(), None, description, enabled=show):
+                batch = _collate(train, indices).to(dist.device)
+                optimizer.zero_grad(set_to_none=True)
+                logits = ddp_model(batch)
+                loss = unwrap(model).loss(logits, batch.y)
+                loss.backward()
+                optimizer.step()
+                accumulator.update(logits.detach(), batch.y, loss=loss.detach())
+                if dist.is_main and time.perf_counter() - last_save > 60 * args.checkpoint_minutes:
+                    state["epoch"] = epoch - 1
+                    checkpoint(accumulator)
+                    last_save = time.perf_counter()
+            trained = _reduce(accumulator, dist)
+            validated = _evaluate(ddp_model, val, val_batches, dist.device, config["steps"], dist, "validation", show)
+            state["epoch"] = epoch
+            record = {
+                "epoch": epoch,
+                "train_examples": state["examples"],
+                **{f"train_{k}": v for k, v in trained.items() if k != "confusion_matrix"},
+                **{f"val_{k}": v for k, v in validated.items() if k != "confusion_matrix"},
+                "val_confusion_matrix": validated["confusion_matrix"],
+                "seconds": round(time.perf_counter() - started, 2),
+                "elapsed_seconds": round(time.perf_counter() - began, 1),
+            }
+            if best is None or validated["f1"] > best:
+                best, best_epoch = validated["f1"], epoch
+                if dist.is_main:
+                    checkpoint(path=run_dir / "best.pt")
+            log.append(record)
+            if dist.is_main:
+                checkpoint()
+                last_save = time.perf_counter()
+                plot_learning_curves(
+                    log.records,
+                    run_dir / "curves.png",
+                    metrics=("loss", "f1", "precision", "recall", "accuracy"),
+                    splits=("train", "val"),
+                    title=f"{args.analysis}: DDF-{config['max_steps']}, T={config['steps']} "
+                    f"(epoch k ends at {schedule[0]:,}..{schedule[-1]:,} examples)",
+                    mark_epoch=best_epoch,
+                )
+            info(
+                f"epoch {epoch}: {state['examples']:,} examples, train loss {trained['loss']:.4f} "
+                f"F1 {trained['f1']:.4f} | val F1 {validated['f1']:.4f} P {validated['precision']:.4f} "
+                f"R {validated['recall']:.4f} ({record['seconds']:.0f} s)",
+                dist.is_main and not args.quiet,
+            )
+            dist.barrier()
+            if args.time_limit and time.perf_counter() - began > 60 * args.time_limit:
+                info(f"time limit of {args.time_limit:g} min reached after epoch {epoch}", dist.is_main)
+                break
+        train_seconds = time.perf_counter() - began
+        digests = _gather_digests(model, dist)
+        result = _test(run_dir, "best", args, config, len(vocabulary), dist, show)
+        if dist.is_main:
+            result.update(
+                analysis=args.analysis,
+                best_epoch=best_epoch,
+                best_val_f1=best,
+                train_examples_seen=state["examples"],
+                train_examples_available=len(train),
+                val_examples=len(val),
+                train_seconds=round(train_seconds, 1),
+                world_size=dist.world_size,
+                device=str(dist.device),
+                machine=_machine(dist.device),
+                ddp={"parameter_digests": digests, "agree": len(set(digests)) == 1},
+                paper_ddf30=dict(zip(("precision", "recall", "f1"), PAPER_DDF30[args.analysis])),
+            )
+            write_json(run_dir / "result.json", result)
+            print(_result_line(result))
+        return 0
+    finally:
+        dist.shutdown()
+
+
+def _gather_digests(model, dist) -> list[str]:
+    """Every process's parameter digest (all equal after DDP training)."""
+    digest = _parameter_digest(model)
+    if not dist.enabled:
+        return [digest]
+    import torch.distributed as tdist
+
+    out: list[Any] = [None] * dist.world_size
+    tdist.all_gather_object(out, digest)
+    return [str(d) for d in out]
+
+
+def _tests(args: argparse.Namespace) -> list[tuple[int, int | None]]:
+    """(T, step filter) per ``--test-steps``: DDF-30 at 30, DDF-60 at 60, every example otherwise."""
+    return [(t, t if t in (30, 60) else None) for t in args.test_steps]
+
+
+def _test_sizes(args: argparse.Namespace) -> list[int | None]:
+    """The sample size of each test (None: every example)."""
+    sizes = args.test_examples or [0]
+    if len(sizes) == 1:
+        sizes = sizes * len(args.test_steps)
+    if len(sizes) != len(args.test_steps) or any(n < 0 for n in sizes):
+        raise UsageError("--test-examples takes one value, or one per --test-steps, each >= 0")
+    if any(t < 1 for t in args.test_steps):
+        raise UsageError("--test-steps must be positive")
+    return [n or None for n in sizes]
+
+
+def _test(
+    run_dir: Path,
+    which: str,
+    args,
+    config: dict[str, Any],
+    vocabulary_size: int,
+    dist,
+    show: bool,
+    split: str = "test",
+    dataset: str | None = None,
+) -> dict[str, Any]:
+    """Metrics of ``<which>.pt`` on ``split`` at each T of ``--test-steps``; a confusion-matrix PNG for the first."""
+    model = _make_model(config, vocabulary_size).to(dist.device)
+    saved = load_checkpoint(run_dir / f"{which}.pt", model=model, map_location=dist.device, restore_rng=False)
+    out: dict[str, Any] = {"checkpoint": which, "checkpoint_epoch": saved["epoch"], "split": split, "tests": {}}
+    root = dataset or args.dataset
+    for i, ((steps, limit), size) in enumerate(zip(_tests(args), _test_sizes(args))):
+        data = None
+        for turn in (0, 1):  # rank 0 converts first
+            if (turn == 0) == dist.is_main:
+                data = _dataset(root, config["analysis"], split, config, limit, args, show)
+            dist.barrier()
+        available = len(data)
+        if size:
+            data = data.fixed_sample(size, config["val_seed"])
+        batches = shard(_plan(data.sizes, config), dist.rank, dist.world_size)
+        started = time.perf_counter()
+        metrics = _evaluate(model, data, batches, dist.device, steps, dist, f"{split} T={steps}", show)
+        seconds = time.perf_counter() - started
+        name = f"T{steps}"
+        out["tests"][name] = {
+            "steps": steps,
+            "max_data_flow_steps": limit,
+            "examples": len(data),
+            "examples_available": available,
+            "nodes": int(data.sizes.sum()),
+            "seconds": round(seconds, 1),
+            **{k: metrics[k] for k in ("precision", "recall", "f1", "accuracy", "loss", "batches")},
+            "confusion_matrix": metrics["confusion_matrix"],
+        }
+        if i == 0 and dist.is_main:
+            filt = f"DDF-{limit}" if limit else "all examples"
+            plot_confusion_matrix(
+                metrics["confusion_matrix"],
+                run_dir / "confusion.png",
+                labels=["false", "true"],
+                title=f"{config['analysis']} {split}, T={steps}, {filt}: F1 {metrics['f1']:.3f}",
+            )
+    return out
+
+
+def _result_line(result: dict[str, Any]) -> str:
+    parts = [
+        f"T={t['steps']} ({t['examples']:,} examples): P {t['precision']:.3f} R {t['recall']:.3f} F1 {t['f1']:.3f}"
+        for t in result["tests"].values()
+    ]
+    line = f"dataflow {result.get('analysis', '')} {result['split']}: " + "; ".join(parts)
+    paper = result.get("paper_ddf30")
+    if paper:
+        line += f"  [paper DDF-30: P {paper['precision']:.3f} R {paper['recall']:.3f} F1 {paper['f1']:.3f}]"
+    return line
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Evaluation
+
+
+def evaluate_main(args: argparse.Namespace) -> int:
+    """``programl evaluate dataflow``: metrics of a run's checkpoint at each T of ``--test-steps``."""
+    from programl.exceptions import ProgramlError
+
+    configure_threads(args.threads)
+    dist = init_distributed(args.device)
+    try:
+        show = dist.is_main and not args.quiet
+        run_dir = Path(args.run_dir)
+        try:
+            saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ProgramlError(f"{run_dir}: no config.json (not a `programl train dataflow` run)") from None
+        config = saved["model"]
+        if args.processed_dir is None:
+            args.processed_dir = saved.get("processed_dir")
+        from programl.data.vocabulary import Vocabulary
+
+        vocabulary_size = len(Vocabulary.load(run_dir / "vocab.csv"))
+        result = _test(
+            run_dir,
+            args.checkpoint,
+            args,
+            config,
+            vocabulary_size,
+            dist,
+            show,
+            args.split,
+            args.dataset or saved["dataset"],
+        )
+        if dist.is_main:
+            result.update(
+                analysis=config["analysis"],
+                machine=_machine(dist.device),
+                paper_ddf30=dict(zip(("precision", "recall", "f1"), PAPER_DDF30[config["analysis"]])),
+            )
+            write_json(run_dir / f"evaluation_{args.checkpoint}_{args.split}.json", result)
+            print(_result_line(result))
+        return 0
+    finally:
+        dist.shutdown()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ``python -m programl.tasks.dataflow`` (for torchrun)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m programl.tasks.dataflow {train,evaluate} ...`` (what ``torchrun -m`` runs)."""
+    from programl.exceptions import ProgramlError
+
+    parser = argparse.ArgumentParser(prog="python -m programl.tasks.dataflow", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_train_arguments(sub.add_parser("train"))
+    add_evaluate_arguments(sub.add_parser("evaluate"))
+    args = parser.parse_args(argv)
+    try:
+        return train_main(args) if args.command == "train" else evaluate_main(args)
+    except UsageError as error:
+        parser.error(str(error))
+    except (ProgramlError, OSError) as error:
+        print(f"dataflow: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""``programl dataset build|info|prepare``: the DeepDataFlow layout from the command line, exit codes, flags after
+``--``, resumption, the summary lines."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import programl.cli as cli
+from programl.data.deepdataflow import Layout, read_manifest
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(autouse=True)
+def registered(monkeypatch):
+    """``programl dataset`` is registered in programl.cli.COMMANDS by the lead; make sure it is for these tests."""
+    monkeypatch.setitem(cli.COMMANDS, "dataset", "programl.cli.dataset")
+
+
+def run_cli(args, capsys) -> tuple[int, str, str]:
+    try:
+        code = cli.main([str(a) for a in args])
+    except SystemExit as exit:  # argparse usage errors
+        code = exit.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def sources(tmp_path: Path) -> Path:
+    directory = tmp_path / "src"
+    directory.mkdir()
+    for name in ("example_a.ll", "example_b.ll", "example_c.ll", "io_parallel.ll"):
+        shutil.copy(DATA / name, directory / name)
+    return directory
+
+
+def test_build_info_prepare(sources: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "ddf"
+    code, _, err = run_cli(["dataset", "build", sources, out, "-j", "2"], capsys)
+    assert code == 0, err
+    assert "4 built, 0 up to date, 0 failed of 4 inputs" in err and "graphs train/val/test 2/1/1" in err
+    assert sorted(Layout(out).graph_names()) == ["example_a", "example_b", "example_c", "io_parallel"]
+    assert (out / "vocab" / "programl.csv").is_file() and (out / "dataset.json").is_file()
+    code, _, err = run_cli(["dataset", "build", sources, out], capsys)
+    assert code == 0 and "0 built, 4 up to date" in err
+    code, text, _ = run_cli(["dataset", "info", out], capsys)
+    assert code == 0 and "4 graphs" in text and "reachability" in text and "0 failed" in text
+    pytest.importorskip("torch")
+    code, _, err = run_cli(["dataset", "prepare", out, "--analysis", "liveness", "--split", "train", "test"], capsys)
+    assert code == 0, err
+    assert len(list((out / "processed").rglob("liveness/meta.json"))) == 2
+
+
+def test_failures_exit_1_and_are_reported(sources: Path, tmp_path: Path, capsys) -> None:
+    (sources / "bad.ll").write_text("define i32 @f() {\n  ret i32 %x\n}\n")
+    code, _, err = run_cli(["dataset", "build", sources, tmp_path / "ddf", "-j", "2"], capsys)
+    assert code == 1
+    assert "bad: error:" in err and "bad.ll:2:11" in err and "1 failed of 5 inputs" in err
+    code, text, _ = run_cli(["dataset", "info", tmp_path / "ddf"], capsys)
+    assert "1 failed" in text and "use of undefined value" in text
+    code, _, err = run_cli(["dataset", "build", sources, tmp_path / "ddf", "-q"], capsys)
+    assert code == 1 and err == ""  # quiet, and the recorded failure still counts
+
+
+def test_settings_and_flags_after_double_dash(clang22, tmp_path: Path, capsys) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "n.c").write_text("int f(int x) { return x * N; }\n")
+    (src / "m.c").write_text("int g(int x) { return x + 1; }\n")
+    out = tmp_path / "ddf"
+    code, _, err = run_cli(["dataset", "build", src, out, "-O0", "-O", "2 -ffast-math", "--", "-DN=7"], capsys)
+    assert code == 0, err
+    manifest = read_manifest(out / "manifest.jsonl")
+    assert sorted(manifest) == ["m.O0.c", "m.O2_ffast-math.c", "n.O0.c", "n.O2_ffast-math.c"]
+    assert manifest["n.O2_ffast-math.c"]["flags"] == ["-O2", "-ffast-math", "-DN=7"]
+    assert "7" in (out / "ir" / "n.O2_ffast-math.c.ll").read_text()
+
+
+def test_usage_errors(sources: Path, tmp_path: Path, capsys) -> None:
+    assert run_cli(["dataset", "build", tmp_path / "out"], capsys)[0] == 2  # no sources
+    code, _, err = run_cli(["dataset", "build", sources, tmp_path / "out", "--recipe", "r.json"], capsys)
+    assert code == 2 and "not both" in err
+    assert run_cli(["dataset", "build", sources, tmp_path / "out", "--size", "0"], capsys)[0] == 2
+    assert run_cli(["dataset", "info", tmp_path], capsys)[0] == 2  # not a data set
+    code, _, err = run_cli(["dataset", "build", tmp_path / "missing.c", tmp_path / "out"], capsys)
+    assert code == 1 and "no such file" in err
+
+
+def test_recipe_needs_data(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("PROGRAML_SHARED_DATA", raising=False)
+    recipe = tmp_path / "r.json"
+    recipe.write_text(json.dumps({"sources": [{"kind": "files", "path": "src"}]}))
+    code, _, err = run_cli(["dataset", "build", "--recipe", recipe, tmp_path / "out"], capsys)
+    assert code == 2 and "--data" in err
+    (tmp_path / "src").mkdir()
+    shutil.copy(DATA / "example_a.ll", tmp_path / "src" / "a.ll")
+    shutil.copy(DATA / "example_c.ll", tmp_path / "src" / "c.ll")
+    code, _, err = run_cli(["dataset", "build", "--recipe", recipe, "--data", tmp_path, tmp_path / "out"], capsys)
+    assert code == 0 and "2 built" in err
+    code, _, err = run_cli(["dataset", "build", "--recipe", tmp_path / "nope.json", "--data", tmp_path, "x"], capsys)
+    assert code == 1 and "not a readable recipe" in err

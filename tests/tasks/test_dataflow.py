@@ -1,0 +1,207 @@
+"""``programl train|evaluate dataflow`` (programl.tasks.dataflow): the SPEC §6.1 protocol end to end on a tiny
+DeepDataFlow data set, exact resumption (after an epoch and within one), a two-process DDP run, evaluation."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_geometric")
+
+from programl.data.deepdataflow import build_dataset, discover_inputs  # noqa: E402
+from programl.tasks import dataflow  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+REPO = DATA.parents[1]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _chain_ir(n: int) -> str:
+    body = "".join(f"  %v{i + 1} = add i32 %v{i}, {i + 1}\n" for i in range(n))
+    return (
+        f"define i32 @f{n}(i32 %v0, i32 %n) {{\nentry:\n{body}  br label %loop\n"
+        f"loop:\n  %i = phi i32 [ 0, %entry ], [ %j, %loop ]\n  %j = add i32 %i, %v{n}\n"
+        f"  %c = icmp slt i32 %j, %n\n  br i1 %c, label %loop, label %exit\nexit:\n  ret i32 %j\n}}\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def ddf(tmp_path_factory) -> Path:
+    src = tmp_path_factory.mktemp("src")
+    for name in ("example_a.ll", "example_b.ll", "example_c.ll", "io_parallel.ll"):
+        shutil.copy(DATA / name, src / name)
+    for n in (2, 3, 4, 6, 8, 10, 12, 14, 16, 18, 20):
+        (src / f"chain{n}.ll").write_text(_chain_ir(n))
+    root = tmp_path_factory.mktemp("ddf")
+    build_dataset(discover_inputs([src]), root, jobs=2)
+    return root
+
+
+def _train(ddf: Path, run_dir: Path, *extra: str, schedule=("30", "60")) -> int:
+    args = ["train", "--analysis", "datadep", "--dataset", str(ddf), "--run-dir", str(run_dir), "--threads", "1"]
+    args += ["--train-examples", *schedule, "--val-examples", "20", "--batch-nodes", "600", "-q", *extra]
+    return dataflow.main(args)
+
+
+def _digest(run_dir: Path) -> str:
+    return json.loads((run_dir / "result.json").read_text())["ddp"]["parameter_digests"][0]
+
+
+def _records(run_dir: Path) -> list[dict]:
+    drop = ("seconds", "elapsed_seconds")
+    lines = (run_dir / "log.jsonl").read_text().splitlines()
+    return [{k: v for k, v in json.loads(line).items() if k not in drop} for line in lines]
+
+
+def test_train_writes_a_complete_run(ddf: Path, tmp_path: Path, capsys) -> None:
+    run = tmp_path / "run"
+    assert _train(ddf, run, "--test-steps", "30", "60", "200", "--test-examples", "0", "0", "5") == 0
+    line = capsys.readouterr().out
+    assert "dataflow datadep test: T=30" in line and "paper DDF-30: P 0.998 R 0.997 F1 0.997" in line
+    for name in ("config.json", "vocab.csv", "log.jsonl", "log.csv", "best.pt", "last.pt", "result.json"):
+        assert (run / name).is_file(), name
+    assert (run / "curves.png").read_bytes()[:8] == PNG and (run / "confusion.png").read_bytes()[:8] == PNG
+    records = _records(run)
+    assert [r["epoch"] for r in records] == [1, 2]
+    assert records[0]["train_examples"] >= 30 and records[1]["train_examples"] >= 60
+    result = json.loads((run / "result.json").read_text())
+    tests = result["tests"]
+    assert sorted(tests) == ["T200", "T30", "T60"]
+    assert tests["T200"]["examples"] == 5 and tests["T30"]["examples"] == tests["T30"]["examples_available"]
+    for test in tests.values():
+        assert 0 <= test["precision"] <= 1 and 0 <= test["recall"] <= 1 and 0 <= test["f1"] <= 1
+        assert sum(map(sum, test["confusion_matrix"])) == test["nodes"]
+    assert result["best_epoch"] in (1, 2) and result["world_size"] == 1 and result["ddp"]["agree"]
+    config = json.loads((run / "config.json").read_text())
+    assert config["model"]["lr"] == 2.5e-4 and config["model"]["max_steps"] == 30
+    scope = config["scope"]
+    assert config["model"]["batch_nodes"] == 600 and scope["val_examples"] == min(20, scope["val_examples_available"])
+
+
+def test_resuming_after_an_epoch_is_exact(ddf: Path, tmp_path: Path) -> None:
+    assert _train(ddf, tmp_path / "whole", "--test-steps", "30") == 0
+    assert _train(ddf, tmp_path / "split", "--test-steps", "30", schedule=("30",)) == 0
+    assert _train(ddf, tmp_path / "split", "--test-steps", "30") == 0  # resumes after epoch 1
+    assert _digest(tmp_path / "whole") == _digest(tmp_path / "split")
+    assert _records(tmp_path / "whole") == _records(tmp_path / "split")
+
+
+def test_resuming_within_an_epoch_is_exact(ddf: Path, tmp_path: Path, monkeypatch) -> None:
+    assert _train(ddf, tmp_path / "whole", "--test-steps", "30") == 0
+    calls = {"n": 0}
+    step = torch.optim.AdamW.step
+
+    def interrupted(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:  # in the middle of the first epoch (of 3 batches), after 1 step was checkpointed
+            raise KeyboardInterrupt
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _train(ddf, tmp_path / "cut", "--test-steps", "30", "--checkpoint-minutes", "0")
+    state = torch.load(tmp_path / "cut" / "last.pt", weights_only=False)["extra"]["state"]
+    assert state["epoch"] == 0 and state["cursor"] == 1 and state["partial"] is not None
+    monkeypatch.setattr(torch.optim.AdamW, "step", step)
+    assert _train(ddf, tmp_path / "cut", "--test-steps", "30") == 0
+    assert _digest(tmp_path / "whole") == _digest(tmp_path / "cut")
+    assert _records(tmp_path / "whole") == _records(tmp_path / "cut")
+
+
+def test_resuming_with_other_options_is_refused(ddf: Path, tmp_path: Path) -> None:
+    assert _train(ddf, tmp_path / "run", "--test-steps", "30", schedule=("30",)) == 0
+    with pytest.raises(SystemExit) as info:
+        _train(ddf, tmp_path / "run", "--test-steps", "30", "--lr", "0.01")
+    assert info.value.code == 2
+    assert _train(ddf, tmp_path / "run", "--test-steps", "30", "--lr", "0.01", "--restart") == 0
+
+
+def test_evaluate_reproduces_the_test_of_training(ddf: Path, tmp_path: Path, capsys) -> None:
+    run = tmp_path / "run"
+    assert _train(ddf, run, "--test-steps", "30", "200") == 0
+    trained = json.loads((run / "result.json").read_text())["tests"]
+    assert dataflow.main(["evaluate", "--run-dir", str(run), "--test-steps", "30", "200", "-q"]) == 0
+    evaluated = json.loads((run / "evaluation_best_test.json").read_text())["tests"]
+    for key in ("T30", "T200"):
+        for metric in ("precision", "recall", "f1", "accuracy", "examples", "confusion_matrix"):
+            assert evaluated[key][metric] == trained[key][metric], (key, metric)
+    assert "dataflow datadep test" in capsys.readouterr().out
+    assert dataflow.main(["evaluate", "--run-dir", str(run), "--split", "val", "--test-steps", "30", "-q"]) == 0
+    assert (run / "evaluation_best_val.json").is_file()
+
+
+def test_usage_errors(ddf: Path, tmp_path: Path) -> None:
+    for bad in (["--train-examples", "50", "20"], ["--test-examples", "1", "2"], ["--batch-nodes", "0"]):
+        with pytest.raises(SystemExit) as info:
+            dataflow.main(["train", "--analysis", "datadep", "--dataset", str(ddf), "--run-dir", str(tmp_path), *bad])
+        assert info.value.code == 2
+    assert dataflow.main(["evaluate", "--run-dir", str(tmp_path / "nothing")]) == 1
+
+
+def test_registered_with_the_cli(ddf: Path, tmp_path: Path, monkeypatch) -> None:
+    from programl.cli import train as train_cli
+
+    monkeypatch.setattr(train_cli, "TASKS", {"dataflow": "programl.tasks.dataflow"})
+    parser = argparse.ArgumentParser()
+    train_cli.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["train", "dataflow", "--analysis", "liveness", "--dataset", str(ddf)])
+    assert args.analysis == "liveness" and args.lr == 2.5e-4 and args.batch_nodes == 10_000
+    assert args.train_examples[:6] == [10_000, 20_000, 30_000, 40_000, 50_000, 100_000]
+    assert args.train_examples[-1] == 1_000_000 and len(args.train_examples) == 15
+    assert dataflow._run_dir(args) == Path("runs/dataflow/liveness")
+    code = "import sys, programl.tasks.dataflow; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert out.stdout.strip() == "False"
+
+
+def test_ddp_two_processes_agree(ddf: Path, tmp_path: Path) -> None:
+    import torch.distributed as tdist
+
+    if not tdist.is_available() or not tdist.is_gloo_available():
+        pytest.skip("torch.distributed with gloo is not available")
+    run = tmp_path / "ddp"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env["OMP_NUM_THREADS"] = "1"
+    args = "--standalone --nproc_per_node 2 -m programl.tasks.dataflow train --analysis datadep --device cpu"
+    args += " --threads 1 --train-examples 30 60 --val-examples 20 --batch-nodes 600 --test-steps 30 -q"
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        *args.split(),
+        "--dataset",
+        str(ddf),
+        "--run-dir",
+        str(run),
+    ]
+    process = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    try:
+        _, stderr = process.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # torchrun and both workers
+        process.communicate()
+        pytest.fail("the two-process run did not finish in 10 minutes")
+    assert process.returncode == 0, stderr[-3000:]
+    result = json.loads((run / "result.json").read_text())
+    assert result["world_size"] == 2
+    digests = result["ddp"]["parameter_digests"]
+    assert len(digests) == 2 and digests[0] == digests[1] and result["ddp"]["agree"]
+    records = _records(run)
+    assert [r["epoch"] for r in records] == [1, 2] and records[-1]["train_examples"] >= 60
