@@ -19,6 +19,7 @@ COMMANDS = {
     "analyze": "programl.cli.analyze",
     "convert": "programl.cli.convert",
     "stats": "programl.cli.stats",
+    "dataset": "programl.cli.dataset",
     "train": "programl.cli.train",
     "evaluate": "programl.cli.evaluate",
 }

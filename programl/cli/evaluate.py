@@ -13,7 +13,7 @@ __all__ = ["add_parser"]
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "evaluate",
-        help="evaluate a trained model: devmap, classifyapp",
+        help="evaluate a trained model: dataflow, devmap, classifyapp",
         description=__doc__.split("\n\n")[0],
     )
     add_task_commands(parser, "evaluate", "add_evaluate_arguments", "evaluate_main")

@@ -46,7 +46,7 @@ def add_task_commands(parser: argparse.ArgumentParser, command: str, adder: str,
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "train",
-        help="train a model: devmap, classifyapp",
+        help="train a model: dataflow, devmap, classifyapp",
         description=__doc__.split("\n\n")[0],
     )
     add_task_commands(parser, "train", "add_train_arguments", "train_main")
