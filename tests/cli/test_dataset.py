@@ -11,6 +11,7 @@ import pytest
 
 import programl.cli as cli
 from programl.data.deepdataflow import Layout, read_manifest
+from tests.data._ddf import write_sources
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -32,11 +33,7 @@ def run_cli(args, capsys) -> tuple[int, str, str]:
 
 @pytest.fixture
 def sources(tmp_path: Path) -> Path:
-    directory = tmp_path / "src"
-    directory.mkdir()
-    for name in ("example_a.ll", "example_b.ll", "example_c.ll", "io_parallel.ll"):
-        shutil.copy(DATA / name, directory / name)
-    return directory
+    return write_sources(tmp_path / "src")
 
 
 def test_build_info_prepare(sources: Path, tmp_path: Path, capsys) -> None:

@@ -31,6 +31,7 @@ from programl.data.vocabulary import Vocabulary, build_vocabulary
 from programl.dataflow import analyze_arrays, labels_to_bytes, load_labels
 from programl.exceptions import GraphCreationError
 from programl.io.files import read_graph
+from tests.data._ddf import write_sources
 
 DATA = Path(__file__).resolve().parent
 REPO = DATA.parents[1]
@@ -83,10 +84,7 @@ BAD_IR = "define i32 @f() {\n  ret i32 %undefined\n}\n"
 @pytest.fixture
 def sources(tmp_path: Path) -> Path:
     """Seven IR files: the four of tests/data and three small ones."""
-    directory = tmp_path / "src"
-    directory.mkdir()
-    for name in ("example_a.ll", "example_b.ll", "example_c.ll", "io_parallel.ll"):
-        shutil.copy(DATA / name, directory / name)
+    directory = write_sources(tmp_path / "src")
     for name, text in EXTRA_IR.items():
         (directory / name).write_text(text)
     return directory

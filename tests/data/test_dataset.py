@@ -23,29 +23,16 @@ from programl.dataflow import analyze_arrays  # noqa: E402
 from programl.io.files import read_features_list, read_graph  # noqa: E402
 from programl.io.pyg import to_pyg_examples  # noqa: E402
 from programl.proto import ProgramGraphFeaturesList  # noqa: E402
+from tests.data._ddf import write_sources  # noqa: E402
 
 DATA = Path(__file__).resolve().parent
 ATTRIBUTES = ("x", "node_type", "edge_index", "edge_flow", "edge_pos", "root", "y", "step_count")
 
 
-def _chain_ir(n: int, name: str) -> str:
-    """A function with a straight line of ``n`` adds and a loop: graphs of different sizes and step counts."""
-    body = "".join(f"  %v{i + 1} = add i32 %v{i}, {i + 1}\n" for i in range(n))
-    return (
-        f"define i32 @{name}(i32 %v0, i32 %n) {{\nentry:\n{body}  br label %loop\n"
-        f"loop:\n  %i = phi i32 [ 0, %entry ], [ %j, %loop ]\n  %j = add i32 %i, %v{n}\n"
-        f"  %c = icmp slt i32 %j, %n\n  br i1 %c, label %loop, label %exit\nexit:\n  ret i32 %j\n}}\n"
-    )
-
-
 @pytest.fixture(scope="module")
 def ddf(tmp_path_factory) -> Path:
     """A small data set: the IR fixtures of tests/data and chains of 2..40 instructions (15 source programs)."""
-    src = tmp_path_factory.mktemp("src")
-    for name in ("example_a.ll", "example_b.ll", "example_c.ll", "io_parallel.ll"):
-        shutil.copy(DATA / name, src / name)
-    for n in (2, 3, 5, 8, 12, 16, 20, 25, 30, 35, 40):
-        (src / f"chain{n}.ll").write_text(_chain_ir(n, f"f{n}"))
+    src = write_sources(tmp_path_factory.mktemp("src"), chains=(2, 3, 5, 8, 12, 16, 20, 25, 30, 35, 40))
     root = tmp_path_factory.mktemp("ddf")
     build_dataset(discover_inputs([src]), root, jobs=2)
     return root

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,28 +18,16 @@ pytest.importorskip("torch_geometric")
 
 from programl.data.deepdataflow import build_dataset, discover_inputs  # noqa: E402
 from programl.tasks import dataflow  # noqa: E402
+from tests.data._ddf import write_sources  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 REPO = DATA.parents[1]
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def _chain_ir(n: int) -> str:
-    body = "".join(f"  %v{i + 1} = add i32 %v{i}, {i + 1}\n" for i in range(n))
-    return (
-        f"define i32 @f{n}(i32 %v0, i32 %n) {{\nentry:\n{body}  br label %loop\n"
-        f"loop:\n  %i = phi i32 [ 0, %entry ], [ %j, %loop ]\n  %j = add i32 %i, %v{n}\n"
-        f"  %c = icmp slt i32 %j, %n\n  br i1 %c, label %loop, label %exit\nexit:\n  ret i32 %j\n}}\n"
-    )
-
-
 @pytest.fixture(scope="module")
 def ddf(tmp_path_factory) -> Path:
-    src = tmp_path_factory.mktemp("src")
-    for name in ("example_a.ll", "example_b.ll", "example_c.ll", "io_parallel.ll"):
-        shutil.copy(DATA / name, src / name)
-    for n in (2, 3, 4, 6, 8, 10, 12, 14, 16, 18, 20):
-        (src / f"chain{n}.ll").write_text(_chain_ir(n))
+    src = write_sources(tmp_path_factory.mktemp("src"), chains=(2, 3, 4, 6, 8, 10, 12, 14, 16, 18, 20))
     root = tmp_path_factory.mktemp("ddf")
     build_dataset(discover_inputs([src]), root, jobs=2)
     return root
