@@ -54,7 +54,11 @@ def add_parser(subparsers) -> None:
     )
     build.add_argument("paths", nargs="+", metavar="PATH", help="SOURCES... OUT: inputs (files, directories), then OUT")
     build.add_argument("--recipe", metavar="FILE", help="build a recipe's sources (then SOURCES are not given)")
-    build.add_argument("--data", metavar="DIR", help="where the recipe's sources are (default: $PROGRAML_SHARED_DATA)")
+    build.add_argument(
+        "--data",
+        metavar="DIR",
+        help="where the recipe's sources are (default: $PROGRAML_SHARED_DATA, else ../shared/data)",
+    )
     build.add_argument("--size", type=int, metavar="N", help="at most N source programs per recipe source")
     build.add_argument(
         "-O",
@@ -154,9 +158,14 @@ def run_build(args: argparse.Namespace) -> int:
             from programl.data.deepdataflow.recipe import load_recipe, recipe_inputs, recipe_settings
 
             recipe = load_recipe(args.recipe)
-            data = args.data or os.environ.get("PROGRAML_SHARED_DATA")
+            from programl.tasks.common import shared_data
+
+            data = args.data or shared_data("")
             if not data:
-                return usage_error(parser, "--recipe needs --data DIR (where its sources are)")
+                return usage_error(
+                    parser,
+                    "--recipe needs --data DIR (where its sources are; no $PROGRAML_SHARED_DATA or ../shared/data)",
+                )
             options.update(recipe_settings(recipe))
             inputs = recipe_inputs(recipe, data, os.path.join(output, "sources"), size=args.size)
         else:
