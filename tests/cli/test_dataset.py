@@ -90,6 +90,7 @@ def test_usage_errors(sources: Path, tmp_path: Path, capsys) -> None:
 
 def test_recipe_needs_data(tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.delenv("PROGRAML_SHARED_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)  # no ../shared/data beside the working directory either
     recipe = tmp_path / "r.json"
     recipe.write_text(json.dumps({"sources": [{"kind": "files", "path": "src"}]}))
     code, _, err = run_cli(["dataset", "build", "--recipe", recipe, tmp_path / "out"], capsys)

@@ -28,7 +28,11 @@ def run_cli(capsys, *args) -> tuple[int, str, str]:
 
 
 def test_registry_lists_the_tasks() -> None:
-    assert TASKS == {"devmap": "programl.tasks.devmap", "classifyapp": "programl.tasks.classifyapp"}
+    assert TASKS == {
+        "devmap": "programl.tasks.devmap",
+        "classifyapp": "programl.tasks.classifyapp",
+        "dataflow": "programl.tasks.dataflow",
+    }
 
 
 @pytest.mark.parametrize("command", ["train", "evaluate"])
