@@ -1,0 +1,98 @@
+"""Reference points for OpenCL device mapping on the folds of ``programl train devmap`` (SPEC §6.5, §7.3).
+
+Not graph neural networks: what simple learners get from the same inputs, on the same rotating 10-fold splits
+(:func:`programl.data.devmap.cross_validation_splits`, seed 204), tested on every test fold once:
+
+* ``static``: always the device that is fastest for most training kernels;
+* ``rf-aux``: a random forest (500 trees, scikit-learn defaults, seed 0) on ``log1p(transfer)``, ``log1p(wgsize)``;
+* ``rf-aux+texts``: the same forest on the auxiliary inputs plus the count of every node text of the graph (a bag
+  of words of the ProGraML graph) and its node and edge counts.
+
+Nothing is tuned. Prints a table (mean and standard deviation over the folds of the accuracy and the weighted F1
+that the published tables report) and writes JSON.
+
+Usage::
+
+    python benchmarks/heuristics.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap
+    python benchmarks/heuristics.py --variant clang22 -o heuristics.json
+
+The graphs must have been built (``programl train devmap`` builds them, or ``programl.data.devmap.build_devmap``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap  # noqa: E402
+from programl.tasks.devmap import devmap_metrics  # noqa: E402
+
+
+def features(data) -> tuple[np.ndarray, np.ndarray]:
+    """(aux, aux + node-text counts + sizes) feature matrices of a platform's rows."""
+    texts = sorted({node.text for graph in data.graphs for node in graph.node})
+    index = {t: i for i, t in enumerate(texts)}
+    counts = np.zeros((len(data), len(texts)))
+    for i, graph in enumerate(data.graphs):
+        for node in graph.node:
+            counts[i, index[node.text]] += 1
+    aux = np.array([(np.log1p(r.transfer), np.log1p(r.wgsize)) for r in data.rows])
+    sizes = np.array([(len(g.node), len(g.edge)) for g in data.graphs])
+    return aux, np.hstack([aux, counts, sizes])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source-dir", default="../shared/data/devmap")
+    parser.add_argument("--data-dir", default=os.path.expanduser("~/.cache/programl/devmap"))
+    parser.add_argument("--variant", default="ncc", choices=("ncc", "clang22"))
+    parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--fold-seed", type=int, default=204)
+    parser.add_argument("-o", "--output", default="bench-results/heuristics.json")
+    args = parser.parse_args(argv)
+    from sklearn.ensemble import RandomForestClassifier
+
+    results: dict[str, dict] = {}
+    print(f"| method | platform | accuracy % (mean ± std over {args.folds} folds) | weighted F1 |")
+    print("|---|---|---|---|")
+    started = time.perf_counter()
+    for platform in PLATFORMS:
+        data = load_devmap(args.source_dir, args.data_dir, platform, args.variant)
+        aux, rich = features(data)
+        labels, runtimes = data.labels, data.runtimes
+        per_method: dict[str, list[dict]] = {"static": [], "rf-aux": [], "rf-aux+texts": []}
+        for split in cross_validation_splits(labels, args.folds, args.fold_seed):
+            static = int(np.bincount(labels[split.train], minlength=2).argmax())
+            test = split.test
+            predictions = {"static": np.full(len(test), static)}
+            for name, x in (("rf-aux", aux), ("rf-aux+texts", rich)):
+                forest = RandomForestClassifier(n_estimators=500, random_state=0, n_jobs=1)
+                predictions[name] = forest.fit(x[split.train], labels[split.train]).predict(x[test])
+            for name, pred in predictions.items():
+                per_method[name].append(devmap_metrics(labels[test], pred, runtimes[test], static))
+        results[platform] = {}
+        for name, folds in per_method.items():
+            acc = np.array([f["accuracy"] for f in folds])
+            f1 = np.array([f["f1"] for f in folds])
+            results[platform][name] = {"accuracy_mean": acc.mean(), "accuracy_std": acc.std(), "f1_mean": f1.mean(),
+                                       "f1_std": f1.std(), "folds": folds}
+            print(f"| {name} | {platform} | {100 * acc.mean():.1f} ± {100 * acc.std():.1f} "
+                  f"| {f1.mean():.2f} ± {f1.std():.2f} |")
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"variant": args.variant, "folds": args.folds, "fold_seed": args.fold_seed,
+                               "seconds": time.perf_counter() - started, "results": results}, indent=1))
+    print(f"wrote {out} ({time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

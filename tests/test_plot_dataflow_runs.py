@@ -1,0 +1,48 @@
+"""scripts/plot_dataflow_runs.py: one PNG from the logs of several dataflow runs; a missing log is an error."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "plot_dataflow_runs.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("plot_dataflow_runs", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_run(directory: Path, analysis: str, with_result: bool) -> Path:
+    directory.mkdir()
+    (directory / "config.json").write_text(json.dumps({"model": {"analysis": analysis}}))
+    records = [{"epoch": e, "train_examples": 2500 * e, "val_f1": 0.2 * e} for e in (1, 2, 3)]
+    (directory / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    if with_result:
+        result = {"best_epoch": 2, "train_examples_seen": 7500, "tests": {"T30": {"f1": 0.41}}}
+        (directory / "result.json").write_text(json.dumps(result))
+    return directory
+
+
+def test_plots_runs_with_and_without_results(tmp_path: Path, capsys) -> None:
+    module = load_script()
+    runs = [make_run(tmp_path / "a", "reachability", True), make_run(tmp_path / "b", "liveness", False)]
+    assert module.read_log(runs[0])[1] == {"epoch": 2, "train_examples": 5000, "val_f1": 0.4}
+    out = tmp_path / "img" / "curves.png"
+    assert module.main([str(r) for r in runs] + ["-o", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_missing_log_is_an_error(tmp_path: Path, capsys) -> None:
+    module = load_script()
+    assert module.main([str(tmp_path / "nope"), "-o", str(tmp_path / "x.png")]) == 1
+    assert "nope" in capsys.readouterr().err
+    assert not (tmp_path / "x.png").exists()
