@@ -565,10 +565,14 @@ class Distributed:
         return DistributedDataParallel(model)
 
     def shutdown(self) -> None:
+        """Leave the torchrun job. Called from a ``finally:``; on the normal path every process first waits for the
+        others, because gloo can hang in ``destroy_process_group`` when a peer has already exited (pytorch#75097).
+        While an exception propagates nothing collective is attempted: torchrun stops the other processes."""
         if self.enabled:
             import torch.distributed as dist
 
-            if dist.is_initialized():
+            if dist.is_initialized() and sys.exc_info()[0] is None:
+                dist.barrier()
                 dist.destroy_process_group()
 
 
