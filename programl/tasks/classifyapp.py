@@ -53,6 +53,7 @@ from programl.tasks.common import (
     plot_confusion_matrix,
     plot_learning_curves,
     progress,
+    run_task_module,
     save_checkpoint,
     seed_everything,
     shard,
@@ -585,21 +586,7 @@ def evaluate_main(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m programl.tasks.classifyapp {train,evaluate} ...`` (what ``torchrun -m`` runs)."""
-    from programl.exceptions import ProgramlError
-
-    parser = argparse.ArgumentParser(prog="python -m programl.tasks.classifyapp", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_train_arguments(sub.add_parser("train"))
-    add_evaluate_arguments(sub.add_parser("evaluate"))
-    args = parser.parse_args(argv)
-    try:
-        return train_main(args) if args.command == "train" else evaluate_main(args)
-    except UsageError as error:
-        parser.error(str(error))
-    except (ProgramlError, OSError) as error:
-        print(f"classifyapp: error: {error}", file=sys.stderr)
-        return 1
-    return 0
+    return run_task_module(sys.modules[__name__], argv)
 
 
 if __name__ == "__main__":
