@@ -148,3 +148,21 @@ def test_rejects_type_edges(reachability_examples):
         DataflowGGNN(len(vocab))(batch)
     with pytest.raises(ValueError, match="flows"):
         DataflowRGCN(len(vocab))(batch)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine")
+def test_gpu_forward_and_backward_match_the_cpu(reachability_examples):
+    """The typed GGNN gives the CPU's logits and gradients on a GPU (float32 tolerances)."""
+    vocab, batch = examples_batch(reachability_examples)
+    torch.manual_seed(0)
+    cpu_model = DataflowGGNN(len(vocab))
+    gpu_model = DataflowGGNN(len(vocab)).cuda()
+    gpu_model.load_state_dict(cpu_model.state_dict())
+    cpu_logits = cpu_model(batch)
+    gpu_batch = batch.clone().to("cuda")  # Data.to moves in place
+    gpu_logits = gpu_model(gpu_batch)
+    torch.testing.assert_close(gpu_logits.cpu(), cpu_logits, rtol=1e-4, atol=1e-4)
+    cpu_model.loss(cpu_logits, batch.y).backward()
+    gpu_model.loss(gpu_logits, gpu_batch.y).backward()
+    for (name, p_cpu), p_gpu in zip(cpu_model.named_parameters(), gpu_model.parameters()):
+        torch.testing.assert_close(p_gpu.grad.cpu(), p_cpu.grad, rtol=1e-3, atol=1e-4, msg=name)
