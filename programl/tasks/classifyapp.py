@@ -480,7 +480,7 @@ def train_main(args: argparse.Namespace) -> int:
             dist.barrier()
             # stop when the next epoch (as long as this one) would end past the time limit; all processes agree
             late = bool(args.time_limit) and time.perf_counter() - began + record["seconds"] > 60 * args.time_limit
-            if float(dist.all_reduce_sum(torch.tensor([float(late)]))[0]) > 0:
+            if dist.any(late):
                 info(f"stopping after epoch {epoch}: another epoch would pass the time limit of "
                      f"{args.time_limit:g} min", dist.is_main)
                 break

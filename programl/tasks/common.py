@@ -555,6 +555,15 @@ class Distributed:
             dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
         return tensor
 
+    def any(self, flag: bool) -> bool:
+        """Whether ``flag`` is true in any process (every process gets the same answer; a decision all must share,
+        such as stopping at a time limit that each process measures on its own clock)."""
+        if not self.enabled:
+            return bool(flag)
+        import torch
+
+        return float(self.all_reduce_sum(torch.tensor([float(flag)]))[0]) > 0
+
     def wrap(self, model):
         """``DistributedDataParallel(model)`` in a torchrun job, else ``model``."""
         if not self.enabled:

@@ -532,7 +532,7 @@ def train_main(args: argparse.Namespace) -> int:
                 dist.is_main and not args.quiet,
             )
             over = bool(args.time_limit) and time.perf_counter() - began > 60 * args.time_limit
-            if float(dist.all_reduce_sum(torch.tensor([float(over)]))[0]) > 0:  # every process stops together
+            if dist.any(over):  # every process stops together
                 info(f"time limit of {args.time_limit:g} min reached after epoch {epoch}", dist.is_main)
                 break
         train_seconds = time.perf_counter() - began
