@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import stat
+
 import pytest
 
 from programl.util import fs
@@ -25,3 +28,21 @@ def test_failed_write_leaves_old_file_and_no_temp(tmp_path) -> None:
         fs.atomic_write_bytes(tmp_path / "x", "not bytes")  # type: ignore[arg-type]
     assert (tmp_path / "x").read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["x"]
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_mode_follows_the_umask(tmp_path, umask, mode) -> None:
+    old = os.umask(umask)
+    try:
+        assert fs.current_umask() == umask
+        new = fs.atomic_write_bytes(tmp_path / "new.pb", b"data")
+        (tmp_path / "old.pb").write_bytes(b"old")
+        os.chmod(tmp_path / "old.pb", 0o600)
+        replaced = fs.atomic_write_text(tmp_path / "old.pb", "new")
+        plain = tmp_path / "plain"
+        plain.write_bytes(b"")  # what any program's new file gets
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(new.stat().st_mode) == mode
+    assert stat.S_IMODE(replaced.stat().st_mode) == mode
+    assert stat.S_IMODE(plain.stat().st_mode) == mode

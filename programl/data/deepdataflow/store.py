@@ -30,6 +30,7 @@ import numpy as np
 
 from programl.data.deepdataflow.layout import LABEL_SUFFIX, Layout
 from programl.data.vocabulary import Vocabulary
+from programl.util.fs import current_umask
 
 __all__ = ["FORMAT", "GRAPH_COLUMNS", "memmap", "prepare_split", "vocabulary_key"]
 
@@ -167,7 +168,7 @@ class _Writer:
             os.fsync(f.fileno())
             f.close()
         (self.tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-        os.chmod(self.tmp, 0o755)
+        os.chmod(self.tmp, 0o777 & ~current_umask())  # mkdtemp's 0o700 would hide the store from other users
         try:
             os.replace(self.tmp, self.target)
         except OSError:  # another process made it first (e.g. another DDP rank): keep theirs
