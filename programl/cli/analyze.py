@@ -4,8 +4,10 @@ For each graph ``<name>.ProgramGraph.pb`` and each analysis, writes
 ``<DIR>/labels/<analysis>/<name>.ProgramGraphFeaturesList.pb``: one record per sampled root (SPEC §2.5). A graph is
 read once and its columnar view shared by all analyses. Graphs run in worker processes (``-j``) with a timeout
 each; a bad graph is reported on one line and the batch goes on; writes are atomic and a rerun skips label files
-newer than their graph. A graph with no eligible root for an analysis gets no label file for it (as in the
-original's dataset scripts): it is reported and counted, not treated as a failure.
+that are up to date: made from the same graph bytes with the same analysis, format, seed, ``--max-roots`` and
+programl version, as ``DIR/.programl-fresh.jsonl`` says (:mod:`programl.util.freshness`). A graph with no eligible
+root for an analysis gets no label file for it (as in the original's dataset scripts): it is reported and counted,
+not treated as a failure, and listed in ``labels/<analysis>/no_eligible_root.txt``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import sys
 from dataclasses import dataclass
 
 from programl.cli.common import Summary, print_line, progress, usage_error
+from programl.util.freshness import FreshnessRecord, file_key
+from programl.util.fs import output_directory_problem
 
 __all__ = ["add_parser", "run"]
 
@@ -138,9 +142,15 @@ def run(args: argparse.Namespace) -> int:
     if args.max_roots < 1:
         return usage_error(args.parser, "--max-roots must be at least 1")
     fmt = args.format or ("pb" if args.output else "pbtxt")
+    if args.output:
+        problem = output_directory_problem(args.output)
+        if problem:
+            return usage_error(args.parser, f"-o {problem}")
 
     summary = Summary("analyze")
     no_root = {analysis: _read_no_root(args.output, analysis) for analysis in analyses} if args.output else {}
+    record = FreshnessRecord(args.output) if args.output else None
+    keys: dict[str, str | None] = {}  # label file -> freshness key of its graph and options
     tasks = []
     for path in paths:
         outputs = []
@@ -149,10 +159,12 @@ def run(args: argparse.Namespace) -> int:
                 outputs.append((analysis, None))
                 continue
             output = os.path.join(args.output, "labels", analysis, graph_name(path) + LABEL_SUFFIXES[fmt])
-            if not args.force and (
-                _up_to_date(path, output) or _up_to_date(path, no_root[analysis].get(graph_name(path)))
-            ):
+            options = {"command": "analyze", "analysis": analysis, "format": fmt}
+            keys[output] = file_key(path, {**options, "seed": args.seed, "max_roots": args.max_roots})
+            if not args.force and record.is_fresh(output, keys[output]):
                 summary.skipped += 1
+                if not os.path.exists(output):  # fresh without a file: no eligible root
+                    no_root[analysis][graph_name(path)] = None
                 continue
             outputs.append((analysis, output))
         if outputs:
@@ -170,16 +182,20 @@ def run(args: argparse.Namespace) -> int:
                 summary.fail(outcome.error, outcome.input.path)
                 continue
             for analysis, records, data in outcome.value:
+                output = dict(outcome.input.outputs)[analysis]
                 if isinstance(records, str):
                     summary.notes["without an eligible root"] = summary.notes.get("without an eligible root", 0) + 1
                     if args.output:
                         no_root[analysis][graph_name(outcome.input.path)] = None
+                        _remove_stale(output)
+                        record.add(output, keys[output], made=False)
                     if not args.quiet:
                         print_line(f"{outcome.input.path}: {analysis}: {records} (no label file)")
                     continue
                 summary.add(examples=records)
                 if args.output:
                     no_root[analysis].pop(graph_name(outcome.input.path), None)
+                    record.add(output, keys[output])
                 if data is not None:
                     sys.stdout.buffer.write(data)
                     sys.stdout.buffer.flush()
@@ -188,23 +204,28 @@ def run(args: argparse.Namespace) -> int:
             pool.shutdown(cancel_futures=True)
         if args.output:
             for analysis, names in no_root.items():
-                _write_no_root(args.output, analysis, names)
+                try:
+                    _write_no_root(args.output, analysis, names)
+                except OSError as error:  # e.g. a full disk: said on one line; the record makes a rerun redo it
+                    summary.fail(error, error.filename)
+            record.compact()
+            if record.error is not None:  # the labels are written; the next run redoes those not recorded
+                summary.fail(record.error, record.error.filename)
     if not args.quiet and (args.output or summary.failed):
         print(summary.line("label files"), file=sys.stderr)
     return summary.exit_code()
 
 
-def _up_to_date(path: str, output: str | None) -> bool:
-    if output is None:
-        return False
+def _remove_stale(output: str) -> None:
+    """Remove the label file an earlier run (other options) left where these options make none."""
     try:
-        return os.path.getmtime(output) >= os.path.getmtime(path)
+        os.unlink(output)
     except OSError:
-        return False
+        pass
 
 
 def _read_no_root(directory: str, analysis: str) -> dict[str, str | None]:
-    """Graph name -> the no-root list it was recorded in (its mtime says when), for one analysis."""
+    """Graph name -> the no-root list it was recorded in, for one analysis."""
     path = os.path.join(directory, "labels", analysis, NO_ROOT_FILE)
     try:
         with open(path, encoding="utf-8") as f:

@@ -2,7 +2,8 @@
 
 Inputs are built in worker processes (``-j``), each with a timeout; a bad input is reported on one line
 (``file:line:col: error: ...``) and the others go on. Outputs are written atomically, and a rerun skips inputs
-whose output is newer than the input (``--force`` rebuilds).
+whose output is up to date: made from the same input bytes with the same options and programl version, as the
+directory's freshness record says (:mod:`programl.util.freshness`; ``--force`` rebuilds).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 
 from programl.cli.common import EXIT_USAGE, Summary, progress, usage_error
 from programl.cli.formats import FORMATS, SUFFIXES
+from programl.util.freshness import FreshnessRecord, file_key
+from programl.util.fs import output_directory_problem
 
 __all__ = ["add_parser", "run"]
 
@@ -124,11 +127,27 @@ def output_path(directory: str, path: str, fmt: str) -> str:
     return os.path.join(directory, stem + SUFFIXES[fmt])
 
 
-def up_to_date(path: str, output: str) -> bool:
-    try:
-        return os.path.getmtime(output) >= os.path.getmtime(path)
-    except OSError:
-        return False
+def freshness_options(args: argparse.Namespace, path: str, fmt: str, flags: tuple[str, ...]) -> dict:
+    """What, besides the input's bytes, makes an output: the options and the path (the graph's module name)."""
+    from programl.graph_builder.llvm import LLVM_VERSION
+
+    return {
+        "command": "build",
+        "path": path,
+        "format": fmt,
+        "language": args.language,
+        "flags": list(flags),
+        "instructions_only": args.instructions_only,
+        "ignore_call_returns": args.ignore_call_returns,
+        "strict": args.strict,
+        "llvm": LLVM_VERSION,
+    }
+
+
+def up_to_date(record, output: str, key: str | None) -> bool:
+    """Whether ``output`` was made from the same input bytes and options (``record``: the directory's
+    :class:`~programl.util.freshness.FreshnessRecord`; ``key``: :func:`~programl.util.freshness.file_key`)."""
+    return record.is_fresh(output, key)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -147,6 +166,12 @@ def run(args: argparse.Namespace) -> int:
     fmt = args.format or ("pb" if args.output else "pbtxt")
     options = BuildOptions(args.instructions_only, args.ignore_call_returns, args.strict)
     flags = tuple(getattr(args, "extra_args", ()) or ())
+    if args.output:
+        problem = output_directory_problem(args.output)
+        if problem:
+            return usage_error(parser, f"-o {problem}")
+    record = FreshnessRecord(args.output) if args.output else None
+    keys: dict[str, str | None] = {}  # output -> freshness key of its input and options
     summary = Summary("build")
 
     tasks: list[Task] = []
@@ -158,13 +183,13 @@ def run(args: argparse.Namespace) -> int:
                 summary.fail(GraphCreationError(f"output {output} is also the output of {claimed[output]}"), path)
                 continue
             claimed[output] = path
-            if path != "-" and not args.force and up_to_date(path, output):
-                summary.skipped += 1
-                continue
+            if path != "-":
+                keys[output] = file_key(path, freshness_options(args, path, fmt, flags))
+                if not args.force and up_to_date(record, output, keys[output]):
+                    summary.skipped += 1
+                    continue
         data = sys.stdin.buffer.read() if path == "-" else None
         tasks.append(Task(path, data, output, fmt, args.language, flags, args.timeout))
-    if args.output:
-        os.makedirs(args.output, exist_ok=True)
 
     work = functools.partial(build_one, options=options)
     if len(tasks) > 1:
@@ -178,6 +203,8 @@ def run(args: argparse.Namespace) -> int:
             if outcome.ok:
                 nodes, edges, data = outcome.value
                 summary.add(nodes=nodes, edges=edges)
+                if record is not None and outcome.input.output is not None:
+                    record.add(outcome.input.output, keys.get(outcome.input.output))
                 if data is not None:
                     sys.stdout.buffer.write(data)
                     sys.stdout.buffer.flush()
@@ -186,6 +213,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+    if record is not None:
+        record.compact()
+        if record.error is not None:  # the outputs are written; the next run rebuilds those not recorded
+            summary.fail(record.error, record.error.filename)
     if not args.quiet and (args.output or summary.failed):
         print(summary.line("graphs"), file=sys.stderr)
     return summary.exit_code()

@@ -13,7 +13,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "current_umask"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "current_umask", "output_directory_problem"]
 
 _UMASK_LOCK = threading.Lock()
 
@@ -64,3 +64,25 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
 def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> Path:
     """Write ``text`` to ``path`` atomically (see :func:`atomic_write_bytes`)."""
     return atomic_write_bytes(path, text.encode(encoding))
+
+
+def output_directory_problem(path: str | os.PathLike) -> str | None:
+    """Create the output directory ``path`` (``-o DIR``) when needed; what stops it from taking outputs, or None.
+
+    Returns:
+        None when ``path`` is a writable directory now, else one line such as ``out.txt: not a directory (a file of
+        that name exists)`` or ``/proc/x: cannot create the directory: Permission denied``.
+    """
+    path = os.fspath(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        return f"{path}: not a directory (a file of that name exists)"
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        if isinstance(error, (FileExistsError, NotADirectoryError)):
+            reason = "a part of the path is a file"
+        return f"{path}: cannot create the directory: {reason}"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f"{path}: the directory is not writable"
+    return None
