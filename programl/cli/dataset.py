@@ -17,7 +17,8 @@ import os
 import sys
 from collections import Counter
 
-from programl.cli.common import EXIT_FAILED, EXIT_OK, print_line, usage_error
+from programl.cli.common import EXIT_FAILED, EXIT_OK, describe_error, print_line, usage_error
+from programl.util.fs import output_directory_problem
 
 __all__ = ["add_parser", "run"]
 
@@ -150,6 +151,9 @@ def run_build(args: argparse.Namespace) -> int:
         return usage_error(parser, "-j must be positive")
     if args.size is not None and args.size < 1:
         return usage_error(parser, "--size must be at least 1")
+    problem = output_directory_problem(output)
+    if problem:
+        return usage_error(parser, f"OUT {problem}")
     flags = tuple(getattr(args, "extra_args", ()) or ())
     settings = [tuple((s if s.startswith("-") else "-O" + s).split()) for s in args.settings or ["0"]]
     options: dict = {}
@@ -185,11 +189,21 @@ def run_build(args: argparse.Namespace) -> int:
     if args.dask:
         executor, close = _dask_executor(args.dask, args.jobs)
 
-    def report_failure(name: str, error: BaseException) -> None:
-        if not args.quiet:
-            from programl.data.deepdataflow.builder import _error_text
+    sources = {item.name: item.source or item.path or item.name for item in inputs}
+    settings_of = Counter(sources.values())
 
-            print_line(f"{name}: error: {_error_text(error)}")
+    def report_failure(name: str, error: BaseException) -> None:
+        """One line, as ``programl build`` says it: ``file:line:col: error: message`` (the input's name added when
+        one source gives several inputs)."""
+        if args.quiet:
+            return
+        from programl.exceptions import GraphCreationError
+
+        where = sources.get(name, name)
+        if isinstance(error, GraphCreationError) and error.path in (None, "-", "<stdin>"):  # compiled from memory
+            error = GraphCreationError(error.message, where, error.line, error.column)
+        line = describe_error(error, where)
+        print_line(f"{line} [{name}]" if settings_of[where] > 1 else line)
 
     try:
         report = build_dataset(
@@ -207,6 +221,9 @@ def run_build(args: argparse.Namespace) -> int:
     finally:
         if close is not None:
             close()
+    for error in report.errors:  # the data set's own files (a full disk): what the next run has to redo
+        line = describe_error(error, error.filename)
+        print(line if error.filename else f"programl dataset build: {line}", file=sys.stderr)
     if not args.quiet:
         examples = ", ".join(f"{a} {sum(s.values()):,}" for a, s in report.examples.items())
         splits = "/".join(f"{report.splits.get(s, 0):,}" for s in ("train", "val", "test"))
@@ -216,7 +233,7 @@ def run_build(args: argparse.Namespace) -> int:
             f"graphs train/val/test {splits}; examples {examples}; vocabulary {report.vocabulary_size}",
             file=sys.stderr,
         )
-    return EXIT_FAILED if report.failed else EXIT_OK
+    return EXIT_FAILED if report.failed or report.errors else EXIT_OK
 
 
 def run_info(args: argparse.Namespace) -> int:

@@ -80,8 +80,12 @@ class BuildTask:
     timeout: float | None
 
 
-def _compile(item: Input, timeout: float | None) -> tuple[str, dict[str, Any]]:
-    """The IR text of an input, and facts for the manifest."""
+def _compile(item: Input, timeout: float | None) -> tuple[str | bytes, dict[str, Any]]:
+    """The IR of an input (text, or the bytes of an IR file as read), and facts for the manifest.
+
+    An IR file's bytes go to the parser as they are, as ``programl build`` does: decoding them here would give
+    another error (a character rather than a byte column, U+FFFD for bytes that are not UTF-8) for the same file.
+    """
     from programl.exceptions import GraphCreationError
     from programl.graph_builder import clang
 
@@ -97,7 +101,7 @@ def _compile(item: Input, timeout: float | None) -> tuple[str, dict[str, Any]]:
                 return str(module), {}
             finally:
                 module.close()
-        return data.decode("utf-8", "replace"), {}
+        return data, {}
     if item.kind == "source":
         if item.text is not None:
             return clang.compile_source(item.text, item.language or "c++", item.flags, timeout=timeout), {}
@@ -130,7 +134,10 @@ def build_input(task: BuildTask) -> dict[str, Any]:
     module_name = item.path if item.text is None and item.path else "-"
     graph = graph_from_ir(ir, path=item.path or item.source or None, module_name=module_name)
     built = time.perf_counter()
-    atomic_write_text(layout.ir(item.name), ir)
+    if isinstance(ir, bytes):
+        atomic_write_bytes(layout.ir(item.name), ir)
+    else:
+        atomic_write_text(layout.ir(item.name), ir)
     atomic_write_bytes(layout.graph(item.name), graph.SerializeToString(deterministic=True))
     view = GraphView.from_graph(graph)
     labels: dict[str, Any] = {}
@@ -175,6 +182,9 @@ class BuildReport:
         within_steps: Label records with a step count up to 30, 60 and 200, ``{analysis: {split: {"30": n}}}``.
         vocabulary_size: Entries of the training vocabulary.
         seconds: Wall time of the build.
+        errors: Writes of the data set's own files that failed (``manifest.jsonl``, splits, vocabulary,
+            ``dataset.json``; e.g. a full disk), as ``OSError`` s: the build went on, and a rerun redoes what they
+            did not record.
     """
 
     built: int = 0
@@ -185,6 +195,16 @@ class BuildReport:
     within_steps: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     vocabulary_size: int | None = None
     seconds: float = 0.0
+    errors: list[OSError] = field(default_factory=list)
+
+    def _write(self, what: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
+        """Run a write of the data set's own files; an ``OSError`` is kept in :attr:`errors` (False), not raised."""
+        try:
+            what(*args, **kwargs)
+        except OSError as error:
+            self.errors.append(error)
+            return False
+        return True
 
     @property
     def total(self) -> int:
@@ -300,15 +320,21 @@ def build_dataset(
     }
     entries = read_manifest(layout.manifest)
     report = BuildReport()
+    manifest_ok = True  # until an append fails (a full disk): then the final rewrite is the manifest's last chance
+
+    def record(entry: dict[str, Any], sync: bool = True) -> None:
+        nonlocal manifest_ok
+        if manifest_ok:
+            manifest_ok = report._write(append_manifest, layout.manifest, [entry], sync=sync)
 
     tasks: list[BuildTask] = []
     digests: dict[str, str] = {}
     for item in inputs:
         try:
-            digest = item.digest(config)
+            digest = item.digest(config, root=layout.root)
         except Exception as error:  # noqa: BLE001 - an unreadable input is a failure like any other
             entry = {**_describe(item, ""), "status": "failed", "error": _error_text(error)}
-            append_manifest(layout.manifest, [entry])
+            record(entry)
             entries[item.name] = entry
             report.failed.append((item.name, entry["error"]))
             if on_failure:
@@ -320,7 +346,7 @@ def build_dataset(
             if previous.get("status") == "ok" and _outputs_exist(layout, previous):
                 report.skipped += 1
                 continue
-            if previous.get("status") == "failed" and not retry_failed:
+            if previous.get("status") == "failed" and not retry_failed and not previous.get("transient"):
                 report.failed.append((item.name, previous.get("error") or ""))
                 continue
         tasks.append(BuildTask(item, str(layout.root), analyses, max_roots, seed, timeout))
@@ -341,12 +367,14 @@ def build_dataset(
                 report.built += 1
             else:
                 entry.update(status="failed", error=_error_text(outcome.error))
-                _remove_outputs(layout, item.name, analyses)
+                if _is_transient(outcome.error):  # not the input's fault: a rerun retries it
+                    entry["transient"] = True
+                report._write(_remove_outputs, layout, item.name, analyses)
                 report.failed.append((item.name, entry["error"]))
                 if on_failure:
                     on_failure(item.name, outcome.error)
             sync = time.monotonic() - last_sync > 2.0
-            append_manifest(layout.manifest, [entry], sync=sync)
+            record(entry, sync=sync)
             if sync:
                 last_sync = time.monotonic()
             entries[item.name] = entry
@@ -357,15 +385,27 @@ def build_dataset(
             pool.shutdown(cancel_futures=True)
 
     current = {item.name for item in inputs}
-    finalize(layout, [entries[n] for n in names if n in entries], seed=seed, analyses=analyses, report=report)
+    # each of these is a write of the data set's own files: one that fails (a full disk) is kept in report.errors
+    # and the others are still tried, so that the command can say so on one line and a rerun can redo it
+    report._write(
+        finalize, layout, [entries[n] for n in names if n in entries], seed=seed, analyses=analyses, report=report
+    )
     # compacted manifest: the current inputs in input order, then older entries by name
-    write_manifest(
+    report._write(
+        write_manifest,
         layout.manifest,
         [entries[n] for n in names if n in entries] + [entries[n] for n in sorted(entries) if n not in current],
     )
     report.seconds = time.perf_counter() - start
-    _write_summary(layout, report, config, len(inputs))
+    report._write(_write_summary, layout, report, config, len(inputs))
     return report
+
+
+def _is_transient(error: BaseException) -> bool:
+    """Whether a failure says nothing about the input (a full disk, a directory that cannot be written)."""
+    from programl.exceptions import ProgramlError
+
+    return isinstance(error, OSError) and not isinstance(error, (ProgramlError, TimeoutError))
 
 
 def finalize(

@@ -13,8 +13,6 @@ or an in-memory program with a named compile recipe (POJ-104's header recipe). E
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -69,13 +67,30 @@ class Input:
         except OSError as error:
             raise GraphCreationError(error.strerror or str(error), self.path) from None
 
-    def digest(self, config: dict | None = None) -> str:
-        """sha256 over the content, the kind, language and flags, and ``config`` (the build's settings)."""
-        h = hashlib.sha256()
-        h.update(self.content())
-        meta = {"kind": self.kind, "language": self.language, "flags": list(self.flags), "config": config or {}}
-        h.update(json.dumps(meta, sort_keys=True).encode())
-        return h.hexdigest()
+    def digest(self, config: dict | None = None, root: str | os.PathLike | None = None) -> str:
+        """The freshness key (:func:`programl.util.freshness.freshness_key`) of this input's outputs: a sha256 over
+        the content, the kind, language and flags, ``config`` (the build's settings) and the programl version.
+
+        A flag naming a path inside ``root`` (the data set, e.g. ``-I <root>/sources/devmap/kernels_cl``) counts by
+        its place in the data set, so that a copy of the data set (``cp -r``) is up to date.
+        """
+        from programl.util.freshness import freshness_key
+
+        flags = [_portable_flag(flag, root) for flag in self.flags] if root is not None else list(self.flags)
+        meta = {"kind": self.kind, "language": self.language, "flags": flags, "config": config or {}}
+        return freshness_key(self.content(), meta)
+
+
+def _portable_flag(flag: str, root: str | os.PathLike) -> str:
+    """``flag`` with a path inside ``root`` written as ``<root>/...`` (``-I`` joined to its path counts too)."""
+    head = "-I" if flag.startswith("-I") and len(flag) > 2 else ""
+    body = flag[len(head) :]
+    if not body or body.startswith("-"):
+        return flag
+    base, path = os.path.abspath(root), os.path.abspath(body)
+    if path == base or path.startswith(base + os.sep):
+        return head + "<root>" + path[len(base) :].replace(os.sep, "/")
+    return flag
 
 
 def setting_tag(flags: Sequence[str]) -> str:
