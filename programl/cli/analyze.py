@@ -206,8 +206,8 @@ def run(args: argparse.Namespace) -> int:
             for analysis, names in no_root.items():
                 try:
                     _write_no_root(args.output, analysis, names)
-                except OSError as error:  # e.g. a full disk: said on one line; the record makes a rerun redo it
-                    summary.fail(error, error.filename)
+                except OSError as error:  # e.g. a full disk: said on one line; the next run writes it again
+                    summary.fail(error, error.filename or os.path.join(args.output, "labels", analysis, NO_ROOT_FILE))
             record.compact()
             if record.error is not None:  # the labels are written; the next run redoes those not recorded
                 summary.fail(record.error, record.error.filename)

@@ -51,10 +51,14 @@ def output_path(directory: str, path: str, fmt: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from programl.cli.formats import serialize_graph
     from programl.io.files import read_graph
-    from programl.util.fs import atomic_write_bytes
+    from programl.util.fs import atomic_write_bytes, output_directory_problem
 
     if args.output is None and len(args.inputs) > 1:
         return usage_error(args.parser, "several inputs need -o DIR")
+    if args.output:
+        problem = output_directory_problem(args.output)
+        if problem:
+            return usage_error(args.parser, f"-o {problem}")
     summary = Summary("convert")
     for path in progress(args.inputs, len(args.inputs), "converting", enabled=not args.quiet):
         try:

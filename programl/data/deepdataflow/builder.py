@@ -197,11 +197,14 @@ class BuildReport:
     seconds: float = 0.0
     errors: list[OSError] = field(default_factory=list)
 
-    def _write(self, what: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
-        """Run a write of the data set's own files; an ``OSError`` is kept in :attr:`errors` (False), not raised."""
+    def _write(self, where: os.PathLike, what: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
+        """Run ``what``, a write of the data set's own files at ``where``; an ``OSError`` is kept in :attr:`errors`
+        (with ``where`` as its file name when it has none) and False returned, not raised."""
         try:
             what(*args, **kwargs)
         except OSError as error:
+            if error.filename is None:
+                error = OSError(error.errno, error.strerror or str(error), os.fspath(where))
             self.errors.append(error)
             return False
         return True
@@ -325,7 +328,7 @@ def build_dataset(
     def record(entry: dict[str, Any], sync: bool = True) -> None:
         nonlocal manifest_ok
         if manifest_ok:
-            manifest_ok = report._write(append_manifest, layout.manifest, [entry], sync=sync)
+            manifest_ok = report._write(layout.manifest, append_manifest, layout.manifest, [entry], sync=sync)
 
     tasks: list[BuildTask] = []
     digests: dict[str, str] = {}
@@ -369,7 +372,7 @@ def build_dataset(
                 entry.update(status="failed", error=_error_text(outcome.error))
                 if _is_transient(outcome.error):  # not the input's fault: a rerun retries it
                     entry["transient"] = True
-                report._write(_remove_outputs, layout, item.name, analyses)
+                report._write(layout.root, _remove_outputs, layout, item.name, analyses)
                 report.failed.append((item.name, entry["error"]))
                 if on_failure:
                     on_failure(item.name, outcome.error)
@@ -388,16 +391,23 @@ def build_dataset(
     # each of these is a write of the data set's own files: one that fails (a full disk) is kept in report.errors
     # and the others are still tried, so that the command can say so on one line and a rerun can redo it
     report._write(
-        finalize, layout, [entries[n] for n in names if n in entries], seed=seed, analyses=analyses, report=report
+        layout.root,
+        finalize,
+        layout,
+        [entries[n] for n in names if n in entries],
+        seed=seed,
+        analyses=analyses,
+        report=report,
     )
     # compacted manifest: the current inputs in input order, then older entries by name
     report._write(
+        layout.manifest,
         write_manifest,
         layout.manifest,
         [entries[n] for n in names if n in entries] + [entries[n] for n in sorted(entries) if n not in current],
     )
     report.seconds = time.perf_counter() - start
-    report._write(_write_summary, layout, report, config, len(inputs))
+    report._write(layout.summary, _write_summary, layout, report, config, len(inputs))
     return report
 
 
@@ -423,6 +433,7 @@ def finalize(
     """
     from programl.data.vocabulary import build_vocabulary
     from programl.io.files import read_graph
+    from programl.util.fs import atomic_write_text
 
     ok = [e for e in entries if e.get("status") == "ok" and layout.graph(e["name"]).is_file()]
     by_group = split_groups((e["group"] for e in ok), seed=seed)
@@ -430,8 +441,8 @@ def finalize(
     counts = write_split_links(layout, assignment)
     train = sorted(name for name, split in assignment.items() if split == "train")
     vocabulary = build_vocabulary(read_graph(layout.graph(name)) for name in train)
-    layout.vocabulary.parent.mkdir(parents=True, exist_ok=True)
-    vocabulary.save(layout.vocabulary)
+    # atomic_write_text rather than Vocabulary.save, which leaves its temporary file behind when a write fails
+    atomic_write_text(layout.vocabulary, vocabulary.to_tsv())
     if report is not None:
         report.splits = counts
         report.examples = {a: dict.fromkeys(SPLITS, 0) for a in analyses}
