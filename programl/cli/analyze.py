@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 
 from programl.cli.common import Summary, print_line, progress, usage_error
-from programl.util.freshness import FreshnessRecord, file_key
+from programl.util.freshness import FreshnessRecord, freshness_key
 from programl.util.fs import output_directory_problem
 
 __all__ = ["add_parser", "run"]
@@ -154,13 +154,15 @@ def run(args: argparse.Namespace) -> int:
     tasks = []
     for path in paths:
         outputs = []
+        content = _read(path) if args.output else None  # once for all analyses
         for analysis in analyses:
             if args.output is None:
                 outputs.append((analysis, None))
                 continue
             output = os.path.join(args.output, "labels", analysis, graph_name(path) + LABEL_SUFFIXES[fmt])
             options = {"command": "analyze", "analysis": analysis, "format": fmt}
-            keys[output] = file_key(path, {**options, "seed": args.seed, "max_roots": args.max_roots})
+            options.update(seed=args.seed, max_roots=args.max_roots)
+            keys[output] = None if content is None else freshness_key(content, options)
             if not args.force and record.is_fresh(output, keys[output]):
                 summary.skipped += 1
                 if not os.path.exists(output):  # fresh without a file: no eligible root
@@ -214,6 +216,15 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet and (args.output or summary.failed):
         print(summary.line("label files"), file=sys.stderr)
     return summary.exit_code()
+
+
+def _read(path: str) -> bytes | None:
+    """A graph file's bytes for its freshness key; None when it cannot be read (the worker then says why)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 def _remove_stale(output: str) -> None:
