@@ -177,6 +177,10 @@ def run_build(args: argparse.Namespace) -> int:
     except ProgramlError as error:
         print(f"programl dataset build: error: {error}", file=sys.stderr)
         return EXIT_FAILED
+    except OSError as error:  # extracting a recipe's sources into OUT/sources (e.g. a full disk)
+        where = error.filename or os.path.join(output, "sources")
+        print(f"programl dataset build: {describe_error(error, where)}", file=sys.stderr)
+        return EXIT_FAILED
     for key in ("seed", "max_roots"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)

@@ -159,6 +159,19 @@ def test_dataset_build_on_a_full_disk_reports_and_loses_nothing(limit, tmp_path,
     assert code == 0 and "0 built, 3 up to date, 0 failed of 3 inputs" in err
 
 
+def test_recipe_sources_on_a_full_disk_are_one_line(shared_data, clang22, tmp_path, capsys) -> None:
+    recipe = tmp_path / "devmap.json"
+    recipe.write_text('{"seed": 204, "max_roots": 2, "sources": [{"kind": "devmap", "path": "devmap"}]}')
+    args = ["dataset", "build", "--recipe", recipe, "--data", shared_data, "--size", "2", tmp_path / "ddf"]
+    result = run_with_full_disk(args, 0)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"programl dataset build: {tmp_path / 'ddf'}/sources: error: File too large"
+    ]
+    code, _, err = run_cli(args, capsys)
+    assert code == 0 and "2 built, 0 up to date, 0 failed of 2 inputs" in err, err
+
+
 def test_build_on_a_full_disk_reports_each_input(tmp_path) -> None:
     result = run_with_full_disk(["build", *IR, "-o", tmp_path / "out", "-j", "2"], 0)
     assert result.returncode == 1 and "Traceback" not in result.stderr
