@@ -144,7 +144,7 @@ def freshness_options(args: argparse.Namespace, path: str, fmt: str, flags: tupl
     }
 
 
-def up_to_date(record, output: str, key: str | None) -> bool:
+def up_to_date(record: FreshnessRecord, output: str, key: str | None) -> bool:
     """Whether ``output`` was made from the same input bytes and options (``record``: the directory's
     :class:`~programl.util.freshness.FreshnessRecord`; ``key``: :func:`~programl.util.freshness.file_key`)."""
     return record.is_fresh(output, key)

@@ -9,8 +9,10 @@ Implements the data-set side of SPEC §9.1 / DESIGN §5 for our own inputs (``pr
 2. the main process appends one line per input to ``manifest.jsonl`` (source, flags, content hash, status, error,
    timings, node/edge counts, and per analysis the number of records and their step counts) as inputs finish, so an
    interrupted build loses at most the inputs in flight; a rerun skips every input whose manifest line has the same
-   content hash (over the input, its flags and the build settings) and whose outputs exist, and does not retry
-   inputs that failed unless asked;
+   content hash (the freshness key of :mod:`programl.util.freshness`: over the input, its flags with paths inside
+   the data set taken relative to it, the build settings and the programl version, so a copy of the data set is up
+   to date) and whose outputs exist, and does not retry inputs that failed unless asked (or unless they failed for
+   a reason outside the input, such as a full disk);
 3. when all inputs are done: the seeded 3:1:1 split by source program
    (:func:`~programl.data.deepdataflow.split.split_groups`) as ``train|val|test/`` symlinks, the vocabulary of the
    *training* graphs only (``vocab/programl.csv``, the paper's statement; ProGraML's generator counted all graphs,
