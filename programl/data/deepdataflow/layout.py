@@ -167,7 +167,7 @@ def append_manifest(path: str | os.PathLike, entries: Iterable[Mapping[str, Any]
     if not text:
         return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # less the umask, as any new file
     try:
         # a torn previous line (no newline at the end) must not swallow this one
         if os.fstat(fd).st_size and not _ends_with_newline(path):
