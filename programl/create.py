@@ -243,9 +243,9 @@ def from_xla_hlo_proto(
     """Build graphs from XLA HLO modules, node for node as programl 0.3.2's ``xla2graph`` (SPEC §1.14).
 
     Args:
-        hlos: One ``HloProto`` (:mod:`programl.third_party.tensorflow.xla_pb2`, or TensorFlow's / XLA's own class),
-            or an iterable of them. An ``HloModuleProto`` (what jax's ``as_serialized_hlo_module_proto()`` gives,
-            parsed) or the bytes of a serialized ``HloProto`` work too.
+        hlos: One ``HloProto`` (:mod:`programl.third_party.tensorflow.xla_pb2`, or another class of the message
+            ``xla.HloProto``), or an iterable of them. An ``HloModuleProto`` (what jax's
+            ``as_serialized_hlo_module_proto()`` gives, parsed) or the bytes of a serialized ``HloProto`` work too.
         timeout, executor, chunksize: As for :func:`from_llvm_ir`.
 
     Returns:

@@ -62,7 +62,7 @@ def shape_text(shape: Any) -> str:
     name = _TYPE_NAMES.get(shape.element_type, "")
     if not shape.dimensions:
         return name
-    return name + " " + "x".join(str(dimension) for dimension in shape.dimensions)
+    return name + " " + "x".join(map(str, shape.dimensions))
 
 
 def _instruction_text(instruction: Any) -> str:
@@ -181,8 +181,8 @@ def graph_from_hlo(hlo: Any, path: str | None = None) -> ProgramGraph:
 
     Args:
         hlo: An ``xla.HloProto`` or ``xla.HloModuleProto`` message, of this package's schema
-            (:mod:`programl.third_party.tensorflow.xla_pb2`) or of any other (TensorFlow's, XLA's): a foreign
-            message is read through its wire bytes.
+            (:mod:`programl.third_party.tensorflow.xla_pb2`) or of another (e.g. a newer ``hlo.proto`` in a private
+            descriptor pool): a message of another class is read through its wire bytes.
         path: The input file, for error messages.
 
     Raises:

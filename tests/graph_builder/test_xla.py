@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from google.protobuf import unknown_fields
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, unknown_fields
 
 import programl
 from programl.cli import main
@@ -358,6 +358,13 @@ def test_from_xla_hlo_proto_takes_messages_modules_and_bytes() -> None:
     assert isinstance(graph, ProgramGraph) and graph.node[0].text == "[external]"
     assert programl.from_xla_hlo_proto(proto.hlo_module) == graph
     assert programl.from_xla_hlo_proto(data) == graph
+    # another class of the same message (another descriptor pool), as a newer hlo.proto would give
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(descriptor_pb2.FileDescriptorProto.FromString(xla_pb2.DESCRIPTOR.serialized_pb))
+    foreign = message_factory.GetMessageClass(pool.FindMessageTypeByName("xla.HloProto"))
+    assert foreign is not xla_pb2.HloProto
+    assert programl.from_xla_hlo_proto(foreign.FromString(data)) == graph
+    assert graph_from_hlo(foreign.FromString(data).hlo_module) == graph
 
 
 def test_from_xla_hlo_proto_many_keeps_order_with_any_executor() -> None:
