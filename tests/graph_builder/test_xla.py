@@ -347,6 +347,16 @@ def test_while_loop_calls_its_condition_and_body() -> None:
     )
 
 
+def test_xla_graphs_go_through_the_transforms_and_analyses() -> None:
+    """What CompilerGym does with them: networkx / JSON round trips, and the data-flow labels."""
+    from programl.dataflow import analyze
+
+    graph = graph_from_hlo_bytes((REPO / "tests/data/xla/while_loop.hlo.pb").read_bytes())
+    assert programl.from_networkx(programl.to_networkx(graph)) == graph
+    assert programl.from_json(programl.to_json(graph)) == graph
+    assert len(analyze(graph, "reachability", max_roots=1).graph) == 1  # one root, one labelled copy
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # the public API and the CLI
 
