@@ -65,14 +65,6 @@ def shape_text(shape: Any) -> str:
     return name + " " + "x".join(map(str, shape.dimensions))
 
 
-def _instruction_text(instruction: Any) -> str:
-    if instruction.opcode == "parameter":
-        return PARAMETER_TEXT
-    if instruction.opcode == "constant":
-        return instruction.name
-    return instruction.opcode
-
-
 class _Builder:
     """The state of one build: flat node and edge lists, and the module-wide id maps of the original."""
 
@@ -125,28 +117,39 @@ class _Builder:
         return entry, last
 
     def visit_instruction(self, instruction: Any, function: int, entry: int) -> int:
-        node = self.add_node(INSTRUCTION, _instruction_text(instruction), function)
-        self.instructions.setdefault(instruction.id, node)
-        data = self.add_node(VARIABLE, shape_text(instruction.shape), function)
-        self.producers.setdefault(instruction.id, data)
-        self.edges.append((DATA, 0, node, data))
+        node_function, edges = self.node_function, self.edges
+        instructions, producers = self.instructions, self.producers
+        opcode = instruction.opcode
+        id_ = instruction.id
+        node = len(node_function)
+        data = node + 1
+        text = PARAMETER_TEXT if opcode == "parameter" else instruction.name if opcode == "constant" else opcode
+        self.node_type += (INSTRUCTION, VARIABLE)
+        self.node_text += (text, shape_text(instruction.shape))
+        node_function += (function, function)
+        instructions.setdefault(id_, node)
+        producers.setdefault(id_, data)
+        edges.append((DATA, 0, node, data))
 
         operand_ids = instruction.operand_ids
-        if instruction.opcode == "parameter":
+        if opcode == "parameter":
             self.add_control_edge(0, entry, node)
-        elif instruction.opcode == "constant":
+        elif opcode == "constant":
             literal = self.add_node(CONSTANT, shape_text(instruction.literal.shape), 0)
-            self.edges.append((DATA, len(operand_ids), literal, node))
+            edges.append((DATA, len(operand_ids), literal, node))
 
         for position, operand in enumerate(operand_ids):
-            operand_data = self.producers.get(operand)
+            operand_data = producers.get(operand)
             if operand_data is None:
-                raise GraphCreationError(f"Failed to find operand data {instruction.id} <- {operand}")
-            self.edges.append((DATA, position, operand_data, node))
-            self.add_control_edge(position, self.instructions[operand], node)
+                raise GraphCreationError(f"Failed to find operand data {id_} <- {operand}")
+            edges.append((DATA, position, operand_data, node))
+            source = instructions[operand]
+            if node_function[source] != function:
+                self.add_control_edge(position, source, node)  # raises: another computation's instruction
+            edges.append((CONTROL, position, source, node))
 
         for predecessor in instruction.control_predecessor_ids:
-            source = self.instructions.get(predecessor)
+            source = instructions.get(predecessor)
             if source is None:
                 raise GraphCreationError("Failed to find control predecessor")
             self.add_control_edge(0, source, node)
