@@ -12,12 +12,15 @@ import ast
 import concurrent.futures
 import glob
 import importlib.util
+import random
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, unknown_fields
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import programl
 from programl.cli import main
@@ -486,6 +489,58 @@ def test_errors_match_reference() -> None:
             graph_from_hlo_bytes(data)
         assert error.value.message == reference_message
         assert message is None or reference_message == message
+
+
+def random_hlo(seed: int) -> xla_pb2.HloProto:
+    """A small random module: ids from a small range (duplicates, forward and foreign references happen), random
+    opcodes, shapes (element types past the schema's too), calls, control predecessors and entry id."""
+    rng = random.Random(seed)
+    opcodes = ["parameter", "constant", "add", "call", "while", "tuple", "get-tuple-element", ""]
+    module = xla_pb2.HloModuleProto(name=rng.choice(["m", "jit_f", "módule", ""]))
+    computation_ids: list[int] = []
+    for _ in range(rng.randint(1, 4)):
+        computation = module.computations.add(id=rng.randint(0, 6), name=rng.choice(["main", "body", "cond", "ü", ""]))
+        defined: list[int] = []
+        for _ in range(rng.randint(0, 6)):
+            opcode = rng.choice(opcodes)
+            operands = [rng.choice(defined) for _ in range(rng.randint(0, 3))] if defined else []
+            if rng.random() < 0.02:
+                operands.append(rng.randint(0, 40))  # most likely undefined here
+            inst = instruction(
+                rng.randint(0, 40) if rng.random() < 0.3 else len(module.computations) * 100 + len(defined),
+                opcode,
+                operands if opcode != "parameter" or rng.random() < 0.2 else (),
+                element_type=rng.randint(0, 25),
+                dims=[rng.randint(-2, 10) for _ in range(rng.randint(0, 3))],
+                called=[
+                    rng.choice(computation_ids) if rng.random() < 0.97 else 9  # 9: no such computation
+                    for _ in range(rng.randint(0, 2) if opcode in ("call", "while") and computation_ids else 0)
+                ],
+                preds=[rng.choice(defined) for _ in range(rng.randint(0, 1))] if defined else (),
+                literal=(rng.randint(0, 25), [rng.randint(0, 4)])
+                if opcode == "constant" and rng.random() < 0.8
+                else None,
+            )
+            computation.instructions.append(inst)
+            defined.append(inst.id)
+        computation_ids.append(computation.id)
+    module.entry_computation_id = computation_ids[-1] if rng.random() < 0.9 else 99
+    return xla_pb2.HloProto(hlo_module=module)
+
+
+@needs_reference
+@pytest.mark.reference
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1))
+def test_random_modules_match_reference(seed: int) -> None:
+    data = random_hlo(seed).SerializeToString()
+    expected, message = reference_run(data)
+    if expected is None:
+        with pytest.raises(GraphCreationError) as error:
+            graph_from_hlo_bytes(data)
+        assert error.value.message == message
+    else:
+        assert graph_from_hlo_bytes(data).SerializeToString() == expected
 
 
 # ---------------------------------------------------------------------------------------------------------------
