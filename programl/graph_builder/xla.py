@@ -53,7 +53,7 @@ EXTERNAL_TEXT = "[external]"
 ENTRY_TEXT = "<entry>"
 PARAMETER_TEXT = "<param>"
 
-# element type number -> name; numbers the 2019 schema does not know (newer XLA types) read as ""
+# element type number -> name; numbers the 2020 schema does not know (newer XLA types) read as ""
 _TYPE_NAMES = {value.number: value.name for value in xla_pb2.PrimitiveType.DESCRIPTOR.values}
 
 
