@@ -14,7 +14,7 @@ help:
 	@echo "make demo   - set everything up, build graphs for examples/, print a summary, write an SVG"
 	@echo "make test   - set everything up and run the test suite"
 	@echo "make bench  - run the benchmarks in benchmarks/"
-	@echo "make proto  - regenerate programl/proto/*_pb2.py"
+	@echo "make proto  - regenerate programl/proto/*_pb2.py and programl/third_party/tensorflow/xla_pb2.py"
 
 setup: $(STAMP) toolchain
 
@@ -57,7 +57,8 @@ bench: setup reference
 
 proto:
 	@test -x .venv-protoc/bin/python || ($(PYTHON) -m venv .venv-protoc && .venv-protoc/bin/pip install -q grpcio-tools==1.71.0)
-	.venv-protoc/bin/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. programl/proto/*.proto
+	.venv-protoc/bin/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. programl/proto/*.proto \
+	  programl/third_party/tensorflow/xla.proto
 
 clean:
 	rm -rf out build *.egg-info .pytest_cache bench-results

@@ -28,6 +28,7 @@ _EXPORTS = {
     "from_clang": "programl.create",
     "from_cpp": "programl.create",
     "from_opencl": "programl.create",
+    "from_xla_hlo_proto": "programl.create",
     # serialization (SPEC §3.3)
     "save_graphs": "programl.io.serialize",
     "load_graphs": "programl.io.serialize",

@@ -23,7 +23,7 @@ from programl.graph_builder.llvm import BuildOptions, graph_from_bitcode, graph_
 from programl.proto import ProgramGraph
 from programl.util.executor import TimeoutProcessPool, execute
 
-__all__ = ["from_bitcode", "from_clang", "from_cpp", "from_llvm_ir", "from_opencl"]
+__all__ = ["from_bitcode", "from_clang", "from_cpp", "from_llvm_ir", "from_opencl", "from_xla_hlo_proto"]
 
 SUPPORTED_VERSIONS = ("22",)
 
@@ -232,3 +232,32 @@ def from_clang(
     if isinstance(args, (list, tuple)) and args and isinstance(args[0], str):
         return fn(list(args))
     return _run_many(fn, (list(a) for a in args), timeout, executor, chunksize)
+
+
+def from_xla_hlo_proto(
+    hlos: Any | Iterable[Any],
+    timeout: float | None = 300,
+    executor: Any = None,
+    chunksize: int | None = None,
+) -> GraphOrGraphs:
+    """Build graphs from XLA HLO modules, node for node as programl 0.3.2's ``xla2graph`` (SPEC §1.14).
+
+    Args:
+        hlos: One ``HloProto`` (:mod:`programl.third_party.tensorflow.xla_pb2`, or another class of the message
+            ``xla.HloProto``), or an iterable of them. An ``HloModuleProto`` (what jax's
+            ``as_serialized_hlo_module_proto()`` gives, parsed) or the bytes of a serialized ``HloProto`` work too.
+        timeout, executor, chunksize: As for :func:`from_llvm_ir`.
+
+    Returns:
+        A ProgramGraph for one input, a generator of them for an iterable.
+
+    Raises:
+        GraphCreationError: A malformed module (an operand or callee used before it is defined, no entry
+            computation, bytes that are not an ``HloProto``).
+        TypeError: An input is not an HLO message or bytes.
+    """
+    from programl.graph_builder import xla
+
+    if isinstance(hlos, (bytes, bytearray, memoryview)) or hasattr(hlos, "SerializeToString"):
+        return xla.graph_from_hlo_bytes(xla.serialize_hlo(hlos))
+    return _run_many(xla.graph_from_hlo_bytes, (xla.serialize_hlo(hlo) for hlo in hlos), timeout, executor, chunksize)

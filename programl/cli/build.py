@@ -24,6 +24,7 @@ __all__ = ["add_parser", "run"]
 IR_SUFFIXES = {".ll": "ir", ".bc": "bitcode"}
 SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".cl")
 BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
+HLO_SUFFIXES = (".pb",)  # a serialized XLA HloProto (``--xla_dump_hlo_as_proto`` writes <name>.hlo.pb)
 
 EXAMPLES = """\
 examples:
@@ -32,6 +33,7 @@ examples:
   programl build kernel.cl -o out --format svg  a picture (needs graphviz)
   programl build a.c b.cc -o out -- -O2 -DN=4   flags after -- go to clang
   clang-22 -S -emit-llvm -o - x.c | programl build - --format json
+  programl build module_0000.hlo.pb -o graphs   XLA HLO: a serialized HloProto, as xla2graph reads
 """
 
 
@@ -105,13 +107,18 @@ def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
         else:
             ir = clang.compile_file(path, task.flags, language=language, timeout=task.timeout)
         graph = graph_from_ir(ir, path=path, module_name=name, options=options)
+    elif suffix in HLO_SUFFIXES and task.data is None:
+        from programl.graph_builder.xla import graph_from_hlo_bytes
+
+        graph = graph_from_hlo_bytes(data, path=path)  # the builder options do not apply (SPEC §1.14)
     elif suffix == ".bc" or data.startswith(BITCODE_MAGIC):
         graph = graph_from_bitcode(data, path=path, module_name=name, options=options)
     elif suffix == ".ll" or task.data is not None:
         graph = graph_from_ir(data, path=path, module_name=name, options=options)
     else:
         raise GraphCreationError(
-            "unknown input type (expected .ll, .bc, .c, .cc, .cpp, .cxx or .cl; --language for others)", path
+            "unknown input type (expected .ll, .bc, .c, .cc, .cpp, .cxx, .cl or an XLA .pb; --language for others)",
+            path,
         )
     output = serialize_graph(graph, task.fmt)
     if task.output is None:
@@ -123,7 +130,7 @@ def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
 def output_path(directory: str, path: str, fmt: str) -> str:
     base = os.path.basename(path)
     stem, suffix = os.path.splitext(base)
-    stem = stem if suffix.lower() in (*IR_SUFFIXES, *SOURCE_SUFFIXES) else base
+    stem = stem if suffix.lower() in (*IR_SUFFIXES, *SOURCE_SUFFIXES, *HLO_SUFFIXES) else base
     return os.path.join(directory, stem + SUFFIXES[fmt])
 
 
