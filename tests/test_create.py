@@ -61,7 +61,25 @@ def test_options_are_forwarded_to_workers() -> None:
 
 def test_unsupported_version() -> None:
     with pytest.raises(UnsupportedCompiler, match="LLVM 22"):
-        programl.from_llvm_ir(IR_A, version="10")
+        programl.from_llvm_ir(IR_A, version="9")
+    with pytest.raises(UnsupportedCompiler, match="versions: 22, 10"):
+        programl.from_cpp("int f(void);", language="c", version="6")  # clang2graph had only "10"
+
+
+def test_legacy_versions_read_with_llvm22_after_one_warning(monkeypatch) -> None:
+    """0.3.2's version values (issue 9 item 2): the same graph as version "22", one warning per version."""
+    import warnings
+
+    from programl import create
+
+    monkeypatch.setattr(create, "_warned", set())
+    expected = programl.from_llvm_ir(IR_A)
+    for version in ("10", "6", "3.8"):
+        with pytest.warns(create.LegacyVersionWarning, match=f"LLVM {version} is not available"):
+            assert programl.from_llvm_ir(IR_A, version=version) == expected
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the second call of a version is silent
+            assert programl.from_llvm_ir(IR_A, version=version) == expected
 
 
 def test_bitcode() -> None:
