@@ -293,3 +293,43 @@ def test_missing_flang_says_how_to_install(monkeypatch) -> None:
 @pytest.mark.parametrize("program", C_PROGRAMS, ids=[p.name for p in C_PROGRAMS])
 def test_c_programs_pass_the_same_checks(clang22, program) -> None:
     assert_well_formed(graph_from_ir(clang.compile_file(str(program)), options=BuildOptions(strict=True)))
+
+
+# -- programl build -------------------------------------------------------------------------------------------------
+
+
+def _build(args, capsys) -> tuple[int, str, str]:
+    from programl.cli import main
+
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_build_reads_cuda_fortran_and_old_c(clang22, flang22, tmp_path, capsys) -> None:
+    from programl.io.files import read_graph
+
+    inputs = [CUDA_PROGRAMS[0], FORTRAN_PROGRAMS[0], KNR]
+    code, _, err = _build(["build", *inputs, "-o", tmp_path, "-q"], capsys)
+    assert code == 0, err
+    for program in inputs:
+        graph = read_graph(tmp_path / f"{program.stem}.ProgramGraph.pb")
+        assert_well_formed(graph)
+        assert graph.module[0].name == str(program)
+
+
+def test_build_reports_compiler_errors_once(clang22, tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.cu"
+    bad.write_text("__global__ void k(int *a) {\n  a[0] = undefined_name;\n}\n")
+    code, _, err = _build(["build", bad, "-o", tmp_path / "out", "-q"], capsys)
+    assert code == 1
+    assert f"{bad}:2:10: error: use of undeclared identifier 'undefined_name'" in err
+    assert "error: error:" not in err
+
+
+def test_build_rejects_output_flags_as_usage_errors(clang22, tmp_path, capsys) -> None:
+    source = tmp_path / "a.c"
+    source.write_text("int f(void) { return 1; }\n")
+    code, _, err = _build(["build", source, "-o", tmp_path / "out", "--", "-o", tmp_path / "x.ll"], capsys)
+    assert code == 2 and "unsupported compiler flag '-o'" in err
+    assert not (tmp_path / "x.ll").exists()
