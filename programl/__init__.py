@@ -70,7 +70,14 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "CLANG_VERSIONS", "LLVM_VERSIONS", "__version__"])
 
 
+# Submodules that 0.3.2 imported with the package, so that code reads them as attributes (``programl.proto.Node``,
+# ``programl.create_ops.LLVM2GRAPH_BINARIES``); imported here on first use.
+_SUBMODULES = frozenset({"create_ops", "exceptions", "proto", "serialize_ops", "transform_ops", "util"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"programl.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'programl' has no attribute {name!r}")

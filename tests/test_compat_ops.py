@@ -78,6 +78,29 @@ def test_every_0_3_2_name_exists(module: str, name: str) -> None:
     assert getattr(importlib.import_module(module), name) is not None
 
 
+def test_submodules_are_attributes_of_the_package() -> None:
+    """0.3.2 imported them with the package: its tests read ``pg.create_ops.LLVM2GRAPH_BINARIES``, ``pg.proto.Node``."""
+    import subprocess
+
+    code = (
+        "import sys, programl as pg; heavy = 'torch' in sys.modules; "
+        "print(list(pg.create_ops.LLVM2GRAPH_BINARIES), pg.proto.Node.INSTRUCTION, pg.transform_ops.to_dgl.__name__, "
+        "pg.serialize_ops.to_bytes.__name__, pg.exceptions.GraphCreationError.__name__, heavy)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.split() == [
+        "['10',",
+        "'6',",
+        "'3.8',",
+        "'22']",
+        "0",
+        "to_dgl",
+        "to_bytes",
+        "GraphCreationError",
+        "False",
+    ]
+
+
 def test_exceptions_keep_their_bases() -> None:
     assert issubclass(UnsupportedCompiler, TypeError)
     assert issubclass(GraphCreationError, ValueError) and issubclass(GraphTransformError, ValueError)
