@@ -180,7 +180,9 @@ def from_cpp(
     ignore_call_returns: bool = False,
     strict: bool = False,
 ) -> GraphOrGraphs:
-    """Build graphs from C or C++ source text with clang-22 (the module is named ``-``, as in 0.3.2).
+    """Build graphs from C or C++ source text with clang-22 (the module is named ``-``, as in 0.3.2). C is compiled
+    as clang 10 accepted it (implicit declarations and ``int`` are warnings unless ``copts`` asks for ``-Werror``;
+    :data:`programl.graph_builder.clang.C_COMPAT_FLAGS`).
 
     Args:
         srcs: One source text, or an iterable of them.
@@ -192,7 +194,8 @@ def from_cpp(
 
     Raises:
         UnsupportedCompiler: clang 22 is missing, or an unsupported ``version``/``language``.
-        GraphCreationError: The source does not compile (line and column of the first error).
+        GraphCreationError: The source does not compile (``-:line:col: error: message``, as clang prints it), or
+            ``copts`` has a flag that changes clang's output (``-o``, ``-E``, ``-fsyntax-only`` ...).
     """
     _check_version(version, "clang")
     if language not in ("c", "c++"):
