@@ -7,7 +7,8 @@ found through ``$PROGRAML_FLANG``, then ``flang-22`` on ``PATH``, then a ``flang
 output are rejected, as for clang.
 
 flang names every module ``FIRModule``; the graph's module is named after the input file instead (``-`` for source
-text, as for C).
+text, as for C). flang writes a ``.mod`` file for each Fortran module it compiles; they go to a temporary folder
+(``-module-dir``) that is removed afterwards, unless the flags name a folder (``-module-dir``, ``-J``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import functools
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Sequence
 
 from programl.exceptions import UnsupportedCompiler
@@ -78,6 +80,14 @@ def _named(ir: str, name: str) -> str:
     return _MODULE_NAME.sub(lambda _: f"source_filename = {_ir_string(name)}", ir, count=1)
 
 
+def _run_flang(command: list[str], flags: Sequence[str], stdin: bytes | None, path: str, timeout: float | None) -> str:
+    """Run flang (``command`` ends with the input) with its ``.mod`` files in a temporary folder."""
+    if any(flag in ("-J", "-module-dir") or flag.startswith("-J") for flag in flags):
+        return run_compiler(command, stdin, path, timeout, tool="flang")
+    with tempfile.TemporaryDirectory(prefix="programl-flang-") as modules:
+        return run_compiler([*command[:-1], "-module-dir", modules, command[-1]], stdin, path, timeout, tool="flang")
+
+
 def compile_source(
     source: str,
     flags: Sequence[str] = (),
@@ -100,7 +110,7 @@ def compile_source(
     check_flags(flags)
     form = ["-ffixed-form"] if fixed_form else []
     command = [find_flang(), "-S", "-emit-llvm", "-w", "-x", "f95", *form, *flags, "-o", "-", "-"]
-    return _named(run_compiler(command, source.encode("utf-8"), "-", timeout, tool="flang"), "-")
+    return _named(_run_flang(command, flags, source.encode("utf-8"), "-", timeout), "-")
 
 
 def compile_file(path: str, flags: Sequence[str] = (), timeout: float | None = 300) -> str:
@@ -115,4 +125,4 @@ def compile_file(path: str, flags: Sequence[str] = (), timeout: float | None = 3
         raise CompilerError(f"not a Fortran file (expected {', '.join(FORTRAN_SUFFIXES)})", path)
     check_flags(flags, path)
     command = [find_flang(), "-S", "-emit-llvm", "-w", *flags, "-o", "-", path]
-    return _named(run_compiler(command, None, path, timeout, tool="flang"), path)
+    return _named(_run_flang(command, flags, None, path, timeout), path)

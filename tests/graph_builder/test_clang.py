@@ -284,6 +284,19 @@ def test_fortran_errors(flang22, tmp_path) -> None:
         flang.compile_source("end\n", ["-o", str(tmp_path / "x.ll")])
 
 
+def test_fortran_module_files_do_not_leak(flang22, tmp_path, monkeypatch) -> None:
+    """flang writes vecops.mod for `module vecops`: into a temporary folder, not the caller's directory."""
+    monkeypatch.chdir(tmp_path)
+    source = (PROGRAMS / "fortran" / "vecops.f90").read_text()
+    flang.compile_source(source)
+    flang.compile_file(str(PROGRAMS / "fortran" / "vecops.f90"))
+    assert not list(tmp_path.iterdir())
+    modules = tmp_path / "mods"
+    modules.mkdir()
+    flang.compile_source(source, ["-module-dir", str(modules)])  # the caller's folder is used when given
+    assert [p.name for p in modules.iterdir()] == ["vecops.mod"]
+
+
 def test_missing_flang_says_how_to_install(monkeypatch) -> None:
     monkeypatch.setenv("PROGRAML_FLANG", "/nonexistent/flang")
     with pytest.raises(UnsupportedCompiler, match="apt-get install flang-22"):
