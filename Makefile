@@ -1,5 +1,5 @@
 # Every target bootstraps what it needs: the virtualenv (.venv), pip packages, and the Debian packages
-# (clang-22, graphviz; clang-14 and libtinfo5 for the reference binary) where they are missing.
+# (clang-22; graphviz and flang-22, optional; clang-14 and libtinfo5 for the reference binary) where they are missing.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 
 toolchain:
 	@scripts/ensure-apt.sh clang-22
-	@scripts/ensure-apt.sh --optional graphviz
+	@scripts/ensure-apt.sh --optional graphviz flang-22
 
 # The original ProGraML 0.3.2 (for differential tests only; never imported): its llvm2graph-10 binary needs
 # libtinfo5, and clang-14 makes LLVM 10-readable IR. Optional: tests that need it skip when this fails.

@@ -1,7 +1,9 @@
-"""programl: ProGraML program graphs from LLVM IR, C, C++ and OpenCL; data-flow labels; graph neural networks.
+"""programl: ProGraML program graphs from LLVM IR, C, C++, OpenCL, CUDA and Fortran; data-flow labels; GNNs.
 
-The public API mirrors programl 0.3.2 (SPEC §3, DESIGN §3). Attributes are resolved lazily, so ``import programl``
-stays cheap: nothing heavy (llvmlite, networkx, torch) is imported until the function that needs it is used.
+The public API mirrors programl 0.3.2 (SPEC §3, DESIGN §3), whose modules ``programl.create_ops``,
+``programl.serialize_ops`` and ``programl.transform_ops`` also exist (docs/compat.md). Attributes are resolved
+lazily, so ``import programl`` stays cheap: nothing heavy (llvmlite, networkx, torch) is imported until the function
+that needs it is used.
 
 >>> import programl
 >>> graph = programl.from_llvm_ir(open("foo.ll").read())        # doctest: +SKIP
@@ -15,10 +17,11 @@ from typing import Any
 
 __version__ = "0.4.0"
 
-#: LLVM versions whose IR this package reads (through llvmlite's bundled LLVM 22; older IR is upgraded on read).
-LLVM_VERSIONS = ["22"]
-#: clang versions used by the C / C++ / OpenCL front ends.
-CLANG_VERSIONS = ["22"]
+#: The ``version=`` values of ``from_llvm_ir`` (as ``programl.create_ops.LLVM_VERSIONS``): 0.3.2's, whose IR is read
+#: with LLVM 22 after one warning, and "22" (llvmlite's bundled LLVM; older IR is upgraded on read).
+LLVM_VERSIONS = ["10", "6", "3.8", "22"]
+#: The ``version=`` values of ``from_cpp`` / ``from_clang``: 0.3.2's "10" (clang-22 is used after one warning), "22".
+CLANG_VERSIONS = ["10", "22"]
 
 # public name -> module that defines it
 _EXPORTS = {
@@ -29,6 +32,8 @@ _EXPORTS = {
     "from_cpp": "programl.create",
     "from_opencl": "programl.create",
     "from_xla_hlo_proto": "programl.create",
+    "from_cuda": "programl.create",
+    "from_fortran": "programl.create",
     # serialization (SPEC §3.3)
     "save_graphs": "programl.io.serialize",
     "load_graphs": "programl.io.serialize",
@@ -43,6 +48,7 @@ _EXPORTS = {
     "from_json": "programl.io.json_convert",
     "to_dot": "programl.io.dot",
     "render_dot": "programl.io.dot",
+    "to_dgl": "programl.transform_ops",
     "to_pyg": "programl.io.pyg",
     "to_hetero": "programl.io.pyg",
     "from_pyg": "programl.io.pyg",
@@ -65,7 +71,14 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "CLANG_VERSIONS", "LLVM_VERSIONS", "__version__"])
 
 
+# Submodules that 0.3.2 imported with the package, so that code reads them as attributes (``programl.proto.Node``,
+# ``programl.create_ops.LLVM2GRAPH_BINARIES``); imported here on first use.
+_SUBMODULES = frozenset({"create_ops", "exceptions", "proto", "serialize_ops", "transform_ops", "util"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"programl.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'programl' has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""Creating program graphs: ``from_llvm_ir``, ``from_bitcode``, ``from_clang``, ``from_cpp``, ``from_opencl``.
+"""Creating program graphs: ``from_llvm_ir``, ``from_bitcode``, ``from_clang``, ``from_cpp``, ``from_opencl``,
+``from_cuda``, ``from_fortran``.
 
 Mirrors programl 0.3.2's creation ops (SPEC §3.1, DESIGN §3): one input gives one :class:`ProgramGraph`; an
 iterable of inputs gives a lazy generator that yields the graphs in input order, computed through ``executor``.
@@ -7,35 +8,77 @@ CPU), where an input that runs past ``timeout`` seconds is killed and raises :cl
 ``submit()`` works instead (``concurrent.futures`` executors, dask's ``client.get_executor()``). A single input
 runs in this process; its ``timeout`` bounds the clang subprocess.
 
-Differences from 0.3.2: graphs come from LLVM 22 (``version`` may only be ``"22"``), builder options are keyword
-arguments, and C/C++/OpenCL go through clang-22 (:mod:`programl.graph_builder.clang`).
+Differences from 0.3.2 (docs/compat.md): graphs come from LLVM 22; ``version`` takes 0.3.2's values (``"10"``,
+``"6"``, ``"3.8"`` for IR, ``"10"`` for clang) and reads the input with LLVM 22 after one
+:class:`LegacyVersionWarning` per version, and ``"22"``; builder options are keyword arguments; C/C++/OpenCL/CUDA
+go through clang-22 (:mod:`programl.graph_builder.clang`, which compiles C as clang 10 accepted it) and Fortran
+through flang-22 (:mod:`programl.graph_builder.flang`); ``.ll``/``.bc`` inputs of :func:`from_clang` are read as
+:func:`from_llvm_ir` / :func:`from_bitcode` read them.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from programl.exceptions import UnsupportedCompiler
-from programl.graph_builder import clang
+from programl.exceptions import GraphCreationError, UnsupportedCompiler
+from programl.graph_builder import clang, flang
 from programl.graph_builder.llvm import BuildOptions, graph_from_bitcode, graph_from_ir
 from programl.proto import ProgramGraph
 from programl.util.executor import TimeoutProcessPool, execute
 
-__all__ = ["from_bitcode", "from_clang", "from_cpp", "from_llvm_ir", "from_opencl", "from_xla_hlo_proto"]
+__all__ = [
+    "LEGACY_CLANG_VERSIONS",
+    "LEGACY_LLVM_VERSIONS",
+    "LegacyVersionWarning",
+    "from_bitcode",
+    "from_clang",
+    "from_cpp",
+    "from_cuda",
+    "from_fortran",
+    "from_llvm_ir",
+    "from_opencl",
+    "from_xla_hlo_proto",
+]
 
 SUPPORTED_VERSIONS = ("22",)
+#: programl 0.3.2's ``version`` values (its llvm2graph-10/-6/-3.8 and clang2graph-10 binaries): accepted, and the
+#: input is read with LLVM 22 instead, after one warning per version.
+LEGACY_LLVM_VERSIONS = ("10", "6", "3.8")
+LEGACY_CLANG_VERSIONS = ("10",)
 
 GraphOrGraphs = ProgramGraph | Iterator[ProgramGraph]
 
 
+class LegacyVersionWarning(UserWarning):
+    """A programl 0.3.2 ``version`` was asked for; the input is read with LLVM 22 instead."""
+
+
+_warned: set[tuple[str, str]] = set()
+
+
 def _check_version(version: str | None, what: str) -> None:
-    if version is not None and str(version) not in SUPPORTED_VERSIONS:
-        raise UnsupportedCompiler(
-            f"{what} version {version!r} is not supported: programl reads IR with LLVM 22 "
-            "(older textual IR and bitcode are upgraded when read)"
-        )
+    """Accept ``"22"``, None and 0.3.2's versions (one :class:`LegacyVersionWarning` per version and process)."""
+    if version is None or str(version) in SUPPORTED_VERSIONS:
+        return
+    legacy = LEGACY_LLVM_VERSIONS if what == "LLVM" else LEGACY_CLANG_VERSIONS
+    if str(version) in legacy:
+        if (what, str(version)) not in _warned:
+            _warned.add((what, str(version)))
+            warnings.warn(
+                f"{what} {version} is not available: programl reads the input with LLVM 22 instead (graphs differ "
+                "from 0.3.2's only as docs/compat.md says; pass version='22' to silence this warning)",
+                LegacyVersionWarning,
+                stacklevel=3,
+            )
+        return
+    raise UnsupportedCompiler(
+        f"{what} version {version!r} is not supported: programl reads IR with LLVM 22 "
+        f"(older textual IR and bitcode are upgraded when read); versions: {', '.join((*SUPPORTED_VERSIONS, *legacy))}"
+    )
 
 
 def _run_many(fn, inputs: Iterable, timeout: float | None, executor: Any, chunksize: int | None):
@@ -138,7 +181,9 @@ def from_cpp(
     ignore_call_returns: bool = False,
     strict: bool = False,
 ) -> GraphOrGraphs:
-    """Build graphs from C or C++ source text with clang-22 (the module is named ``-``, as in 0.3.2).
+    """Build graphs from C or C++ source text with clang-22 (the module is named ``-``, as in 0.3.2). C is compiled
+    as clang 10 accepted it (implicit declarations and ``int`` are warnings unless ``copts`` asks for ``-Werror``;
+    :data:`programl.graph_builder.clang.C_COMPAT_FLAGS`).
 
     Args:
         srcs: One source text, or an iterable of them.
@@ -150,7 +195,8 @@ def from_cpp(
 
     Raises:
         UnsupportedCompiler: clang 22 is missing, or an unsupported ``version``/``language``.
-        GraphCreationError: The source does not compile (line and column of the first error).
+        GraphCreationError: The source does not compile (``-:line:col: error: message``, as clang prints it), or
+            ``copts`` has a flag that changes clang's output (``-o``, ``-E``, ``-fsyntax-only`` ...).
     """
     _check_version(version, "clang")
     if language not in ("c", "c++"):
@@ -185,8 +231,93 @@ def from_opencl(
     )
 
 
+def from_cuda(
+    srcs: str | Iterable[str],
+    copts: Sequence[str] | None = None,
+    gpu_arch: str = clang.CUDA_DEFAULT_ARCH,
+    timeout: float | None = 300,
+    executor: Any = None,
+    chunksize: int | None = None,
+    *,
+    instructions_only: bool = False,
+    ignore_call_returns: bool = False,
+    strict: bool = False,
+) -> GraphOrGraphs:
+    """Build graphs of CUDA device code with clang-22, without the CUDA SDK (``-x cuda --cuda-device-only
+    -nocudainc -nocudalib`` and programl's ``cuda_prelude.h``: the CUDA attributes, ``threadIdx`` & co., atomics).
+
+    Args:
+        srcs: One ``.cu`` source text, or an iterable of them (the module is named ``-``).
+        copts: More clang flags (``-O2``, ``-DBLOCK=256`` ...).
+        gpu_arch: The GPU architecture to compile for (``--cuda-gpu-arch``), e.g. ``sm_70`` or ``sm_90``.
+        timeout, executor, chunksize: As for :func:`from_llvm_ir`.
+
+    Raises:
+        UnsupportedCompiler: clang 22 is missing.
+        GraphCreationError: The source does not compile (line and column of the first error).
+    """
+    flags = [f"--cuda-gpu-arch={gpu_arch}", *(copts or ())]
+    return _from_source(
+        srcs,
+        "cuda",
+        flags,
+        True,
+        timeout,
+        executor,
+        chunksize,
+        _options(instructions_only, ignore_call_returns, strict),
+    )
+
+
+def _fortran_to_graph(
+    source: str, flags: tuple[str, ...], fixed_form: bool, timeout: float | None, options: BuildOptions
+) -> ProgramGraph:
+    ir = flang.compile_source(source, flags, fixed_form=fixed_form, timeout=timeout)
+    return graph_from_ir(ir, module_name="-", options=options)
+
+
+def from_fortran(
+    srcs: str | Iterable[str],
+    copts: Sequence[str] | None = None,
+    fixed_form: bool = False,
+    timeout: float | None = 300,
+    executor: Any = None,
+    chunksize: int | None = None,
+    *,
+    instructions_only: bool = False,
+    ignore_call_returns: bool = False,
+    strict: bool = False,
+) -> GraphOrGraphs:
+    """Build graphs from Fortran source text with flang-22 (the module is named ``-``).
+
+    Args:
+        srcs: One Fortran source text, or an iterable of them.
+        copts: flang flags, e.g. ``["-O2"]`` (flang's default is -O0).
+        fixed_form: The text is fixed-form (FORTRAN 77 layout) rather than free-form Fortran.
+        timeout, executor, chunksize: As for :func:`from_llvm_ir`.
+
+    Raises:
+        UnsupportedCompiler: flang 22 is missing.
+        GraphCreationError: The source does not compile (line and column of the first error).
+    """
+    flang.find_flang()  # fail early, with the install hint, when flang is missing
+    flags = tuple(copts or ())
+    clang.check_flags(flags)
+    fn = functools.partial(
+        _fortran_to_graph,
+        flags=flags,
+        fixed_form=fixed_form,
+        timeout=timeout,
+        options=_options(instructions_only, ignore_call_returns, strict),
+    )
+    if isinstance(srcs, str):
+        return fn(srcs)
+    return _run_many(fn, srcs, timeout, executor, chunksize)
+
+
 def _from_source(srcs, language, copts, system_includes, timeout, executor, chunksize, options) -> GraphOrGraphs:
     clang.find_clang()  # fail early, with the install hint, when clang is missing
+    clang.check_flags(tuple(copts or ()))  # and on flags that would make clang write no IR
     fn = functools.partial(
         _source_to_graph,
         language=language,
@@ -203,7 +334,19 @@ def _from_source(srcs, language, copts, system_includes, timeout, executor, chun
 def _args_to_graph(
     args: Sequence[str], system_includes: bool, timeout: float | None, options: BuildOptions
 ) -> ProgramGraph:
-    return graph_from_ir(clang.compile_args(args, timeout=timeout, system_includes=system_includes), options=options)
+    suffix = os.path.splitext(args[0])[1].lower() if len(args) == 1 else ""
+    if suffix in clang.IR_SUFFIXES:  # a lone .ll/.bc file is read as from_llvm_ir/from_bitcode read it
+        path = args[0]
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as error:
+            raise GraphCreationError(f"cannot read: {error.strerror or error}", path) from None
+        build = graph_from_bitcode if suffix == ".bc" else graph_from_ir
+        return build(data, path=path, module_name=path, options=options)
+    inputs = clang.inputs_of(args)
+    ir = clang.compile_args(args, timeout=timeout, system_includes=system_includes)
+    return graph_from_ir(ir, module_name=inputs[0] if inputs else None, options=options)
 
 
 def from_clang(
@@ -220,9 +363,21 @@ def from_clang(
 ) -> GraphOrGraphs:
     """Build graphs by running clang-22 with your arguments (which name one input file each), e.g.
     ``from_clang(["-O1", "foo.c"])``. A non-empty list whose first element is a str is one input; otherwise
-    ``args`` is an iterable of such lists. The module is named after the input file."""
+    ``args`` is an iterable of such lists. The module is named after the input file.
+
+    C is compiled as clang 10 accepted it and ``.cu`` files as CUDA device code (see
+    :mod:`programl.graph_builder.clang`). A lone ``.ll`` or ``.bc`` file is read as :func:`from_llvm_ir` /
+    :func:`from_bitcode` read it (old IR included); with more arguments (``-O2``) clang-22 compiles its upgraded
+    text.
+
+    Raises:
+        GraphCreationError: clang's first error (``file:line:col: error: message``), several input files in one
+            argument list, or a flag that changes clang's output (``-o``, ``-E``, ``-fsyntax-only`` ...).
+    """
     _check_version(version, "clang")
     clang.find_clang()
+    if isinstance(args, (list, tuple)) and args and isinstance(args[0], str):
+        clang.check_flags(list(args), None)
     fn = functools.partial(
         _args_to_graph,
         system_includes=system_includes,

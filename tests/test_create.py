@@ -40,7 +40,9 @@ def test_any_executor_works(executor_kind) -> None:
 
 def test_dask_executor() -> None:
     distributed = pytest.importorskip("dask.distributed", reason="dask[distributed] not installed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
         with distributed.Client(cluster) as client:
             graphs = list(programl.from_llvm_ir([IR_A, IR_C], executor=client.get_executor()))
     assert [len(g.node) for g in graphs] == [19, 43]
@@ -61,7 +63,25 @@ def test_options_are_forwarded_to_workers() -> None:
 
 def test_unsupported_version() -> None:
     with pytest.raises(UnsupportedCompiler, match="LLVM 22"):
-        programl.from_llvm_ir(IR_A, version="10")
+        programl.from_llvm_ir(IR_A, version="9")
+    with pytest.raises(UnsupportedCompiler, match="versions: 22, 10"):
+        programl.from_cpp("int f(void);", language="c", version="6")  # clang2graph had only "10"
+
+
+def test_legacy_versions_read_with_llvm22_after_one_warning(monkeypatch) -> None:
+    """0.3.2's version values (issue 9 item 2): the same graph as version "22", one warning per version."""
+    import warnings
+
+    from programl import create
+
+    monkeypatch.setattr(create, "_warned", set())
+    expected = programl.from_llvm_ir(IR_A)
+    for version in ("10", "6", "3.8"):
+        with pytest.warns(create.LegacyVersionWarning, match=f"LLVM {version} is not available"):
+            assert programl.from_llvm_ir(IR_A, version=version) == expected
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the second call of a version is silent
+            assert programl.from_llvm_ir(IR_A, version=version) == expected
 
 
 def test_bitcode() -> None:
@@ -118,7 +138,7 @@ def test_timeout_kills_a_slow_input(monkeypatch, tmp_path, clang22) -> None:
     wrapper.write_text(
         "#!/bin/sh\n"
         f'case "$*" in *--version*) exec {clang22} "$@";; esac\n'
-        'source=$(cat)\n'
+        "source=$(cat)\n"
         'case "$source" in *SLOW*) exec sleep 60;; esac\n'
         f'printf "%s" "$source" | {clang22} "$@"\n'
     )
@@ -127,3 +147,95 @@ def test_timeout_kills_a_slow_input(monkeypatch, tmp_path, clang22) -> None:
     graphs = programl.from_cpp(["int slow(void) { return 1; } // SLOW"], language="c", timeout=2)
     with pytest.raises(TimeoutError):
         list(graphs)
+
+
+# -- programl 0.3.2's behaviour (issue 9 items 3-5, 7) -----------------------------------------------------------------
+
+
+def test_errors_read_as_clang_prints_them(clang22, tmp_path) -> None:
+    """0.3.2's tests match these texts."""
+    with pytest.raises(GraphCreationError, match="error: expected function body after function declarator"):
+        programl.from_cpp("int main() syntax error!")
+    source = tmp_path / "foo.c"
+    source.write_text("int main() syntax error!")
+    with pytest.raises(GraphCreationError, match=f"^{source}:1:12: error: expected function body"):
+        programl.from_clang([str(source)])
+    cxx = tmp_path / "a.cpp"
+    cxx.write_text("void A() {\n    B();\n}\n")
+    with pytest.raises(GraphCreationError, match="error: use of undeclared identifier"):
+        programl.from_clang([str(cxx)])
+
+
+def test_implicit_declarations_in_c_as_clang_10(clang22, tmp_path) -> None:
+    graph = programl.from_cpp("void A() { B(); }", language="c")
+    assert "B" in [f.name for f in graph.function] or any(n.text == "call" for n in graph.node)
+    source = tmp_path / "a.c"
+    source.write_text("void A() {\n    B();\n}\n")
+    assert isinstance(programl.from_clang([str(source)]), programl.ProgramGraph)
+    with pytest.raises(GraphCreationError, match="call to undeclared function 'B'"):
+        programl.from_cpp("void A() { B(); }", language="c", copts=["-Werror=implicit-function-declaration"])
+
+
+def test_several_files_in_one_from_clang_call(clang22, tmp_path) -> None:
+    for name in ("a.c", "b.c"):
+        (tmp_path / name).write_text("int A() { return 0; }")
+    with pytest.raises(
+        GraphCreationError, match="error: unable to handle compilation, expected exactly one compiler job"
+    ):
+        programl.from_clang([str(tmp_path / "a.c"), str(tmp_path / "b.c")])
+
+
+def test_output_flags_are_rejected_before_any_input_runs(clang22, tmp_path) -> None:
+    target = tmp_path / "out.ll"
+    with pytest.raises(GraphCreationError, match="unsupported compiler flag '-o'"):
+        programl.from_cpp("int f(void) { return 1; }", copts=["-o", str(target)])
+    with pytest.raises(GraphCreationError, match="unsupported compiler flag '-fsyntax-only'"):
+        programl.from_cpp(["int f(void) { return 1; }"], copts=["-fsyntax-only"])  # an iterable: raised at once
+    with pytest.raises(GraphCreationError, match="unsupported compiler flag '-E'"):
+        programl.from_clang(["-E", str(tmp_path / "x.c")])
+    assert not target.exists()
+
+
+def test_from_clang_reads_old_ir_as_from_llvm_ir_does(shared_data, clang22, tmp_path) -> None:
+    """legacy-ir/012.ll (clang 3.7: `%struct.student* byval align 8`), which clang-22 itself rejects."""
+    import tarfile
+
+    with tarfile.open(shared_data / "legacy-ir" / "llvm_ir.tar.bz2") as tar:
+        text = tar.extractfile("012.ll").read()
+    assert b"%struct.student* byval align 8 %stu" in text
+    path = tmp_path / "012.ll"
+    path.write_bytes(text)
+    graph = programl.from_clang([str(path)])
+    assert graph.node == programl.from_llvm_ir(text.decode()).node
+    assert graph.module[0].name == str(path)
+    optimised = programl.from_clang(["-O1", str(path)])  # with flags: clang-22 compiles the upgraded text
+    assert optimised.module[0].name == str(path) and len(optimised.node) < len(graph.node)
+    bitcode = tmp_path / "012.bc"
+    from programl.graph_builder.llvm import parse_ir
+
+    bitcode.write_bytes(parse_ir(text).as_bitcode())
+    assert programl.from_clang([str(bitcode)]).node == graph.node
+
+
+def test_from_cuda(clang22) -> None:
+    source = (DATA / "programs" / "cuda" / "saxpy.cu").read_text()
+    graph = programl.from_cuda(source)
+    assert graph.module[0].name == "-" and "_Z5saxpyifPKfPf" in [f.name for f in graph.function]
+    sm90 = programl.from_cuda(source, gpu_arch="sm_90")
+    assert [f.name for f in sm90.function] == [f.name for f in graph.function]
+    with pytest.raises(GraphCreationError, match="unsupported CUDA gpu architecture: sm_1"):
+        programl.from_cuda(source, gpu_arch="sm_1")
+    assert len(list(programl.from_cuda([source, source]))) == 2
+
+
+def test_from_fortran(tmp_path) -> None:
+    import shutil
+
+    if not shutil.which("flang-22"):
+        pytest.skip("flang-22 not installed: apt-get install flang-22")
+    graph = programl.from_fortran((DATA / "programs" / "fortran" / "vecops.f90").read_text())
+    assert graph.module[0].name == "-" and "_QMvecopsPaxpy" in [f.name for f in graph.function]
+    fixed = programl.from_fortran((DATA / "programs" / "fortran" / "gcd.f").read_text(), fixed_form=True)
+    assert "igcd_" in [f.name for f in fixed.function]
+    with pytest.raises(GraphCreationError, match=r"^-:1:\d+: error: "):
+        programl.from_fortran("bad syntax here\n")

@@ -1,4 +1,5 @@
-"""``programl build``: program graphs from LLVM IR (.ll), bitcode (.bc), C, C++ and OpenCL sources (SPEC §1).
+"""``programl build``: program graphs from LLVM IR (.ll), bitcode (.bc), C, C++, OpenCL, CUDA and Fortran sources
+(SPEC §1).
 
 Inputs are built in worker processes (``-j``), each with a timeout; a bad input is reported on one line
 (``file:line:col: error: ...``) and the others go on. Outputs are written atomically, and a rerun skips inputs
@@ -22,7 +23,9 @@ from programl.util.fs import output_directory_problem
 __all__ = ["add_parser", "run"]
 
 IR_SUFFIXES = {".ll": "ir", ".bc": "bitcode"}
-SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".cl")
+SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".cl", ".cu")
+FORTRAN_SUFFIXES = (".f", ".for", ".f77", ".f90", ".f95", ".f03", ".f08")  # flang-22 (graph_builder.flang)
+LANGUAGES = ("c", "c++", "cl", "cuda", "fortran")
 BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 HLO_SUFFIXES = (".pb",)  # a serialized XLA HloProto (``--xla_dump_hlo_as_proto`` writes <name>.hlo.pb)
 
@@ -32,6 +35,7 @@ examples:
   programl build src/*.c -o graphs -j 4         one graphs/<name>.ProgramGraph.pb per file
   programl build kernel.cl -o out --format svg  a picture (needs graphviz)
   programl build a.c b.cc -o out -- -O2 -DN=4   flags after -- go to clang
+  programl build saxpy.cu solver.f90 -o out     CUDA device code (clang-22), Fortran (flang-22)
   clang-22 -S -emit-llvm -o - x.c | programl build - --format json
   programl build module_0000.hlo.pb -o graphs   XLA HLO: a serialized HloProto, as xla2graph reads
 """
@@ -40,7 +44,7 @@ examples:
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "build",
-        help="build program graphs from .ll/.bc/.c/.cc/.cpp/.cl files",
+        help="build program graphs from .ll/.bc/.c/.cc/.cpp/.cl/.cu/.f/.f90 files",
         description=__doc__.split("\n\n")[0],
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -50,7 +54,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--format", choices=FORMATS, help="output format (default: pb with -o, pbtxt on stdout)")
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: all CPUs)")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds per input (default: 300)")
-    parser.add_argument("--language", choices=("c", "c++", "cl"), help="source language for '-' or to override")
+    parser.add_argument("--language", choices=LANGUAGES, help="source language for '-' or to override")
     parser.add_argument("--instructions-only", action="store_true", help="no variable/constant nodes")
     parser.add_argument("--ignore-call-returns", action="store_true", help="no return CALL edges")
     parser.add_argument("--strict", action="store_true", help="fail on empty modules and nodes without edges")
@@ -76,7 +80,7 @@ def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
     """Build one input and write (or return) its output: (nodes, edges, bytes for stdout or None)."""
     from programl.cli.formats import serialize_graph
     from programl.exceptions import GraphCreationError
-    from programl.graph_builder import clang
+    from programl.graph_builder import clang, flang
     from programl.graph_builder.llvm import graph_from_bitcode, graph_from_ir
     from programl.util.fs import atomic_write_bytes
 
@@ -97,7 +101,19 @@ def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
 
     suffix = os.path.splitext(path)[1].lower()
     language = task.language or (clang.language_of(path) if suffix in SOURCE_SUFFIXES else None)
-    if language:
+    if language is None and suffix in FORTRAN_SUFFIXES:
+        language = "fortran"
+    if language == "fortran":
+        if task.data is not None:
+            try:
+                source = data.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise GraphCreationError(f"not UTF-8 text: {error.reason}", path) from None
+            ir = flang.compile_source(source, task.flags, timeout=task.timeout)
+        else:
+            ir = flang.compile_file(path, task.flags, timeout=task.timeout)
+        graph = graph_from_ir(ir, path=path, module_name=name, options=options)
+    elif language:
         if task.data is not None:
             try:
                 source = data.decode("utf-8")
@@ -117,7 +133,8 @@ def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
         graph = graph_from_ir(data, path=path, module_name=name, options=options)
     else:
         raise GraphCreationError(
-            "unknown input type (expected .ll, .bc, .c, .cc, .cpp, .cxx, .cl or an XLA .pb; --language for others)",
+            "unknown input type (expected .ll, .bc, .c, .cc, .cpp, .cxx, .cl, .cu, .f, .f90 or an XLA .pb;"
+            " --language for others)",
             path,
         )
     output = serialize_graph(graph, task.fmt)
@@ -130,7 +147,7 @@ def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
 def output_path(directory: str, path: str, fmt: str) -> str:
     base = os.path.basename(path)
     stem, suffix = os.path.splitext(base)
-    stem = stem if suffix.lower() in (*IR_SUFFIXES, *SOURCE_SUFFIXES, *HLO_SUFFIXES) else base
+    stem = stem if suffix.lower() in (*IR_SUFFIXES, *SOURCE_SUFFIXES, *FORTRAN_SUFFIXES, *HLO_SUFFIXES) else base
     return os.path.join(directory, stem + SUFFIXES[fmt])
 
 
@@ -159,6 +176,7 @@ def up_to_date(record: FreshnessRecord, output: str, key: str | None) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from programl.exceptions import GraphCreationError
+    from programl.graph_builder.clang import check_flags
     from programl.graph_builder.llvm import BuildOptions
     from programl.util.executor import TimeoutProcessPool, execute_outcomes
 
@@ -173,6 +191,10 @@ def run(args: argparse.Namespace) -> int:
     fmt = args.format or ("pb" if args.output else "pbtxt")
     options = BuildOptions(args.instructions_only, args.ignore_call_returns, args.strict)
     flags = tuple(getattr(args, "extra_args", ()) or ())
+    try:
+        check_flags(flags)
+    except GraphCreationError as error:
+        return usage_error(parser, error.message)
     if args.output:
         problem = output_directory_problem(args.output)
         if problem:

@@ -24,8 +24,8 @@ def describe_error(error: BaseException, path: str | None = None) -> str:
     from programl.util.executor import WorkerCrashedError
 
     if isinstance(error, GraphCreationError):
-        if error.path is None and path is not None:
-            error = GraphCreationError(error.message, path, error.line, error.column)
+        # As the base class prints it (a compiler's error prints its own "error: ", which is added below).
+        error = GraphCreationError(error.message, path if error.path is None else error.path, error.line, error.column)
         text = str(error)
         where, _, message = text.partition(": ") if error.path else ("", "", text)
         return f"{where}: error: {message}" if where else f"error: {message}"

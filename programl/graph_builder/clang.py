@@ -1,9 +1,27 @@
-"""C, C++ and OpenCL C -> LLVM IR with clang-22 (SPEC §3.1 front ends; DESIGN §4).
+"""C, C++, OpenCL C and CUDA -> LLVM IR with clang-22 (SPEC §3.1 front ends; DESIGN §4).
 
 clang must have the same major version as llvmlite's LLVM (22) so that its IR always parses. It is found through
 ``$PROGRAML_CLANG``, then ``clang-22`` on ``PATH``, then a ``clang`` on ``PATH`` whose major version is 22; when
-none is found, :class:`~programl.exceptions.UnsupportedCompiler` says how to install it. Compiler errors become
-:class:`~programl.exceptions.GraphCreationError` with the file, line and column of clang's first error.
+none is found, :class:`~programl.exceptions.UnsupportedCompiler` says how to install it.
+
+Errors keep clang's own form: :class:`CompilerError` (a :class:`~programl.exceptions.GraphCreationError`) prints as
+``file:line:col: error: message`` for clang's first error, and as ``error: message`` where clang gives no location.
+A compiler that runs out of memory or crashes is reported in one line (never its stack dump).
+
+Compatibility with programl 0.3.2, whose front end was clang 10 (docs/compat.md, Policy):
+
+* C is compiled as clang 10 accepted it: the diagnostics that clang 15-22 turned from warnings into errors
+  (:data:`C_COMPAT_FLAGS`: implicit function declarations, implicit ``int``, int/pointer conversions, incompatible
+  pointer types) are warnings again, unless the caller's flags ask for errors (``-Werror``, ``-Werror=...``,
+  ``-pedantic-errors``; the caller's flags come later on the command line, so they win).
+* Flags that change what clang writes (``-o``, ``-E``, ``-fsyntax-only``, ``-emit-ast`` ...) are rejected: programl
+  reads clang's textual IR from its standard output (:func:`check_flags`).
+* ``from_clang`` of several inputs fails as 0.3.2 did ("expected exactly one compiler job").
+* ``.ll`` inputs to :func:`compile_args` are upgraded as :func:`~programl.graph_builder.llvm.parse_ir` upgrades them
+  (old ``byval``/``sret`` spellings) before clang-22 reads them.
+
+CUDA (``.cu``) is compiled for the device only, without the CUDA SDK (:data:`CUDA_FLAGS`, ``cuda_prelude.h``), for
+the GPU architecture :data:`CUDA_DEFAULT_ARCH` unless the flags name one.
 """
 
 from __future__ import annotations
@@ -12,6 +30,7 @@ import functools
 import os
 import re
 import shutil
+import signal
 import subprocess
 from collections.abc import Sequence
 
@@ -19,13 +38,22 @@ from programl.exceptions import GraphCreationError, UnsupportedCompiler
 
 __all__ = [
     "CLANG_MAJOR",
+    "CUDA_DEFAULT_ARCH",
+    "CUDA_FLAGS",
+    "CUDA_PRELUDE",
+    "C_COMPAT_FLAGS",
+    "CompilerError",
+    "IR_SUFFIXES",
     "LANGUAGES",
     "OPENCL_FLAGS",
+    "check_flags",
     "compile_args",
     "compile_file",
     "compile_source",
     "find_clang",
+    "inputs_of",
     "language_of",
+    "run_compiler",
 ]
 
 CLANG_MAJOR = 22
@@ -38,20 +66,57 @@ LANGUAGES = {
     ".cxx": "c++",
     ".c++": "c++",
     ".cl": "cl",
+    ".cu": "cuda",
 }
+
+#: LLVM inputs that clang also accepts (``from_clang``): textual IR and bitcode.
+IR_SUFFIXES = (".ll", ".bc")
 
 #: Flags for OpenCL C kernels (SPEC §6.5; the devmap manifest's base command).
 OPENCL_FLAGS = ("-cl-std=CL1.2", "-Xclang", "-finclude-default-header", "-target", "spir64")
 
+#: The diagnostics that clang 10 reported as warnings in C and clang 15-22 report as errors (clang 15:
+#: int-conversion; clang 16: implicit-function-declaration, implicit-int, incompatible-function-pointer-types;
+#: later: incompatible-pointer-types). Checked against clang-14 and clang-22 on
+#: tests/data/programs/legacy_c/knr_legacy.c.
+C_COMPAT_FLAGS = (
+    "-Wno-error=implicit-function-declaration",
+    "-Wno-error=implicit-int",
+    "-Wno-error=int-conversion",
+    "-Wno-error=incompatible-function-pointer-types",
+    "-Wno-error=incompatible-pointer-types",
+)
+
+#: The header that stands in for the CUDA SDK's (attributes, builtin variables, atomics).
+CUDA_PRELUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_prelude.h")
+#: Device-only CUDA without the SDK.
+CUDA_FLAGS = ("--cuda-device-only", "-nocudainc", "-nocudalib", "-include", CUDA_PRELUDE)
+#: GPU architecture used when the flags name none (``--cuda-gpu-arch=`` / ``--offload-arch=``).
+CUDA_DEFAULT_ARCH = "sm_70"
+
 INSTALL_HINT = "install it with `apt-get install clang-22` or point $PROGRAML_CLANG at a clang 22 binary"
 
+# What programl asks of clang: textual IR on stdout, no warnings.
+_EMIT_IR = ("-S", "-emit-llvm", "-w")
 
-def _major_version(binary: str) -> int | None:
+
+class CompilerError(GraphCreationError):
+    """A compiler's error, printed in the compiler's own form: ``file:line:col: error: message``.
+
+    ``message`` is the compiler's text after ``error:``; ``path``, ``line`` and ``column`` locate it when known.
+    """
+
+    def __str__(self) -> str:
+        where = ":".join(str(part) for part in (self.path, self.line, self.column) if part is not None)
+        return f"{where}: error: {self.message}" if where else f"error: {self.message}"
+
+
+def _major_version(binary: str, tool: str = "clang") -> int | None:
     try:
         output = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    match = re.search(r"clang version (\d+)", output)
+    match = re.search(rf"{tool} version (\d+)", output)
     return int(match.group(1)) if match else None
 
 
@@ -88,35 +153,157 @@ def language_of(path: str) -> str | None:
     return LANGUAGES.get(os.path.splitext(path)[1].lower())
 
 
-_DIAGNOSTIC = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<column>\d+): (?:fatal )?error: (?P<message>.*)$", re.M)
+# ----------------------------------------------------------------------------------------------------------------
+# Flags
+
+# Flags that stop clang before it writes IR to stdout, or make it write elsewhere or as well.
+_OUTPUT_FLAGS = frozenset(
+    {
+        "-o", "--output", "-E", "--preprocess", "-M", "-MM", "-MD", "-MMD", "-MF", "-MJ", "-fsyntax-only", "-###",
+        "--analyze", "--precompile", "-fdriver-only", "-save-temps", "-fembed-bitcode",
+    }
+)  # fmt: skip
+_OUTPUT_PREFIXES = ("--output=", "-save-temps=", "-fembed-bitcode=", "-emit-", "--emit-", "-MF", "-MJ")
+# Flags whose next argument is a value, not an input file.
+_VALUE_FLAGS = frozenset(
+    {
+        "-I", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote", "-idirafter", "-isysroot", "--sysroot", "-x",
+        "-target", "--target", "-Xclang", "-Xpreprocessor", "-mllvm", "-MT", "-MQ", "-arch", "-o", "-MF", "-MJ",
+        "-std", "-L", "-l", "-F", "-module-file-info", "-Xlinker", "-Xassembler", "-working-directory",
+    }
+)  # fmt: skip
 
 
-def _error_from_stderr(stderr: str, path: str | None) -> GraphCreationError:
+def _output_flag(flag: str) -> bool:
+    if flag in _OUTPUT_FLAGS or (flag.startswith("-o") and not flag.startswith("-objcmt")):
+        return True
+    return flag != "-emit-llvm" and flag.startswith(_OUTPUT_PREFIXES)
+
+
+def check_flags(flags: Sequence[str], path: str | None = None) -> None:
+    """Reject flags that change what or where clang writes (programl reads clang's IR from its standard output).
+
+    ``-S``, ``-c`` and ``-emit-llvm`` are accepted (programl asks for textual IR anyway; ``-S`` wins over ``-c``).
+
+    Raises:
+        CompilerError: A flag such as ``-o``, ``-E``, ``-M``, ``-fsyntax-only``, ``-emit-ast`` or ``-save-temps``
+            (also behind ``-Xclang``).
+    """
+    for index, flag in enumerate(flags):
+        if not isinstance(flag, str):
+            raise CompilerError(f"compiler flags must be strings, got {type(flag).__name__} {flag!r}", path)
+        previous = flags[index - 1] if index else ""
+        if previous in _VALUE_FLAGS and previous not in ("-Xclang", "-o"):
+            continue  # a value (-D -o is a macro named -o, which clang would reject itself)
+        if _output_flag(flag):
+            raise CompilerError(
+                f"unsupported compiler flag '{flag}': it changes clang's output, which programl reads as textual "
+                "LLVM IR from clang's standard output (remove it)",
+                path,
+            )
+
+
+def _wants_errors(flags: Sequence[str]) -> bool:
+    return any(f in ("-Werror", "-pedantic-errors") for f in flags)
+
+
+def _language_flags(language: str | None, flags: Sequence[str]) -> list[str]:
+    if language is None:
+        return []
+    result = ["-x", language]
+    if language == "cl":
+        result += OPENCL_FLAGS
+    elif language == "c" and not _wants_errors(flags):
+        result += C_COMPAT_FLAGS
+    elif language == "cuda":
+        result += CUDA_FLAGS
+        if not any(f.startswith(("--cuda-gpu-arch", "--offload-arch")) for f in flags):
+            result.append(f"--cuda-gpu-arch={CUDA_DEFAULT_ARCH}")
+    return result
+
+
+def inputs_of(args: Sequence[str]) -> list[str]:
+    """The input files among clang arguments: the arguments that are neither flags nor flag values."""
+    inputs = []
+    for index, arg in enumerate(args):
+        previous = args[index - 1] if index else ""
+        if arg.startswith("-") and arg != "-" or previous in _VALUE_FLAGS:
+            continue
+        inputs.append(arg)
+    return inputs
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Running the compiler
+
+_DIAGNOSTIC = re.compile(
+    r"^(?P<file>[^\n]*?):(?P<line>\d+):(?P<column>\d+): (?:fatal )?error: (?P<message>[^\n]*)$", re.M
+)
+_OUT_OF_MEMORY = (
+    "out of memory",
+    "Allocation failed",
+    "std::bad_alloc",
+    "Cannot allocate memory",
+    "failed to map segment from shared object",
+    "memory exhausted",
+)
+_STDIN_NAMES = ("<stdin>", "-", "standard input")  # clang, flang
+_CRASH = ("PLEASE submit a bug report", "Stack dump:")
+_TOOL_PREFIX = re.compile(r"^(?:[\w./+-]*(?:clang|flang)[\w.+-]*: )?(?:fatal )?error: ")
+
+
+def _error_from_stderr(stderr: str, path: str | None, returncode: int, tool: str = "clang") -> CompilerError:
+    """One line for a failed compiler run: its first error, or what killed it."""
+    if any(marker in stderr for marker in _OUT_OF_MEMORY):
+        return CompilerError(f"{tool} ran out of memory", path)
     match = _DIAGNOSTIC.search(stderr)
     if match:
         file = match.group("file")
-        where = path if file in ("<stdin>", "-") or path is None else file
-        return GraphCreationError(match.group("message"), where, int(match.group("line")), int(match.group("column")))
-    lines = [line for line in stderr.strip().splitlines() if line.strip()]
-    message = next((line for line in lines if "error" in line), lines[0] if lines else "clang failed")
-    return GraphCreationError(message.strip(), path)
+        if path is None or file in _STDIN_NAMES:
+            where = path if file in _STDIN_NAMES else file
+        else:
+            same = os.path.normpath(file) == os.path.normpath(path) or os.path.basename(file) == os.path.basename(path)
+            where = path if same else file
+        return CompilerError(
+            match.group("message").strip(), where, int(match.group("line")), int(match.group("column"))
+        )
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return CompilerError(f"{tool} was killed by {name}", path)
+    if any(marker in stderr for marker in _CRASH):
+        return CompilerError(f"{tool} crashed (exit status {returncode})", path)
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    message = next((line for line in lines if "error" in line), lines[0] if lines else f"{tool} failed")
+    return CompilerError(_TOOL_PREFIX.sub("", message), path)
 
 
-def _run(command: list[str], stdin: bytes | None, path: str | None, timeout: float | None) -> str:
+def run_compiler(
+    command: list[str], stdin: bytes | None, path: str | None, timeout: float | None, tool: str = "clang"
+) -> str:
+    """Run a compiler that writes textual IR to stdout and return the IR.
+
+    Raises:
+        TimeoutError: It ran past ``timeout`` seconds (it is killed).
+        CompilerError: It failed (its first error, "ran out of memory", or "crashed"), or wrote no IR.
+    """
     try:
         result = subprocess.run(command, input=stdin, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired as error:
-        raise TimeoutError(f"clang timed out after {timeout:g} s") from error
+        raise TimeoutError(f"{tool} timed out after {timeout:g} s") from error
+    except OSError as error:
+        raise UnsupportedCompiler(f"cannot run {command[0]}: {error.strerror or error}") from None
     if result.returncode:
-        raise _error_from_stderr(result.stderr.decode("utf-8", "replace"), path)
+        raise _error_from_stderr(result.stderr.decode("utf-8", "replace"), path, result.returncode, tool)
     try:
-        return result.stdout.decode("utf-8")
+        text = result.stdout.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise GraphCreationError(f"clang produced non-UTF-8 IR: {error}", path) from None
-
-
-def _language_flags(language: str) -> list[str]:
-    return ["-x", language, *OPENCL_FLAGS] if language == "cl" else ["-x", language]
+        raise CompilerError(f"{tool} produced non-UTF-8 IR: {error}", path) from None
+    if not text.strip():
+        raise CompilerError(f"{tool} wrote no LLVM IR", path)
+    return text
 
 
 def compile_source(
@@ -130,19 +317,22 @@ def compile_source(
 
     Args:
         source: The program text.
-        language: ``c``, ``c++`` or ``cl`` (OpenCL C; :data:`OPENCL_FLAGS` are added).
+        language: ``c``, ``c++``, ``cl`` (OpenCL C; :data:`OPENCL_FLAGS` are added) or ``cuda`` (device code;
+            :data:`CUDA_FLAGS`).
         flags: More clang flags (``-O2``, ``-I dir``, ``-D X=1`` ...). Without an ``-O`` flag clang compiles at -O0.
         timeout: Seconds before clang is killed (:class:`TimeoutError`).
         system_includes: When False, clang does not search the system include directories (``-nostdlibinc``).
 
     Raises:
         UnsupportedCompiler: clang 22 is not installed.
-        GraphCreationError: The program does not compile (file, line and column of the first error).
+        CompilerError: The program does not compile (file, line and column of the first error), or a flag changes
+            clang's output (:func:`check_flags`).
     """
-    command = [find_clang(), *_language_flags(language), "-S", "-emit-llvm", "-o", "-", "-w", *flags, "-"]
+    check_flags(flags)
+    command = [find_clang(), *_EMIT_IR, *_language_flags(language, flags), *flags, "-o", "-", "-"]
     if not system_includes:
         command.insert(1, "-nostdlibinc")
-    return _run(command, source.encode("utf-8"), "-", timeout)
+    return run_compiler(command, source.encode("utf-8"), "-", timeout)
 
 
 def compile_file(
@@ -151,23 +341,79 @@ def compile_file(
     language: str | None = None,
     timeout: float | None = 300,
 ) -> str:
-    """Compile a C / C++ / OpenCL file to textual LLVM IR (the module is named after ``path``).
+    """Compile a C / C++ / OpenCL / CUDA file to textual LLVM IR (the module is named after ``path``).
 
     Raises:
         UnsupportedCompiler: clang 22 is not installed.
-        GraphCreationError: The file does not compile, or its language is unknown.
+        CompilerError: The file does not compile, its language is unknown, or a flag changes clang's output.
     """
     language = language or language_of(path)
     if language is None:
-        raise GraphCreationError("unknown source language (expected .c, .cc, .cpp, .cxx or .cl)", path)
-    command = [find_clang(), *_language_flags(language), "-S", "-emit-llvm", "-o", "-", "-w", *flags, path]
-    return _run(command, None, path, timeout)
+        raise CompilerError("unknown source language (expected .c, .cc, .cpp, .cxx, .cl or .cu)", path)
+    check_flags(flags, path)
+    command = [find_clang(), *_EMIT_IR, *_language_flags(language, flags), *flags, "-o", "-", path]
+    return run_compiler(command, None, path, timeout)
+
+
+def _explicit_language(args: Sequence[str]) -> str | None:
+    language = None
+    for index, arg in enumerate(args):
+        if arg == "-x" and index + 1 < len(args):
+            language = args[index + 1]
+        elif arg.startswith("-x") and len(arg) > 2:
+            language = arg[2:]
+    return language
+
+
+def _read_ir_for_clang(path: str) -> bytes:
+    """An ``.ll`` file as LLVM 22 reads it: legacy spellings upgraded, named after ``path`` when it names nothing."""
+    from programl.graph_builder.llvm import _upgrade_legacy_attributes
+
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+    except OSError as error:
+        raise CompilerError(f"cannot read: {error.strerror or error}", path) from None
+    text = _upgrade_legacy_attributes(text)
+    if not re.search(r"^source_filename\s*=", text, re.M):
+        # On the first line, so that clang's line numbers stay those of the file.
+        text = f"source_filename = {_ir_string(path)} {text}"
+    return text.encode("utf-8")
+
+
+def _ir_string(value: str) -> str:
+    return '"' + "".join(c if " " <= c <= "~" and c not in '"\\' else f"\\{ord(c):02X}" for c in value) + '"'
 
 
 def compile_args(args: Sequence[str], timeout: float | None = 300, system_includes: bool = True) -> str:
-    """Run clang with the caller's arguments (which name exactly one input) and return its textual IR."""
-    command = [find_clang(), *args, "-S", "-emit-llvm", "-o", "-", "-w"]
+    """Run clang with the caller's arguments (which name exactly one input) and return its textual IR.
+
+    C inputs get :data:`C_COMPAT_FLAGS` and CUDA inputs :data:`CUDA_FLAGS`, as in :func:`compile_file`. An ``.ll``
+    input is upgraded as ``from_llvm_ir`` upgrades it, then given to clang on stdin.
+
+    Raises:
+        CompilerError: Several inputs ("expected exactly one compiler job", as programl 0.3.2 said), a flag that
+            changes clang's output, or clang's first error.
+    """
+    args = list(args)
+    inputs = inputs_of(args)
+    path = inputs[0] if len(inputs) == 1 else None
+    check_flags(args, path)
+    if len(inputs) > 1:
+        raise CompilerError(
+            "unable to handle compilation, expected exactly one compiler job "
+            f"(got {len(inputs)} inputs: {' '.join(inputs)}; build each file with its own argument list)"
+        )
+    explicit = _explicit_language(args)
+    language = explicit or (language_of(path) if path else None)
+    stdin = None
+    if path and explicit is None and os.path.splitext(path)[1].lower() == ".ll":
+        stdin = _read_ir_for_clang(path)
+        position = args.index(path)
+        args[position : position + 1] = ["-x", "ir", "-"]
+        language = None
+    extra = _language_flags(language, args)[2:]  # the language's flags; its -x is the caller's (or the suffix)
+    command = [find_clang(), *_EMIT_IR, *extra, *args, "-o", "-"]
     if not system_includes:
         command.insert(1, "-nostdlibinc")
-    inputs = [a for a in args if not a.startswith("-") and language_of(a)]
-    return _run(command, None, inputs[0] if len(inputs) == 1 else None, timeout)
+    return run_compiler(command, stdin, path, timeout)
