@@ -118,6 +118,7 @@ def test_lifetime_markers_are_stripped_through_zero_index_geps() -> None:
     """LLVM 22's upgrade hands ``llvm.lifetime.start`` the ``alloca`` behind an all-zero GEP (stripPointerCasts)."""
     reference = reference_graph(LIFETIME_THROUGH_GEP, REFERENCE)
     ours = graph_from_ir(LIFETIME_THROUGH_GEP)
+
     # LLVM 22: the markers' variables come from the alloca; the call to @use still takes the GEP's result.
     def consumer(node) -> str:
         text = node.features.feature["full_text"].bytes_list.value[0].decode()
