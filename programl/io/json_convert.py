@@ -21,7 +21,9 @@ Where this differs from ``graph2json`` (all three keep it lossless; every reader
 * ``order`` is the edge's index in ``ProgramGraph.edge``. networkx iterates edges grouped by source node, so it cannot
   remember the global edge order by itself; this one integer per edge restores it. Readers sort links by ``order``
   when present (links without it keep their place after the ordered ones) and use list order otherwise, so graphs
-  without it (the original's, CompilerGym's) load in their link order.
+  without it (the original's, CompilerGym's) load in their link order. ``node_link_data`` of a
+  :func:`programl.to_networkx` graph has no ``order`` on its links (its edges are exactly CompilerGym's) but the graph
+  attribute ``edge_order`` (``[source, target, key]`` per edge, in edge order), which readers honour the same way.
 * Feature values: ``{key: [values]}`` as in the original (bytes as text, floats, ints). Two cases the original cannot
   express get an explicit form:
 
