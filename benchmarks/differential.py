@@ -50,7 +50,11 @@ SHARED = REPO.parent / "shared" / "data"
 HARDER_CODE = [
     ("PyPI C++", "ujson==5.10.0", ["deps/double-conversion/double-conversion/*.cc"]),
     ("Cython C", "msgpack==1.1.0", ["msgpack/_cmsgpack.c"]),
-    ("Cython C", "aiohttp==3.9.5", ["aiohttp/_helpers.c", "aiohttp/_http_writer.c", "aiohttp/_websocket.c"]),
+    (
+        "Cython C",
+        "aiohttp==3.9.5",
+        ["aiohttp/_helpers.c", "aiohttp/_http_parser.c", "aiohttp/_http_writer.c", "aiohttp/_websocket.c"],
+    ),
 ]
 
 
