@@ -2,23 +2,30 @@
 """Agreement with the original builder: exact-match rates over the differential corpus, and why files differ.
 
 Corpus: the C/C++ programs of tests/data/programs at -O0, -O2 and -O0 -g (clang-14, LLVM 10-readable IR), the 1,000
-files of ../shared/data/legacy-ir, and the PyPI C files that benchmarks/build.py compiled into its cache (when
-present). Each file is built by ProGraML 0.3.2's ``llvm2graph-10`` and by programl, and compared
-as multisets of canonical nodes and edges (programl.graph_builder.compare):
+files of ../shared/data/legacy-ir, the PyPI C files that benchmarks/build.py compiled into its cache (when
+present), and the harder code of issue 9 item 8 at -O0 and -O2: C++ with classes in namespaces and templates
+(ujson's bundled double-conversion) and Cython-generated C (msgpack's and aiohttp's, as their sdists ship it). Those
+sdists are fetched at benchmark time with ``pip download --no-deps --no-binary :all:`` into --cache (never
+committed); a package that cannot be fetched is skipped with a message. Each file is built by ProGraML 0.3.2's
+``llvm2graph-10`` and by programl, and compared as multisets of canonical nodes and edges
+(programl.graph_builder.compare):
 
 * "policy only": after the Policy normalisation (pointer texts, `.p0i8` -> `.p0` intrinsic names, order);
 * "+ upgrade effects": after also rewriting the original's graph by the named LLVM 10 -> 22 upgrade effects
   (programl.graph_builder.compare.UPGRADE_EFFECTS); for each effect, how many files it touched.
 
-Prints a table and writes JSON (--out). Needs llvm2graph-10 and clang-14 (make reference).
+Prints a table and writes JSON (--out). Needs llvm2graph-10 and clang-14 (make reference). --corpus picks groups by
+name (e.g. ``--corpus "Cython C" --corpus "PyPI C++"``).
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import subprocess
 import sys
+import sysconfig
 import tarfile
 from collections import Counter
 from pathlib import Path
@@ -39,21 +46,89 @@ from programl.graph_builder.reference import (  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data"
 
+#: (group, sdist, files in it): C++ with templates and namespaces, and C that Cython generated (the sdists ship it).
+HARDER_CODE = [
+    ("PyPI C++", "ujson==5.10.0", ["deps/double-conversion/double-conversion/*.cc"]),
+    ("Cython C", "msgpack==1.1.0", ["msgpack/_cmsgpack.c"]),
+    (
+        "Cython C",
+        "aiohttp==3.9.5",
+        ["aiohttp/_helpers.c", "aiohttp/_http_parser.c", "aiohttp/_http_writer.c", "aiohttp/_websocket.c"],
+    ),
+]
 
-def corpus(pypi_cache: Path):
-    programs = sorted((REPO / "tests" / "data" / "programs").glob("*.c*"))
-    for opt in ("-O0", "-O2", "-g"):
-        for program in programs:
-            yield f"programs {opt}", f"{program.name} {opt}", llvm10_ir(program, [opt])
-    archive = SHARED / "legacy-ir" / "llvm_ir.tar.bz2"
-    with tarfile.open(archive) as tar:
-        for member in sorted(tar.getmembers(), key=lambda m: m.name):
-            if member.name.endswith(".ll"):
-                yield "legacy-ir", member.name, tar.extractfile(member).read().decode("utf-8")
-    for path in sorted(pypi_cache.glob("*/*.ll")):
-        text = path.read_text()
-        if text:  # an empty file marks a C file that did not compile with clang-14
-            yield "pypi C files", path.name, llvm10_compatible(text)
+
+def fetch_sdist(spec: str, cache: Path) -> Path | None:
+    """The unpacked sdist of ``spec`` under ``cache`` (pip download once), or None when it cannot be fetched."""
+    directory = cache / "sdists" / spec
+    if directory.exists():
+        return directory
+    download = cache / "downloads" / spec
+    download.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", spec, "-d"]
+    # pip prepares the sdist's metadata: first with this environment's setuptools (no download of build
+    # requirements such as Cython); packages that need more (setuptools_scm) with pip's isolated build environment
+    for isolation in (["--no-build-isolation"], []):
+        try:
+            subprocess.run([*command, str(download), *isolation], capture_output=True, timeout=600)
+        except subprocess.TimeoutExpired:
+            continue
+        if any(download.glob("*.tar.gz")):
+            break
+    archives = sorted(download.glob("*.tar.gz"))
+    if not archives:
+        print(f"could not download {spec}: skipped", file=sys.stderr)
+        return None
+    partial = directory.with_name(directory.name + ".partial")
+    partial.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(archives[0]) as tar:
+        tar.extractall(partial, filter="data")
+    partial.rename(directory)
+    return directory
+
+
+def harder_code(cache: Path, wanted=lambda group: True):
+    """(group, name, IR) for the C++ and Cython-generated C files of HARDER_CODE, at -O0 and -O2."""
+    python_include = sysconfig.get_paths()["include"]
+    for group, spec, patterns in HARDER_CODE:
+        if not wanted(group):
+            continue
+        directory = fetch_sdist(spec, cache)
+        if directory is None:
+            continue
+        headers = sorted({str(Path(h).parent) for h in glob.glob(str(directory / "**" / "*.h"), recursive=True)})
+        roots = sorted(directory.iterdir())
+        flags = [f"-I{d}" for d in headers] + [f"-I{r}" for r in roots] + [f"-I{python_include}"]
+        sources = sorted(path for root in roots for pattern in patterns for path in root.glob(pattern))
+        for opt in ("-O0", "-O2"):
+            for source in sources:
+                try:
+                    ir = llvm10_ir(source, [opt, *flags])
+                except GraphCreationError as error:
+                    print(f"clang-14 cannot compile {source.name} {opt}: {error}", file=sys.stderr)
+                    continue
+                yield f"{group} {opt}", f"{spec}:{source.name} {opt}", ir
+
+
+def corpus(pypi_cache: Path, cache: Path, wanted=lambda group: True):
+    """(group, name, IR) of every file; ``wanted(group)`` (a group name without its -O flag) skips the rest."""
+    if wanted("programs"):
+        programs = sorted((REPO / "tests" / "data" / "programs").glob("*.c*"))
+        for opt in ("-O0", "-O2", "-g"):
+            for program in programs:
+                yield f"programs {opt}", f"{program.name} {opt}", llvm10_ir(program, [opt])
+    if wanted("legacy-ir"):
+        with tarfile.open(SHARED / "legacy-ir" / "llvm_ir.tar.bz2") as tar:
+            for member in sorted(tar.getmembers(), key=lambda m: m.name):
+                if member.name.endswith(".ll"):
+                    yield "legacy-ir", member.name, tar.extractfile(member).read().decode("utf-8")
+    if wanted("pypi C files"):
+        for path in sorted(pypi_cache.glob("*/*.ll")):
+            text = path.read_text()
+            if text:  # an empty file marks a C file that did not compile with clang-14
+                yield "pypi C files", path.name, llvm10_compatible(text)
+    if any(wanted(group) for group, _, _ in HARDER_CODE):
+        yield from harder_code(cache, wanted)
 
 
 def _row(group: str, counts: Counter) -> str:
@@ -61,7 +136,7 @@ def _row(group: str, counts: Counter) -> str:
     exact, after = counts["policy only"], counts["+ upgrade effects"]
     skipped = ", ".join(f"{counts[k]} {k}" for k in ("unreadable by LLVM 22", "original timed out") if counts[k])
     return (
-        f"{group:<14} {counts['files']:>6} {exact:>8} ({100 * exact / files:5.1f}%) "
+        f"{group:<16} {counts['files']:>6} {exact:>8} ({100 * exact / files:5.1f}%) "
         f"{after:>10} ({100 * after / files:5.1f}%)  {skipped}"
     )
 
@@ -75,6 +150,13 @@ def main() -> int:
         default=Path.home() / ".cache" / "programl" / "bench-build" / "ir",
         help="IR of the build benchmark's PyPI C files",
     )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path.home() / ".cache" / "programl" / "bench-differential",
+        help="where the sdists of the C++ and Cython corpora are kept",
+    )
+    parser.add_argument("--corpus", action="append", help="only groups whose name starts with this (repeatable)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per file for llvm2graph-10")
     args = parser.parse_args()
     binary = find_llvm2graph()
@@ -84,7 +166,13 @@ def main() -> int:
     groups: dict[str, Counter] = {}
     effects_by_group: dict[str, Counter] = {}
     differing: list[dict] = []
-    for group, name, ir in corpus(args.pypi_cache):
+
+    def wanted(group: str) -> bool:
+        return not args.corpus or any(prefix.startswith(group) or group.startswith(prefix) for prefix in args.corpus)
+
+    for group, name, ir in corpus(args.pypi_cache, args.cache, wanted):
+        if not wanted(group):
+            continue
         counts = groups.setdefault(group, Counter())
         effects = effects_by_group.setdefault(group, Counter())
         try:
@@ -110,7 +198,7 @@ def main() -> int:
             effects["opaque-pointer-texts"] += 1
         if not after:
             differing.append({"group": group, "file": name, "difference": compare_graphs(upgraded, ours).summary(3)})
-    print(f"{'corpus':<14} {'files':>6} {'policy only':>14} {'+ upgrade effects':>19}  not compared")
+    print(f"{'corpus':<16} {'files':>6} {'policy only':>14} {'+ upgrade effects':>19}  not compared")
     total = Counter()
     for group, counts in groups.items():
         total.update(counts)

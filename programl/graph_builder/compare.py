@@ -30,7 +30,7 @@ __all__ = [
     "normalize_type_text",
 ]
 
-_TYPED_POINTER = re.compile(r"(?:%?[\w.$\"-]+|\{[^{}]*\}|\[[^\[\]]*\]|<[^<>]*>)\s*(?:\([^()]*\))?\*+")
+_TYPED_POINTER = re.compile(r"(?:%\"[^\"]*\"|%?[\w.$\"-]+|\{[^{}]*\}|\[[^\[\]]*\]|<[^<>]*>)\s*(?:\([^()]*\))?\*+")
 _INTRINSIC_POINTER = re.compile(r"\.p(\d+)(?:i\d+|f\d+|s_[\w]+s|f_[\w]+f|v\d+\w+|a\d+\w+|[A-Za-z_]\w*)?(?=\.|$)")
 
 
@@ -154,8 +154,8 @@ UPGRADE_EFFECTS = {
     "`llvm.memset.p0.i64`; `llvm.stacksave` -> `llvm.stacksave.p0`), and `llvm.powi.f64` -> `llvm.powi.f64.i32`",
     "constant-gep-folding": "a constant `getelementptr` with all-zero indices is the base global itself "
     "(one CONSTANT node instead of two)",
-    "pointer-bitcast-folding": "a constant `bitcast` between pointer types is its operand itself "
-    "(one CONSTANT node instead of two)",
+    "pointer-bitcast-folding": "a constant `bitcast` between pointer types is its operand itself, a global or "
+    "another constant expression such as a `getelementptr` into a struct (one CONSTANT node instead of two)",
     "function-cast-removal": "a constant cast of a function (`bitcast (void ()* @f to i8*)`) is the function "
     "itself, and functions are never nodes (the CONSTANT node and its DATA edges go)",
     "debug-intrinsics-to-records": "`llvm.dbg.*` calls become debug records, which are not instructions (their "
@@ -166,6 +166,9 @@ UPGRADE_EFFECTS = {
     "lifetime-size-operand": "`llvm.lifetime.start/end` lost their size operand (LLVM 22): the size constant's use "
     "goes, the pointer moves from position 1 to 0, and LLVM 22 leaves unused `llvm.lifetime.start/end.i64` "
     "declarations in the module",
+    "lifetime-gep-stripping": "the pointer of an upgraded `llvm.lifetime.start/end` is stripped to the `alloca` "
+    "through all-zero-index `getelementptr` instructions too (`stripPointerCasts`; -O2 C++ and Cython code): its "
+    "variable's producer is the `alloca`, not the `getelementptr`",
 }
 
 _SIMPLE_CONSTANT = re.compile(r"^(.*\*) (null|undef|poison|zeroinitializer)$")
@@ -202,30 +205,51 @@ def _top_level_commas(text: str) -> list[str]:
 
 
 def _folded_base(full_text: str) -> tuple[str, str] | None:
-    """For a constant LLVM 22 folds away, (base identifier, effect); else None."""
+    """For a constant LLVM 22 folds into its operand, (the operand's identity, effect); else None."""
     value = _split_type_and_value(full_text.strip())
     if value.startswith("bitcast (") and value.endswith(")"):
         inner = value[len("bitcast (") : -1]
         operand, _, target = inner.rpartition(" to ")
         if not target.rstrip().endswith("*"):
             return None
-        base = _identify(operand)
-        return (base[0], "pointer-bitcast-folding") if base else None
+        return (_identity(operand), "pointer-bitcast-folding")
     for prefix in ("getelementptr inbounds (", "getelementptr ("):
         if value.startswith(prefix) and value.endswith(")"):
             fields = _top_level_commas(value[len(prefix) : -1])
             if len(fields) >= 2 and all(f.split()[-1] == "0" for f in fields[2:]):
-                base = _identify(fields[1])
-                return (base[0], "constant-gep-folding") if base else None
+                return (_identity(fields[1]), "constant-gep-folding")
     return None
 
 
-def _identify(operand: str) -> tuple[str, str] | None:
+def _identity(operand: str) -> str:
+    """A typed constant operand (``i8* getelementptr (...)``) as LLVM 22 has it: a global is its name (``@s``); in
+    an expression, at any depth, pointer types read ``ptr`` and pointer ``bitcast``s and all-zero-index
+    ``getelementptr``s are their operand. Two LLVM 10 constants with one identity are one LLVM 22 constant."""
     operand = operand.strip()
     value = _split_type_and_value(operand)
     if value.startswith("@"):
-        return (value, "")
-    return _folded_base(operand)
+        return value
+    type_text = operand[: len(operand) - len(value)].strip()
+    open_paren = value.find("(")
+    if open_paren < 0 or not value.endswith(")"):
+        return f"{normalize_type_text(type_text)} {value}" if type_text else value
+    folded = _folded_base(value)
+    if folded:
+        return folded[0]
+    head = value[:open_paren].strip()
+    inner = value[open_paren + 1 : -1]
+    if " to " in inner and head.split()[0] in _CASTS:
+        cast_operand, _, target = inner.rpartition(" to ")
+        return f"{head} ({_identity(cast_operand)} to {normalize_type_text(target.strip())})"
+    fields = _top_level_commas(inner)
+    if head.startswith("getelementptr") and fields:
+        return f"{head} ({normalize_type_text(fields[0])}, {', '.join(_identity(f) for f in fields[1:])})"
+    return f"{head} ({', '.join(_identity(f) for f in fields)})"
+
+
+_CASTS = frozenset(
+    "trunc zext sext fptrunc fpext fptoui fptosi uitofp sitofp ptrtoint inttoptr bitcast addrspacecast".split()
+)
 
 
 def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
@@ -240,13 +264,18 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
     drop = [False] * len(nodes)
     replace = list(range(len(nodes)))
 
-    # constants: which global each one is, after folding
+    # constants: which global or constant expression each one is, after folding
     global_node: dict[str, int] = {}
     for index, node in enumerate(nodes):
         if node.type == Node.CONSTANT:
             match = _GLOBAL_DEFINITION.match(_full_text(node))
             if match:
                 global_node.setdefault(match.group(1), index)
+    for index, node in enumerate(nodes):  # constant expressions a pointer bitcast may fold into
+        if node.type != Node.CONSTANT or not _split_type_and_value(_full_text(node)).endswith(")"):
+            continue
+        if not _folded_base(_full_text(node)):
+            global_node.setdefault(_identity(_full_text(node)), index)
     for index, node in enumerate(nodes):
         if node.type != Node.CONSTANT:
             continue
@@ -297,7 +326,8 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
                 control_next[edge.source] = edge.target
 
     def resolve(index: int) -> int:
-        index = replace[index]
+        while replace[index] != index:  # a merged constant may have been merged again
+            index = replace[index]
         while drop[index] and index in control_next:
             index = control_next[index]
         return index
@@ -312,7 +342,8 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
         if n.type == Node.INSTRUCTION and n.text == "call" and "@llvm.lifetime." in _full_text(n)
     }
 
-    # the lifetime upgrade also strips pointer casts: the variable's producer becomes the cast's own operand's
+    # the lifetime upgrade strips pointer casts and all-zero-index GEPs (stripPointerCasts): the variable's producer
+    # becomes the cast's (or GEP's) own operand's
     producer_edge: dict[int, int] = {}  # variable -> index of its def edge
     operand_zero: dict[int, int] = {}  # instruction -> source of its DATA edge at position 0
     for index, edge in enumerate(graph.edge):
@@ -326,13 +357,19 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
         if edge.flow == Edge.DATA and edge.target in lifetime_calls and edge.position == 1:
             variable = edge.source
             producer = graph.edge[producer_edge[variable]].source if variable in producer_edge else None
-            while producer is not None and nodes[producer].text == "bitcast" and producer in operand_zero:
+            through_gep = False
+            while producer is not None and producer in operand_zero:
+                if nodes[producer].text == "getelementptr" and _zero_index_gep(_full_text(nodes[producer])):
+                    through_gep = True
+                elif nodes[producer].text not in ("bitcast", "addrspacecast"):
+                    break
                 feeding = operand_zero[producer]
                 if feeding not in producer_edge:
                     break
                 producer = graph.edge[producer_edge[feeding]].source
             if producer is not None:
                 new_producer[producer_edge[variable]] = producer
+                effects["lifetime-gep-stripping"] += through_gep
 
     result = ProgramGraph()
     result.CopyFrom(graph)
@@ -382,6 +419,13 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
         if normalize_function_name(name) != name and not name.startswith("llvm.dbg."):
             effects["intrinsic-rename"] += 1
     return result, effects
+
+
+def _zero_index_gep(instruction: str) -> bool:
+    """Whether a printed ``getelementptr`` instruction has only zero indices (``..., i64 0, i32 0``)."""
+    _, _, rest = instruction.partition("getelementptr ")
+    fields = [f for f in _top_level_commas(rest.removeprefix("inbounds ")) if not f.startswith("!")]
+    return len(fields) > 2 and all(f.split()[-1] == "0" for f in fields[2:])
 
 
 def _drop_unused_constants(graph: ProgramGraph) -> None:

@@ -10,10 +10,15 @@ CompilerGym's LLVM environments expose two ProGraML observations, both built by 
   order is networkx's (grouped by source node).
 
 This module converts both to and from ``ProgramGraph`` without importing ``compiler_gym`` (which does not install on
-Python >= 3.11 and downloads LLVM at first use). Our own formats are supersets of CompilerGym's - the same attribute
-and key names, plus distinct keys for parallel edges and an ``order`` attribute per edge - so code written against
-CompilerGym's observations reads them unchanged, and they convert back without loss. :func:`graph_from_env` asks a
-live environment for ``ProgramlJson`` (the lossless one) and needs ``compiler_gym``.
+Python >= 3.11 and downloads LLVM at first use). What :func:`to_programl_json_observation` and
+:func:`to_programl_observation` give has CompilerGym's layout, attribute names and values exactly (nodes
+``{type, text, function, block[, features]}``, edges ``{flow, position[, features]}``, graph ``{function, module[,
+features]}``; node-link links under ``links``), so code written against CompilerGym's observations reads them
+unchanged. Two differences keep them lossless: parallel edges get keys 0, 1, ... instead of all 0 (CompilerGym's
+networkx graph loses them), and the networkx graph has one more graph attribute, ``edge_order`` (the protobuf edge
+order, which networkx cannot hold; see :mod:`programl.io.networkx_convert`). ``docs/compat-compilergym.md`` lists
+every attribute. :func:`graph_from_env` asks a live environment for ``ProgramlJson`` (the lossless one) and needs
+``compiler_gym``.
 
 Graphs from CompilerGym come from LLVM 10 (typed pointers such as ``i32*``); graphs built by this package come from
 LLVM 22 (``ptr``; Policy 1). Do not mix them in one data set.
@@ -26,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from programl.exceptions import ProgramlError
-from programl.io.json_convert import graph_from_json, graph_to_node_link
+from programl.io.json_convert import ORDER, graph_from_json, graph_to_node_link
 from programl.proto import ProgramGraph
 
 __all__ = [
@@ -52,7 +57,7 @@ def from_programl_observation(observation: Any) -> ProgramGraph:
     """The ``ProgramGraph`` for CompilerGym's ``Programl`` observation (a ``networkx.MultiDiGraph``).
 
     Parallel edges that CompilerGym collapsed stay collapsed, and edges come in networkx's order unless the graph
-    carries ``order`` attributes (ours do). Use ``ProgramlJson`` for an exact graph.
+    has an ``edge_order`` attribute (ours do). Use ``ProgramlJson`` for an exact graph.
 
     Raises:
         GraphTransformError: The observation is not a directed networkx graph of a program.
@@ -75,15 +80,21 @@ def from_programl_json_observation(observation: Mapping[str, Any] | str | bytes)
 
 def to_programl_observation(graph: ProgramGraph) -> Any:
     """A ``networkx.MultiDiGraph`` shaped like CompilerGym's ``Programl`` observation (see
-    :func:`programl.to_networkx`: parallel edges are kept, and every edge has ``order``)."""
+    :func:`programl.to_networkx`: edges are exactly ``{flow, position}``; parallel edges are kept with keys 0, 1,
+    ...; the graph attribute ``edge_order`` keeps the edge order)."""
     from programl.io.networkx_convert import graph_to_networkx
 
     return graph_to_networkx(graph)
 
 
 def to_programl_json_observation(graph: ProgramGraph) -> dict[str, Any]:
-    """A node-link dict shaped like CompilerGym's ``ProgramlJson`` observation (see :func:`programl.to_json`)."""
-    return graph_to_node_link(graph)
+    """A node-link dict laid out as CompilerGym's ``ProgramlJson`` observation: :func:`programl.to_json` without its
+    per-link ``order`` (the links are in edge order already), so ``node_link_graph`` of it has CompilerGym's edge
+    attributes. Parallel edges have keys 0, 1, ... where CompilerGym writes 0."""
+    data = graph_to_node_link(graph)
+    for link in data["links"]:
+        del link[ORDER]
+    return data
 
 
 def graph_from_env(env: Any, observation_space: str = "ProgramlJson") -> ProgramGraph:

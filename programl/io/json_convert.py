@@ -21,7 +21,9 @@ Where this differs from ``graph2json`` (all three keep it lossless; every reader
 * ``order`` is the edge's index in ``ProgramGraph.edge``. networkx iterates edges grouped by source node, so it cannot
   remember the global edge order by itself; this one integer per edge restores it. Readers sort links by ``order``
   when present (links without it keep their place after the ordered ones) and use list order otherwise, so graphs
-  without it (the original's, CompilerGym's) load in their link order.
+  without it (the original's, CompilerGym's) load in their link order. ``node_link_data`` of a
+  :func:`programl.to_networkx` graph has no ``order`` on its links (its edges are exactly CompilerGym's) but the graph
+  attribute ``edge_order`` (``[source, target, key]`` per edge, in edge order), which readers honour the same way.
 * Feature values: ``{key: [values]}`` as in the original (bytes as text, floats, ints). Two cases the original cannot
   express get an explicit form:
 
@@ -75,6 +77,9 @@ JsonDict = dict[str, Any]
 
 #: Link attribute holding the edge's index in ``ProgramGraph.edge`` (see the module docstring).
 ORDER = "order"
+
+#: Graph attribute of :func:`programl.to_networkx` graphs: ``(source, target, key)`` of each edge, in edge order.
+EDGE_ORDER = "edge_order"
 
 _KINDS = ("bytes_list", "float_list", "int64_list")
 
@@ -402,6 +407,40 @@ def _link_order(links: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [link for _, _, link in ordered] + rest
 
 
+def _in_edge_order(links: list, edge_order: Any) -> list:
+    """Links in the order ``graph.edge_order`` names them (``[source, target, key]`` per edge, as
+    :func:`programl.to_networkx` records it); links it does not name follow in list order, triples naming no link
+    are skipped."""
+    if isinstance(edge_order, (str, bytes, Mapping)) or not isinstance(edge_order, Iterable):
+        kind = type(edge_order).__name__
+        raise GraphTransformError(f"graph.{EDGE_ORDER}: expected a list of [source, target, key], got {kind}")
+    where: dict[tuple, list[int]] = {}
+    for position, link in enumerate(links):
+        if isinstance(link, Mapping):
+            try:
+                where.setdefault((link.get("source"), link.get("target"), link.get("key", 0)), []).append(position)
+            except TypeError:  # an unhashable node id: the link loop reports it
+                pass
+    for positions in where.values():
+        positions.reverse()  # pop() from the end takes the first
+    taken = [False] * len(links)
+    ordered = []
+    for index, triple in enumerate(edge_order):
+        try:
+            source, target, key = triple
+            positions = where.get((source, target, key))
+        except (TypeError, ValueError) as error:
+            message = f"graph.{EDGE_ORDER}[{index}]: expected [source, target, key], got {triple!r:.80}"
+            raise GraphTransformError(message) from error
+        if positions:
+            position = positions.pop()
+            taken[position] = True
+            ordered.append(links[position])
+    if len(ordered) < len(links):
+        ordered += [link for position, link in enumerate(links) if not taken[position]]
+    return ordered
+
+
 def _list_of(value: Any, what: str) -> list:
     if value is None:
         return []
@@ -414,7 +453,8 @@ def graph_from_node_link(data: Mapping[str, Any]) -> ProgramGraph:
     """The ``ProgramGraph`` for a node-link dict (the worker behind :func:`from_json`).
 
     Accepts this module's output, ``graph2json``'s / CompilerGym's (``key: 0`` on every link), and
-    ``node_link_data`` of :func:`programl.to_networkx` graphs (links in networkx order, restored by ``order``).
+    ``node_link_data`` of :func:`programl.to_networkx` graphs (links in networkx order, restored by the graph
+    attribute ``edge_order``, or by ``order`` on each link).
     Links may be under ``links`` or, failing that, ``edges``.
 
     Raises:
@@ -429,6 +469,8 @@ def graph_from_node_link(data: Mapping[str, Any]) -> ProgramGraph:
     attributes = data.get("graph") or {}
     if not isinstance(attributes, Mapping):
         raise GraphTransformError(f"graph: expected a mapping, got {type(attributes).__name__}")
+    if attributes.get(EDGE_ORDER) is not None:
+        links = _in_edge_order(links, attributes[EDGE_ORDER])
 
     graph = ProgramGraph()
     order, node_index = _node_indices(nodes)

@@ -1,21 +1,28 @@
 """ProgramGraph <-> ``networkx.MultiDiGraph``, losslessly (SPEC §3.2 ``to_networkx``, Policy 5, DESIGN §2).
 
-The graph has exactly the attribute names of ProGraML's and CompilerGym's ``Programl`` observation:
+The graph has exactly the attributes of ProGraML's and CompilerGym's ``Programl`` observation
+(``node_link_graph(<graph2json output>, multigraph=True, directed=True)``):
 
 * nodes ``0..n-1`` (the node index) with ``type``, ``text``, ``function``, ``block`` and, where the node has a
   ``Features`` message, ``features`` (``{key: [values]}``);
-* edges ``(source, target, key)`` with ``flow``, ``position``, ``order`` and, where present, ``features``;
+* edges ``(source, target, key)`` whose attributes are exactly ``{"flow": f, "position": p}``, plus ``features``
+  where the edge has a ``Features`` message (so ``G.edges[u, v, 0] == {"flow": 1, "position": 0}`` holds as it does
+  on CompilerGym's graphs);
 * graph attributes ``function`` (list of ``{name, module[, features]}``), ``module`` (list of ``{name[, features]}``)
   and ``features`` when the graph has them.
 
 Differences from ProGraML 0.3.2 / CompilerGym, both needed for a lossless round trip:
 
 * Parallel edges (two DATA edges from one variable into ``select i1 true, i32 %k, i32 %k``, one constant used twice
-  by an instruction) are kept with distinct keys 0, 1, ... . The original gives every edge key 0, so networkx
-  collapses them (SPEC §3.2 quirk 1).
-* ``order``: the edge's index in ``ProgramGraph.edge``. networkx iterates edges grouped by source node and cannot
-  remember the global edge order; :func:`from_networkx` sorts edges by ``order``. Graphs without it (CompilerGym's,
-  or edges a user added) are read in networkx's edge order, edges without ``order`` after those with it.
+  by an instruction) are kept with distinct keys 0, 1, ... (networkx's own numbering, in edge order). The original
+  gives every edge key 0, so networkx collapses them (SPEC §3.2 quirk 1). A graph without parallel edges has key 0
+  on every edge, as CompilerGym's.
+* One more graph attribute, ``edge_order``: the ``(source, target, key)`` of every edge in ``ProgramGraph.edge``
+  order. networkx iterates edges grouped by source node and cannot hold the global edge order by itself (which the
+  analyses and the wire format depend on); :func:`from_networkx` emits edges in this order. Edges it does not name
+  (edges a user added) follow in networkx's order; triples of edges that are gone are skipped. Graphs without it
+  (CompilerGym's, 0.3.2's) are read in networkx's edge order. ``node_link_data`` carries it along under ``graph``,
+  and :func:`programl.from_json` honours it there too.
 
 Feature values use the encoding of :mod:`programl.io.json_convert` (bytes as text; non-UTF-8 bytes through the
 ``surrogateescape`` handler; empty lists of a kind as ``{"int64_list": []}`` etc.).
@@ -36,7 +43,14 @@ from typing import Any
 import networkx as nx
 
 from programl.exceptions import GraphTransformError
-from programl.io.json_convert import _graph_attributes, _link_dicts, _node_dicts, graph_from_node_link
+from programl.io.json_convert import (
+    EDGE_ORDER,
+    ORDER,
+    _graph_attributes,
+    _link_dicts,
+    _node_dicts,
+    graph_from_node_link,
+)
 from programl.proto import ProgramGraph
 from programl.util.executor import execute
 
@@ -60,11 +74,17 @@ def graph_to_networkx(graph: ProgramGraph, features: bool = True) -> nx.MultiDiG
         nodes.append((node_id, entry))
     g.add_nodes_from(nodes)
     edges = []
+    node_ids = list(range(len(graph.node)))  # one int object per node, shared by the edge_order triples
+    edge_order = []
     for entry in _link_dicts(graph, features=features):
         source = entry.pop("source")
         target = entry.pop("target")
         key = entry.pop("key")
+        del entry[ORDER]  # the order lives in the graph attribute, not on the edge
         edges.append((source, target, key, entry))
+        if 0 <= source < len(node_ids) and 0 <= target < len(node_ids):
+            edge_order.append((node_ids[source], node_ids[target], key))
+    g.graph[EDGE_ORDER] = edge_order
     g.add_edges_from(edges)
     if g.number_of_nodes() != len(graph.node):
         bad = [(e.source, e.target) for e in graph.edge if not (0 <= e.source < len(graph.node))]
@@ -129,7 +149,9 @@ def from_networkx(
     """Convert one or more networkx graphs back to program graphs.
 
     Accepts the graphs of :func:`to_networkx`, ProGraML 0.3.2's ``to_networkx`` and CompilerGym's ``Programl``
-    observation (whose parallel edges were already collapsed by networkx; what is there is kept). Node ids
+    observation (whose parallel edges were already collapsed by networkx; what is there is kept). Edges come in the
+    order of the graph attribute ``edge_order`` where there is one (see the module docstring), else in networkx's
+    order. Node ids
     ``0..n-1`` are used as node indices; other ids are numbered in networkx's node order. Missing attributes take
     the protobuf defaults (0, ``""``); ``DiGraph`` works as well as ``MultiDiGraph``.
 

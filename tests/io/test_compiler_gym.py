@@ -55,20 +55,29 @@ def test_programl_observation_keeps_what_compiler_gym_kept() -> None:
     assert {(e.flow, e.position, e.source, e.target) for e in result.edge} <= set(original)
 
 
-def test_to_observations_are_supersets_of_compiler_gym_formats() -> None:
+def test_to_observations_have_compiler_gyms_layout() -> None:
+    """Issue 9 item 6: the same JSON layout and networkx attributes as CompilerGym's, but for parallel-edge keys."""
     graph = original_graph()
     ours = compiler_gym.to_programl_json_observation(graph)
     theirs = programl_json_observation()
+    assert list(ours) == list(theirs) == ["directed", "graph", "links", "multigraph", "nodes"]
     assert ours["nodes"] == theirs["nodes"] and ours["graph"] == theirs["graph"]
+    parallel = 0
     for mine, original in zip(ours["links"], theirs["links"], strict=True):
-        assert {k: v for k, v in mine.items() if k not in ("key", "order")} == {
-            k: v for k, v in original.items() if k != "key"
-        }
+        assert list(mine) == list(original)  # same keys in the same (sorted) order
+        parallel += mine["key"] != original["key"]
+        assert {**mine, "key": 0} == original
+    assert parallel == 2  # the two parallel edges: keys 1 where graph2json writes 0
     g = compiler_gym.to_programl_observation(graph)
     reference = programl_observation()
     assert dict(g.nodes(data=True)) == dict(reference.nodes(data=True))
-    assert g.graph == reference.graph
-    assert g.number_of_edges() == len(graph.edge)
+    assert {k: v for k, v in g.graph.items() if k != "edge_order"} == reference.graph
+    assert g.number_of_edges() == len(graph.edge) == reference.number_of_edges() + parallel
+    for u, v, key, attributes in reference.edges(keys=True, data=True):
+        assert set(g.edges[u, v, key]) == set(attributes) == {"flow", "position"}
+    # node_link_graph of our JSON, as CompilerGym does it, gives the same edge attributes.
+    rebuilt = json_graph.node_link_graph(ours, edges="links", multigraph=True, directed=True)
+    assert list(rebuilt.edges(keys=True, data=True)) == list(g.edges(keys=True, data=True))
 
 
 def test_round_trips(graph) -> None:

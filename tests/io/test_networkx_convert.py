@@ -41,8 +41,8 @@ def test_attribute_names_of_a_reference_graph() -> None:
         assert set(g.nodes[node]) == {"type", "text", "function", "block", "features"}
         assert set(g.nodes[node]["features"]) == {"full_text"}
     for _, _, attributes in g.edges(data=True):
-        assert set(attributes) == {"flow", "position", "order"}
-    assert set(g.graph) == {"function", "module"}
+        assert set(attributes) == {"flow", "position"}
+    assert set(g.graph) == {"function", "module", "edge_order"}
     assert g.graph["function"] == [{"module": 0, "name": "pick"}]
     assert g.graph["module"][0]["name"] == "io_parallel.ll"
     assert g.graph["module"][0]["features"] == {"llvm_data_layout": [""], "llvm_target_triple": [""]}
@@ -58,7 +58,8 @@ def test_node_and_edge_values(graph) -> None:
         "type": 0,
     }
     assert g.nodes[5]["features"] == {}
-    assert g.edges[5, 1, 0] == {"features": {"weight": [0.5]}, "flow": 0, "order": 8, "position": -3}
+    assert g.edges[5, 1, 0] == {"features": {"weight": [0.5]}, "flow": 0, "position": -3}
+    assert g.edges[1, 2, 0] == {"flow": 0, "position": 0}
     assert g.graph["features"] == {"poj104_label": [42], "wgsize_log1p": [3.25]}
 
 
@@ -68,10 +69,8 @@ def test_parallel_edges_are_kept_with_distinct_keys() -> None:
     g = to_networkx(graph)
     assert g.number_of_edges() == len(graph.edge)
     # The select's argument %k (node 8) feeds it (node 1) twice, at positions 1 and 2.
-    assert dict(g[8][1]) == {
-        0: {"flow": 1, "order": 6, "position": 1},
-        1: {"flow": 1, "order": 7, "position": 2},
-    }
+    assert dict(g[8][1]) == {0: {"flow": 1, "position": 1}, 1: {"flow": 1, "position": 2}}
+    assert g.graph["edge_order"][6:8] == [(8, 1, 0), (8, 1, 1)]
     # The constant i32 1 (node 10) is both operands of one add (node 2).
     assert [attributes["position"] for attributes in g[10][2].values()] == [0, 1]
     assert from_networkx(g) == graph
@@ -82,11 +81,39 @@ def test_round_trip(graph) -> None:
     assert from_networkx(to_networkx(ProgramGraph())) == ProgramGraph()
 
 
-def test_edge_order_is_restored_from_order(graph) -> None:
+def test_edge_order_is_restored_from_the_graph_attribute(graph) -> None:
     g = to_networkx(graph)
-    nx_order = [attributes["order"] for _, _, attributes in g.edges(data=True)]
-    assert nx_order != sorted(nx_order)  # networkx groups edges by source
+    assert g.graph["edge_order"] == [(e.source, e.target, k) for e, k in zip(graph.edge, parallel_keys(graph))]
+    assert list(g.edges(keys=True)) != g.graph["edge_order"]  # networkx groups edges by source
     assert list(from_networkx(g).edge) == list(graph.edge)
+    # Without it, the same edges come in networkx's order.
+    del g.graph["edge_order"]
+    unordered = from_networkx(g)
+    assert [(e.source, e.target) for e in unordered.edge] == [(u, v) for u, v in g.edges()]
+
+
+def parallel_keys(graph: ProgramGraph) -> list[int]:
+    """networkx's key of each edge: how many earlier edges join the same ordered pair."""
+    seen: dict = {}
+    keys = []
+    for edge in graph.edge:
+        pair = (edge.source, edge.target)
+        keys.append(seen.get(pair, 0))
+        seen[pair] = keys[-1] + 1
+    return keys
+
+
+def test_edges_are_exactly_compiler_gyms() -> None:
+    """Issue 9 item 6: ``G.edges[u, v, k] == {"flow": f, "position": p}`` as on CompilerGym's graphs."""
+    graph = reference_graph()
+    g = to_networkx(graph)
+    for edge, key in zip(graph.edge, parallel_keys(graph), strict=True):
+        assert g.edges[edge.source, edge.target, key] == {"flow": edge.flow, "position": edge.position}
+    original = json.loads((TESTS_DATA / "io_parallel.graph2json.json").read_text())
+    theirs = json_graph.node_link_graph(original, edges="links", multigraph=True, directed=True)
+    for u, v, key, attributes in theirs.edges(keys=True, data=True):
+        assert key == 0
+        assert set(attributes) == set(g.edges[u, v, key])
 
 
 def test_round_trips_through_node_link_data_and_json_text(graph) -> None:
@@ -171,10 +198,8 @@ def test_features_false_gives_uniform_attributes(graph) -> None:
     assert {frozenset(attributes) for _, attributes in g.nodes(data=True)} == {
         frozenset({"type", "text", "function", "block"})
     }
-    assert {frozenset(attributes) for _, _, attributes in g.edges(data=True)} == {
-        frozenset({"flow", "position", "order"})
-    }
-    assert set(g.graph) == {"function", "module"}
+    assert {frozenset(attributes) for _, _, attributes in g.edges(data=True)} == {frozenset({"flow", "position"})}
+    assert set(g.graph) == {"function", "module", "edge_order"}
     assert all("features" not in entry for entry in g.graph["function"] + g.graph["module"])
     stripped = from_networkx(g)
     assert [(n.type, n.text) for n in stripped.node] == [(n.type, n.text) for n in graph.node]
@@ -190,12 +215,10 @@ def test_torch_geometric_from_networkx() -> None:
     data = utils.from_networkx(to_networkx(graph, features=False))
     assert data.num_nodes == len(graph.node)
     assert data.edge_index.shape == (2, len(graph.edge))
-    # edge_index holds the graph's edges, parallel ones included; ``order`` gives each one's index in the graph.
-    columns = (data.order.tolist(), data.edge_index.t().tolist(), data.flow.tolist(), data.position.tolist())
-    edges = sorted(zip(*columns, strict=True))
-    assert [(pair, flow, position) for _, pair, flow, position in edges] == [
-        ([e.source, e.target], e.flow, e.position) for e in graph.edge
-    ]
+    # edge_index holds the graph's edges, parallel ones included; ``edge_order`` lists them in the graph's order.
+    columns = (data.edge_index.t().tolist(), data.flow.tolist(), data.position.tolist())
+    assert sorted(zip(*columns, strict=True)) == sorted(([e.source, e.target], e.flow, e.position) for e in graph.edge)
+    assert data.edge_order[:, :2].tolist() == [[e.source, e.target] for e in graph.edge]
 
 
 @settings(max_examples=300, deadline=None)
@@ -203,3 +226,22 @@ def test_torch_geometric_from_networkx() -> None:
 def test_random_graphs_round_trip(g) -> None:
     assert from_networkx(to_networkx(g)) == g
     assert from_networkx(json_graph.node_link_graph(to_json(g), edges="links")) == g
+
+
+def test_edge_order_travels_through_node_link_data_to_from_json(graph) -> None:
+    data = json.loads(json.dumps(json_graph.node_link_data(to_networkx(graph), edges="links")))
+    assert all(set(link) <= {"flow", "position", "features", "source", "target", "key"} for link in data["links"])
+    assert [tuple(t) for t in data["graph"]["edge_order"]] == to_networkx(graph).graph["edge_order"]
+    assert programl.from_json(data) == graph
+
+
+def test_a_malformed_edge_order_is_a_transform_error(graph) -> None:
+    g = to_networkx(graph)
+    g.graph["edge_order"] = 7
+    with pytest.raises(GraphTransformError, match="edge_order: expected a list"):
+        from_networkx(g)
+    g.graph["edge_order"] = [(1, 2)]
+    with pytest.raises(GraphTransformError, match=r"edge_order\[0\]"):
+        from_networkx(g)
+    g.graph["edge_order"] = [(1, 2, 0), (99, 98, 0)]  # names an edge that is not there: skipped
+    assert (from_networkx(g).edge[0].source, from_networkx(g).edge[0].target) == (1, 2)
