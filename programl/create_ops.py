@@ -9,8 +9,6 @@ after one :class:`~programl.create.LegacyVersionWarning`; see docs/compat.md.
 
 from __future__ import annotations
 
-from typing import Any
-
 from programl.create import (
     LEGACY_CLANG_VERSIONS,
     LEGACY_LLVM_VERSIONS,
@@ -22,6 +20,7 @@ from programl.create import (
     from_fortran,
     from_llvm_ir,
     from_opencl,
+    from_xla_hlo_proto,
 )
 from programl.exceptions import GraphCreationError, UnsupportedCompiler
 from programl.proto import ProgramGraph
@@ -42,7 +41,7 @@ __all__ = [
     "from_fortran",
     "from_llvm_ir",
     "from_opencl",
-    "from_xla_hlo_proto",  # noqa: F822 (resolved by __getattr__ from programl.create, the XLA front end)
+    "from_xla_hlo_proto",
 ]
 
 _LLVM22 = "programl.graph_builder.llvm (llvmlite, LLVM 22)"
@@ -59,17 +58,3 @@ CLANG2GRAPH_BINARIES: dict[str, str] = {v: _CLANG22 for v in (*LEGACY_CLANG_VERS
 CLANG_VERSIONS: list[str] = list(CLANG2GRAPH_BINARIES)
 #: 0.3.2: the path of ``xla2graph``; here the function that builds XLA HLO graphs.
 XLA2GRAPH = "programl.create.from_xla_hlo_proto"
-
-
-def __getattr__(name: str) -> Any:
-    # from_xla_hlo_proto lives in programl.create (when the XLA front end is part of this build).
-    if name == "from_xla_hlo_proto":
-        import programl.create
-
-        try:
-            return programl.create.from_xla_hlo_proto
-        except AttributeError:
-            raise AttributeError(
-                "programl.create_ops.from_xla_hlo_proto is not available in this build of programl"
-            ) from None
-    raise AttributeError(f"module 'programl.create_ops' has no attribute {name!r}")

@@ -65,16 +65,10 @@ SIGNATURES_0_3_2 = {
 }  # fmt: skip
 
 
-def _xla_front_end() -> bool:
-    return hasattr(importlib.import_module("programl.create"), "from_xla_hlo_proto")
-
-
 @pytest.mark.parametrize(
     ("module", "name"), [(m, n) for m, names in NAMES_0_3_2.items() for n in names], ids=lambda value: str(value)
 )
 def test_every_0_3_2_name_exists(module: str, name: str) -> None:
-    if name == "from_xla_hlo_proto" and not _xla_front_end():
-        pytest.skip("the XLA front end (programl.create.from_xla_hlo_proto) is not part of this build")
     assert getattr(importlib.import_module(module), name) is not None
 
 

@@ -16,7 +16,7 @@ Python >= 3.11 and downloads LLVM at first use). What :func:`to_programl_json_ob
 features]}``; node-link links under ``links``), so code written against CompilerGym's observations reads them
 unchanged. Two differences keep them lossless: parallel edges get keys 0, 1, ... instead of all 0 (CompilerGym's
 networkx graph loses them), and the networkx graph has one more graph attribute, ``edge_order`` (the protobuf edge
-order, which networkx cannot hold; see :mod:`programl.io.networkx_convert`). ``docs/compat-compilergym.md`` lists
+order, which networkx cannot hold; see :mod:`programl.io.networkx_convert`). ``docs/compat.md`` lists
 every attribute. :func:`graph_from_env` asks a live environment for ``ProgramlJson`` (the lossless one) and needs
 ``compiler_gym``.
 
