@@ -7,6 +7,11 @@ CPU), where an input that runs past ``timeout`` seconds is killed and raises :cl
 ``submit()`` works instead (``concurrent.futures`` executors, dask's ``client.get_executor()``). A single input
 runs in this process; its ``timeout`` bounds the clang subprocess.
 
+Inputs are type-checked (issue 12, item 9): a value that is neither one input nor an iterable of inputs raises
+:class:`TypeError` at the call; an iterable's items are checked one by one, so a wrong item fails that input (its
+``next()``) with :class:`TypeError` and the items before it still give their graphs. IR may be ``str`` or UTF-8
+bytes (``bytes``, ``bytearray``, ``memoryview``), bitcode only bytes, sources only ``str``.
+
 Differences from 0.3.2: graphs come from LLVM 22 (``version`` may only be ``"22"``), builder options are keyword
 arguments, and C/C++/OpenCL go through clang-22 (:mod:`programl.graph_builder.clang`).
 """
@@ -50,7 +55,22 @@ def _options(instructions_only: bool, ignore_call_returns: bool, strict: bool) -
     return BuildOptions(instructions_only=instructions_only, ignore_call_returns=ignore_call_returns, strict=strict)
 
 
+_BYTES = (bytes, bytearray, memoryview)
+
+
+def _type_error(function: str, expected: str, value: Any) -> TypeError:
+    return TypeError(f"{function}() expects {expected}, got {type(value).__name__}")
+
+
+def _check_iterable(function: str, expected: str, value: Any) -> None:
+    """Raise ``TypeError`` unless ``value`` is an iterable of inputs (its items are checked by the workers)."""
+    if isinstance(value, (str, *_BYTES)) or not isinstance(value, Iterable):
+        raise _type_error(function, expected, value)
+
+
 def _ir_to_graph(ir: str | bytes, options: BuildOptions) -> ProgramGraph:
+    if not isinstance(ir, (str, *_BYTES)):
+        raise _type_error("from_llvm_ir", "LLVM IR as str or bytes in the iterable", ir)
     return graph_from_ir(ir, options=options)
 
 
@@ -83,16 +103,21 @@ def from_llvm_ir(
     Raises:
         GraphCreationError: Invalid IR (the message has ``line:column``).
         UnsupportedCompiler: Another ``version`` was asked for.
+        TypeError: ``irs`` is neither IR (``str`` or bytes) nor an iterable of IR; from the generator, for an item
+            that is not IR.
     """
     _check_version(version, "LLVM")
     fn = functools.partial(_ir_to_graph, options=_options(instructions_only, ignore_call_returns, strict))
-    if isinstance(irs, (str, bytes)):
+    if isinstance(irs, (str, *_BYTES)):
         return fn(irs)
+    _check_iterable("from_llvm_ir", "LLVM IR (str or bytes) or an iterable of it", irs)
     return _run_many(fn, irs, timeout, executor, chunksize)
 
 
 def _bitcode_to_graph(bitcode: bytes, options: BuildOptions) -> ProgramGraph:
-    return graph_from_bitcode(bitcode, options=options)
+    if not isinstance(bitcode, _BYTES):
+        raise _type_error("from_bitcode", "bitcode as bytes in the iterable", bitcode)
+    return graph_from_bitcode(bytes(bitcode), options=options)
 
 
 def from_bitcode(
@@ -105,10 +130,15 @@ def from_bitcode(
     ignore_call_returns: bool = False,
     strict: bool = False,
 ) -> GraphOrGraphs:
-    """Build graphs from LLVM bitcode (one ``bytes`` or an iterable of them); see :func:`from_llvm_ir`."""
+    """Build graphs from LLVM bitcode (one ``bytes`` or an iterable of them); see :func:`from_llvm_ir`.
+
+    Raises:
+        TypeError: ``bitcodes`` is a ``str`` (IR text goes to :func:`from_llvm_ir`) or not bytes nor an iterable.
+    """
     fn = functools.partial(_bitcode_to_graph, options=_options(instructions_only, ignore_call_returns, strict))
-    if isinstance(bitcodes, (bytes, bytearray, memoryview)):
+    if isinstance(bitcodes, _BYTES):
         return fn(bytes(bitcodes))
+    _check_iterable("from_bitcode", "bitcode (bytes) or an iterable of it (IR text goes to from_llvm_ir)", bitcodes)
     return _run_many(fn, bitcodes, timeout, executor, chunksize)
 
 
@@ -120,6 +150,10 @@ def _source_to_graph(
     timeout: float | None,
     options: BuildOptions,
 ) -> ProgramGraph:
+    if not isinstance(source, str):
+        raise _type_error(
+            "from_cpp" if language != "cl" else "from_opencl", "source text as str in the iterable", source
+        )
     ir = clang.compile_source(source, language, flags, timeout=timeout, system_includes=system_includes)
     return graph_from_ir(ir, module_name="-", options=options)
 
@@ -186,6 +220,11 @@ def from_opencl(
 
 
 def _from_source(srcs, language, copts, system_includes, timeout, executor, chunksize, options) -> GraphOrGraphs:
+    function = "from_opencl" if language == "cl" else "from_cpp"
+    if not isinstance(srcs, str):
+        _check_iterable(function, "source text (str) or an iterable of it", srcs)
+    if copts is not None and (isinstance(copts, str) or not all(isinstance(flag, str) for flag in copts)):
+        raise _type_error(function, "copts as a list of str", copts)
     clang.find_clang()  # fail early, with the install hint, when clang is missing
     fn = functools.partial(
         _source_to_graph,
@@ -203,6 +242,8 @@ def _from_source(srcs, language, copts, system_includes, timeout, executor, chun
 def _args_to_graph(
     args: Sequence[str], system_includes: bool, timeout: float | None, options: BuildOptions
 ) -> ProgramGraph:
+    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+        raise _type_error("from_clang", "a list of clang arguments (str) for each input", args)
     return graph_from_ir(clang.compile_args(args, timeout=timeout, system_includes=system_includes), options=options)
 
 
@@ -222,6 +263,12 @@ def from_clang(
     ``from_clang(["-O1", "foo.c"])``. A non-empty list whose first element is a str is one input; otherwise
     ``args`` is an iterable of such lists. The module is named after the input file."""
     _check_version(version, "clang")
+    expected = "a list of clang arguments, e.g. ['-O1', 'foo.c'], or an iterable of such lists"
+    if isinstance(args, (str, *_BYTES)) or not isinstance(args, Iterable):
+        raise _type_error("from_clang", expected, args)
+    if isinstance(args, (list, tuple)) and args and not isinstance(args[0], str):
+        if isinstance(args[0], (str, *_BYTES)) or not isinstance(args[0], Iterable):
+            raise _type_error("from_clang", expected, args[0])
     clang.find_clang()
     fn = functools.partial(
         _args_to_graph,
@@ -231,4 +278,9 @@ def from_clang(
     )
     if isinstance(args, (list, tuple)) and args and isinstance(args[0], str):
         return fn(list(args))
-    return _run_many(fn, (list(a) for a in args), timeout, executor, chunksize)
+    return _run_many(fn, (_argument_list(a) for a in args), timeout, executor, chunksize)
+
+
+def _argument_list(args: Any) -> Any:
+    """One input of ``from_clang``'s iterable as a list (a str or a non-iterable is left for the worker to reject)."""
+    return list(args) if isinstance(args, Iterable) and not isinstance(args, (str, *_BYTES)) else args
