@@ -21,7 +21,12 @@ built in a thread whose stack grows with the input's size.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import re
+import sys
+import tempfile
 import threading
 from collections import deque
 from dataclasses import dataclass
@@ -73,6 +78,12 @@ _STACK_PER_BITCODE_BYTE = 1024
 _INLINE_BITCODE = 4096  # at most ~1,400 levels: under 2 MB of the caller's stack
 _MAX_STACK = 1 << 30
 _STACK_LOCK = threading.Lock()
+
+# LLVM verifies a module that declares this debug-info version while it parses it, and prints what it finds
+# invalid (ten lines for one bad !dbg) straight to the process's stderr before dropping the debug info
+_DEBUG_INFO_FLAG = '"Debug Info Version"'
+_STDERR_LOCK = threading.Lock()
+_LOG = logging.getLogger("programl.graph_builder")
 
 _PARSE_ERROR = re.compile(r"^(?:<string>|[^:\n]*):(\d+):(\d+): error: (.*)$", re.MULTILINE)
 
@@ -193,6 +204,81 @@ def parse_ir(text: str | bytes, path: str | None = None, context=None) -> llvm.M
 
 
 def _parse_text(text: str, path: str | None, context) -> llvm.ModuleRef:
+    if _DEBUG_INFO_FLAG not in text:
+        return _parse_assembly(text, path, context)
+    _check_verifies(text, path)
+    with _captured_stderr(path):
+        return _parse_assembly(text, path, context)
+
+
+def _check_verifies(text: str, path: str | None) -> None:
+    """Fail like the verifier, without LLVM's abort, on a module that declares debug info and is broken otherwise.
+
+    LLVM verifies such a module while parsing it and calls ``report_fatal_error`` ("Broken module found") when
+    something other than debug info is wrong, which aborts the process. A copy whose flag is renamed (same length:
+    same line:col) is parsed with its debug info dropped and no verification, then verified by llvmlite.
+
+    Raises:
+        GraphCreationError: The module is broken (the verifier's first line), or does not parse.
+    """
+    probe = text.replace(_DEBUG_INFO_FLAG, '"Debug Info Versio_"')
+    context = llvm.create_context()
+    try:
+        with _captured_stderr(path, report=False):  # "ignoring debug info with an invalid version": ours
+            module = _parse_assembly(probe, path, context)
+        try:
+            module.verify()
+        except RuntimeError as error:
+            lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+            detail = lines[0] if lines else "invalid module"
+            raise GraphCreationError(f"invalid module: {detail} (LLVM would abort on it)", path) from None
+        finally:
+            module.close()
+    finally:
+        context.close()
+
+
+@contextlib.contextmanager
+def _captured_stderr(path: str | None, report: bool = True):
+    """Collect what LLVM writes to file descriptor 2 meanwhile, and log it (logger ``programl.graph_builder``) as
+    one line per diagnostic, attributed to ``path`` (or drop it: ``report=False``). Serialised by a lock: file
+    descriptor 2 is process-wide."""
+    with _STDERR_LOCK, tempfile.TemporaryFile() as sink:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+        finally:
+            os.close(saved)
+        sink.seek(0)
+        output = sink.read().decode("utf-8", "replace")
+    for line in _llvm_diagnostics(output, path) if report else ():
+        _LOG.warning(line)
+
+
+def _llvm_diagnostics(output: str, path: str | None) -> list[str]:
+    """LLVM's stderr output while parsing, as one line per diagnostic, attributed to ``path``."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    if not lines:
+        return []
+    where = f"{path}: " if path else ""
+    if any("ignoring invalid debug info" in line for line in lines):
+        # the verifier's first line says what is wrong; the rest are the IR objects involved
+        return [f"{where}warning: ignoring invalid debug info: {lines[0].strip()}"]
+    found = []
+    for line in lines:
+        match = re.match(r"^(?:<string>|[^:]*?):?(?:(\d+):(\d+):)? *(warning|error): (.*?)(?: in <string>)?$", line)
+        if match and match.group(3):
+            position = f"{path or '<input>'}:{match.group(1)}:{match.group(2)}: " if match.group(1) else where
+            found.append(f"{position}{match.group(3)}: {match.group(4)}")
+    return found or [f"{where}warning: {lines[0].strip()}"]
+
+
+def _parse_assembly(text: str, path: str | None, context) -> llvm.ModuleRef:
     context = context or llvm.create_context()
     try:
         return llvm.parse_assembly(text, context=context)
@@ -236,7 +322,8 @@ def parse_bitcode(data: bytes, path: str | None = None, context=None) -> llvm.Mo
         GraphCreationError: The data is not valid bitcode.
     """
     try:
-        return llvm.parse_bitcode(bytes(data), context=context or llvm.create_context())
+        with _captured_stderr(path):  # the reader verifies debug info as the text parser does
+            return llvm.parse_bitcode(bytes(data), context=context or llvm.create_context())
     except RuntimeError as error:
         message = str(error).replace("LLVM bitcode parsing error\n", "").strip().replace("\n", " ")
         raise GraphCreationError(f"invalid bitcode: {message}", path) from None

@@ -1,4 +1,5 @@
-"""Deeply nested IR must end in a GraphCreationError or a graph, never a crash of the caller (issue 12, item 4).
+"""Deeply nested IR (issue 12, item 4) and a broken module with debug info must end in a GraphCreationError or a
+graph, never a crash of the caller.
 
 LLVM parses and prints nested constant expressions recursively (~1.3 KB of stack per level): 10,000 levels overflow
 an 8 MB stack. Every case that could crash runs in a child process with a timeout, so that a regression fails the
@@ -151,3 +152,25 @@ def test_deep_bitcode_is_built_without_crashing() -> None:
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split(maxsplit=1)[0] == "3"  # [external], ret, the @g constant
+
+
+def test_a_broken_module_with_debug_info_is_an_error_not_an_abort() -> None:
+    # LLVM verifies modules that declare debug info while parsing and aborts ("Broken module found") when the rest
+    # is invalid; in a child process, so that a regression fails the test instead of killing pytest
+    result = run_child(
+        """
+        import programl
+        from programl.exceptions import GraphCreationError
+        text = (
+            "define i32 @f() {\\n  %a = add i32 %b, 1\\n  %b = add i32 1, 1\\n  ret i32 %a\\n}\\n"
+            '!llvm.module.flags = !{!0}\\n!0 = !{i32 2, !"Debug Info Version", i32 3}\\n'
+        )
+        try:
+            programl.from_llvm_ir(text)
+        except GraphCreationError as error:
+            print(error)
+        """
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "invalid module: Instruction does not dominate all uses! (LLVM would abort on it)"
+    assert result.stderr == ""
