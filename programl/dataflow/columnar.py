@@ -9,7 +9,7 @@ analyses depend on that order, so each CSR row lists its neighbours in the order
 CSRs are built lazily and cached, as are the Python-list copies that the per-root loops iterate over, and per-graph
 results of an analysis's ``Init`` (e.g. liveness sets) may be cached in :attr:`GraphView.cache`.
 
-:func:`cached_view` keeps the views of the last few ``ProgramGraph`` messages, keyed by a digest of their wire bytes
+:func:`cached_view` keeps the views of the last two ``ProgramGraph`` messages, keyed by a digest of their wire bytes
 (protobuf messages are mutable and take no weak references, so identity cannot be trusted): calling
 ``analyze(graph, a)`` once per analysis builds the view, its adjacency and the per-graph sets once (issue 12,
 item 11), and a graph changed between calls gets a new view.
@@ -257,9 +257,10 @@ def as_view(graph: Any) -> GraphView:
     raise TypeError(f"expected a ProgramGraph or a GraphView, got {type(graph).__name__}")
 
 
-# cached_view: at most this many views, holding at most this many nodes in all (the newest view always stays)
-_CACHE_VIEWS = 4
-_CACHE_NODES = 2_000_000
+# cached_view: at most this many views, holding at most this many nodes in all (the newest view always stays); a
+# cached view keeps its per-analysis state (liveness sets) alive, so only the graphs just analysed are kept
+_CACHE_VIEWS = 2
+_CACHE_NODES = 1_000_000
 _cache: OrderedDict[bytes, GraphView] = OrderedDict()
 _cache_lock = threading.Lock()
 
