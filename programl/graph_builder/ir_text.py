@@ -169,19 +169,24 @@ _NOT_CODE = re.compile(r'"[^"]*"?|;[^\n]*')
 _BRACKET_STEP = np.zeros(256, dtype=np.int8)
 _BRACKET_STEP[list(b"([{<")] = 1
 _BRACKET_STEP[list(b")]}>")] = -1
+_NOT_BRACKETS = bytes(b for b in range(256) if not _BRACKET_STEP[b])
 
 
-def _depths(data: bytes) -> np.ndarray:
-    """Nesting depth after every byte of ``data`` (floored at 0, as a parser stops at an unmatched closer)."""
-    walk = np.cumsum(_BRACKET_STEP[np.frombuffer(data, dtype=np.uint8)], dtype=np.int64)
+def _depths(steps: np.ndarray) -> np.ndarray:
+    """Nesting depth after every step (+1, -1 or 0), floored at 0 as a parser stops at an unmatched closer."""
+    walk = np.cumsum(steps, dtype=np.int64)
     return walk - np.minimum(np.minimum.accumulate(walk), 0) if len(walk) else walk
+
+
+def _steps(data: bytes) -> np.ndarray:
+    return _BRACKET_STEP[np.frombuffer(data, dtype=np.uint8)]
 
 
 def nesting_depth(text: str, limit: int | None = None) -> tuple[int, int | None]:
     """The deepest nesting of ``( [ { <`` outside strings and comments in IR text.
 
-    Linear: a regular expression drops strings and comments, numpy sums the brackets. Text with at most ``limit``
-    opening brackets in all is not scanned (it cannot nest deeper).
+    Linear: a regular expression drops strings and comments, numpy sums the brackets. A text (up to ``64 * limit``
+    characters) with at most ``limit`` opening brackets in all is not scanned (it cannot nest deeper).
 
     Args:
         text: LLVM IR.
@@ -192,16 +197,16 @@ def nesting_depth(text: str, limit: int | None = None) -> tuple[int, int | None]
         upper bound no larger than ``limit``), and the
         UTF-8 byte offset of the first opening bracket at depth ``limit + 1`` (None when the text nests no deeper).
     """
-    if limit is not None:
+    if limit is not None and len(text) <= 64 * limit:  # (a longer text nearly always has more brackets)
         openers = text.count("(") + text.count("[") + text.count("{") + text.count("<")
         if openers <= limit:
             return openers, None
-    code = "".join(_NOT_CODE.split(text)).encode("utf-8", "surrogatepass")
-    depths = _depths(code)
+    brackets = _NOT_CODE.sub("", text).encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    depths = _depths(_steps(brackets))
     depth = int(depths.max()) if len(depths) else 0
     if limit is None or depth <= limit:
         return depth, None
     # rare: locate the bracket, with strings and comments blanked (not dropped) so that offsets stay those of text
     data = _NOT_CODE.sub(lambda m: " " * len(m.group().encode("utf-8", "surrogatepass")), text)
     data_bytes = data.encode("utf-8", "surrogatepass")
-    return depth, int(np.argmax(_depths(data_bytes) > limit))
+    return depth, int(np.argmax(_depths(_steps(data_bytes)) > limit))
