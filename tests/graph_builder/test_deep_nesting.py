@@ -174,3 +174,10 @@ def test_a_broken_module_with_debug_info_is_an_error_not_an_abort() -> None:
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "invalid module: Instruction does not dominate all uses! (LLVM would abort on it)"
     assert result.stderr == ""
+
+
+def test_a_parse_error_on_the_big_stack_reaches_the_caller() -> None:
+    text = nested_gep(1000).replace("@x, i64 1)", "@nope, i64 1)", 1)  # 1,000 levels: parsed on the big stack
+    with pytest.raises(GraphCreationError, match="use of undefined value '@nope'") as info:
+        graph_from_ir(text, path="p.ll")
+    assert (info.value.path, info.value.line, info.value.column) == ("p.ll", 2, text.split("\n")[1].index("@nope") + 1)
