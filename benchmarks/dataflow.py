@@ -12,17 +12,26 @@ seed 0) through ``analyze_arrays`` (numpy labels; the analysis's per-graph initi
 encode the records to wire bytes (``labels_to_bytes``: what a label file holds). A graph on which an analysis raises
 ``AnalysisError`` (no eligible root; dominance or liveness past the reference's limits) counts its time but no labels.
 
-Targets: time per node per root flat in graph size; all five analyses (10 roots each) no slower than the build.
+The natural call (issue 12, item 11): also per graph, ``df.analyze(graph, a)`` once per analysis on the
+``ProgramGraph`` itself, as a user writes it (view cache cleared first, so the one view build is counted), with its
+peak RSS growth (Linux: ``/proc/self/clear_refs`` resets the high-water mark, ``VmHWM`` reads it) in bytes per node
+(issue 12, item 10). ``--big-function N`` adds a generated function of N instructions in one loop (3N nodes;
+N = 160000 gives the 478k-node shape of the issue).
+
+Targets: time per node per root flat in graph size; all five analyses (10 roots each) no slower than the build;
+the natural call no slower than the build; peak RSS per node a small multiple of the graph's own size.
 
     python benchmarks/dataflow.py --plot bench-results/dataflow.png       # the build benchmark's corpus
     python benchmarks/dataflow.py path/to/ir/ --limit 200
     python benchmarks/dataflow.py --graphs /tmp/graphs                     # prebuilt graphs
+    python benchmarks/dataflow.py --big-function 160000 --no-corpus        # one 480k-node function alone
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import os
 import platform
@@ -79,6 +88,64 @@ def _graph_inputs(directory: str, limit: int | None):
         yield str(f), ProgramGraph.FromString(f.read_bytes())
 
 
+def big_function_ir(n: int) -> str:
+    """One function whose loop body is a chain of ``n`` arithmetic instructions, each with its own constant."""
+    lines = [
+        "define i64 @f(i64 %n) {",
+        "entry:",
+        "  br label %loop",
+        "loop:",
+        "  %i = phi i64 [ 0, %entry ], [ %inext, %loop ]",
+        f"  %x0 = phi i64 [ 1, %entry ], [ %x{n}, %loop ]",
+    ]
+    ops = ("add", "xor", "mul", "sub")
+    lines += [f"  %x{k} = {ops[k % 4]} i64 %x{k - 1}, {k + 7}" for k in range(1, n + 1)]
+    lines += [
+        "  %inext = add i64 %i, 1",
+        "  %c = icmp slt i64 %inext, %n",
+        "  br i1 %c, label %loop, label %exit",
+        "exit:",
+        f"  ret i64 %x{n}",
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _reset_peak_rss() -> int | None:
+    """Reset the process's RSS high-water mark and return the current RSS in bytes (None where unsupported)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return _status_bytes("VmRSS")
+    except OSError:
+        return None
+
+
+def _status_bytes(field: str) -> int | None:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+def _natural(graph, max_roots: int, seed: int, now) -> tuple[float, int | None]:
+    """Seconds and peak RSS growth (bytes) of ``df.analyze(graph, a)`` for each analysis, as a user calls it."""
+    df.clear_view_cache()
+    gc.collect()
+    base = _reset_peak_rss()
+    t = now()
+    for analysis in df.ANALYSES:
+        try:
+            df.analyze(graph, analysis, max_roots=max_roots, seed=seed)
+        except df.AnalysisError:
+            pass
+    elapsed = now() - t
+    peak = _status_bytes("VmHWM") if base is not None else None
+    df.clear_view_cache()
+    return elapsed, (peak - base if peak is not None else None)
+
+
 def _clock(kind: str):
     return time.process_time if kind == "process" else time.perf_counter
 
@@ -92,12 +159,18 @@ def run(args) -> dict:
         except ImportError as error:
             raise SystemExit(f"the graph builder is not available ({error}); use --graphs DIR") from None
     rows = []
-    if args.graphs:
+    if args.no_corpus:
+        inputs = iter(())
+    elif args.graphs:
         inputs = _graph_inputs(args.graphs, args.limit)
     elif args.inputs:
         inputs = _ir_inputs(args.inputs, args.limit)
     else:
         inputs = _build_corpus(args.cache, args.limit)
+    if args.big_function:
+        if builder is None:
+            raise SystemExit("--big-function needs the graph builder (not --graphs)")
+        inputs = itertools.chain(inputs, [(f"big-function-{args.big_function}", big_function_ir(args.big_function))])
     for name, item in inputs:
         gc.collect()
         row = {"name": name}
@@ -131,10 +204,21 @@ def run(args) -> dict:
                 entry["encode_s"] = now() - t
             row[analysis] = entry
         del view
+        row["natural_s"], row["natural_peak_rss_bytes"] = _natural(graph, args.max_roots, args.seed, now)
         rows.append(row)
         if args.verbose:
-            print(name, row["nodes"], " ".join(f"{a[:5]}={row[a]['s'] * 1e3:.1f}ms" for a in df.ANALYSES))
+            print(
+                name,
+                row["nodes"],
+                " ".join(f"{a[:5]}={row[a]['s'] * 1e3:.1f}ms" for a in df.ANALYSES),
+                f"natural={row['natural_s'] * 1e3:.1f}ms",
+                f"rss/node={_per_node(row):.0f}B" if row["natural_peak_rss_bytes"] is not None else "",
+            )
     return summarize(rows, args, builder is not None)
+
+
+def _per_node(row: dict) -> float:
+    return row["natural_peak_rss_bytes"] / row["nodes"]
 
 
 def _tenths(rows, min_nodes: int):
@@ -196,11 +280,25 @@ def summarize(rows: list[dict], args, have_build: bool) -> dict:
         / sum(r["nodes"] for r in large),
         "analyses": per_analysis,
     }
+    natural = float(sum(r["natural_s"] for r in rows))
+    summary["natural_five_seconds"] = natural
+    summary["natural_five_us_per_node"] = 1e6 * natural / nodes.sum()
+    measured = [r for r in rows if r["natural_peak_rss_bytes"] is not None and r["nodes"] >= args.rss_min_nodes]
+    if measured:
+        largest = max(measured, key=lambda r: r["nodes"])
+        summary["peak_rss_bytes_per_node"] = {
+            "over_graphs_with_at_least_nodes": args.rss_min_nodes,
+            "graphs": len(measured),
+            "median": float(np.median([_per_node(r) for r in measured])),
+            "max": float(max(_per_node(r) for r in measured)),
+            "largest_graph": {"name": largest["name"], "nodes": largest["nodes"], "per_node": _per_node(largest)},
+        }
     if have_build:
         build = float(sum(r["build_s"] for r in rows))
         summary["build_seconds"] = build
         summary["build_us_per_node"] = 1e6 * build / nodes.sum()
         summary["all_five_over_build"] = all_five / build if build else None
+        summary["natural_five_over_build"] = natural / build if build else None
     return {
         "benchmark": "dataflow",
         "corpus": args.graphs or [str(p) for p in args.inputs] or "benchmarks/build.py corpus",
@@ -252,6 +350,18 @@ def print_table(report: dict) -> None:
         )
     else:
         print("build: not timed (prebuilt graphs); no all-five/build ratio")
+    natural = f"natural call (df.analyze(graph, a) x5): {s['natural_five_seconds']:.3f} s"
+    if s.get("natural_five_over_build") is not None:
+        natural += f"; natural five / build = {s['natural_five_over_build']:.2f}"
+    print(natural)
+    rss = s.get("peak_rss_bytes_per_node")
+    if rss:
+        big = rss["largest_graph"]
+        print(
+            f"peak RSS growth of the natural call, bytes/node over {rss['graphs']} graphs >= "
+            f"{rss['over_graphs_with_at_least_nodes']} nodes: median {rss['median']:.0f}, max {rss['max']:.0f}; "
+            f"largest ({big['name']}, {big['nodes']} nodes): {big['per_node']:.0f}"
+        )
 
 
 def plot(report: dict, path: str) -> None:
@@ -302,6 +412,11 @@ def main(argv=None) -> int:
         help="size tenths only over graphs this large (fixed costs rule below)",
     )
     p.add_argument("--clock", choices=["process", "wall"], default="process", help="CPU time (default) or wall")
+    p.add_argument("--no-corpus", action="store_true", help="no corpus (with --big-function: that graph alone)")
+    p.add_argument("--big-function", type=int, default=0, metavar="N", help="add a generated N-instruction function")
+    p.add_argument(
+        "--rss-min-nodes", type=int, default=10000, help="peak RSS per node only over graphs this large (page noise)"
+    )
     p.add_argument("--out", default="bench-results/dataflow.json", help="JSON report path")
     p.add_argument("--plot", help="PNG of time against graph size per analysis")
     p.add_argument("-v", "--verbose", action="store_true")

@@ -8,6 +8,11 @@ CPU), where an input that runs past ``timeout`` seconds is killed and raises :cl
 ``submit()`` works instead (``concurrent.futures`` executors, dask's ``client.get_executor()``). A single input
 runs in this process; its ``timeout`` bounds the clang subprocess.
 
+Inputs are type-checked (issue 12, item 9): a value that is neither one input nor an iterable of inputs raises
+:class:`TypeError` at the call; an iterable's items are checked one by one, so a wrong item fails that input (its
+``next()``) with :class:`TypeError` and the items before it still give their graphs. IR may be ``str`` or UTF-8
+bytes (``bytes``, ``bytearray``, ``memoryview``), bitcode only bytes, sources only ``str``.
+
 Differences from 0.3.2 (docs/compat.md): graphs come from LLVM 22; ``version`` takes 0.3.2's values (``"10"``,
 ``"6"``, ``"3.8"`` for IR, ``"10"`` for clang) and reads the input with LLVM 22 after one
 :class:`LegacyVersionWarning` per version, and ``"22"``; builder options are keyword arguments; C/C++/OpenCL/CUDA
@@ -93,7 +98,22 @@ def _options(instructions_only: bool, ignore_call_returns: bool, strict: bool) -
     return BuildOptions(instructions_only=instructions_only, ignore_call_returns=ignore_call_returns, strict=strict)
 
 
+_BYTES = (bytes, bytearray, memoryview)
+
+
+def _type_error(function: str, expected: str, value: Any) -> TypeError:
+    return TypeError(f"{function}() expects {expected}, got {type(value).__name__}")
+
+
+def _check_iterable(function: str, expected: str, value: Any) -> None:
+    """Raise ``TypeError`` unless ``value`` is an iterable of inputs (its items are checked by the workers)."""
+    if isinstance(value, (str, *_BYTES)) or not isinstance(value, Iterable):
+        raise _type_error(function, expected, value)
+
+
 def _ir_to_graph(ir: str | bytes, options: BuildOptions) -> ProgramGraph:
+    if not isinstance(ir, (str, *_BYTES)):
+        raise _type_error("from_llvm_ir", "LLVM IR as str or bytes in the iterable", ir)
     return graph_from_ir(ir, options=options)
 
 
@@ -126,16 +146,21 @@ def from_llvm_ir(
     Raises:
         GraphCreationError: Invalid IR (the message has ``line:column``).
         UnsupportedCompiler: Another ``version`` was asked for.
+        TypeError: ``irs`` is neither IR (``str`` or bytes) nor an iterable of IR; from the generator, for an item
+            that is not IR.
     """
     _check_version(version, "LLVM")
     fn = functools.partial(_ir_to_graph, options=_options(instructions_only, ignore_call_returns, strict))
-    if isinstance(irs, (str, bytes)):
+    if isinstance(irs, (str, *_BYTES)):
         return fn(irs)
+    _check_iterable("from_llvm_ir", "LLVM IR (str or bytes) or an iterable of it", irs)
     return _run_many(fn, irs, timeout, executor, chunksize)
 
 
 def _bitcode_to_graph(bitcode: bytes, options: BuildOptions) -> ProgramGraph:
-    return graph_from_bitcode(bitcode, options=options)
+    if not isinstance(bitcode, _BYTES):
+        raise _type_error("from_bitcode", "bitcode as bytes in the iterable", bitcode)
+    return graph_from_bitcode(bytes(bitcode), options=options)
 
 
 def from_bitcode(
@@ -148,11 +173,20 @@ def from_bitcode(
     ignore_call_returns: bool = False,
     strict: bool = False,
 ) -> GraphOrGraphs:
-    """Build graphs from LLVM bitcode (one ``bytes`` or an iterable of them); see :func:`from_llvm_ir`."""
+    """Build graphs from LLVM bitcode (one ``bytes`` or an iterable of them); see :func:`from_llvm_ir`.
+
+    Raises:
+        TypeError: ``bitcodes`` is a ``str`` (IR text goes to :func:`from_llvm_ir`) or not bytes nor an iterable.
+    """
     fn = functools.partial(_bitcode_to_graph, options=_options(instructions_only, ignore_call_returns, strict))
-    if isinstance(bitcodes, (bytes, bytearray, memoryview)):
+    if isinstance(bitcodes, _BYTES):
         return fn(bytes(bitcodes))
+    _check_iterable("from_bitcode", "bitcode (bytes) or an iterable of it (IR text goes to from_llvm_ir)", bitcodes)
     return _run_many(fn, bitcodes, timeout, executor, chunksize)
+
+
+#: The public function behind each ``_from_source`` language, for its error messages.
+_SOURCE_FUNCTIONS = {"cl": "from_opencl", "cuda": "from_cuda"}
 
 
 def _source_to_graph(
@@ -163,6 +197,8 @@ def _source_to_graph(
     timeout: float | None,
     options: BuildOptions,
 ) -> ProgramGraph:
+    if not isinstance(source, str):
+        raise _type_error(_SOURCE_FUNCTIONS.get(language, "from_cpp"), "source text as str in the iterable", source)
     ir = clang.compile_source(source, language, flags, timeout=timeout, system_includes=system_includes)
     return graph_from_ir(ir, module_name="-", options=options)
 
@@ -272,6 +308,8 @@ def from_cuda(
 def _fortran_to_graph(
     source: str, flags: tuple[str, ...], fixed_form: bool, timeout: float | None, options: BuildOptions
 ) -> ProgramGraph:
+    if not isinstance(source, str):
+        raise _type_error("from_fortran", "source text as str in the iterable", source)
     ir = flang.compile_source(source, flags, fixed_form=fixed_form, timeout=timeout)
     return graph_from_ir(ir, module_name="-", options=options)
 
@@ -300,6 +338,10 @@ def from_fortran(
         UnsupportedCompiler: flang 22 is missing.
         GraphCreationError: The source does not compile (line and column of the first error).
     """
+    if not isinstance(srcs, str):
+        _check_iterable("from_fortran", "source text (str) or an iterable of it", srcs)
+    if copts is not None and (isinstance(copts, str) or not all(isinstance(flag, str) for flag in copts)):
+        raise _type_error("from_fortran", "copts as a list of str", copts)
     flang.find_flang()  # fail early, with the install hint, when flang is missing
     flags = tuple(copts or ())
     clang.check_flags(flags)
@@ -316,6 +358,11 @@ def from_fortran(
 
 
 def _from_source(srcs, language, copts, system_includes, timeout, executor, chunksize, options) -> GraphOrGraphs:
+    function = _SOURCE_FUNCTIONS.get(language, "from_cpp")
+    if not isinstance(srcs, str):
+        _check_iterable(function, "source text (str) or an iterable of it", srcs)
+    if copts is not None and (isinstance(copts, str) or not all(isinstance(flag, str) for flag in copts)):
+        raise _type_error(function, "copts as a list of str", copts)
     clang.find_clang()  # fail early, with the install hint, when clang is missing
     clang.check_flags(tuple(copts or ()))  # and on flags that would make clang write no IR
     fn = functools.partial(
@@ -334,6 +381,8 @@ def _from_source(srcs, language, copts, system_includes, timeout, executor, chun
 def _args_to_graph(
     args: Sequence[str], system_includes: bool, timeout: float | None, options: BuildOptions
 ) -> ProgramGraph:
+    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+        raise _type_error("from_clang", "a list of clang arguments (str) for each input", args)
     suffix = os.path.splitext(args[0])[1].lower() if len(args) == 1 else ""
     if suffix in clang.IR_SUFFIXES:  # a lone .ll/.bc file is read as from_llvm_ir/from_bitcode read it
         path = args[0]
@@ -375,6 +424,12 @@ def from_clang(
             argument list, or a flag that changes clang's output (``-o``, ``-E``, ``-fsyntax-only`` ...).
     """
     _check_version(version, "clang")
+    expected = "a list of clang arguments, e.g. ['-O1', 'foo.c'], or an iterable of such lists"
+    if isinstance(args, (str, *_BYTES)) or not isinstance(args, Iterable):
+        raise _type_error("from_clang", expected, args)
+    if isinstance(args, (list, tuple)) and args and not isinstance(args[0], str):
+        if isinstance(args[0], (str, *_BYTES)) or not isinstance(args[0], Iterable):
+            raise _type_error("from_clang", expected, args[0])
     clang.find_clang()
     if isinstance(args, (list, tuple)) and args and isinstance(args[0], str):
         clang.check_flags(list(args), None)
@@ -386,7 +441,12 @@ def from_clang(
     )
     if isinstance(args, (list, tuple)) and args and isinstance(args[0], str):
         return fn(list(args))
-    return _run_many(fn, (list(a) for a in args), timeout, executor, chunksize)
+    return _run_many(fn, (_argument_list(a) for a in args), timeout, executor, chunksize)
+
+
+def _argument_list(args: Any) -> Any:
+    """One input of ``from_clang``'s iterable as a list (a str or a non-iterable is left for the worker to reject)."""
+    return list(args) if isinstance(args, Iterable) and not isinstance(args, (str, *_BYTES)) else args
 
 
 def from_xla_hlo_proto(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import programl
+from programl import create
 from programl.exceptions import GraphCreationError, UnsupportedCompiler
 from programl.util.executor import TimeoutProcessPool
 
@@ -239,3 +240,66 @@ def test_from_fortran(tmp_path) -> None:
     assert "igcd_" in [f.name for f in fixed.function]
     with pytest.raises(GraphCreationError, match=r"^-:1:\d+: error: "):
         programl.from_fortran("bad syntax here\n")
+
+
+# -- input types (issue 12, item 9) -----------------------------------------------------------------------------
+
+BAD_VALUES = [None, 123, 1.5, object()]
+
+
+@pytest.mark.parametrize("bad", BAD_VALUES, ids=lambda v: type(v).__name__)
+@pytest.mark.parametrize(
+    "function", [create.from_llvm_ir, create.from_bitcode, create.from_cpp, create.from_opencl, create.from_clang]
+)
+def test_wrong_types_raise_type_error_at_the_call(function, bad) -> None:
+    with pytest.raises(TypeError, match=rf"{function.__name__}\(\) expects .*, got {type(bad).__name__}"):
+        function(bad)
+
+
+def test_ir_bytes_are_text() -> None:
+    expected = programl.from_llvm_ir(IR_A)
+    for data in (IR_A.encode(), bytearray(IR_A.encode()), memoryview(IR_A.encode())):
+        assert programl.from_llvm_ir(data) == expected
+
+
+def test_a_wrong_item_fails_its_own_input() -> None:
+    graphs = programl.from_llvm_ir([IR_A, IR_B.encode(), None], executor=concurrent.futures.ThreadPoolExecutor(1))
+    assert [len(next(graphs).node) for _ in range(2)] == [19, 26]
+    with pytest.raises(TypeError, match=r"from_llvm_ir\(\) expects LLVM IR as str or bytes in the iterable, got None"):
+        next(graphs)
+
+
+def test_a_wrong_item_fails_in_the_default_process_pool_too() -> None:
+    graphs = programl.from_llvm_ir(iter([IR_A, 7]))
+    assert len(next(graphs).node) == 19
+    with pytest.raises(TypeError, match="got int"):
+        next(graphs)
+
+
+def test_bitcode_is_bytes_and_ir_text_is_refused() -> None:
+    from programl.graph_builder.llvm import parse_ir
+
+    bitcode = parse_ir(IR_A).as_bitcode()
+    assert create.from_bitcode(bytearray(bitcode)) == create.from_bitcode(bitcode)
+    with pytest.raises(TypeError, match="IR text goes to from_llvm_ir"):
+        create.from_bitcode(IR_A)
+    with pytest.raises(TypeError, match="bitcode as bytes in the iterable, got str"):
+        list(create.from_bitcode([IR_A], executor=concurrent.futures.ThreadPoolExecutor(1)))
+
+
+def test_source_and_argument_types_at_the_call() -> None:
+    with pytest.raises(TypeError, match="from_cpp"):
+        programl.from_cpp(b"int f(void);")
+    with pytest.raises(TypeError, match="copts"):
+        programl.from_cpp("int f(void);", copts="-O1")
+    with pytest.raises(TypeError, match="from_clang"):
+        programl.from_clang("foo.c")  # a str would otherwise be read as one input per character
+    with pytest.raises(TypeError, match="from_clang"):
+        programl.from_clang([5])
+
+
+def test_source_and_argument_types_per_item(clang22) -> None:
+    with pytest.raises(TypeError, match=r"from_clang\(\) expects a list of clang arguments \(str\) for each input"):
+        next(programl.from_clang(iter([5]), executor=concurrent.futures.ThreadPoolExecutor(1)))
+    with pytest.raises(TypeError, match="source text as str in the iterable, got bytes"):
+        next(programl.from_cpp([b"int f(void);"], executor=concurrent.futures.ThreadPoolExecutor(1)))

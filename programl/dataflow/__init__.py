@@ -21,7 +21,7 @@ from programl.dataflow.analyze import (
     select_roots,
 )
 from programl.dataflow.base import AnalysisResult, RootedAnalysis
-from programl.dataflow.columnar import GraphView, as_view
+from programl.dataflow.columnar import GraphView, as_view, cached_view, clear_view_cache
 from programl.dataflow.records import (
     arrays_to_labels,
     labels_to_arrays,
@@ -42,6 +42,8 @@ __all__ = [
     "analyze_arrays",
     "arrays_to_labels",
     "as_view",
+    "cached_view",
+    "clear_view_cache",
     "eligible_roots",
     "labels_to_arrays",
     "labels_to_bytes",

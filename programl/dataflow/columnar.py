@@ -8,10 +8,18 @@ analyses depend on that order, so each CSR row lists its neighbours in the order
 
 CSRs are built lazily and cached, as are the Python-list copies that the per-root loops iterate over, and per-graph
 results of an analysis's ``Init`` (e.g. liveness sets) may be cached in :attr:`GraphView.cache`.
+
+:func:`cached_view` keeps the views of the last two ``ProgramGraph`` messages, keyed by a digest of their wire bytes
+(protobuf messages are mutable and take no weak references, so identity cannot be trusted): calling
+``analyze(graph, a)`` once per analysis builds the view, its adjacency and the per-graph sets once (issue 12,
+item 11), and a graph changed between calls gets a new view.
 """
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +28,19 @@ import numpy as np
 
 from programl.exceptions import AnalysisError
 
-__all__ = ["CONTROL", "DATA", "CALL", "INSTRUCTION", "VARIABLE", "CONSTANT", "CSR", "GraphView", "as_view"]
+__all__ = [
+    "CONTROL",
+    "DATA",
+    "CALL",
+    "INSTRUCTION",
+    "VARIABLE",
+    "CONSTANT",
+    "CSR",
+    "GraphView",
+    "as_view",
+    "cached_view",
+    "clear_view_cache",
+]
 
 # Node.Type and Edge.Flow values (SPEC §1.1)
 INSTRUCTION, VARIABLE, CONSTANT = 0, 1, 2
@@ -235,3 +255,48 @@ def as_view(graph: Any) -> GraphView:
     if hasattr(graph, "node") and hasattr(graph, "edge"):
         return GraphView.from_graph(graph)
     raise TypeError(f"expected a ProgramGraph or a GraphView, got {type(graph).__name__}")
+
+
+# cached_view: at most this many views, holding at most this many nodes in all (the newest view always stays); a
+# cached view keeps its per-analysis state (liveness sets) alive, so only the graphs just analysed are kept
+_CACHE_VIEWS = 2
+_CACHE_NODES = 1_000_000
+_cache: OrderedDict[bytes, GraphView] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def cached_view(graph: Any) -> GraphView:
+    """Like :func:`as_view`, but a ``ProgramGraph`` whose content was seen recently gets the same view back (with
+    its adjacency and per-analysis caches).
+
+    The key is a BLAKE2 digest of the graph's deterministic wire bytes: serialising and hashing cost a small
+    fraction of building a view, and a graph modified since gets a fresh view.
+    """
+    if isinstance(graph, GraphView):
+        return graph
+    serialize = getattr(graph, "SerializeToString", None)
+    if serialize is None:
+        return as_view(graph)
+    key = hashlib.blake2b(serialize(deterministic=True), digest_size=20).digest()
+    with _cache_lock:
+        view = _cache.get(key)
+        if view is not None:
+            _cache.move_to_end(key)
+            return view
+    view = as_view(graph)
+    view.node_text  # noqa: B018 - read the texts now: the caller may change the message, the view must not see it
+    view._graph = None
+    with _cache_lock:
+        _cache[key] = view
+        _cache.move_to_end(key)
+        while len(_cache) > 1 and (
+            len(_cache) > _CACHE_VIEWS or sum(v.num_nodes for v in _cache.values()) > _CACHE_NODES
+        ):
+            _cache.popitem(last=False)
+    return view
+
+
+def clear_view_cache() -> None:
+    """Forget the views kept by :func:`cached_view`."""
+    with _cache_lock:
+        _cache.clear()

@@ -20,6 +20,12 @@ each function numbers only the values its own instructions use, so the bit sets 
 otherwise all values share one numbering. The shared FIFO queue gives every function the same sequence of pops it
 would get alone, so each function runs alone, smallest first (a graph bound to exceed the limit then fails on cheap
 bit sets); this changes no set and no count.
+
+Memory (issue 12, item 10): one bit set per node is quadratic in the size of a function (478k nodes of one function
+needed more than 14 GB). A function with more than :data:`DENSE_VALUES` values keeps each set as a tuple of
+:data:`CHUNK_BITS`-bit chunks instead, and a node's set shares every chunk its own uses and definitions leave
+unchanged with its successor's set (the same int objects), so a node costs a tuple of pointers plus the few chunks it
+changes. Same sets, same pops, same counts.
 """
 
 from __future__ import annotations
@@ -33,15 +39,29 @@ from programl.dataflow.bfs import trace_bfs
 from programl.dataflow.columnar import CONTROL, DATA, INSTRUCTION, GraphView
 from programl.exceptions import AnalysisError
 
-__all__ = ["Liveness", "LiveSets", "live_sets"]
+__all__ = ["CHUNK_BITS", "DENSE_VALUES", "Liveness", "LiveSets", "live_sets"]
+
+#: Functions with more values than this keep their sets in chunks (below it a set is at most 512 bytes).
+DENSE_VALUES = 4096
+#: Bits per chunk of a chunked set.
+CHUNK_BITS = 2048
+
+
+def _bit_positions(bits: int) -> np.ndarray:
+    """Positions of the set bits of a non-negative int, ascending."""
+    if not bits:
+        return np.zeros(0, dtype=np.int64)
+    raw = np.frombuffer(bits.to_bytes((bits.bit_length() + 7) // 8, "little"), dtype=np.uint8)
+    return np.flatnonzero(np.unpackbits(raw, bitorder="little"))
 
 
 class LiveSets:
     """Live-out sets of every node, as bit sets over per-group value numberings.
 
     Attributes:
-        live_out: ``live_out[n]`` bit set of the values live out of node ``n``.
-        live_in: ``live_in[n]`` bit set of the values live into node ``n``.
+        live_out: ``live_out[n]`` bit set of the values live out of node ``n`` (an int, or for a chunked function a
+            tuple of ints, chunk ``k`` holding bits ``k * CHUNK_BITS ...``).
+        live_in: ``live_in[n]`` bit set of the values live into node ``n`` (likewise).
         pops: Number of work-list pops the reference makes.
     """
 
@@ -49,16 +69,25 @@ class LiveSets:
         self.live_in = live_in
         self.live_out = live_out
         self.pops = pops
+        self.chunk_bits = CHUNK_BITS  # of the chunked sets (read when they were built)
         self._group = group
         self._values = values
 
     def nodes(self, bits: int, node: int) -> np.ndarray:
         """Node indices (ascending) of a bit set that belongs to ``node``'s group."""
         values = self._values[int(self._group[node])]
-        if not bits:
-            return np.zeros(0, dtype=np.int64)
-        raw = np.frombuffer(bits.to_bytes((bits.bit_length() + 7) // 8, "little"), dtype=np.uint8)
-        return np.sort(values[np.flatnonzero(np.unpackbits(raw, bitorder="little"))])
+        if isinstance(bits, tuple):
+            positions = [_bit_positions(chunk) + k * self.chunk_bits for k, chunk in enumerate(bits) if chunk]
+            return np.sort(values[np.concatenate(positions)]) if positions else np.zeros(0, dtype=np.int64)
+        return np.sort(values[_bit_positions(bits)])
+
+    def has_out(self) -> np.ndarray:
+        """``(N,)`` bool: whether ``OUT(n)`` is non-empty."""
+        return np.fromiter(
+            (any(bits) if isinstance(bits, tuple) else bool(bits) for bits in self.live_out),
+            dtype=bool,
+            count=len(self.live_out),
+        )
 
     def out_nodes(self, node: int) -> np.ndarray:
         """``OUT(node)`` as node indices."""
@@ -121,17 +150,45 @@ def _live_sets(view: GraphView) -> LiveSets:
     is_value = (keys[where] == def_key) if len(keys) else np.zeros(len(def_key), dtype=bool)
     def_bit = where - group_start[group[def_src]]
 
-    uses = [0] * n
-    for node, bit in zip(d_dst.tolist(), use_bit.tolist(), strict=True):
+    group_size = np.diff(np.append(group_start, len(keys)))  # values per group
+    chunked = group_size > DENSE_VALUES
+    # dense groups: one int per node; chunked groups: sparse (chunk, bits) pairs per node (never a wide int)
+    uses: list = [0] * n
+    kills: list = [-1] * n  # ~defs(n): Python ints are two's complement, so `out & kills[n]` removes defs(n)
+    use_nodes, use_bits = d_dst.tolist(), use_bit.tolist()
+    def_nodes, def_bits = def_src[is_value].tolist(), def_bit[is_value].tolist()
+    if chunked.any():
+        node_chunked = chunked[group].tolist()
+        sparse_uses: dict[int, dict[int, int]] = {}
+        sparse_defs: dict[int, dict[int, int]] = {}
+        for nodes, bits, sparse in ((use_nodes, use_bits, sparse_uses), (def_nodes, def_bits, sparse_defs)):
+            for node, bit in zip(nodes, bits, strict=True):
+                if node_chunked[node]:
+                    chunks = sparse.setdefault(node, {})
+                    k, b = divmod(bit, CHUNK_BITS)
+                    chunks[k] = chunks.get(k, 0) | (1 << b)
+        for node in np.flatnonzero(chunked[group]).tolist():
+            uses[node] = tuple(sorted(sparse_uses.get(node, {}).items()))
+            kills[node] = tuple(sorted(sparse_defs.get(node, {}).items()))
+        keep = [not node_chunked[node] for node in use_nodes]
+        use_nodes = [node for node, k in zip(use_nodes, keep, strict=True) if k]
+        use_bits = [bit for bit, k in zip(use_bits, keep, strict=True) if k]
+        keep = [not node_chunked[node] for node in def_nodes]
+        def_nodes = [node for node, k in zip(def_nodes, keep, strict=True) if k]
+        def_bits = [bit for bit, k in zip(def_bits, keep, strict=True) if k]
+    for node, bit in zip(use_nodes, use_bits, strict=True):
         uses[node] |= 1 << bit
-    kills = [-1] * n  # ~defs(n): Python ints are two's complement, so `out & kills[n]` removes defs(n)
-    for node, bit in zip(def_src[is_value].tolist(), def_bit[is_value].tolist(), strict=True):
+    for node, bit in zip(def_nodes, def_bits, strict=True):
         kills[node] &= ~(1 << bit)
+    live_in: list = [0] * n
+    live_out: list = [0] * n
+    for g in np.flatnonzero(chunked).tolist():
+        empty = (0,) * -(-int(group_size[g]) // CHUNK_BITS)
+        for node in np.flatnonzero(group == g).tolist():
+            live_in[node] = live_out[node] = empty
 
     s_ptr, s_idx = view.adjacency_lists((CONTROL,))
     p_ptr, p_idx = view.adjacency_lists((CONTROL,), reverse=True)
-    live_in = [0] * n
-    live_out = [0] * n
     out_degree = ctrl.degree()
     seeds = np.flatnonzero((view.node_type == INSTRUCTION) & (out_degree == 0))
     # Groups never exchange work-list entries, so each can be run alone (its pops are those it would make in the
@@ -150,10 +207,16 @@ def _live_sets(view: GraphView) -> LiveSets:
         for s in work:
             queued[s] = 1
         pop, push = work.popleft, work.append
+        if chunked[group[part[0]]]:
+            empty = live_in[int(part[0])]  # every set of the group is still the empty tuple
+            pops = _run_chunked(
+                work, queued, pops, limit, empty, uses, kills, live_in, live_out, s_ptr, s_idx, p_ptr, p_idx
+            )
+            continue
         while work:
             pops += 1
             if pops > limit:
-                raise AnalysisError("Failed to terminate liveness computation in 5000 steps")
+                raise AnalysisError(_LIMIT_MESSAGE)
             node = pop()
             queued[node] = 0
             s = single[node]
@@ -180,6 +243,75 @@ def _live_sets(view: GraphView) -> LiveSets:
     return LiveSets(live_in, live_out, group, values, pops)
 
 
+_LIMIT_MESSAGE = "Failed to terminate liveness computation in 5000 steps"
+
+
+def _chunks_of(bits: int) -> tuple[tuple[int, int], ...]:
+    """A (non-negative) bit set as its non-zero ``(chunk index, chunk bits)`` pairs."""
+    pairs = []
+    k = 0
+    mask = (1 << CHUNK_BITS) - 1
+    while bits:
+        chunk = bits & mask
+        if chunk:
+            pairs.append((k, chunk))
+        bits >>= CHUNK_BITS
+        k += 1
+    return tuple(pairs)
+
+
+def _union(a: tuple, b: tuple) -> tuple:
+    """Chunk-wise union that reuses the int objects of ``a`` or ``b`` wherever a chunk is unchanged."""
+    if a is b:
+        return a
+    merged = []
+    for x, y in zip(a, b):
+        if x is y or not y:
+            merged.append(x)
+        elif not x:
+            merged.append(y)
+        else:
+            z = x | y
+            merged.append(x if z == x else y if z == y else z)
+    return tuple(merged)
+
+
+def _run_chunked(work, queued, pops, limit, empty, uses, kills, live_in, live_out, s_ptr, s_idx, p_ptr, p_idx) -> int:
+    """The work list of one chunked group (the dense loop of :func:`_live_sets`, on tuples of chunks)."""
+    pop, push = work.popleft, work.append
+    while work:
+        pops += 1
+        if pops > limit:
+            raise AnalysisError(_LIMIT_MESSAGE)
+        node = pop()
+        queued[node] = 0
+        successors = s_idx[s_ptr[node] : s_ptr[node + 1]]
+        out = live_in[successors[0]] if successors else empty
+        for s in successors[1:]:
+            out = _union(out, live_in[s])
+        new = out
+        killed, used = kills[node], uses[node]
+        if killed or used:
+            chunks = list(out)
+            for k, bits in killed:
+                old = chunks[k]
+                if old & bits:
+                    chunks[k] = old & ~bits
+            for k, bits in used:
+                old = chunks[k]
+                if (old | bits) != old:
+                    chunks[k] = old | bits
+            new = tuple(chunks)
+        if not any(new) or new != live_in[node]:
+            live_in[node] = new
+            for p in p_idx[p_ptr[node] : p_ptr[node + 1]]:
+                if not queued[p]:
+                    queued[p] = 1
+                    push(p)
+        live_out[node] = out
+    return pops
+
+
 class Liveness(RootedAnalysis):
     """Live-out variables and constants of an instruction."""
 
@@ -192,8 +324,7 @@ class Liveness(RootedAnalysis):
         self._single = view.only_neighbours((CONTROL, DATA))
 
     def eligible_roots(self) -> np.ndarray:
-        out = self.sets.live_out
-        return np.asarray([i for i in range(self.view.num_nodes) if out[i]], dtype=np.int64)
+        return np.flatnonzero(self.sets.has_out()).astype(np.int64)
 
     def run_one(self, root: int) -> tuple[np.ndarray, int, int]:
         if self.view.node_type[root] != INSTRUCTION:

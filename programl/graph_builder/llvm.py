@@ -9,11 +9,25 @@ This is the only module that walks LLVM objects. It parses with llvmlite (LLVM 2
 are upgraded by LLVM on read) in a fresh LLVM context per module, prints the module once and cuts the text into
 instruction texts (:mod:`programl.graph_builder.ir_text`), and walks the structure through llvmlite's C functions
 (:mod:`programl.graph_builder._ffi`). Time is linear in the size of the module.
+
+Hostile input (issue 12, item 4): LLVM parses and prints nested constant expressions, types and metadata
+recursively, about 1.3 KB of stack per level, so deep nesting overflows the stack and kills the process (a
+segfault Python cannot catch). Textual IR is measured first (:func:`~programl.graph_builder.ir_text.nesting_depth`,
+linear): deeper than :data:`MAX_NESTING` is a :class:`GraphCreationError` at the offending bracket; deeper than a
+few hundred levels is parsed and built in a thread with a 64 MB stack (room for ~50,000 levels). Bitcode cannot be
+measured before LLVM reads it (its reader is iterative, but printing recurses), so a large bitcode input is read and
+built in a thread whose stack grows with the input's size.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import re
+import sys
+import tempfile
+import threading
 from collections import deque
 from dataclasses import dataclass
 
@@ -25,6 +39,7 @@ from programl.graph_builder._encode import encode_graph
 from programl.graph_builder.ir_text import (
     ModuleText,
     llvm_identifier,
+    nesting_depth,
     opcode_of,
     result_name_of,
     split_module,
@@ -34,6 +49,7 @@ from programl.proto import Edge, Node, ProgramGraph
 __all__ = [
     "BuildOptions",
     "LLVM_VERSION",
+    "MAX_NESTING",
     "build_graph",
     "graph_from_bitcode",
     "graph_from_ir",
@@ -51,6 +67,24 @@ UNDEFINED_FUNCTION_TEXT = "; undefined function"
 
 # the buffer name llvmlite gives to parsed text; LLVM uses it as source_filename when the IR has none
 _LLVMLITE_BUFFER_NAME = "<string>"
+#: The deepest bracket nesting accepted in textual IR (real IR nests a few dozen levels at most; LLVM 22 on an 8 MB
+#: stack crashes past ~6,700 levels of constant expressions).
+MAX_NESTING = 4096
+# Nesting up to this depth is parsed on the caller's stack (a few hundred KB of it); deeper in a big-stack thread.
+_INLINE_NESTING = 256
+_BIG_STACK = 64 << 20  # ~50,000 levels of constant expressions: 12x the stack MAX_NESTING needs
+# Bitcode: a level of nesting takes a few bytes of bitcode and ~1.3 KB of stack to print; allow 1 KB per byte.
+_STACK_PER_BITCODE_BYTE = 1024
+_INLINE_BITCODE = 4096  # at most ~1,400 levels: under 2 MB of the caller's stack
+_MAX_STACK = 1 << 30
+_STACK_LOCK = threading.Lock()
+
+# LLVM verifies a module that declares this debug-info version while it parses it, and prints what it finds
+# invalid (ten lines for one bad !dbg) straight to the process's stderr before dropping the debug info
+_DEBUG_INFO_FLAG = '"Debug Info Version"'
+_STDERR_LOCK = threading.Lock()
+_LOG = logging.getLogger("programl.graph_builder")
+
 _PARSE_ERROR = re.compile(r"^(?:<string>|[^:\n]*):(\d+):(\d+): error: (.*)$", re.MULTILINE)
 
 
@@ -81,17 +115,8 @@ def _check_text(text: str, path: str | None) -> None:
         raise GraphCreationError("binary data, not LLVM IR text (NUL byte)", path, line, column)
 
 
-def parse_ir(text: str | bytes, path: str | None = None, context=None) -> llvm.ModuleRef:
-    """Parse textual LLVM IR with LLVM 22.
-
-    Args:
-        text: The IR (``str``, or UTF-8 ``bytes``).
-        path: Where it came from, for error messages.
-        context: An llvmlite context (default: a fresh one, so that parallel threads never share one).
-
-    Raises:
-        GraphCreationError: The text is not valid IR (with line and column), not UTF-8, or binary data.
-    """
+def _decode(text: str | bytes, path: str | None) -> str:
+    """IR as ``str``: UTF-8 bytes decoded, NUL bytes and excessive nesting rejected."""
     if isinstance(text, (bytes, bytearray, memoryview)):
         data = bytes(text)
         if b"\0" in data:
@@ -102,7 +127,158 @@ def parse_ir(text: str | bytes, path: str | None = None, context=None) -> llvm.M
             line = data.count(b"\n", 0, error.start) + 1
             column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
             raise GraphCreationError(f"not UTF-8 text (byte 0x{data[error.start]:02x})", path, line, column) from None
+    elif not isinstance(text, str):
+        raise TypeError(f"LLVM IR must be str or bytes, not {type(text).__name__}")
     _check_text(text, path)
+    return text
+
+
+def _needs_big_stack(text: str, path: str | None) -> bool:
+    """Whether ``text`` must be parsed on a big stack; raises for nesting past :data:`MAX_NESTING`."""
+    depth, offset = nesting_depth(text, MAX_NESTING)
+    if offset is not None:
+        data = text.encode("utf-8", "surrogatepass")
+        line = data.count(b"\n", 0, offset) + 1
+        column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+        raise GraphCreationError(
+            f"brackets nest deeper than {MAX_NESTING} levels (LLVM's recursive parser would overflow its stack)",
+            path,
+            line,
+            column,
+        )
+    return depth > _INLINE_NESTING
+
+
+def _call_on_stack(stack_size: int, path: str | None, fn, /, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in a new thread with a ``stack_size`` stack (halved until the thread starts)."""
+    outcome: list = []
+
+    def target() -> None:
+        try:
+            outcome.append((True, fn(*args, **kwargs)))
+        except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
+            outcome.append((False, error))
+
+    thread = None
+    size = stack_size
+    with _STACK_LOCK:  # threading.stack_size is process-wide: restore it before anyone else starts a thread
+        previous = threading.stack_size()
+        try:
+            while thread is None and size >= _BIG_STACK:
+                try:
+                    threading.stack_size(size)
+                    thread = threading.Thread(target=target, name="programl-llvm", daemon=True)
+                    thread.start()
+                except (RuntimeError, MemoryError, ValueError):  # no address space for the stack (RLIMIT_AS)
+                    thread = None
+                    size //= 2
+        finally:
+            threading.stack_size(previous)
+    if thread is None:
+        raise GraphCreationError("not enough memory for a parser stack deep enough for this input", path)
+    while thread.is_alive():
+        thread.join(0.1)  # wakes up for KeyboardInterrupt
+    ok, value = outcome[0]
+    if ok:
+        return value
+    raise value
+
+
+def parse_ir(text: str | bytes, path: str | None = None, context=None) -> llvm.ModuleRef:
+    """Parse textual LLVM IR with LLVM 22.
+
+    Args:
+        text: The IR (``str``, or UTF-8 ``bytes``).
+        path: Where it came from, for error messages.
+        context: An llvmlite context (default: a fresh one, so that parallel threads never share one).
+
+    Raises:
+        GraphCreationError: The text is not valid IR (with line and column), not UTF-8, binary data, or nests
+            deeper than :data:`MAX_NESTING`.
+        TypeError: ``text`` is neither ``str`` nor bytes.
+    """
+    text = _decode(text, path)
+    if _needs_big_stack(text, path):
+        return _call_on_stack(_BIG_STACK, path, _parse_text, text, path, context)
+    return _parse_text(text, path, context)
+
+
+def _parse_text(text: str, path: str | None, context) -> llvm.ModuleRef:
+    if _DEBUG_INFO_FLAG not in text:
+        return _parse_assembly(text, path, context)
+    _check_verifies(text, path)
+    with _captured_stderr(path):
+        return _parse_assembly(text, path, context)
+
+
+def _check_verifies(text: str, path: str | None) -> None:
+    """Fail like the verifier, without LLVM's abort, on a module that declares debug info and is broken otherwise.
+
+    LLVM verifies such a module while parsing it and calls ``report_fatal_error`` ("Broken module found") when
+    something other than debug info is wrong, which aborts the process. A copy whose flag is renamed (same length:
+    same line:col) is parsed with its debug info dropped and no verification, then verified by llvmlite.
+
+    Raises:
+        GraphCreationError: The module is broken (the verifier's first line), or does not parse.
+    """
+    probe = text.replace(_DEBUG_INFO_FLAG, '"Debug Info Versio_"')
+    context = llvm.create_context()
+    try:
+        with _captured_stderr(path, report=False):  # "ignoring debug info with an invalid version": ours
+            module = _parse_assembly(probe, path, context)
+        try:
+            module.verify()
+        except RuntimeError as error:
+            lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+            detail = lines[0] if lines else "invalid module"
+            raise GraphCreationError(f"invalid module: {detail} (LLVM would abort on it)", path) from None
+        finally:
+            module.close()
+    finally:
+        context.close()
+
+
+@contextlib.contextmanager
+def _captured_stderr(path: str | None, report: bool = True):
+    """Collect what LLVM writes to file descriptor 2 meanwhile, and log it (logger ``programl.graph_builder``) as
+    one line per diagnostic, attributed to ``path`` (or drop it: ``report=False``). Serialised by a lock: file
+    descriptor 2 is process-wide."""
+    with _STDERR_LOCK, tempfile.TemporaryFile() as sink:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+        finally:
+            os.close(saved)
+        sink.seek(0)
+        output = sink.read().decode("utf-8", "replace")
+    for line in _llvm_diagnostics(output, path) if report else ():
+        _LOG.warning(line)
+
+
+def _llvm_diagnostics(output: str, path: str | None) -> list[str]:
+    """LLVM's stderr output while parsing, as one line per diagnostic, attributed to ``path``."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    if not lines:
+        return []
+    where = f"{path}: " if path else ""
+    if any("ignoring invalid debug info" in line for line in lines):
+        # the verifier's first line says what is wrong; the rest are the IR objects involved
+        return [f"{where}warning: ignoring invalid debug info: {lines[0].strip()}"]
+    found = []
+    for line in lines:
+        match = re.match(r"^(?:<string>|[^:]*?):?(?:(\d+):(\d+):)? *(warning|error): (.*?)(?: in <string>)?$", line)
+        if match and match.group(3):
+            position = f"{path or '<input>'}:{match.group(1)}:{match.group(2)}: " if match.group(1) else where
+            found.append(f"{position}{match.group(3)}: {match.group(4)}")
+    return found or [f"{where}warning: {lines[0].strip()}"]
+
+
+def _parse_assembly(text: str, path: str | None, context) -> llvm.ModuleRef:
     context = context or llvm.create_context()
     try:
         return llvm.parse_assembly(text, context=context)
@@ -146,7 +322,8 @@ def parse_bitcode(data: bytes, path: str | None = None, context=None) -> llvm.Mo
         GraphCreationError: The data is not valid bitcode.
     """
     try:
-        return llvm.parse_bitcode(bytes(data), context=context or llvm.create_context())
+        with _captured_stderr(path):  # the reader verifies debug info as the text parser does
+            return llvm.parse_bitcode(bytes(data), context=context or llvm.create_context())
     except RuntimeError as error:
         message = str(error).replace("LLVM bitcode parsing error\n", "").strip().replace("\n", " ")
         raise GraphCreationError(f"invalid bitcode: {message}", path) from None
@@ -178,8 +355,15 @@ def graph_from_ir(
     Raises:
         GraphCreationError: Invalid input, or a strict-mode violation.
     """
+    text = _decode(text, path)
+    if _needs_big_stack(text, path):
+        return _call_on_stack(_BIG_STACK, path, _graph_from_text, text, path, module_name, options)
+    return _graph_from_text(text, path, module_name, options)
+
+
+def _graph_from_text(text: str, path: str | None, module_name: str | None, options: BuildOptions) -> ProgramGraph:
     context = llvm.create_context()
-    module = parse_ir(text, path, context)
+    module = _parse_text(text, path, context)
     try:
         return build_graph(module, module_name=module_name or path or "<stdin>", options=options, path=path)
     finally:
@@ -193,7 +377,25 @@ def graph_from_bitcode(
     module_name: str | None = None,
     options: BuildOptions = BuildOptions(),
 ) -> ProgramGraph:
-    """Build the graph of LLVM bitcode (see :func:`graph_from_ir`)."""
+    """Build the graph of LLVM bitcode (see :func:`graph_from_ir`).
+
+    Bitcode larger than 4 KB is read and built in a thread whose stack grows with its size (1 KB per byte, at
+    most 1 GB): deep nesting takes several bytes of bitcode per level, and printing it ~1.3 KB of stack.
+
+    Raises:
+        GraphCreationError: The data is not valid bitcode.
+        TypeError: ``data`` is not bytes.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"LLVM bitcode must be bytes, not {type(data).__name__}")
+    data = bytes(data)
+    if len(data) <= _INLINE_BITCODE:
+        return _graph_from_bitcode(data, path, module_name, options)
+    stack = min(max(len(data) * _STACK_PER_BITCODE_BYTE, _BIG_STACK), _MAX_STACK)
+    return _call_on_stack(stack, path, _graph_from_bitcode, data, path, module_name, options)
+
+
+def _graph_from_bitcode(data: bytes, path: str | None, module_name: str | None, options: BuildOptions) -> ProgramGraph:
     context = llvm.create_context()
     module = parse_bitcode(data, path, context)
     try:

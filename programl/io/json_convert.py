@@ -262,8 +262,14 @@ def _node_dicts(graph: ProgramGraph, features: bool = True) -> Iterator[JsonDict
 
 def _link_dicts(graph: ProgramGraph, features: bool = True) -> Iterator[JsonDict]:
     seen: dict[tuple[int, int], int] = {}
+    num_nodes = len(graph.node)
     for index, edge in enumerate(graph.edge):
         pair = (edge.source, edge.target)
+        if not (0 <= pair[0] < num_nodes and 0 <= pair[1] < num_nodes):
+            raise GraphTransformError(
+                f"edge {index} ({pair[0]} -> {pair[1]}) refers to a node that does not exist "
+                f"(the graph has {num_nodes} nodes)"
+            )
         key = seen.get(pair, 0)
         seen[pair] = key + 1
         entry: JsonDict = {}
@@ -309,7 +315,7 @@ def to_json(
         One dict for one graph; otherwise a lazy iterator of dicts, in input order.
 
     Raises:
-        GraphTransformError: An input is not a ``ProgramGraph``.
+        GraphTransformError: An input is not a ``ProgramGraph``, or has an edge to a node it does not have.
     """
     if isinstance(graphs, ProgramGraph):
         return graph_to_node_link(graphs)

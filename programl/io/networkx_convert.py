@@ -82,14 +82,9 @@ def graph_to_networkx(graph: ProgramGraph, features: bool = True) -> nx.MultiDiG
         key = entry.pop("key")
         del entry[ORDER]  # the order lives in the graph attribute, not on the edge
         edges.append((source, target, key, entry))
-        if 0 <= source < len(node_ids) and 0 <= target < len(node_ids):
-            edge_order.append((node_ids[source], node_ids[target], key))
+        edge_order.append((node_ids[source], node_ids[target], key))
     g.graph[EDGE_ORDER] = edge_order
-    g.add_edges_from(edges)
-    if g.number_of_nodes() != len(graph.node):
-        bad = [(e.source, e.target) for e in graph.edge if not (0 <= e.source < len(graph.node))]
-        bad += [(e.source, e.target) for e in graph.edge if not (0 <= e.target < len(graph.node))]
-        raise GraphTransformError(f"edges refer to nodes that do not exist: {bad[:5]}")
+    g.add_edges_from(edges)  # _link_dicts has rejected edges to nodes that do not exist
     return g
 
 

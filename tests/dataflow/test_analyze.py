@@ -168,3 +168,34 @@ def test_reference_built_graphs(reference_graphs):
 
 def test_own_graphs(own_graphs):
     assert _check_against_reference(own_graphs) > 0
+
+
+def test_analyses_of_one_graph_share_a_cached_view():
+    # issue 12, item 11: df.analyze(graph, a) once per analysis builds the view (and its adjacency) once
+    df.clear_view_cache()
+    g = liveness_textbook()
+    view = df.cached_view(g)
+    assert df.cached_view(g) is view
+    copy = type(g).FromString(g.SerializeToString())
+    assert df.cached_view(copy) is view  # same content, same view
+    labels = df.analyze(g, "liveness")
+    assert "analysis.liveness" in view.cache
+    assert df.analyze(g, "liveness") == labels == df.analyze(GraphView.from_graph(g), "liveness")
+    g.node[6].text = "changed"
+    changed = df.cached_view(g)
+    assert changed is not view and changed.node_text[6] == "changed" and view.node_text[6] != "changed"
+    df.clear_view_cache()
+    assert df.cached_view(copy) is not view
+
+
+def test_view_cache_is_bounded():
+    df.clear_view_cache()
+    graphs = []
+    for k in range(9):
+        g = reachability_chain()
+        g.node[1].text = f"a{k}"
+        graphs.append(g)
+    views = [df.cached_view(g) for g in graphs]
+    assert df.cached_view(graphs[-1]) is views[-1]
+    assert df.cached_view(graphs[0]) is not views[0]  # evicted: at most a few views are kept
+    df.clear_view_cache()

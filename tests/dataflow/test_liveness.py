@@ -3,13 +3,15 @@ for the work-list limit and the step counts."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 
 import programl.dataflow as df
+from programl.dataflow import liveness
 from programl.dataflow.columnar import CONTROL, INSTRUCTION, GraphView
 from programl.dataflow.columnar import DATA as DATA_FLOW
-from programl.dataflow.liveness import live_sets
+from programl.dataflow.liveness import LiveSets, live_sets
 from tests.dataflow import _reference as ref
 from tests.dataflow._check import assert_like_reference, one
 from tests.dataflow._graphs import CALL, CTRL, DATA, INST, VAR, liveness_textbook, make_graph
@@ -171,3 +173,36 @@ def test_real_graphs(reference_graphs):
             continue
         assert df.eligible_roots(view, "liveness").tolist() == eligible
         assert_like_reference(view, rg, "liveness", eligible[::11])
+
+
+def _dense_outcome(g):
+    """Sets and all-roots labels with the dense representation, or the AnalysisError."""
+    view = GraphView.from_graph(g)
+    try:
+        sets = live_sets(view)
+    except df.AnalysisError as error:
+        return error, None
+    eligible = df.eligible_roots(view, "liveness")
+    return sets, df.analyze_arrays(view, "liveness", max_roots=None) if len(eligible) else None
+
+
+@settings(max_examples=150, deadline=None)
+@given(program_graphs())
+def test_chunked_sets_match_the_dense_ones(g):
+    # issue 12, item 10: big functions keep their sets in chunks; force 2-bit chunks on every graph and compare
+    dense, labels = _dense_outcome(g)
+    saved = liveness.DENSE_VALUES, liveness.CHUNK_BITS
+    liveness.DENSE_VALUES, liveness.CHUNK_BITS = 0, 2
+    try:
+        chunked, chunked_labels = _dense_outcome(g)
+    finally:
+        liveness.DENSE_VALUES, liveness.CHUNK_BITS = saved
+    if isinstance(dense, df.AnalysisError):
+        assert str(chunked) == str(dense)
+        return
+    assert isinstance(chunked, LiveSets) and chunked.pops == dense.pops
+    for i in range(len(g.node)):
+        assert chunked.out_nodes(i).tolist() == dense.out_nodes(i).tolist()
+        assert chunked.in_nodes(i).tolist() == dense.in_nodes(i).tolist()
+    assert np.array_equal(chunked.has_out(), dense.has_out())
+    assert chunked_labels == labels

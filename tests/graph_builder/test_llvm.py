@@ -618,3 +618,37 @@ def test_old_sret_and_byval_spellings_are_upgraded() -> None:
         }
     """)
     assert [n.text for n in graph.node if n.type == 0][1:] == ["getelementptr", "load", "getelementptr", "store", "ret"]
+
+
+INVALID_DEBUG_INFO = """\
+define i32 @f(i32 %x) !dbg !4 {
+  %y = add i32 %x, 1, !dbg !7
+  ret i32 %y
+}
+
+!llvm.module.flags = !{!0}
+!llvm.dbg.cu = !{!1}
+!0 = !{i32 2, !"Debug Info Version", i32 3}
+!1 = distinct !DICompileUnit(language: DW_LANG_C99, file: !2, emissionKind: FullDebug)
+!2 = !DIFile(filename: "a.c", directory: "/tmp")
+!4 = distinct !DISubprogram(name: "f", scope: !2, file: !2, line: 1, type: !5, unit: !1)
+!5 = !DISubroutineType(types: !6)
+!6 = !{null}
+!7 = !DILocation(line: 2, column: 3, scope: !2)
+"""
+
+
+def test_invalid_debug_info_is_one_warning_with_the_path(capfd, caplog) -> None:
+    # issue 12, item 8: LLVM printed ten lines to stderr, attributed to `<string>`; the graph is still built
+    graph = graph_from_ir(INVALID_DEBUG_INFO, path="dir/a.ll")
+    assert [n.text for n in graph.node[:4]] == ["[external]", "add", "ret", "i32"]
+    assert "!dbg" not in full_text(graph.node[1])  # LLVM dropped the invalid debug info, as LLVM 10 does
+    assert capfd.readouterr().err == ""
+    [record] = caplog.records
+    assert record.getMessage() == (
+        "dir/a.ll: warning: ignoring invalid debug info: DILocation's scope must be a DILocalScope"
+    )
+    bitcode = parse_ir(INVALID_DEBUG_INFO.replace(", !dbg !7", "")).as_bitcode()  # (valid: nothing to say)
+    caplog.clear()
+    graph_from_bitcode(bitcode, path="b.bc")
+    assert capfd.readouterr().err == "" and not caplog.records

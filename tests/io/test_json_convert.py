@@ -20,6 +20,7 @@ from programl.proto import (
     FeatureList,
     FloatList,
     Int64List,
+    ProgramGraph,
     ProgramGraphFeaturesList,
 )
 from tests.io.io_helpers import bytes_feature, example_graph, float_feature, int64_feature, program_graphs
@@ -304,3 +305,37 @@ def test_features_list_json_round_trip() -> None:
 def test_bad_features_list_json(data) -> None:
     with pytest.raises(GraphTransformError):
         json_convert.features_list_from_json(data)
+
+
+@pytest.mark.parametrize("source, target", [(0, 2), (-1, 0), (5, 1)])
+def test_edges_to_missing_nodes_are_rejected(source, target) -> None:
+    # issue 12, item 9: to_json (and `programl convert --format json`) must not write links to nodes it lacks
+    graph = ProgramGraph()
+    graph.node.add(text="a")
+    graph.node.add(text="b")
+    graph.edge.add(source=0, target=1)
+    graph.edge.add(source=source, target=target)
+    with pytest.raises(GraphTransformError, match=rf"edge 1 \({source} -> {target}\) refers to a node that does not"):
+        to_json(graph)
+
+
+def test_convert_to_json_reports_a_dangling_edge_in_one_line(tmp_path, capsys) -> None:
+    from programl.cli import main
+
+    graph = ProgramGraph()
+    graph.node.add(text="a")
+    graph.edge.add(source=0, target=4)
+    bad = tmp_path / "bad.ProgramGraph.pb"
+    bad.write_bytes(graph.SerializeToString())
+    good = tmp_path / "good.ProgramGraph.pb"
+    graph.edge[0].target = 0
+    good.write_bytes(graph.SerializeToString())
+    code = main(["convert", str(bad), str(good), "--format", "json", "-o", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    [line] = lines
+    assert line.startswith(f"{bad}: error: edge 0 (0 -> 4) refers to a node that does not exist")
+    assert not (tmp_path / "out" / "bad.ProgramGraph.json").exists()
+    assert json.loads((tmp_path / "out" / "good.ProgramGraph.json").read_text())["links"]

@@ -176,7 +176,7 @@ def test_edges_to_missing_nodes_are_rejected() -> None:
     graph = ProgramGraph()
     graph.node.add(text="a")
     graph.edge.add(source=0, target=3)
-    with pytest.raises(GraphTransformError, match="do not exist"):
+    with pytest.raises(GraphTransformError, match=r"edge 0 \(0 -> 3\) refers to a node that does not exist"):
         to_networkx(graph)
 
 
