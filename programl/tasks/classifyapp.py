@@ -434,9 +434,6 @@ def _train(args: argparse.Namespace, dist) -> int:
             raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another "
                              "--run-dir, or --restart")
     files, scope = _prepare_data(args, config, data_dir, dist, show)
-    if dist.is_main:
-        write_json(run_dir / "config.json", {"task": "classifyapp", "model": config, "data_dir": str(data_dir),
-                                             "scope": scope, "world_size": dist.world_size})
     table = _Interner()
     splits = {name: _read_graphs(paths, table, f"reading {name}", show) for name, paths in files.items()}
     if resuming:
@@ -460,6 +457,9 @@ def _train(args: argparse.Namespace, dist) -> int:
         info(f"{run_dir}: resuming after epoch {state['epoch']}", show)
     else:
         log.truncate(0)
+    if dist.is_main:  # once the run is known to resume (or start) well
+        write_json(run_dir / "config.json", {"task": "classifyapp", "model": config, "data_dir": str(data_dir),
+                                             "scope": scope, "world_size": dist.world_size})
     ddp_model = dist.wrap(model)
     val_batches = shard(_plan(splits["val"], config, False, 0), dist.rank, dist.world_size)
     began = time.perf_counter()

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from programl.exceptions import ProgramlError
-from programl.util.fs import atomic_write_bytes, atomic_write_text
+from programl.util.fs import atomic_write_bytes
 
 __all__ = [
     "Distributed",
@@ -343,7 +343,17 @@ def save_checkpoint(
     }
     buffer = io.BytesIO()
     torch.save(payload, buffer)
-    return atomic_write_bytes(path, buffer.getvalue())
+    return _write_bytes(path, buffer.getvalue())
+
+
+def _write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """:func:`atomic_write_bytes`, whose ``OSError`` names the file (a write to a full disk does not say which)."""
+    try:
+        return atomic_write_bytes(path, data)
+    except OSError as error:
+        if error.filename is None and error.errno is not None:
+            raise OSError(error.errno, error.strerror or str(error), str(path)) from None
+        raise
 
 
 def load_checkpoint(
@@ -400,7 +410,7 @@ def _first_sentence(error: BaseException) -> str:
 
 def write_json(path: str | os.PathLike, obj: Any) -> Path:
     """Write ``obj`` as indented JSON, atomically."""
-    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=_jsonable) + "\n")
+    return _write_bytes(path, (json.dumps(obj, indent=2, sort_keys=True, default=_jsonable) + "\n").encode("utf-8"))
 
 
 def _jsonable(value: Any) -> Any:
@@ -478,7 +488,7 @@ class EpochLog:
         if not self.enabled:
             return
         lines = [json.dumps(r, sort_keys=True, default=_jsonable) for r in self.records]
-        atomic_write_text(self.jsonl, "".join(line + "\n" for line in lines))
+        _write_bytes(self.jsonl, "".join(line + "\n" for line in lines).encode("utf-8"))
         columns: list[str] = []
         for record in self.records:
             columns.extend(k for k in record if k not in columns and not isinstance(record[k], (list, dict)))
@@ -487,7 +497,7 @@ class EpochLog:
         writer.writeheader()
         for record in self.records:
             writer.writerow({k: record.get(k, "") for k in columns})
-        atomic_write_text(self.csv, out.getvalue())
+        _write_bytes(self.csv, out.getvalue().encode("utf-8"))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -647,7 +657,7 @@ def _save_figure(plt, fig, path: str | os.PathLike) -> Path:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
     plt.close(fig)
-    return atomic_write_bytes(path, buffer.getvalue())
+    return _write_bytes(path, buffer.getvalue())
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -418,6 +418,24 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
 
         raise ProgramlError(f"{args.dataset}: no {args.analysis} examples to train or validate on ({train!r})")
     vocabulary = Vocabulary.load(train.vocabulary_path)
+    seed_everything(config["seed"])
+    model = _make_model(config, len(vocabulary)).to(dist.device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
+    log = EpochLog(run_dir, enabled=dist.is_main, load=resuming)
+    state: dict[str, Any] = {"epoch": 0, "examples": 0, "pass": 0, "cursor": 0, "seconds": 0.0, "partial": None}
+    best, best_epoch = None, None
+    if resuming:
+        saved_state = load_checkpoint(last, model=model, optimizer=optimizer, map_location=dist.device)
+        if not isinstance(saved_state["extra"].get("state"), dict) or set(state) - set(saved_state["extra"]["state"]):
+            from programl.exceptions import ProgramlError
+
+            raise ProgramlError(f"{last}: not a checkpoint of `programl train dataflow` (no training state)")
+        best, best_epoch = saved_state.get("best_metric"), saved_state.get("best_epoch")
+        state.update(saved_state["extra"]["state"])
+        log.truncate(state["epoch"])
+        info(f"{run_dir}: resuming after {state['examples']:,} training examples (epoch {state['epoch']})", show)
+    else:
+        log.truncate(0)
     if dist.is_main:
         run_dir.mkdir(parents=True, exist_ok=True)
         vocabulary.save(run_dir / "vocab.csv")
@@ -438,21 +456,6 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
                 "world_size": dist.world_size,
             },
         )
-
-    seed_everything(config["seed"])
-    model = _make_model(config, len(vocabulary)).to(dist.device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
-    log = EpochLog(run_dir, enabled=dist.is_main, load=resuming)
-    state: dict[str, Any] = {"epoch": 0, "examples": 0, "pass": 0, "cursor": 0, "seconds": 0.0, "partial": None}
-    best, best_epoch = None, None
-    if resuming:
-        saved_state = load_checkpoint(last, model=model, optimizer=optimizer, map_location=dist.device)
-        best, best_epoch = saved_state["best_metric"], saved_state["best_epoch"]
-        state.update(saved_state["extra"]["state"])
-        log.truncate(state["epoch"])
-        info(f"{run_dir}: resuming after {state['examples']:,} training examples (epoch {state['epoch']})", show)
-    else:
-        log.truncate(0)
     ddp_model = dist.wrap(model)
     sizes = train.sizes
     val_batches = shard(_plan(val.sizes, config), dist.rank, dist.world_size)
