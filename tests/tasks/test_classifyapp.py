@@ -161,3 +161,12 @@ def test_ddp_with_torchrun_on_two_cpu_processes(dataset, tmp_path) -> None:
     assert result["world_size"] == 2 and result["test"]["count"] == 9
     assert [json.loads(line)["epoch"] for line in (run / "log.jsonl").read_text().splitlines()] == [1, 2]
     assert "test top-1 error" in done.stdout
+
+
+def test_quiet_means_no_epoch_lines_as_in_the_other_tasks(dataset, tmp_path, capsys) -> None:
+    assert classifyapp.train_main(parse("train", *tiny(dataset, tmp_path / "quiet", "--epochs", "1"))) == 0
+    assert "epoch 1:" not in capsys.readouterr().err
+    loud = [a for a in tiny(dataset, tmp_path / "loud", "--epochs", "1") if a != "-q"]
+    assert classifyapp.train_main(parse("train", *loud)) == 0
+    err = capsys.readouterr().err
+    assert "epoch 1: train loss" in err and "\r" not in err  # and no progress bars into a captured stderr

@@ -119,3 +119,32 @@ def test_options_are_checked(tiny_run) -> None:
         devmap.train_main(parse("train", *argv, "--hidden", "12"))
     with pytest.raises(UsageError, match="--subset"):
         devmap.train_main(parse("train", *argv, "--subset", "1", "--run-dir", root / "other"))
+
+
+def test_hostile_run_directories(tiny_run, tmp_path) -> None:
+    """docs/reliability-train.md: too many folds, a damaged fold result, a damaged or foreign config.json."""
+    from programl.exceptions import ProgramlError
+
+    root, argv = tiny_run
+    other = [a if a != root / "run" else tmp_path / "folds" for a in argv]
+    with pytest.raises(UsageError, match="--folds 40: the smaller class has"):  # 60 kernels: ~24 in one class
+        devmap.train_main(parse("train", *other, "--folds", "40", "--epochs", "1"))
+    # a damaged result.json of a finished fold: tested again from its checkpoints, and rewritten
+    fold = root / "run" / "amd" / "fold_1"
+    good = json.loads((fold / "result.json").read_text())
+    (fold / "result.json").write_text('{"fold": 1, "test": ')
+    assert devmap.train_main(parse("train", *argv, "--epochs", "8", "--only-folds", "1")) == 0
+    again = json.loads((fold / "result.json").read_text())
+    assert again["predictions"] == good["predictions"] and again["best_epoch"] == good["best_epoch"]
+    # config.json damaged, or of another task: one line naming the file; the run is left as it was
+    run = tmp_path / "copy"
+    (run / "amd").mkdir(parents=True)
+    (run / "config.json").write_text('{"model": [')
+    with pytest.raises(ProgramlError, match=r"config.json:1:12: not JSON"):
+        devmap.evaluate_main(parse("evaluate", "--run-dir", run, "-q"))
+    with pytest.raises(ProgramlError, match=r"config.json:1:12: not JSON"):
+        devmap.train_main(parse("train", *[a if a != root / "run" else run for a in argv]))
+    assert (run / "config.json").read_text() == '{"model": ['
+    (run / "config.json").write_text(json.dumps({"task": "classifyapp", "model": {}}))
+    with pytest.raises(ProgramlError, match="a `programl train classifyapp` run, not a `programl train devmap` run"):
+        devmap.evaluate_main(parse("evaluate", "--run-dir", run, "-q"))
