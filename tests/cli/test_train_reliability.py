@@ -32,8 +32,21 @@ from tests.data._ddf import write_sources  # noqa: E402
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 300  # seconds for any one subprocess (a run takes a few seconds)
 #: a run of 3 short epochs (the tiny data set has ~40 training examples), tested at T=30 only
-TRAIN = ["train", "dataflow", "--analysis", "datadep", "--threads", "1", "--val-examples", "20", "--batch-nodes",
-         "600", "--test-steps", "30", "-q"]
+TRAIN = [
+    "train",
+    "dataflow",
+    "--analysis",
+    "datadep",
+    "--threads",
+    "1",
+    "--val-examples",
+    "20",
+    "--batch-nodes",
+    "600",
+    "--test-steps",
+    "30",
+    "-q",
+]
 SCHEDULE = ["--train-examples", "30", "60", "90"]
 
 
@@ -63,8 +76,15 @@ def run_cli(capsys, *args) -> tuple[int, str, str]:
 
 def spawn(*args, cwd: Path, **kwargs) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen([sys.executable, "-m", "programl", *map(str, args)], cwd=cwd, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "programl", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kwargs,
+    )
 
 
 def finish(process: subprocess.Popen) -> tuple[int, str, str]:
@@ -99,8 +119,10 @@ def one_line(err: str) -> str:
 
 def records(run_dir: Path) -> list[dict]:
     drop = ("seconds", "elapsed_seconds")
-    return [{k: v for k, v in json.loads(line).items() if k not in drop}
-            for line in (run_dir / "log.jsonl").read_text().splitlines()]
+    return [
+        {k: v for k, v in json.loads(line).items() if k not in drop}
+        for line in (run_dir / "log.jsonl").read_text().splitlines()
+    ]
 
 
 def digest(run_dir: Path) -> str:
@@ -129,11 +151,29 @@ def base(ddf, tmp_path_factory) -> Path:
 
 
 NONSENSE = [
-    ("--epochs", "-1"), ("--epochs", "0"), ("--epochs", str(10**12)), ("--batch-nodes", "0"), ("--lr", "nan"),
-    ("--lr", "-0.1"), ("--lr", "inf"), ("--weight-decay", "-1"), ("--time-limit", "-5"), ("--time-limit", "nan"),
-    ("--checkpoint-minutes", "-1"), ("--seed", "-1"), ("--seed", str(2**40)), ("--val-seed", "-3"),
-    ("--threads", "-2"), ("--threads", "100000"), ("--test-steps", "0"), ("--max-nodes", "0"), ("--steps", "-4"),
-    ("--train-examples", "50", "20"), ("--analysis", "bogus"), ("--device", "tpu-9000"), ("--epochs", "many"),
+    ("--epochs", "-1"),
+    ("--epochs", "0"),
+    ("--epochs", str(10**12)),
+    ("--batch-nodes", "0"),
+    ("--lr", "nan"),
+    ("--lr", "-0.1"),
+    ("--lr", "inf"),
+    ("--weight-decay", "-1"),
+    ("--time-limit", "-5"),
+    ("--time-limit", "nan"),
+    ("--checkpoint-minutes", "-1"),
+    ("--seed", "-1"),
+    ("--seed", str(2**40)),
+    ("--val-seed", "-3"),
+    ("--threads", "-2"),
+    ("--threads", "100000"),
+    ("--test-steps", "0"),
+    ("--max-nodes", "0"),
+    ("--steps", "-4"),
+    ("--train-examples", "50", "20"),
+    ("--analysis", "bogus"),
+    ("--device", "tpu-9000"),
+    ("--epochs", "many"),
 ]
 
 
@@ -146,21 +186,25 @@ def test_dataflow_nonsense_numbers_are_usage_errors(capsys, ddf, tmp_path, bad) 
     assert not run.exists()  # nothing was started
 
 
-@pytest.mark.parametrize("argv", [
-    ["train", "devmap", "--platform", "bogus"],
-    ["train", "devmap", "--message-dropout", "1.5"],
-    ["train", "devmap", "--lr", "nan"],
-    ["train", "devmap", "--epochs", "-1"],
-    ["train", "devmap", "--fold-seed", "-1"],
-    ["train", "classifyapp", "--dropout", "2"],
-    ["train", "classifyapp", "--epochs", "0"],
-    ["train", "classifyapp", "--time-limit", "-5"],
-    ["train", "classifyapp", "--jobs", "-4"],
-    ["evaluate", "dataflow", "--run-dir", "x", "--threads", "-1"],
-    ["evaluate", "dataflow", "--run-dir", "x", "--checkpoint", "middle"],
-    ["evaluate", "devmap", "--platform", "intel"],
-    ["evaluate", "classifyapp", "--split", "everything"],
-], ids=" ".join)
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "devmap", "--platform", "bogus"],
+        ["train", "devmap", "--message-dropout", "1.5"],
+        ["train", "devmap", "--lr", "nan"],
+        ["train", "devmap", "--epochs", "-1"],
+        ["train", "devmap", "--fold-seed", "-1"],
+        ["train", "classifyapp", "--dropout", "2"],
+        ["train", "classifyapp", "--epochs", "0"],
+        ["train", "classifyapp", "--time-limit", "-5"],
+        ["train", "classifyapp", "--jobs", "-4"],
+        ["evaluate", "dataflow", "--run-dir", "x", "--threads", "-1"],
+        ["evaluate", "dataflow", "--run-dir", "x", "--checkpoint", "middle"],
+        ["evaluate", "devmap", "--platform", "intel"],
+        ["evaluate", "classifyapp", "--split", "everything"],
+    ],
+    ids=" ".join,
+)
 def test_other_tasks_nonsense_options_are_usage_errors(capsys, tmp_path, argv) -> None:
     code, _, err = run_cli(capsys, *argv, "--device", "cpu", "-q")
     assert code == 2 and one_line(err).startswith(f"programl {argv[0]} {argv[1]}: error: ")
@@ -181,8 +225,9 @@ def test_device_cuda_without_a_gpu_is_a_usage_error(capsys, ddf, tmp_path) -> No
 
 def test_missing_empty_and_damaged_data_sets(capsys, ddf, tmp_path) -> None:
     def train(dataset, *extra):
-        return run_cli(capsys, *TRAIN, "--train-examples", "30", "--dataset", dataset, "--run-dir",
-                       tmp_path / "run", *extra)
+        return run_cli(
+            capsys, *TRAIN, "--train-examples", "30", "--dataset", dataset, "--run-dir", tmp_path / "run", *extra
+        )
 
     code, _, err = train(tmp_path / "nowhere")
     assert code == 1 and "vocab/programl.csv: no vocabulary" in one_line(err)
@@ -322,8 +367,9 @@ def test_a_damaged_run_is_one_line_and_left_as_it_was(capsys, ddf, base, tmp_pat
     after = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
     assert after == before  # nothing lost, nothing half-written
     if command == "train" and case != "config-missing":  # --restart is the way out
-        code, _, err = run_cli(capsys, *TRAIN, "--train-examples", "30", "--dataset", ddf, "--run-dir", run,
-                               "--restart")
+        code, _, err = run_cli(
+            capsys, *TRAIN, "--train-examples", "30", "--dataset", ddf, "--run-dir", run, "--restart"
+        )
         assert code == 0, err
         assert [r["epoch"] for r in records(run)] == [1]
 
@@ -334,8 +380,9 @@ def test_evaluate_without_a_checkpoint(capsys, base, tmp_path) -> None:
     (run / "best.pt").unlink()
     code, _, err = run_cli(capsys, "evaluate", "dataflow", "--run-dir", run, "--test-steps", "30", "-q")
     assert code == 1 and one_line(err).endswith("best.pt: no checkpoint (train first, or choose another --checkpoint)")
-    code, _, _ = run_cli(capsys, "evaluate", "dataflow", "--run-dir", run, "--test-steps", "30", "--checkpoint",
-                         "last", "-q")
+    code, _, _ = run_cli(
+        capsys, "evaluate", "dataflow", "--run-dir", run, "--test-steps", "30", "--checkpoint", "last", "-q"
+    )
     assert code == 0 and (run / "evaluation_last_test.json").is_file()
 
 
@@ -400,8 +447,7 @@ def _resume_and_compare(ddf: Path, run: Path, whole: Path) -> None:
 
 def test_kill_9_in_the_middle_of_an_epoch_then_resume(ddf, whole, tmp_path) -> None:
     run = tmp_path / "run"
-    process = spawn(*TRAIN, *SCHEDULE, "--dataset", ddf, "--run-dir", run, "--checkpoint-minutes", "0",
-                    cwd=tmp_path)
+    process = spawn(*TRAIN, *SCHEDULE, "--dataset", ddf, "--run-dir", run, "--checkpoint-minutes", "0", cwd=tmp_path)
     wait_for(run / "last.pt", process)  # the first batch is checkpointed: the run is in its first epoch
     process.send_signal(signal.SIGKILL)
     code, _, _ = finish(process)
@@ -428,8 +474,19 @@ sys.exit(main(sys.argv[1:]))
 def test_kill_9_while_a_checkpoint_is_written_then_resume(ddf, whole, tmp_path, n) -> None:
     run = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-c", textwrap.dedent(KILL_IN_WRITE.format(n=n)), *TRAIN, *SCHEDULE, "--dataset",
-               str(ddf), "--run-dir", str(run), "--checkpoint-minutes", "0"]
+    command = [
+        sys.executable,
+        "-c",
+        textwrap.dedent(KILL_IN_WRITE.format(n=n)),
+        *TRAIN,
+        *SCHEDULE,
+        "--dataset",
+        str(ddf),
+        "--run-dir",
+        str(run),
+        "--checkpoint-minutes",
+        "0",
+    ]
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
     assert list(run.glob(".last.pt.*.tmp"))  # the write that was cut short
@@ -440,8 +497,7 @@ def test_kill_9_while_a_checkpoint_is_written_then_resume(ddf, whole, tmp_path, 
 
 def test_ctrl_c_exits_130_keeps_the_checkpoint_and_resumes(ddf, whole, tmp_path) -> None:
     run = tmp_path / "run"
-    process = spawn(*TRAIN, *SCHEDULE, "--dataset", ddf, "--run-dir", run, "--checkpoint-minutes", "0",
-                    cwd=tmp_path)
+    process = spawn(*TRAIN, *SCHEDULE, "--dataset", ddf, "--run-dir", run, "--checkpoint-minutes", "0", cwd=tmp_path)
     wait_for(run / "last.pt", process)
     process.send_signal(signal.SIGINT)
     code, _, err = finish(process)
@@ -452,8 +508,7 @@ def test_ctrl_c_exits_130_keeps_the_checkpoint_and_resumes(ddf, whole, tmp_path)
 
 def test_a_full_disk_when_writing_a_checkpoint(ddf, whole, tmp_path) -> None:
     run = tmp_path / "run"
-    process = spawn(*TRAIN, *SCHEDULE, "--dataset", ddf, "--run-dir", run, "--checkpoint-minutes", "0",
-                    cwd=tmp_path)
+    process = spawn(*TRAIN, *SCHEDULE, "--dataset", ddf, "--run-dir", run, "--checkpoint-minutes", "0", cwd=tmp_path)
     wait_for(run / "last.pt", process)
     size = (run / "last.pt").stat().st_size
     # from now on the process cannot write a file as large as a checkpoint: as a disk that has filled up
