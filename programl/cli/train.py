@@ -86,7 +86,8 @@ def describe(error: BaseException) -> str:
     """One line for an error of a training run: the file it concerns when an ``OSError`` names one."""
     if isinstance(error, MemoryError) or (isinstance(error, RuntimeError) and _out_of_memory(error)):
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        return "out of memory" + (f" ({first[:200]})" if first else "") + "; try smaller options (--batch-nodes ...)"
+        detail = f" ({first[:200]})" if first else ""
+        return f"out of memory{detail}; try smaller options (--batch-nodes, --hidden ...)"
     if isinstance(error, OSError) and error.strerror:
         where = f"{error.filename}: " if error.filename else ""
         return f"{where}{error.strerror}"

@@ -148,3 +148,28 @@ def test_hostile_run_directories(tiny_run, tmp_path) -> None:
     (run / "config.json").write_text(json.dumps({"task": "classifyapp", "model": {}}))
     with pytest.raises(ProgramlError, match="a `programl train classifyapp` run, not a `programl train devmap` run"):
         devmap.evaluate_main(parse("evaluate", "--run-dir", run, "-q"))
+
+
+def test_a_model_too_large_for_memory_is_one_line(tiny_run, tmp_path) -> None:
+    """``--hidden 2^24`` under a 4 GiB address-space limit (in a child): one line, exit 1, no traceback."""
+    import os
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root, argv = tiny_run
+    argv = [str(a if a != root / "run" else tmp_path / "run") for a in argv]
+    limit = 4 * 2**30
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    repo = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "programl", "train", "devmap", *argv, "--hidden", str(2**24), "--epochs", "1",
+               "--only-folds", "0"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, preexec_fn=limited,
+                          env={**os.environ, "PYTHONPATH": str(repo)}, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("programl train devmap: error: out of memory")
