@@ -260,12 +260,18 @@ class _Split:
 
 
 def _read_graphs(paths: list[Path], table: _Interner, description: str, enabled: bool) -> _Split:
+    from google.protobuf.message import DecodeError
+
+    from programl.exceptions import ProgramlError
     from programl.io.pyg import to_pyg
     from programl.proto import ProgramGraph
 
     data = []
     for path in progress(paths, len(paths), description, enabled, unit="graph"):
-        d = to_pyg(ProgramGraph.FromString(path.read_bytes()), table)
+        try:
+            d = to_pyg(ProgramGraph.FromString(path.read_bytes()), table)
+        except (DecodeError, ValueError, IndexError) as error:  # a damaged graph file: one line that names it
+            raise ProgramlError(f"{path}: not a readable ProgramGraph ({error}); delete it to build it again") from None
         for key in list(d.keys()):
             if key not in ("x", "edge_index", "edge_flow", "edge_pos", "node_type", "graph_y"):
                 del d[key]

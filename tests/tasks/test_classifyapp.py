@@ -170,3 +170,13 @@ def test_quiet_means_no_epoch_lines_as_in_the_other_tasks(dataset, tmp_path, cap
     assert classifyapp.train_main(parse("train", *loud)) == 0
     err = capsys.readouterr().err
     assert "epoch 1: train loss" in err and "\r" not in err  # and no progress bars into a captured stderr
+
+
+def test_a_damaged_graph_file_is_one_line(tmp_path) -> None:
+    """docs/reliability-train.md: a built graph that was damaged on disk names its file (no traceback)."""
+    from programl.exceptions import ProgramlError
+
+    bad = tmp_path / "1.ProgramGraph.pb"
+    bad.write_bytes(b"\xff\xff\xff not a protobuf")
+    with pytest.raises(ProgramlError, match=r"1\.ProgramGraph\.pb: not a readable ProgramGraph"):
+        classifyapp._read_graphs([bad], classifyapp._Interner(), "reading", False)
