@@ -436,6 +436,8 @@ def _train(args: argparse.Namespace, dist) -> int:
     if resuming:
         saved = read_run_config(run_dir, "classifyapp")
         changed = sorted(k for k in config if k not in ("epochs",) and saved["model"].get(k) != config[k])
+        if Path(str(saved.get("data_dir"))).resolve() != data_dir.resolve():
+            changed.append("data_dir")
         if changed:
             raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another "
                              "--run-dir, or --restart")

@@ -582,6 +582,8 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
     if (run_dir / "config.json").exists() and not args.restart:
         old = read_run_config(run_dir, "devmap")
         changed = sorted(k for k in config if k != "epochs" and old["model"].get(k) != config[k])
+        changed += [name for name, path in (("source_dir", source_dir), ("data_dir", data_dir))
+                    if Path(str(old.get(name))).resolve() != path.resolve()]
         if changed:
             raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another "
                              "--run-dir, or --restart")

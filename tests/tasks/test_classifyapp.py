@@ -133,6 +133,11 @@ def test_changed_options_need_restart(dataset, tmp_path) -> None:
     assert classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "1"))) == 0
     with pytest.raises(UsageError, match="other options"):
         classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "2", "--lr", "0.5")))
+    source, data_dir = dataset
+    elsewhere = tmp_path / "elsewhere"  # the same programs, graphs under another --data-dir: not this run's data
+    shutil.copytree(data_dir, elsewhere)
+    with pytest.raises(UsageError, match=r"other options \(data_dir\)"):
+        classifyapp.train_main(parse("train", *tiny((source, elsewhere), run, "--epochs", "2")))
     assert classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "1", "--lr", "0.5",
                                                        "--restart"))) == 0
 

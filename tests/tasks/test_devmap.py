@@ -129,6 +129,8 @@ def test_hostile_run_directories(tiny_run, tmp_path) -> None:
     other = [a if a != root / "run" else tmp_path / "folds" for a in argv]
     with pytest.raises(UsageError, match="--folds 40: the smaller class has"):  # 60 kernels: ~24 in one class
         devmap.train_main(parse("train", *other, "--folds", "40", "--epochs", "1"))
+    with pytest.raises(UsageError, match=r"other options \(data_dir\)"):  # the run, on graphs built elsewhere
+        devmap.train_main(parse("train", *[a if a != root / "data" else tmp_path / "data" for a in argv]))
     # a damaged result.json of a finished fold: tested again from its checkpoints, and rewritten
     fold = root / "run" / "amd" / "fold_1"
     good = json.loads((fold / "result.json").read_text())
