@@ -1,21 +1,22 @@
-"""``programl train TASK``: train a model for a task (SPEC §6): ``devmap``, ``classifyapp`` (and ``dataflow``).
+"""``programl train TASK``: train a model for a task (SPEC §6): ``dataflow``, ``devmap`` or ``classifyapp``.
 
 Each task is a module (the :data:`TASKS` registry) with ``add_train_arguments(parser)`` / ``train_main(args) -> int``
 and ``add_evaluate_arguments(parser)`` / ``evaluate_main(args) -> int``; :func:`add_task_commands` gives every
 task its own sub-command for ``train`` here and for ``evaluate`` (:mod:`programl.cli.evaluate`). Task modules do not
 import torch until they run. An error the library raises on purpose (missing data, a bad checkpoint ...) is printed
-on one line and exits 1; a wrong option exits 2.
+on one line and exits 1; a wrong option exits 2 (docs/reliability-train.md: what hostile inputs give).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 from programl.cli.common import EXIT_FAILED, usage_error
 
-__all__ = ["TASKS", "add_parser", "add_task_commands", "run"]
+__all__ = ["TASKS", "add_parser", "add_task_commands", "describe", "help_text", "run"]
 
 #: task name -> module with the task's train/evaluate entry points (``programl train <name>``)
 TASKS = {
@@ -31,7 +32,7 @@ def add_task_commands(parser: argparse.ArgumentParser, command: str, adder: str,
     subparsers.required = True
     for name, module_name in TASKS.items():
         module = importlib.import_module(module_name)
-        doc = (module.__doc__ or "").strip().split("\n\n")[0]
+        doc = help_text((module.__doc__ or "").strip().split("\n\n")[0])
         sub = subparsers.add_parser(
             name,
             help=doc.splitlines()[0] if doc else name,
@@ -43,18 +44,26 @@ def add_task_commands(parser: argparse.ArgumentParser, command: str, adder: str,
         sub.set_defaults(run=run, parser=sub, task_module=module_name, task_entry=entry, command_name=command)
 
 
+def help_text(text: str) -> str:
+    """A docstring as ``--help`` shows it: no reStructuredText markup (````x````, ``:mod:`x```) and no references
+    to the SPEC, a document the package does not ship."""
+    text = re.sub(r"\s*\(SPEC §[^)]*\)", "", text)
+    text = re.sub(r":\w+:`~?([^`]*)`", lambda m: m.group(1).rsplit(".", 1)[-1], text)
+    return text.replace("``", "")
+
+
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "train",
         help="train a model: dataflow, devmap, classifyapp",
-        description=__doc__.split("\n\n")[0],
+        description=help_text(__doc__.split("\n\n")[0]),
     )
     add_task_commands(parser, "train", "add_train_arguments", "train_main")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the task's entry point; library errors become one line and exit code 1, option errors exit 2."""
-    from programl.cli.common import describe_error
+    """Run the task's entry point; library, file and memory errors become one line and exit code 1, option errors
+    exit 2 (Ctrl-C is left to :func:`programl.cli.main`: exit 130, the last checkpoint kept)."""
     from programl.exceptions import ProgramlError
     from programl.tasks.common import UsageError
 
@@ -63,6 +72,28 @@ def run(args: argparse.Namespace) -> int:
         return int(getattr(module, args.task_entry)(args) or 0)
     except UsageError as error:
         return usage_error(args.parser, str(error))
-    except (ProgramlError, OSError) as error:
-        print(f"programl {args.command_name} {args.task}: {describe_error(error)}", file=sys.stderr)
+    except (ProgramlError, OSError, MemoryError) as error:
+        print(f"programl {args.command_name} {args.task}: error: {describe(error)}", file=sys.stderr)
         return EXIT_FAILED
+    except RuntimeError as error:  # torch reports exhausted (GPU) memory as a RuntimeError
+        if not _out_of_memory(error):
+            raise
+        print(f"programl {args.command_name} {args.task}: error: {describe(error)}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def describe(error: BaseException) -> str:
+    """One line for an error of a training run: the file it concerns when an ``OSError`` names one."""
+    if isinstance(error, MemoryError) or (isinstance(error, RuntimeError) and _out_of_memory(error)):
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        detail = f" ({first[:200]})" if first else ""
+        return f"out of memory{detail}; try smaller options (--batch-nodes, --hidden ...)"
+    if isinstance(error, OSError) and error.strerror:
+        where = f"{error.filename}: " if error.filename else ""
+        return f"{where}{error.strerror}"
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def _out_of_memory(error: BaseException) -> bool:
+    text = str(error).lower()
+    return "out of memory" in text or "not enough memory" in text or "can't allocate memory" in text

@@ -49,6 +49,7 @@ from torch_geometric.data import Data, Dataset
 
 from programl.data.deepdataflow.layout import ANALYSES, SPLITS, Layout
 from programl.data.deepdataflow.store import GRAPH_COLUMNS, memmap, prepare_split
+from programl.exceptions import ProgramlError
 
 __all__ = ["DeepDataFlowDataset"]
 
@@ -67,6 +68,9 @@ class DeepDataFlowDataset(Dataset):
         jobs: Worker processes for the one-time conversion.
         progress: Progress wrapper for the conversion (see :func:`prepare_split`).
         transform: Applied to every example when read (PyG convention).
+
+    Raises:
+        ProgramlError: The processed split is damaged (its index arrays and columns disagree, or are unreadable).
 
     Example:
         >>> train = DeepDataFlowDataset("ddf", "reachability", "train", max_steps=30)   # doctest: +SKIP
@@ -107,13 +111,20 @@ class DeepDataFlowDataset(Dataset):
             jobs=jobs,
             progress=progress,
         )
-        self.graph_names: list[str] = (self.graph_dir / "names.txt").read_text(encoding="utf-8").split()
-        self._node_ptr = np.load(self.graph_dir / "node_ptr.npy")
-        self._edge_ptr = np.load(self.graph_dir / "edge_ptr.npy")
-        self._graph = np.load(self.label_dir / "graph.npy")
-        self._root = np.load(self.label_dir / "root.npy")
-        self._steps = np.load(self.label_dir / "steps.npy")
-        self._label_ptr = np.load(self.label_dir / "label_ptr.npy")
+        try:
+            self.graph_names: list[str] = (self.graph_dir / "names.txt").read_text(encoding="utf-8").split()
+            self._node_ptr = np.load(self.graph_dir / "node_ptr.npy", allow_pickle=False)
+            self._edge_ptr = np.load(self.graph_dir / "edge_ptr.npy", allow_pickle=False)
+            self._graph = np.load(self.label_dir / "graph.npy", allow_pickle=False)
+            self._root = np.load(self.label_dir / "root.npy", allow_pickle=False)
+            self._steps = np.load(self.label_dir / "steps.npy", allow_pickle=False)
+            self._label_ptr = np.load(self.label_dir / "label_ptr.npy", allow_pickle=False)
+            self._validate()
+        except (OSError, ValueError, EOFError) as error:  # a damaged store: not a traceback, and no wrong examples
+            message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise ProgramlError(
+                f"{self.graph_dir.parent}: a damaged processed split ({message}); delete it to convert it again"
+            ) from None
         self._arrays: dict[str, np.ndarray] | None = None
         graph_sizes = np.diff(self._node_ptr)
         record_sizes = graph_sizes[self._graph] if len(self._graph) else np.zeros(0, dtype=np.int64)
@@ -125,6 +136,37 @@ class DeepDataFlowDataset(Dataset):
         #: record index (into the label store) of every example
         self.records = np.flatnonzero(keep)
         super().__init__(str(self.layout.root), transform=transform, log=False)
+
+    def _validate(self) -> None:
+        """Check the index arrays against each other and the column files' sizes (read side of the store; a store
+        whose parts disagree would give wrong examples or read past its columns). Raises ValueError."""
+        graphs, records = len(self.graph_names), len(self._graph)
+        for name, ptr, count in (
+            ("node_ptr", self._node_ptr, graphs),
+            ("edge_ptr", self._edge_ptr, graphs),
+            ("label_ptr", self._label_ptr, records),
+        ):
+            if ptr.ndim != 1 or len(ptr) != count + 1 or ptr[0] != 0 or np.any(np.diff(ptr) < 0):
+                raise ValueError(f"{name}.npy does not hold {count + 1} increasing offsets from 0")
+        for name, array in (("root", self._root), ("steps", self._steps)):
+            if array.shape != (records,):
+                raise ValueError(f"{name}.npy holds {array.size} values for {records} records")
+        if records and (self._graph.min() < 0 or self._graph.max() >= graphs):
+            raise ValueError("graph.npy names graphs that are not in the store")
+        sizes = np.diff(self._node_ptr)
+        if records and (np.any(self._root < 0) or np.any(self._root >= np.maximum(sizes[self._graph], 1))):
+            raise ValueError("root.npy names nodes outside their graphs")
+        if records and np.any(np.diff(self._label_ptr) != sizes[self._graph]):
+            raise ValueError("label_ptr.npy does not give every record one label per node of its graph")
+        expected = {c: int(self._node_ptr[-1]) for c in ("x", "node_type")}
+        expected.update({c: int(self._edge_ptr[-1]) for c in GRAPH_COLUMNS if c.startswith("edge_")})
+        for column, dtype in GRAPH_COLUMNS.items():
+            size = (self.graph_dir / f"{column}.bin").stat().st_size
+            if size != expected[column] * np.dtype(dtype).itemsize:
+                raise ValueError(f"{column}.bin holds {size} bytes, not {expected[column]} values")
+        size = (self.label_dir / "labels.bin").stat().st_size
+        if size != int(self._label_ptr[-1]):
+            raise ValueError(f"labels.bin holds {size} bytes, not {int(self._label_ptr[-1])} labels")
 
     # ------------------------------------------------------------------------------------------------- index
     @property

@@ -30,7 +30,6 @@ Run directory::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -41,10 +40,12 @@ from typing import Any
 import numpy as np
 
 from programl.tasks.common import (
+    RunLock,
     UsageError,
     add_data_dir_arguments,
     add_run_arguments,
     add_runtime_arguments,
+    check_options,
     configure_threads,
     info,
     init_distributed,
@@ -53,6 +54,7 @@ from programl.tasks.common import (
     plot_confusion_matrix,
     plot_learning_curves,
     progress,
+    read_run_config,
     run_task_module,
     save_checkpoint,
     seed_everything,
@@ -64,7 +66,7 @@ from programl.tasks.common import (
 
 __all__ = [
     "PUBLISHED_ERROR",
-        "add_evaluate_arguments",
+    "add_evaluate_arguments",
     "add_train_arguments",
     "evaluate_main",
     "main",
@@ -141,7 +143,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
 def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``programl evaluate classifyapp``."""
     parser.add_argument("--run-dir", default=os.path.join("runs", "classifyapp"), metavar="DIR",
-                        help="a run of `programl train classifyapp` (default: runs/classifyapp)")
+                        help="a run of 'programl train classifyapp' (default: runs/classifyapp)")
     parser.add_argument("--checkpoint", choices=("best", "last"), default="best", help="default: best")
     parser.add_argument("--split", choices=("test", "val", "legacy", "all"), default="all",
                         help="default: all (test, val and legacy)")
@@ -258,12 +260,18 @@ class _Split:
 
 
 def _read_graphs(paths: list[Path], table: _Interner, description: str, enabled: bool) -> _Split:
+    from google.protobuf.message import DecodeError
+
+    from programl.exceptions import ProgramlError
     from programl.io.pyg import to_pyg
     from programl.proto import ProgramGraph
 
     data = []
     for path in progress(paths, len(paths), description, enabled, unit="graph"):
-        d = to_pyg(ProgramGraph.FromString(path.read_bytes()), table)
+        try:
+            d = to_pyg(ProgramGraph.FromString(path.read_bytes()), table)
+        except (DecodeError, ValueError, IndexError) as error:  # a damaged graph file: one line that names it
+            raise ProgramlError(f"{path}: not a readable ProgramGraph ({error}); delete it to build it again") from None
         for key in list(d.keys()):
             if key not in ("x", "edge_index", "edge_flow", "edge_pos", "node_type", "graph_y"):
                 del d[key]
@@ -350,6 +358,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _check(args: argparse.Namespace) -> None:
+    check_options(args)
     if any(not 0 <= s <= 7 for s in args.settings):
         raise UsageError("--settings must be in 0..7")
     if args.per_class is not None and args.per_class < 5:
@@ -358,8 +367,8 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("--layer-timesteps must be positive")
     if args.hidden < 2 or args.hidden % 2:
         raise UsageError("--hidden must be an even number >= 2")
-    if args.epochs < 1 or args.batch_graphs < 1 or args.batch_nodes < 1:
-        raise UsageError("--epochs, --batch-graphs and --batch-nodes must be positive")
+    if args.batch_graphs < 1 or args.batch_nodes < 1:
+        raise UsageError("--batch-graphs and --batch-nodes must be positive")
 
 
 def _prepare_data(args, config, data_dir: Path, dist, show: bool) -> tuple[dict[str, list[Path]], dict[str, Any]]:
@@ -402,99 +411,106 @@ def _build_progress(items, total, description):
 
 def train_main(args: argparse.Namespace) -> int:
     """``programl train classifyapp`` (module docstring)."""
-    import torch
-
-    from programl.data.vocabulary import Vocabulary
-    from programl.tasks.common import EpochLog
-
     _check(args)
     configure_threads(args.threads)
     dist = init_distributed(args.device)
     try:
-        show = dist.is_main and not args.quiet
-        config = _config(args)
-        run_dir = Path(args.run_dir)
-        data_dir = Path(os.path.expanduser(args.data_dir))
-        last = run_dir / "last.pt"
-        resuming = last.is_file() and not args.restart
-        if resuming:
-            saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-            changed = sorted(k for k in config if k not in ("epochs",) and saved["model"].get(k) != config[k])
-            if changed:
-                raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another "
-                                 "--run-dir, or --restart")
-        files, scope = _prepare_data(args, config, data_dir, dist, show)
-        if dist.is_main:
-            write_json(run_dir / "config.json", {"model": config, "data_dir": str(data_dir), "scope": scope,
-                                                 "world_size": dist.world_size})
-        table = _Interner()
-        splits = {name: _read_graphs(paths, table, f"reading {name}", show) for name, paths in files.items()}
-        if resuming:
-            vocabulary = Vocabulary.load(run_dir / "vocab.csv")
-        else:
-            vocabulary = _vocabulary_from(splits["train"], table)
-            if dist.is_main:
-                run_dir.mkdir(parents=True, exist_ok=True)
-                vocabulary.save(run_dir / "vocab.csv")
-        _apply_vocabulary(list(splits.values()), table, vocabulary)
-
-        seed_everything(config["seed"])
-        model = _make_model(config, len(vocabulary)).to(dist.device)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
-        log = EpochLog(run_dir, enabled=dist.is_main)
-        start, best, best_epoch = 1, None, None
-        if resuming:
-            state = load_checkpoint(last, model=model, optimizer=optimizer, map_location=dist.device)
-            start, best, best_epoch = state["epoch"] + 1, state["best_metric"], state["best_epoch"]
-            log.truncate(state["epoch"])
-            info(f"{run_dir}: resuming after epoch {state['epoch']}", show)
-        else:
-            log.truncate(0)
-        ddp_model = dist.wrap(model)
-        val_batches = shard(_plan(splits["val"], config, False, 0), dist.rank, dist.world_size)
-        began = time.perf_counter()
-        for epoch in range(start, args.epochs + 1):
-            started = time.perf_counter()
-            # seeded per epoch and process: a resumed run continues exactly as an uninterrupted one
-            seed_everything(config["seed"] * 100_003 + epoch * 101 + dist.rank)
-            batches = shard(_plan(splits["train"], config, True, epoch), dist.rank, dist.world_size)
-            train = _run(ddp_model, splits["train"], batches, dist.device, dist, optimizer,
-                         f"epoch {epoch}/{args.epochs}", show)
-            val = _run(ddp_model, splits["val"], val_batches, dist.device, dist, description="validation", show=show)
-            record = {"epoch": epoch, **{f"train_{k}": v for k, v in train.items() if k != "count"},
-                      **{f"val_{k}": v for k, v in val.items() if k != "count"},
-                      "seconds": round(time.perf_counter() - started, 2)}
-            if best is None or val["accuracy"] > best:
-                best, best_epoch = val["accuracy"], epoch
-                if dist.is_main:
-                    save_checkpoint(run_dir / "best.pt", model=model, epoch=epoch, best_metric=best,
-                                    best_epoch=epoch, extra={"config": config})
-            log.append(record)
-            if dist.is_main:
-                save_checkpoint(last, model=model, optimizer=optimizer, epoch=epoch, best_metric=best,
-                                best_epoch=best_epoch, extra={"config": config})
-                plot_learning_curves(log.records, run_dir / "curves.png", metrics=("loss", "accuracy", "error"),
-                                     splits=("train", "val"), title="POJ-104", mark_epoch=best_epoch)
-            info(f"epoch {epoch}: train loss {train['loss']:.3f} acc {train['accuracy']:.3f} | val loss "
-                 f"{val['loss']:.3f} error {100 * val['error']:.2f} % ({record['seconds']:.0f} s)", dist.is_main)
-            dist.barrier()
-            # stop when the next epoch (as long as this one) would end past the time limit; all processes agree
-            late = bool(args.time_limit) and time.perf_counter() - began + record["seconds"] > 60 * args.time_limit
-            if dist.any(late):
-                info(f"stopping after epoch {epoch}: another epoch would pass the time limit of "
-                     f"{args.time_limit:g} min", dist.is_main)
-                break
-        result = _evaluate(run_dir, "best", splits, config, len(vocabulary), dist, show,
-                           ("test", "legacy") if splits["legacy"].data else ("test",))
-        if dist.is_main:
-            result.update(best_epoch=best_epoch, best_val_accuracy=best, scope=scope,
-                          train_seconds=round(time.perf_counter() - began, 1), world_size=dist.world_size,
-                          device=str(dist.device))
-            write_json(run_dir / "result.json", result)
-            print(_result_line(result))
-        return 0
+        with RunLock(args.run_dir, enabled=dist.is_main):
+            return _train(args, dist)
     finally:
         dist.shutdown()
+
+
+def _train(args: argparse.Namespace, dist) -> int:
+    """The training run of :func:`train_main`, in a locked run directory."""
+    import torch
+
+    from programl.tasks.common import EpochLog
+
+    show = dist.is_main and not args.quiet
+    config = _config(args)
+    run_dir = Path(args.run_dir)
+    data_dir = Path(os.path.expanduser(args.data_dir))
+    last = run_dir / "last.pt"
+    resuming = last.is_file() and not args.restart
+    if resuming:
+        saved = read_run_config(run_dir, "classifyapp")
+        changed = sorted(k for k in config if k not in ("epochs",) and saved["model"].get(k) != config[k])
+        if Path(str(saved.get("data_dir"))).resolve() != data_dir.resolve():
+            changed.append("data_dir")
+        if changed:
+            raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another "
+                             "--run-dir, or --restart")
+    files, scope = _prepare_data(args, config, data_dir, dist, show)
+    table = _Interner()
+    splits = {name: _read_graphs(paths, table, f"reading {name}", show) for name, paths in files.items()}
+    if resuming:
+        vocabulary = _load_vocabulary(run_dir / "vocab.csv")
+    else:
+        vocabulary = _vocabulary_from(splits["train"], table)
+        if dist.is_main:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            vocabulary.save(run_dir / "vocab.csv")
+    _apply_vocabulary(list(splits.values()), table, vocabulary)
+
+    seed_everything(config["seed"])
+    model = _make_model(config, len(vocabulary)).to(dist.device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
+    log = EpochLog(run_dir, enabled=dist.is_main, load=resuming)
+    start, best, best_epoch = 1, None, None
+    if resuming:
+        state = load_checkpoint(last, model=model, optimizer=optimizer, map_location=dist.device)
+        start, best, best_epoch = state["epoch"] + 1, state["best_metric"], state["best_epoch"]
+        log.truncate(state["epoch"])
+        info(f"{run_dir}: resuming after epoch {state['epoch']}", show)
+    else:
+        log.truncate(0)
+    if dist.is_main:  # once the run is known to resume (or start) well
+        write_json(run_dir / "config.json", {"task": "classifyapp", "model": config, "data_dir": str(data_dir),
+                                             "scope": scope, "world_size": dist.world_size})
+    ddp_model = dist.wrap(model)
+    val_batches = shard(_plan(splits["val"], config, False, 0), dist.rank, dist.world_size)
+    began = time.perf_counter()
+    for epoch in range(start, args.epochs + 1):
+        started = time.perf_counter()
+        # seeded per epoch and process: a resumed run continues exactly as an uninterrupted one
+        seed_everything(config["seed"] * 100_003 + epoch * 101 + dist.rank)
+        batches = shard(_plan(splits["train"], config, True, epoch), dist.rank, dist.world_size)
+        train = _run(ddp_model, splits["train"], batches, dist.device, dist, optimizer,
+                     f"epoch {epoch}/{args.epochs}", show)
+        val = _run(ddp_model, splits["val"], val_batches, dist.device, dist, description="validation", show=show)
+        record = {"epoch": epoch, **{f"train_{k}": v for k, v in train.items() if k != "count"},
+                  **{f"val_{k}": v for k, v in val.items() if k != "count"},
+                  "seconds": round(time.perf_counter() - started, 2)}
+        if best is None or val["accuracy"] > best:
+            best, best_epoch = val["accuracy"], epoch
+            if dist.is_main:
+                save_checkpoint(run_dir / "best.pt", model=model, epoch=epoch, best_metric=best,
+                                best_epoch=epoch, extra={"config": config})
+        log.append(record)
+        if dist.is_main:
+            save_checkpoint(last, model=model, optimizer=optimizer, epoch=epoch, best_metric=best,
+                            best_epoch=best_epoch, extra={"config": config})
+            plot_learning_curves(log.records, run_dir / "curves.png", metrics=("loss", "accuracy", "error"),
+                                 splits=("train", "val"), title="POJ-104", mark_epoch=best_epoch)
+        info(f"epoch {epoch}: train loss {train['loss']:.3f} acc {train['accuracy']:.3f} | val loss "
+             f"{val['loss']:.3f} error {100 * val['error']:.2f} % ({record['seconds']:.0f} s)", show)
+        dist.barrier()
+        # stop when the next epoch (as long as this one) would end past the time limit; all processes agree
+        late = bool(args.time_limit) and time.perf_counter() - began + record["seconds"] > 60 * args.time_limit
+        if dist.any(late):
+            info(f"stopping after epoch {epoch}: another epoch would pass the time limit of "
+                 f"{args.time_limit:g} min", dist.is_main)
+            break
+    result = _evaluate(run_dir, "best", splits, config, len(vocabulary), dist, show,
+                       ("test", "legacy") if splits["legacy"].data else ("test",))
+    if dist.is_main:
+        result.update(best_epoch=best_epoch, best_val_accuracy=best, scope=scope,
+                      train_seconds=round(time.perf_counter() - began, 1), world_size=dist.world_size,
+                      device=str(dist.device))
+        write_json(run_dir / "result.json", result)
+        print(_result_line(result))
+    return 0
 
 
 def _evaluate(run_dir: Path, which: str, splits: dict[str, _Split], config, vocabulary_size: int, dist, show: bool,
@@ -524,6 +540,17 @@ def _evaluate(run_dir: Path, which: str, splits: dict[str, _Split], config, voca
     return out
 
 
+def _load_vocabulary(path: Path):
+    """A run's ``vocab.csv``; a damaged one is a one-line error."""
+    from programl.data.vocabulary import Vocabulary
+    from programl.exceptions import ProgramlError
+
+    try:
+        return Vocabulary.load(path)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ProgramlError(f"{path}: not a vocabulary ({error})") from None
+
+
 def _single():
     from programl.tasks.common import Distributed
 
@@ -544,19 +571,18 @@ def _result_line(result: dict[str, Any]) -> str:
 def evaluate_main(args: argparse.Namespace) -> int:
     """``programl evaluate classifyapp``: top-1 error of a checkpoint on the test / validation / legacy graphs."""
     from programl.data import poj104
-    from programl.data.vocabulary import Vocabulary
     from programl.exceptions import ProgramlError
 
+    check_options(args)
     configure_threads(args.threads)
     dist = init_distributed(args.device)
     try:
         show = dist.is_main and not args.quiet
         run_dir = Path(args.run_dir)
-        try:
-            saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ProgramlError(f"{run_dir}: no config.json (not a `programl train classifyapp` run)") from None
+        saved = read_run_config(run_dir, "classifyapp", required=_CONFIG_KEYS)
         config = saved["model"]
+        if not (args.data_dir or saved.get("data_dir")):
+            raise UsageError(f"{run_dir / 'config.json'} names no data directory: give --data-dir DIR")
         data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
         split_dir = data_dir / "splits" / f"seed{config['split_seed']}"
         if not split_dir.is_dir():
@@ -567,14 +593,15 @@ def evaluate_main(args: argparse.Namespace) -> int:
         files = {n: poj104.poj104_examples(data_dir, split[n], config["settings"])[0] for n in names if n != "legacy"}
         if "legacy" in names:
             files["legacy"] = poj104.legacy_examples(data_dir)
-        vocabulary = Vocabulary.load(run_dir / "vocab.csv")
+        vocabulary = _load_vocabulary(run_dir / "vocab.csv")
         table = _Interner()
         splits = {n: _read_graphs(paths, table, f"reading {n}", show) for n, paths in files.items()}
         _apply_vocabulary(list(splits.values()), table, vocabulary)
-        result = _evaluate(run_dir, args.checkpoint, splits, config, len(vocabulary), dist, show, names)
-        if dist.is_main:
-            write_json(run_dir / f"evaluation_{args.checkpoint}.json", result)
-            print(_result_line(result))
+        with RunLock(run_dir, enabled=dist.is_main):
+            result = _evaluate(run_dir, args.checkpoint, splits, config, len(vocabulary), dist, show, names)
+            if dist.is_main:
+                write_json(run_dir / f"evaluation_{args.checkpoint}.json", result)
+                print(_result_line(result))
         return 0
     finally:
         dist.shutdown()

@@ -1,7 +1,10 @@
 """What every training loop shares (SPEC §6.1 protocol, §6.5, §6.6; DESIGN §1 ``tasks/``, §6 CLI conventions).
 
 * command-line options: :func:`add_runtime_arguments` (``--device``, ``--threads``, ``--seed``, ``-q``) and
-  :func:`add_run_arguments` (``--run-dir``, ``--epochs``, ``--restart``);
+  :func:`add_run_arguments` (``--run-dir``, ``--epochs``, ``--restart``); :func:`check_options` refuses nonsense
+  numbers (usage error, exit 2);
+* run directories: :func:`read_run_config` (a checked ``config.json``), :class:`RunLock` (one process at a time;
+  removes what an interrupted atomic write left);
 * devices and seeding: :func:`resolve_device` (CUDA when available, else CPU), :func:`seed_everything`,
   :func:`rng_state` / :func:`set_rng_state`;
 * checkpoints: :func:`save_checkpoint` (atomic: model, optimizer, epoch, best metric, RNG states, anything else) and
@@ -32,15 +35,17 @@ from pathlib import Path
 from typing import Any
 
 from programl.exceptions import ProgramlError
-from programl.util.fs import atomic_write_bytes, atomic_write_text
+from programl.util.fs import atomic_write_bytes
 
 __all__ = [
     "Distributed",
     "EpochLog",
+    "RunLock",
     "UsageError",
     "add_data_dir_arguments",
     "add_run_arguments",
     "add_runtime_arguments",
+    "check_options",
     "configure_threads",
     "info",
     "init_distributed",
@@ -49,6 +54,7 @@ __all__ = [
     "plot_confusion_matrix",
     "plot_learning_curves",
     "progress",
+    "read_run_config",
     "resolve_device",
     "run_task_module",
     "rng_state",
@@ -81,11 +87,13 @@ def add_runtime_arguments(parser: argparse.ArgumentParser, seed: int = 204) -> N
     group.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
 
-def add_run_arguments(parser: argparse.ArgumentParser, task: str, epochs: int) -> None:
-    """``--run-dir``, ``--epochs`` and ``--restart``."""
+def add_run_arguments(parser: argparse.ArgumentParser, task: str, epochs: int, default_dir: str | None = None) -> None:
+    """``--run-dir``, ``--epochs`` and ``--restart`` (``default_dir``: how ``--help`` names the default run directory,
+    when the task derives it from other options)."""
     group = parser.add_argument_group("run")
+    shown = default_dir or os.path.join("runs", task)
     group.add_argument("--run-dir", default=os.path.join("runs", task), metavar="DIR",
-                       help=f"checkpoints, logs and plots (default: runs/{task}); an unfinished run there is resumed")
+                       help=f"checkpoints, logs and plots (default: {shown}); an unfinished run there is resumed")
     group.add_argument("--epochs", type=int, default=epochs, metavar="N", help=f"training epochs (default: {epochs})")
     group.add_argument("--restart", action="store_true", help="ignore the checkpoints in --run-dir and start over")
 
@@ -97,6 +105,120 @@ def add_data_dir_arguments(group, task: str) -> None:
                        help=f"where graphs are built (default: {default})")
     group.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                        help="worker processes for building graphs (default: all CPUs)")
+
+
+#: Options that must be within a range, by ``argparse`` destination: (lowest, highest, what the range is called).
+_RANGES: dict[str, tuple[float, float | None, str]] = {
+    "lr": (math.ulp(0.0), None, "positive"),
+    "weight_decay": (0.0, None, ">= 0"),
+    "time_limit": (math.ulp(0.0), None, "positive (minutes)"),
+    "checkpoint_minutes": (0.0, None, ">= 0"),
+    "dropout": (0.0, 1.0 - 1e-9, "in [0, 1)"),
+    "message_dropout": (0.0, 1.0 - 1e-9, "in [0, 1)"),
+    "state_dropout": (0.0, 1.0 - 1e-9, "in [0, 1)"),
+    "aux_dropout": (0.0, 1.0 - 1e-9, "in [0, 1)"),
+    "intermediate_loss_weight": (0.0, None, ">= 0"),
+    "threads": (0, 4096, "in 0..4096 (0: torch's choice)"),
+    "jobs": (0, 4096, "in 0..4096 (0: all CPUs)"),
+    "epochs": (1, 10**9, "in 1..10^9"),
+}
+_SEED_LIMIT = 2**32  # numpy's legacy seeding takes 0..2^32-1; torch and Python take those too
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Refuse nonsense numbers before anything runs (DESIGN §6: a wrong option exits 2).
+
+    Every float option must be finite; the options of :data:`_RANGES` (learning rate, weight decay, time limit,
+    checkpoint interval, dropouts, threads, jobs, epochs) must be in their range where the task has them; every
+    ``*seed`` option must be in 0..2^32-1.
+
+    Raises:
+        UsageError: The first option out of range, named as on the command line.
+    """
+    for name, value in sorted(vars(args).items()):
+        option = "--" + name.replace("_", "-")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(f"{option} must be a finite number, not {value}")
+        if name.endswith("seed") and isinstance(value, int) and not 0 <= value < _SEED_LIMIT:
+            raise UsageError(f"{option} must be in 0..{_SEED_LIMIT - 1}")
+        if name in _RANGES and isinstance(value, (int, float)) and not isinstance(value, bool):
+            low, high, words = _RANGES[name]
+            if value < low or (high is not None and value > high):
+                raise UsageError(f"{option} must be {words}, not {value:g}")
+
+
+def read_run_config(run_dir: str | os.PathLike, task: str, required: Sequence[str] = ()) -> dict[str, Any]:
+    """The ``config.json`` of a run of ``programl train <task>``, checked (``{"model": {...}, ...}``).
+
+    Raises:
+        ProgramlError: One line: the file is missing, is not JSON (with its line and column), or is the run of
+            another task (its ``task`` entry, or a ``model`` without the ``required`` keys).
+    """
+    path = Path(run_dir) / "config.json"
+    what = f"not a `programl train {task}` run"
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ProgramlError(f"{run_dir}: no config.json ({what})") from None
+    except IsADirectoryError:
+        raise ProgramlError(f"{path}: a directory, not a file ({what})") from None
+    except UnicodeDecodeError as error:
+        raise ProgramlError(f"{path}: not JSON ({error.reason}); {what}?") from None
+    except json.JSONDecodeError as error:
+        raise ProgramlError(
+            f"{path}:{error.lineno}:{error.colno}: not JSON ({error.msg}); damaged, or {what}"
+        ) from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("model"), dict):
+        raise ProgramlError(f"{path}: no \"model\" options ({what})")
+    other = saved.get("task")
+    if other is not None and other != task:
+        raise ProgramlError(f"{run_dir}: a `programl train {other}` run, {what}")
+    missing = [key for key in required if key not in saved["model"]]
+    if missing:
+        raise ProgramlError(f"{path}: no {', '.join(missing)} among the options ({what})")
+    return saved
+
+
+class RunLock:
+    """An exclusive lock on a run directory, held while a process trains or evaluates in it.
+
+    Taken with ``flock`` on ``<run_dir>/.lock`` (released by the kernel when the process dies, even by ``kill -9``).
+    Whoever holds it removes the temporary files that an interrupted atomic write left behind (``.<name>.*.tmp``,
+    :mod:`programl.util.fs`), which no other process can be writing.
+
+    Raises (on entering):
+        ProgramlError: Another process works in the directory.
+        OSError: The directory cannot be created or written (read-only, a file in the way ...).
+    """
+
+    def __init__(self, run_dir: str | os.PathLike, enabled: bool = True) -> None:
+        self.run_dir = Path(run_dir)
+        self.enabled = enabled
+        self._file = None
+
+    def __enter__(self) -> RunLock:
+        if not self.enabled:
+            return self
+        import fcntl
+
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(self.run_dir / ".lock", "a+")  # noqa: SIM115 - held until __exit__
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise ProgramlError(f"{self.run_dir}: in use by another programl train or evaluate (wait for it, or "
+                                "choose another --run-dir)") from None
+        self._file = handle
+        for stale in self.run_dir.rglob(".*.tmp"):
+            if stale.is_file():
+                stale.unlink(missing_ok=True)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._file is not None:
+            self._file.close()  # releases the lock
+            self._file = None
 
 
 def shared_data(name: str) -> Path | None:
@@ -221,7 +343,17 @@ def save_checkpoint(
     }
     buffer = io.BytesIO()
     torch.save(payload, buffer)
-    return atomic_write_bytes(path, buffer.getvalue())
+    return _write_bytes(path, buffer.getvalue())
+
+
+def _write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """:func:`atomic_write_bytes`, whose ``OSError`` names the file (a write to a full disk does not say which)."""
+    try:
+        return atomic_write_bytes(path, data)
+    except OSError as error:
+        if error.filename is None and error.errno is not None:
+            raise OSError(error.errno, error.strerror or str(error), str(path)) from None
+        raise
 
 
 def load_checkpoint(
@@ -238,32 +370,47 @@ def load_checkpoint(
         The checkpoint's dictionary (``epoch``, ``best_metric``, ``best_epoch``, ``extra`` ...).
 
     Raises:
-        ProgramlError: The file is not a readable checkpoint.
+        ProgramlError: The file is missing, is not a readable checkpoint, or holds a model of other options (one
+            line each; the file is not changed).
     """
-    import pickle
-
     import torch
 
+    path = Path(path)
+    if not path.is_file():
+        raise ProgramlError(f"{path}: no checkpoint (train first, or choose another --checkpoint)")
     try:
         payload = torch.load(path, map_location=map_location, weights_only=False)
-    except FileNotFoundError:
+    except OSError:
         raise
-    except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError) as error:
-        raise ProgramlError(f"{path}: not a readable checkpoint ({error})") from None
-    if not isinstance(payload, dict) or "model" not in payload:
+    except Exception as error:  # noqa: BLE001 - unpickling garbage raises anything
+        raise ProgramlError(f"{path}: not a readable checkpoint ({_first_sentence(error)})") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("model"), Mapping) \
+            or not isinstance(payload.get("epoch"), int) or not isinstance(payload.get("extra", {}), Mapping):
         raise ProgramlError(f"{path}: not a programl checkpoint")
-    if model is not None:
-        unwrap(model).load_state_dict(payload["model"])
-    if optimizer is not None and payload.get("optimizer") is not None:
-        optimizer.load_state_dict(payload["optimizer"])
-    if restore_rng and payload.get("rng"):
-        set_rng_state(payload["rng"])
+    payload.setdefault("extra", {})
+    try:
+        if model is not None:
+            unwrap(model).load_state_dict(payload["model"])
+        if optimizer is not None and payload.get("optimizer") is not None:
+            optimizer.load_state_dict(payload["optimizer"])
+        if restore_rng and payload.get("rng"):
+            set_rng_state(payload["rng"])
+    except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as error:
+        raise ProgramlError(f"{path}: a checkpoint of another model or options ({_first_sentence(error)}); use "
+                            "another --run-dir, or --restart") from None
     return payload
+
+
+def _first_sentence(error: BaseException) -> str:
+    """The first line of an error message, cut at its first sentence (torch's messages run on)."""
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    head, dot, _ = text.partition(". ")
+    return (head + dot).strip()[:200]
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> Path:
     """Write ``obj`` as indented JSON, atomically."""
-    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=_jsonable) + "\n")
+    return _write_bytes(path, (json.dumps(obj, indent=2, sort_keys=True, default=_jsonable) + "\n").encode("utf-8"))
 
 
 def _jsonable(value: Any) -> Any:
@@ -288,22 +435,49 @@ class EpochLog:
         directory: Where the files live (created).
         name: File stem (default ``log``).
         enabled: False on non-main DDP processes: records are kept in memory, nothing is written.
+        load: Read the records already there (resumption); False starts an empty log (``--restart``).
+
+    Raises:
+        ProgramlError: ``<name>.jsonl`` holds a line that is not a per-epoch JSON record (``file:line:col``).
     """
 
-    def __init__(self, directory: str | os.PathLike, name: str = "log", enabled: bool = True) -> None:
+    def __init__(
+        self, directory: str | os.PathLike, name: str = "log", enabled: bool = True, load: bool = True
+    ) -> None:
         self.directory = Path(directory)
         self.jsonl = self.directory / f"{name}.jsonl"
         self.csv = self.directory / f"{name}.csv"
         self.enabled = enabled
         self.records: list[dict[str, Any]] = []
-        if self.jsonl.is_file():
-            for line in self.jsonl.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    self.records.append(json.loads(line))
+        if load and self.jsonl.is_file():
+            self.records = self._read()
+
+    def _read(self) -> list[dict[str, Any]]:
+        """The records of ``<name>.jsonl``; a damaged file is a :class:`ProgramlError` that says where."""
+        try:
+            text = self.jsonl.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise ProgramlError(
+                f"{self.jsonl}: not a log of JSON lines ({error.reason}); start over with --restart"
+            ) from None
+        records = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ProgramlError(f"{self.jsonl}:{number}:{error.colno}: not a JSON record ({error.msg}); start over "
+                                    "with --restart") from None
+            if not isinstance(record, dict) or not isinstance(record.get("epoch"), int):
+                raise ProgramlError(f"{self.jsonl}:{number}:1: not a per-epoch record (no integer \"epoch\"); start "
+                                    "over with --restart")
+            records.append(record)
+        return records
 
     def truncate(self, epoch: int) -> None:
         """Keep only the records with ``epoch <= epoch`` (resumption from a checkpoint of that epoch)."""
-        self.records = [r for r in self.records if int(r.get("epoch", 0)) <= epoch]
+        self.records = [r for r in self.records if r["epoch"] <= epoch]
         self._write()
 
     def append(self, record: Mapping[str, Any]) -> None:
@@ -314,7 +488,7 @@ class EpochLog:
         if not self.enabled:
             return
         lines = [json.dumps(r, sort_keys=True, default=_jsonable) for r in self.records]
-        atomic_write_text(self.jsonl, "".join(line + "\n" for line in lines))
+        _write_bytes(self.jsonl, "".join(line + "\n" for line in lines).encode("utf-8"))
         columns: list[str] = []
         for record in self.records:
             columns.extend(k for k in record if k not in columns and not isinstance(record[k], (list, dict)))
@@ -323,7 +497,7 @@ class EpochLog:
         writer.writeheader()
         for record in self.records:
             writer.writerow({k: record.get(k, "") for k in columns})
-        atomic_write_text(self.csv, out.getvalue())
+        _write_bytes(self.csv, out.getvalue().encode("utf-8"))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -483,7 +657,7 @@ def _save_figure(plt, fig, path: str | os.PathLike) -> Path:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
     plt.close(fig)
-    return atomic_write_bytes(path, buffer.getvalue())
+    return _write_bytes(path, buffer.getvalue())
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -492,8 +666,9 @@ def _save_figure(plt, fig, path: str | os.PathLike) -> Path:
 
 def progress(items: Iterable, total: int | None = None, description: str = "", enabled: bool = True,
              unit: str = "batch") -> Iterator:
-    """A tqdm progress bar on stderr (none when ``enabled`` is False, e.g. ``-q`` or a non-main DDP process)."""
-    if not enabled:
+    """A tqdm progress bar on stderr (none when ``enabled`` is False, e.g. ``-q`` or a non-main DDP process, and none
+    when stderr is not a terminal: a redirected log gets no carriage returns)."""
+    if not enabled or not _is_terminal(sys.stderr):
         yield from items
         return
     from tqdm import tqdm
@@ -501,6 +676,13 @@ def progress(items: Iterable, total: int | None = None, description: str = "", e
     with tqdm(items, total=total, desc=description, unit=unit, file=sys.stderr, leave=False,
               dynamic_ncols=True) as bar:
         yield from bar
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or closed
+        return False
 
 
 def info(message: str, enabled: bool = True) -> None:

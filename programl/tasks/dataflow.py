@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import platform
 import sys
@@ -47,9 +46,11 @@ from typing import Any
 import numpy as np
 
 from programl.tasks.common import (
+    RunLock,
     UsageError,
     add_run_arguments,
     add_runtime_arguments,
+    check_options,
     configure_threads,
     info,
     init_distributed,
@@ -57,6 +58,7 @@ from programl.tasks.common import (
     plot_confusion_matrix,
     plot_learning_curves,
     progress,
+    read_run_config,
     run_task_module,
     save_checkpoint,
     seed_everything,
@@ -156,7 +158,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``programl train dataflow``."""
     parser.add_argument("--analysis", required=True, choices=ANALYSES, help="the analysis to learn")
     _add_data_arguments(parser, required=True)
-    group = parser.add_argument_group("protocol (SPEC §6.1)")
+    group = parser.add_argument_group("protocol (the paper's runs)")
     group.add_argument("--model", choices=("ggnn", "rgcn"), default="ggnn", help="typed GGNN (default) or R-GCN")
     group.add_argument("--steps", type=int, default=30, metavar="T", help="message-passing steps (default: 30)")
     group.add_argument(
@@ -209,13 +211,13 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _add_test_arguments(parser)
     add_runtime_arguments(parser, seed=204)
-    add_run_arguments(parser, "dataflow", len(TRAIN_SCHEDULE))
+    add_run_arguments(parser, "dataflow", len(TRAIN_SCHEDULE), default_dir="runs/dataflow/ANALYSIS")
     parser.set_defaults(epochs=None)
 
 
 def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``programl evaluate dataflow``."""
-    parser.add_argument("--run-dir", required=True, metavar="DIR", help="a `programl train dataflow` run")
+    parser.add_argument("--run-dir", required=True, metavar="DIR", help="a run of 'programl train dataflow'")
     parser.add_argument("--checkpoint", choices=("best", "last"), default="best", help="which model (default: best)")
     parser.add_argument("--split", choices=("test", "val", "train"), default="test", help="(default: test)")
     _add_data_arguments(parser, required=False)
@@ -345,16 +347,15 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _check(args: argparse.Namespace) -> None:
+    check_options(args)
     schedule = args.train_examples
     if any(n < 1 for n in schedule) or any(b <= a for a, b in zip(schedule, schedule[1:])):
         raise UsageError("--train-examples must be positive and increasing")
     for name in ("steps", "batch_nodes", "val_examples", "max_nodes"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be positive")
-    if args.max_steps < 0 or args.lr <= 0:
-        raise UsageError("--max-steps must be >= 0 and --lr positive")
-    if args.epochs is not None and args.epochs < 1:
-        raise UsageError("--epochs must be positive")
+    if args.max_steps < 0:
+        raise UsageError("--max-steps must be >= 0")
     _test_sizes(args)
 
 
@@ -369,195 +370,207 @@ def _run_dir(args: argparse.Namespace) -> Path:
 
 def train_main(args: argparse.Namespace) -> int:
     """``programl train dataflow`` (module docstring)."""
+    _check(args)
+    configure_threads(args.threads)
+    dist = init_distributed(args.device)
+    run_dir = _run_dir(args)
+    try:
+        with RunLock(run_dir, enabled=dist.is_main):
+            return _train(args, dist, run_dir)
+    finally:
+        dist.shutdown()
+
+
+def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
+    """The training run of :func:`train_main`, in a locked run directory."""
     import torch
 
     from programl.data.vocabulary import Vocabulary
     from programl.models import MetricsAccumulator
     from programl.tasks.common import EpochLog
 
-    _check(args)
-    configure_threads(args.threads)
-    dist = init_distributed(args.device)
-    try:
-        show = dist.is_main and not args.quiet
-        config = _config(args)
-        schedule = config["train_examples"][: args.epochs] if args.epochs else config["train_examples"]
-        run_dir = _run_dir(args)
-        last = run_dir / "last.pt"
-        resuming = last.is_file() and not args.restart
-        if resuming:
-            saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))["model"]
-            changed = sorted(k for k in config if k != "train_examples" and saved.get(k) != config[k])
-            if changed:
-                raise UsageError(
-                    f"{run_dir} holds a run with other options ({', '.join(changed)}): use another --run-dir, "
-                    "or --restart"
-                )
-        # rank 0 converts the data set once; the others wait and then read it
-        datasets: dict[str, Any] = {}
-        for turn in (0, 1):
-            if (turn == 0) == dist.is_main:
-                datasets["train"] = _dataset(args.dataset, args.analysis, "train", config, args.max_steps, args, show)
-                datasets["val"] = _dataset(args.dataset, args.analysis, "val", config, args.max_steps, args, show)
-            dist.barrier()
-        train, val_all = datasets["train"], datasets["val"]
-        val = val_all.fixed_sample(config["val_examples"], config["val_seed"])
-        if not len(train) or not len(val):
+    show = dist.is_main and not args.quiet
+    config = _config(args)
+    schedule = config["train_examples"][: args.epochs] if args.epochs else config["train_examples"]
+    last = run_dir / "last.pt"
+    resuming = last.is_file() and not args.restart
+    if resuming:
+        previous = read_run_config(run_dir, "dataflow")
+        saved = previous["model"]
+        changed = sorted(k for k in config if k != "train_examples" and saved.get(k) != config[k])
+        if str(Path(args.dataset).resolve()) != previous.get("dataset"):
+            changed.append("dataset")
+        if changed:
+            raise UsageError(
+                f"{run_dir} holds a run with other options ({', '.join(changed)}): use another --run-dir, or --restart"
+            )
+    # rank 0 converts the data set once; the others wait and then read it
+    datasets: dict[str, Any] = {}
+    for turn in (0, 1):
+        if (turn == 0) == dist.is_main:
+            datasets["train"] = _dataset(args.dataset, args.analysis, "train", config, args.max_steps, args, show)
+            datasets["val"] = _dataset(args.dataset, args.analysis, "val", config, args.max_steps, args, show)
+        dist.barrier()
+    train, val_all = datasets["train"], datasets["val"]
+    val = val_all.fixed_sample(config["val_examples"], config["val_seed"])
+    if not len(train) or not len(val):
+        from programl.exceptions import ProgramlError
+
+        raise ProgramlError(f"{args.dataset}: no {args.analysis} examples to train or validate on ({train!r})")
+    vocabulary = Vocabulary.load(train.vocabulary_path)
+    seed_everything(config["seed"])
+    model = _make_model(config, len(vocabulary)).to(dist.device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
+    log = EpochLog(run_dir, enabled=dist.is_main, load=resuming)
+    state: dict[str, Any] = {"epoch": 0, "examples": 0, "pass": 0, "cursor": 0, "seconds": 0.0, "partial": None}
+    best, best_epoch = None, None
+    if resuming:
+        saved_state = load_checkpoint(last, model=model, optimizer=optimizer, map_location=dist.device)
+        if not isinstance(saved_state["extra"].get("state"), dict) or set(state) - set(saved_state["extra"]["state"]):
             from programl.exceptions import ProgramlError
 
-            raise ProgramlError(f"{args.dataset}: no {args.analysis} examples to train or validate on ({train!r})")
-        vocabulary = Vocabulary.load(train.vocabulary_path)
-        if dist.is_main:
-            run_dir.mkdir(parents=True, exist_ok=True)
-            vocabulary.save(run_dir / "vocab.csv")
-            write_json(
-                run_dir / "config.json",
-                {
-                    "model": config,
-                    "dataset": str(Path(args.dataset).resolve()),
-                    "processed_dir": args.processed_dir,
-                    "scope": {
-                        "train_examples_available": len(train),
-                        "train_records": train.num_records,
-                        "val_examples": len(val),
-                        "val_examples_available": len(val_all),
-                        "vocabulary": len(vocabulary),
-                    },
-                    "world_size": dist.world_size,
+            raise ProgramlError(f"{last}: not a checkpoint of `programl train dataflow` (no training state)")
+        best, best_epoch = saved_state.get("best_metric"), saved_state.get("best_epoch")
+        state.update(saved_state["extra"]["state"])
+        log.truncate(state["epoch"])
+        info(f"{run_dir}: resuming after {state['examples']:,} training examples (epoch {state['epoch']})", show)
+    else:
+        log.truncate(0)
+    if dist.is_main:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        vocabulary.save(run_dir / "vocab.csv")
+        write_json(
+            run_dir / "config.json",
+            {
+                "task": "dataflow",
+                "model": config,
+                "dataset": str(Path(args.dataset).resolve()),
+                "processed_dir": args.processed_dir,
+                "scope": {
+                    "train_examples_available": len(train),
+                    "train_records": train.num_records,
+                    "val_examples": len(val),
+                    "val_examples_available": len(val_all),
+                    "vocabulary": len(vocabulary),
                 },
-            )
+                "world_size": dist.world_size,
+            },
+        )
+    ddp_model = dist.wrap(model)
+    sizes = train.sizes
+    val_batches = shard(_plan(val.sizes, config), dist.rank, dist.world_size)
+    plan = _train_plan(sizes, config, state["pass"])
+    began = time.perf_counter() - state["seconds"]
+    last_save = time.perf_counter()
 
-        seed_everything(config["seed"])
-        model = _make_model(config, len(vocabulary)).to(dist.device)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
-        log = EpochLog(run_dir, enabled=dist.is_main)
-        state: dict[str, Any] = {"epoch": 0, "examples": 0, "pass": 0, "cursor": 0, "seconds": 0.0, "partial": None}
-        best, best_epoch = None, None
-        if resuming:
-            saved_state = load_checkpoint(last, model=model, optimizer=optimizer, map_location=dist.device)
-            best, best_epoch = saved_state["best_metric"], saved_state["best_epoch"]
-            state.update(saved_state["extra"]["state"])
-            log.truncate(state["epoch"])
-            info(f"{run_dir}: resuming after {state['examples']:,} training examples (epoch {state['epoch']})", show)
-        else:
-            log.truncate(0)
-        ddp_model = dist.wrap(model)
-        sizes = train.sizes
-        val_batches = shard(_plan(val.sizes, config), dist.rank, dist.world_size)
-        plan = _train_plan(sizes, config, state["pass"])
-        began = time.perf_counter() - state["seconds"]
-        last_save = time.perf_counter()
+    def checkpoint(accumulator=None, path=last) -> None:
+        state["seconds"] = time.perf_counter() - began
+        state["partial"] = None if accumulator is None else accumulator
+        save_checkpoint(
+            path,
+            model=model,
+            optimizer=optimizer,
+            epoch=state["epoch"],
+            best_metric=best,
+            best_epoch=best_epoch,
+            extra={"config": config, "state": dict(state)},
+        )
 
-        def checkpoint(accumulator=None, path=last) -> None:
-            state["seconds"] = time.perf_counter() - began
-            state["partial"] = None if accumulator is None else accumulator
-            save_checkpoint(
-                path,
-                model=model,
-                optimizer=optimizer,
-                epoch=state["epoch"],
-                best_metric=best,
-                best_epoch=best_epoch,
-                extra={"config": config, "state": dict(state)},
-            )
+    for epoch in range(state["epoch"] + 1, len(schedule) + 1):
+        started = time.perf_counter()
+        target = schedule[epoch - 1]
+        accumulator = state["partial"] or MetricsAccumulator()
+        state["partial"] = None
+        model.train()
 
-        for epoch in range(state["epoch"] + 1, len(schedule) + 1):
-            started = time.perf_counter()
-            target = schedule[epoch - 1]
-            accumulator = state["partial"] or MetricsAccumulator()
-            state["partial"] = None
-            model.train()
+        def steps(target=target):
+            """This process's batches until the epoch's example count is reached (advances ``state``)."""
+            nonlocal plan
+            while state["examples"] < target:
+                world = dist.world_size
+                if state["cursor"] >= len(plan) or (state["cursor"] + world > len(plan) >= world):
+                    state["pass"] += 1  # next pass, in a new order (a tail shorter than a step is left out)
+                    state["cursor"] = 0
+                    plan = _train_plan(sizes, config, state["pass"])
+                # one batch per process; a plan of fewer batches than processes is repeated
+                step = [plan[(state["cursor"] + r) % len(plan)] for r in range(world)]
+                state["cursor"] += world
+                state["examples"] += sum(len(b) for b in step)
+                yield step[dist.rank]
 
-            def steps(target=target):
-                """This process's batches until the epoch's example count is reached (advances ``state``)."""
-                nonlocal plan
-                while state["examples"] < target:
-                    world = dist.world_size
-                    if state["cursor"] >= len(plan) or (state["cursor"] + world > len(plan) >= world):
-                        state["pass"] += 1  # next pass, in a new order (a tail shorter than a step is left out)
-                        state["cursor"] = 0
-                        plan = _train_plan(sizes, config, state["pass"])
-                    # one batch per process; a plan of fewer batches than processes is repeated
-                    step = [plan[(state["cursor"] + r) % len(plan)] for r in range(world)]
-                    state["cursor"] += world
-                    state["examples"] += sum(len(b) for b in step)
-                    yield step[dist.rank]
-
-            description = f"epoch {epoch}/{len(schedule)} (to {target:,} examples)"
-            for indices in progress(steps(), None, description, enabled=show):
-                batch = _collate(train, indices).to(dist.device)
-                optimizer.zero_grad(set_to_none=True)
-                logits = ddp_model(batch)
-                loss = unwrap(model).loss(logits, batch.y)
-                loss.backward()
-                optimizer.step()
-                accumulator.update(logits.detach(), batch.y, loss=loss.detach())
-                if dist.is_main and time.perf_counter() - last_save > 60 * args.checkpoint_minutes:
-                    state["epoch"] = epoch - 1
-                    checkpoint(accumulator)
-                    last_save = time.perf_counter()
-            trained = _reduce(accumulator, dist)
-            validated = _evaluate(ddp_model, val, val_batches, dist.device, config["steps"], dist, "validation", show)
-            state["epoch"] = epoch
-            record = {
-                "epoch": epoch,
-                "train_examples": state["examples"],
-                **{f"train_{k}": v for k, v in trained.items() if k != "confusion_matrix"},
-                **{f"val_{k}": v for k, v in validated.items() if k != "confusion_matrix"},
-                "val_confusion_matrix": validated["confusion_matrix"],
-                "seconds": round(time.perf_counter() - started, 2),
-                "elapsed_seconds": round(time.perf_counter() - began, 1),
-            }
-            if best is None or validated["f1"] > best:
-                best, best_epoch = validated["f1"], epoch
-                if dist.is_main:
-                    checkpoint(path=run_dir / "best.pt")
-            log.append(record)
-            if dist.is_main:
-                checkpoint()
+        description = f"epoch {epoch}/{len(schedule)} (to {target:,} examples)"
+        for indices in progress(steps(), None, description, enabled=show):
+            batch = _collate(train, indices).to(dist.device)
+            optimizer.zero_grad(set_to_none=True)
+            logits = ddp_model(batch)
+            loss = unwrap(model).loss(logits, batch.y)
+            loss.backward()
+            optimizer.step()
+            accumulator.update(logits.detach(), batch.y, loss=loss.detach())
+            if dist.is_main and time.perf_counter() - last_save > 60 * args.checkpoint_minutes:
+                state["epoch"] = epoch - 1
+                checkpoint(accumulator)
                 last_save = time.perf_counter()
-                plot_learning_curves(
-                    log.records,
-                    run_dir / "curves.png",
-                    metrics=("loss", "f1", "precision", "recall", "accuracy"),
-                    splits=("train", "val"),
-                    title=f"{args.analysis}: DDF-{config['max_steps']}, T={config['steps']} "
-                    f"(epoch k ends at {schedule[0]:,}..{schedule[-1]:,} examples)",
-                    mark_epoch=best_epoch,
-                )
-            info(
-                f"epoch {epoch}: {state['examples']:,} examples, train loss {trained['loss']:.4f} "
-                f"F1 {trained['f1']:.4f} | val F1 {validated['f1']:.4f} P {validated['precision']:.4f} "
-                f"R {validated['recall']:.4f} ({record['seconds']:.0f} s)",
-                dist.is_main and not args.quiet,
-            )
-            over = bool(args.time_limit) and time.perf_counter() - began > 60 * args.time_limit
-            if dist.any(over):  # every process stops together
-                info(f"time limit of {args.time_limit:g} min reached after epoch {epoch}", dist.is_main)
-                break
-        train_seconds = time.perf_counter() - began
-        digests = _gather_digests(model, dist)
-        result = _test(run_dir, "best", args, config, len(vocabulary), dist, show)
+        trained = _reduce(accumulator, dist)
+        validated = _evaluate(ddp_model, val, val_batches, dist.device, config["steps"], dist, "validation", show)
+        state["epoch"] = epoch
+        record = {
+            "epoch": epoch,
+            "train_examples": state["examples"],
+            **{f"train_{k}": v for k, v in trained.items() if k != "confusion_matrix"},
+            **{f"val_{k}": v for k, v in validated.items() if k != "confusion_matrix"},
+            "val_confusion_matrix": validated["confusion_matrix"],
+            "seconds": round(time.perf_counter() - started, 2),
+            "elapsed_seconds": round(time.perf_counter() - began, 1),
+        }
+        if best is None or validated["f1"] > best:
+            best, best_epoch = validated["f1"], epoch
+            if dist.is_main:
+                checkpoint(path=run_dir / "best.pt")
+        log.append(record)
         if dist.is_main:
-            result.update(
-                analysis=args.analysis,
-                best_epoch=best_epoch,
-                best_val_f1=best,
-                train_examples_seen=state["examples"],
-                train_examples_available=len(train),
-                val_examples=len(val),
-                train_seconds=round(train_seconds, 1),
-                world_size=dist.world_size,
-                device=str(dist.device),
-                machine=_machine(dist.device),
-                ddp={"parameter_digests": digests, "agree": len(set(digests)) == 1},
-                paper_ddf30=dict(zip(("precision", "recall", "f1"), PAPER_DDF30[args.analysis])),
+            checkpoint()
+            last_save = time.perf_counter()
+            plot_learning_curves(
+                log.records,
+                run_dir / "curves.png",
+                metrics=("loss", "f1", "precision", "recall", "accuracy"),
+                splits=("train", "val"),
+                title=f"{args.analysis}: DDF-{config['max_steps']}, T={config['steps']} "
+                f"(epoch k ends at {schedule[0]:,}..{schedule[-1]:,} examples)",
+                mark_epoch=best_epoch,
             )
-            write_json(run_dir / "result.json", result)
-            print(_result_line(result))
-        return 0
-    finally:
-        dist.shutdown()
+        info(
+            f"epoch {epoch}: {state['examples']:,} examples, train loss {trained['loss']:.4f} "
+            f"F1 {trained['f1']:.4f} | val F1 {validated['f1']:.4f} P {validated['precision']:.4f} "
+            f"R {validated['recall']:.4f} ({record['seconds']:.0f} s)",
+            dist.is_main and not args.quiet,
+        )
+        over = bool(args.time_limit) and time.perf_counter() - began > 60 * args.time_limit
+        if dist.any(over):  # every process stops together
+            info(f"time limit of {args.time_limit:g} min reached after epoch {epoch}", dist.is_main)
+            break
+    train_seconds = time.perf_counter() - began
+    digests = _gather_digests(model, dist)
+    result = _test(run_dir, "best", args, config, len(vocabulary), dist, show)
+    if dist.is_main:
+        result.update(
+            analysis=args.analysis,
+            best_epoch=best_epoch,
+            best_val_f1=best,
+            train_examples_seen=state["examples"],
+            train_examples_available=len(train),
+            val_examples=len(val),
+            train_seconds=round(train_seconds, 1),
+            world_size=dist.world_size,
+            device=str(dist.device),
+            machine=_machine(dist.device),
+            ddp={"parameter_digests": digests, "agree": len(set(digests)) == 1},
+            paper_ddf30=dict(zip(("precision", "recall", "f1"), PAPER_DDF30[args.analysis])),
+        )
+        write_json(run_dir / "result.json", result)
+        print(_result_line(result))
+    return 0
 
 
 def _gather_digests(model, dist) -> list[str]:
@@ -658,45 +671,50 @@ def _result_line(result: dict[str, Any]) -> str:
 
 def evaluate_main(args: argparse.Namespace) -> int:
     """``programl evaluate dataflow``: metrics of a run's checkpoint at each T of ``--test-steps``."""
-    from programl.exceptions import ProgramlError
-
+    check_options(args)
+    _test_sizes(args)
     configure_threads(args.threads)
     dist = init_distributed(args.device)
+    run_dir = Path(args.run_dir)
     try:
-        show = dist.is_main and not args.quiet
-        run_dir = Path(args.run_dir)
-        try:
-            saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ProgramlError(f"{run_dir}: no config.json (not a `programl train dataflow` run)") from None
-        config = saved["model"]
-        if args.processed_dir is None:
-            args.processed_dir = saved.get("processed_dir")
-        from programl.data.vocabulary import Vocabulary
-
-        vocabulary_size = len(Vocabulary.load(run_dir / "vocab.csv"))
-        result = _test(
-            run_dir,
-            args.checkpoint,
-            args,
-            config,
-            vocabulary_size,
-            dist,
-            show,
-            args.split,
-            args.dataset or saved["dataset"],
-        )
-        if dist.is_main:
-            result.update(
-                analysis=config["analysis"],
-                machine=_machine(dist.device),
-                paper_ddf30=dict(zip(("precision", "recall", "f1"), PAPER_DDF30[config["analysis"]])),
-            )
-            write_json(run_dir / f"evaluation_{args.checkpoint}_{args.split}.json", result)
-            print(_result_line(result))
-        return 0
+        saved = read_run_config(run_dir, "dataflow", required=_MODEL_KEYS)
+        with RunLock(run_dir, enabled=dist.is_main):
+            return _evaluate_run(args, dist, run_dir, saved)
     finally:
         dist.shutdown()
+
+
+#: What ``evaluate`` reads of a run's options.
+_MODEL_KEYS = ("analysis", "model", "steps", "max_nodes", "batch_nodes", "batch_policy", "val_seed")
+
+
+def _evaluate_run(args: argparse.Namespace, dist, run_dir: Path, saved: dict[str, Any]) -> int:
+    from programl.data.vocabulary import Vocabulary
+    from programl.exceptions import ProgramlError
+
+    show = dist.is_main and not args.quiet
+    config = saved["model"]
+    if config["analysis"] not in ANALYSES:
+        raise ProgramlError(f"{run_dir / 'config.json'}: unknown analysis {config['analysis']!r}")
+    if args.processed_dir is None:
+        args.processed_dir = saved.get("processed_dir")
+    dataset = args.dataset or saved.get("dataset")
+    if not dataset:
+        raise UsageError(f"{run_dir / 'config.json'} names no data set: give --dataset DIR")
+    try:
+        vocabulary_size = len(Vocabulary.load(run_dir / "vocab.csv"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ProgramlError(f"{run_dir / 'vocab.csv'}: not a vocabulary ({error})") from None
+    result = _test(run_dir, args.checkpoint, args, config, vocabulary_size, dist, show, args.split, dataset)
+    if dist.is_main:
+        result.update(
+            analysis=config["analysis"],
+            machine=_machine(dist.device),
+            paper_ddf30=dict(zip(("precision", "recall", "f1"), PAPER_DDF30[config["analysis"]])),
+        )
+        write_json(run_dir / f"evaluation_{args.checkpoint}_{args.split}.json", result)
+        print(_result_line(result))
+    return 0
 
 
 # ---------------------------------------------------------------------------------------------------------------

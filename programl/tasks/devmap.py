@@ -46,10 +46,12 @@ from typing import Any
 import numpy as np
 
 from programl.tasks.common import (
+    RunLock,
     UsageError,
     add_data_dir_arguments,
     add_run_arguments,
     add_runtime_arguments,
+    check_options,
     configure_threads,
     info,
     load_checkpoint,
@@ -57,6 +59,7 @@ from programl.tasks.common import (
     plot_confusion_matrix,
     plot_learning_curves,
     progress,
+    read_run_config,
     resolve_device,
     save_checkpoint,
     seed_everything,
@@ -149,7 +152,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
 def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``programl evaluate devmap``."""
     parser.add_argument("--run-dir", default=os.path.join("runs", "devmap"), metavar="DIR",
-                        help="a run of `programl train devmap` (default: runs/devmap)")
+                        help="a run of 'programl train devmap' (default: runs/devmap)")
     parser.add_argument("--source-dir", metavar="DIR", help="as for training (default: the run's)")
     parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
     parser.add_argument("--platform", choices=("amd", "nvidia", "all"), default="all", help="default: all")
@@ -443,10 +446,11 @@ def _train_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Pa
     seed_everything(seed)  # the initial weights
     model = _model(config, len(vocabulary)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
-    log = EpochLog(fold_dir)
     start_epoch, best, best_epoch = 1, None, None
     last = fold_dir / "last.pt"
-    if last.is_file() and not args.restart:
+    resuming = last.is_file() and not args.restart
+    log = EpochLog(fold_dir, load=resuming)
+    if resuming:
         state = load_checkpoint(last, model=model, optimizer=optimizer, map_location=device)
         start_epoch = state["epoch"] + 1
         best, best_epoch = state["extra"].get("best"), state["best_epoch"]
@@ -509,6 +513,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _check_config(args: argparse.Namespace) -> None:
+    check_options(args)
     if args.folds < 3:
         raise UsageError("--folds must be at least 3")
     if args.only_folds and any(not 0 <= k < args.folds for k in args.only_folds):
@@ -521,8 +526,36 @@ def _check_config(args: argparse.Namespace) -> None:
         raise UsageError("--hidden must be an even number >= 2")
     if args.batch_graphs is not None and args.batch_graphs < 2:
         raise UsageError("--batch-graphs must be at least 2 (BatchNorm)")
-    if args.batch_nodes < 1 or args.epochs < 1:
-        raise UsageError("--batch-nodes and --epochs must be positive")
+    if args.batch_nodes < 1:
+        raise UsageError("--batch-nodes must be positive")
+
+
+def _splits(examples: _Examples, folds: int, seed: int) -> list:
+    """The cross-validation splits; too many folds for the kernels is a usage error, not a traceback."""
+    from programl.data.devmap import cross_validation_splits
+
+    smallest = int(np.bincount(examples.labels, minlength=2).min()) if len(examples.labels) else 0
+    if folds > smallest:
+        raise UsageError(f"--folds {folds}: the smaller class has {smallest} kernels, and every fold needs one")
+    return cross_validation_splits(examples.labels, folds, seed)
+
+
+def _fold_result(fold_dir: Path) -> dict | None:
+    """A fold's ``result.json``; None when there is none, or when it is damaged (the fold is then tested again from
+    its checkpoints, which rewrites it)."""
+    path = fold_dir / "result.json"
+    if not path.is_file():
+        return None
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        info(f"{path}: damaged ({error}); the fold is tested again")
+        return None
+    keys = ("fold", "static_device", "test", "rows", "predictions")
+    if not isinstance(result, dict) or any(key not in result for key in keys):
+        info(f"{path}: not a fold result; the fold is tested again")
+        return None
+    return result
 
 
 def _platforms(choice: str) -> tuple[str, ...]:
@@ -531,23 +564,31 @@ def _platforms(choice: str) -> tuple[str, ...]:
 
 def train_main(args: argparse.Namespace) -> int:
     """``programl train devmap``: build the graphs if needed, cross-validate per platform, write the reports."""
-    from programl.data.devmap import build_devmap, cross_validation_splits
-
     _check_config(args)
     configure_threads(args.threads)
     device = resolve_device(args.device)
     source_dir = _source_dir(args)
-    data_dir = Path(os.path.expanduser(args.data_dir))
     run_dir = Path(args.run_dir)
+    with RunLock(run_dir):
+        return _train(args, device, source_dir, run_dir)
+
+
+def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) -> int:
+    """The cross-validation of :func:`train_main`, in a locked run directory."""
+    from programl.data.devmap import build_devmap
+
+    data_dir = Path(os.path.expanduser(args.data_dir))
     config = _config(args)
-    previous = run_dir / "config.json"
-    if previous.is_file() and not args.restart:
-        old = json.loads(previous.read_text(encoding="utf-8"))
-        changed = sorted(k for k in config if k != "epochs" and old.get("model", {}).get(k) != config[k])
+    if (run_dir / "config.json").exists() and not args.restart:
+        old = read_run_config(run_dir, "devmap")
+        changed = sorted(k for k in config if k != "epochs" and old["model"].get(k) != config[k])
+        changed += [name for name, path in (("source_dir", source_dir), ("data_dir", data_dir))
+                    if Path(str(old.get(name))).resolve() != path.resolve()]
         if changed:
             raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another "
                              "--run-dir, or --restart")
-    write_json(run_dir / "config.json", {"model": config, "source_dir": str(source_dir), "data_dir": str(data_dir)})
+    write_json(run_dir / "config.json", {"task": "devmap", "model": config, "source_dir": str(source_dir),
+                                         "data_dir": str(data_dir)})
     rows = _subset_rows(source_dir, args.subset, args.fold_seed)
     report = build_devmap(source_dir, data_dir, [args.variant], jobs=args.jobs or None, rows=rows,
                           progress=None if args.quiet else _build_progress)
@@ -558,12 +599,11 @@ def train_main(args: argparse.Namespace) -> int:
     summary = {}
     for platform in _platforms(args.platform):
         examples = _examples(source_dir, data_dir, platform, args.variant, rows)
-        splits = cross_validation_splits(examples.labels, args.folds, args.fold_seed)
+        splits = _splits(examples, args.folds, args.fold_seed)
         results = []
         for split in splits:
             fold_dir = run_dir / platform / f"fold_{split.fold}"
-            done = fold_dir / "result.json"
-            previous = json.loads(done.read_text(encoding="utf-8")) if done.is_file() else None
+            previous = _fold_result(fold_dir)
             if args.only_folds and split.fold not in args.only_folds:
                 if previous is not None:  # reported with the others, not retrained
                     results.append(previous)
@@ -666,16 +706,23 @@ def _summary_table(summary: dict) -> str:
 
 def evaluate_main(args: argparse.Namespace) -> int:
     """``programl evaluate devmap``: re-test every finished fold's chosen model and rewrite the reports."""
-    from programl.data.devmap import cross_validation_splits
     from programl.exceptions import ProgramlError
 
+    check_options(args)
     configure_threads(args.threads)
     device = resolve_device(args.device)
     run_dir = Path(args.run_dir)
-    try:
-        saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ProgramlError(f"{run_dir}: no config.json (not a `programl train devmap` run)") from None
+    saved = read_run_config(run_dir, "devmap", required=_MODEL_KEYS + ("variant", "folds", "fold_seed", "batch_nodes"))
+    if "source_dir" not in saved or "data_dir" not in saved:
+        raise ProgramlError(f"{run_dir / 'config.json'}: no source_dir or data_dir (not a `programl train devmap` run)")
+    with RunLock(run_dir):
+        return _evaluate(args, device, run_dir, saved)
+
+
+def _evaluate(args: argparse.Namespace, device, run_dir: Path, saved: dict[str, Any]) -> int:
+    """The evaluation of :func:`evaluate_main`, in a locked run directory."""
+    from programl.exceptions import ProgramlError
+
     config = saved["model"]
     source_dir = Path(args.source_dir or saved["source_dir"])
     data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
@@ -684,15 +731,14 @@ def evaluate_main(args: argparse.Namespace) -> int:
     for platform in _platforms(args.platform):
         examples = _examples(source_dir, data_dir, platform, config["variant"], rows)
         results = []
-        for split in cross_validation_splits(examples.labels, config["folds"], config["fold_seed"]):
+        for split in _splits(examples, config["folds"], config["fold_seed"]):
             fold_dir = run_dir / platform / f"fold_{split.fold}"
             if not (fold_dir / "best.pt").is_file():
                 continue
             static_device = int(np.bincount(examples.labels[split.train], minlength=2).argmax())
             result = _test_fold(examples, split, config, fold_dir, device, static_device)
-            trained = fold_dir / "result.json"
-            if trained.is_file():
-                previous = json.loads(trained.read_text(encoding="utf-8"))
+            previous = _fold_result(fold_dir)
+            if previous is not None:
                 result["best_epoch"] = previous.get("best_epoch")
                 if previous["predictions"] != result["predictions"]:
                     info(f"{fold_dir}: predictions differ from those recorded at training time")

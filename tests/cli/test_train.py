@@ -90,3 +90,18 @@ def test_evaluate_without_a_run_is_one_line_and_exit_1(capsys, tmp_path, task) -
     assert code == 1
     assert err.strip() == f"programl evaluate {task}: error: {tmp_path}: no config.json (not a `programl train " \
                           f"{task}` run)"
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate"])
+@pytest.mark.parametrize("task", [None, *TASKS])
+def test_help_has_no_rst_markup_or_spec_references(capsys, command, task) -> None:
+    """``--help`` is read by users of the package, which ships no SPEC and renders no reStructuredText."""
+    code, out, _ = run_cli(capsys, command, *([task] if task else []), "--help")
+    assert code == 0
+    for markup in ("``", "SPEC", ":mod:", ":class:", ":func:", "`programl"):
+        assert markup not in out, (markup, out)
+
+
+def test_dataflow_help_shows_the_real_run_dir_default(capsys) -> None:
+    code, out, _ = run_cli(capsys, "train", "dataflow", "--help")
+    assert code == 0 and "(default: runs/dataflow/ANALYSIS)" in " ".join(out.split())

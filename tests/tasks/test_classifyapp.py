@@ -133,6 +133,11 @@ def test_changed_options_need_restart(dataset, tmp_path) -> None:
     assert classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "1"))) == 0
     with pytest.raises(UsageError, match="other options"):
         classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "2", "--lr", "0.5")))
+    source, data_dir = dataset
+    elsewhere = tmp_path / "elsewhere"  # the same programs, graphs under another --data-dir: not this run's data
+    shutil.copytree(data_dir, elsewhere)
+    with pytest.raises(UsageError, match=r"other options \(data_dir\)"):
+        classifyapp.train_main(parse("train", *tiny((source, elsewhere), run, "--epochs", "2")))
     assert classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "1", "--lr", "0.5",
                                                        "--restart"))) == 0
 
@@ -161,3 +166,22 @@ def test_ddp_with_torchrun_on_two_cpu_processes(dataset, tmp_path) -> None:
     assert result["world_size"] == 2 and result["test"]["count"] == 9
     assert [json.loads(line)["epoch"] for line in (run / "log.jsonl").read_text().splitlines()] == [1, 2]
     assert "test top-1 error" in done.stdout
+
+
+def test_quiet_means_no_epoch_lines_as_in_the_other_tasks(dataset, tmp_path, capsys) -> None:
+    assert classifyapp.train_main(parse("train", *tiny(dataset, tmp_path / "quiet", "--epochs", "1"))) == 0
+    assert "epoch 1:" not in capsys.readouterr().err
+    loud = [a for a in tiny(dataset, tmp_path / "loud", "--epochs", "1") if a != "-q"]
+    assert classifyapp.train_main(parse("train", *loud)) == 0
+    err = capsys.readouterr().err
+    assert "epoch 1: train loss" in err and "\r" not in err  # and no progress bars into a captured stderr
+
+
+def test_a_damaged_graph_file_is_one_line(tmp_path) -> None:
+    """docs/reliability-train.md: a built graph that was damaged on disk names its file (no traceback)."""
+    from programl.exceptions import ProgramlError
+
+    bad = tmp_path / "1.ProgramGraph.pb"
+    bad.write_bytes(b"\xff\xff\xff not a protobuf")
+    with pytest.raises(ProgramlError, match=r"1\.ProgramGraph\.pb: not a readable ProgramGraph"):
+        classifyapp._read_graphs([bad], classifyapp._Interner(), "reading", False)

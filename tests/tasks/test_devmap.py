@@ -119,3 +119,59 @@ def test_options_are_checked(tiny_run) -> None:
         devmap.train_main(parse("train", *argv, "--hidden", "12"))
     with pytest.raises(UsageError, match="--subset"):
         devmap.train_main(parse("train", *argv, "--subset", "1", "--run-dir", root / "other"))
+
+
+def test_hostile_run_directories(tiny_run, tmp_path) -> None:
+    """docs/reliability-train.md: too many folds, a damaged fold result, a damaged or foreign config.json."""
+    from programl.exceptions import ProgramlError
+
+    root, argv = tiny_run
+    other = [a if a != root / "run" else tmp_path / "folds" for a in argv]
+    with pytest.raises(UsageError, match="--folds 40: the smaller class has"):  # 60 kernels: ~24 in one class
+        devmap.train_main(parse("train", *other, "--folds", "40", "--epochs", "1"))
+    with pytest.raises(UsageError, match=r"other options \(data_dir\)"):  # the run, on graphs built elsewhere
+        devmap.train_main(parse("train", *[a if a != root / "data" else tmp_path / "data" for a in argv]))
+    # a damaged result.json of a finished fold: tested again from its checkpoints, and rewritten
+    fold = root / "run" / "amd" / "fold_1"
+    good = json.loads((fold / "result.json").read_text())
+    (fold / "result.json").write_text('{"fold": 1, "test": ')
+    assert devmap.train_main(parse("train", *argv, "--epochs", "8", "--only-folds", "1")) == 0
+    again = json.loads((fold / "result.json").read_text())
+    assert again["predictions"] == good["predictions"] and again["best_epoch"] == good["best_epoch"]
+    # config.json damaged, or of another task: one line naming the file; the run is left as it was
+    run = tmp_path / "copy"
+    (run / "amd").mkdir(parents=True)
+    (run / "config.json").write_text('{"model": [')
+    with pytest.raises(ProgramlError, match=r"config.json:1:12: not JSON"):
+        devmap.evaluate_main(parse("evaluate", "--run-dir", run, "-q"))
+    with pytest.raises(ProgramlError, match=r"config.json:1:12: not JSON"):
+        devmap.train_main(parse("train", *[a if a != root / "run" else run for a in argv]))
+    assert (run / "config.json").read_text() == '{"model": ['
+    (run / "config.json").write_text(json.dumps({"task": "classifyapp", "model": {}}))
+    with pytest.raises(ProgramlError, match="a `programl train classifyapp` run, not a `programl train devmap` run"):
+        devmap.evaluate_main(parse("evaluate", "--run-dir", run, "-q"))
+
+
+def test_a_model_too_large_for_memory_is_one_line(tiny_run, tmp_path) -> None:
+    """``--hidden 2^24`` under a 4 GiB address-space limit (in a child): one line, exit 1, no traceback."""
+    import os
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root, argv = tiny_run
+    argv = [str(a if a != root / "run" else tmp_path / "run") for a in argv]
+    limit = 4 * 2**30
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    repo = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "programl", "train", "devmap", *argv, "--hidden", str(2**24), "--epochs", "1",
+               "--only-folds", "0"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, preexec_fn=limited,
+                          env={**os.environ, "PYTHONPATH": str(repo)}, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("programl train devmap: error: out of memory")

@@ -30,6 +30,7 @@ import numpy as np
 
 from programl.data.deepdataflow.layout import LABEL_SUFFIX, Layout
 from programl.data.vocabulary import Vocabulary
+from programl.exceptions import ProgramlError
 from programl.util.fs import current_umask
 
 __all__ = ["FORMAT", "GRAPH_COLUMNS", "memmap", "prepare_split", "vocabulary_key"]
@@ -270,7 +271,10 @@ def prepare_split(
     vocab_path = Path(vocabulary_path) if vocabulary_path else layout.vocabulary
     if not vocab_path.is_file():
         raise FileNotFoundError(f"{vocab_path}: no vocabulary (a DeepDataFlow data set has vocab/programl.csv)")
-    key = vocabulary_key(_vocabulary(str(vocab_path)))
+    try:
+        key = vocabulary_key(_vocabulary(str(vocab_path)))
+    except (UnicodeDecodeError, ValueError) as error:  # read side: a damaged file is one line, not a traceback
+        raise ProgramlError(f"{vocab_path}: not a vocabulary ({error})") from None
     base = Path(processed_dir) if processed_dir else layout.root / "processed"
     graphs = base / FORMAT / key / split / "graphs"
     labels = base / FORMAT / key / split / analysis
