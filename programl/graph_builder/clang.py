@@ -98,11 +98,16 @@ def _error_from_stderr(stderr: str, path: str | None) -> GraphCreationError:
         where = path if file in ("<stdin>", "-") or path is None else file
         return GraphCreationError(match.group("message"), where, int(match.group("line")), int(match.group("column")))
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    fatal = next((line for line in lines if line.startswith("LLVM ERROR: ")), None)
+    if fatal:  # clang crashed (e.g. out of memory under --max-memory): not its stack dump, which follows
+        return GraphCreationError(f"clang: {fatal[len('LLVM ERROR: ') :].strip()}", path)
     message = next((line for line in lines if "error" in line), lines[0] if lines else "clang failed")
     return GraphCreationError(message.strip(), path)
 
 
 def _run(command: list[str], stdin: bytes | None, path: str | None, timeout: float | None) -> str:
+    # a crash (e.g. out of memory under a worker's limit) must not write reproducers to /tmp, nor take twice as long
+    command = [command[0], "-fno-crash-diagnostics", *command[1:]]
     try:
         result = subprocess.run(command, input=stdin, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired as error:
