@@ -3,9 +3,10 @@
 For each graph ``<name>.ProgramGraph.pb`` and each analysis, writes
 ``<DIR>/labels/<analysis>/<name>.ProgramGraphFeaturesList.pb``: one record per sampled root (SPEC §2.5). A graph is
 read once and its columnar view shared by all analyses. Graphs run in worker processes (``-j``) with a timeout
-each; a bad graph is reported on one line and the batch goes on; writes are atomic and a rerun skips label files
-newer than their graph. A graph with no eligible root for an analysis gets no label file for it (as in the
-original's dataset scripts): it is reported and counted, not treated as a failure.
+and a memory limit each (a single graph too: it is read and labelled in its worker); a bad graph is reported on
+one line and the batch goes on; writes are atomic and a rerun skips label files newer than their graph. A graph
+with no eligible root for an analysis gets no label file for it (as in the original's dataset scripts): it is
+reported and counted, not treated as a failure.
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ import os
 import sys
 from dataclasses import dataclass
 
-from programl.cli.common import Summary, print_line, progress, usage_error
+from programl.cli.common import (
+    Summary,
+    add_limit_options,
+    print_line,
+    progress,
+    quote_path,
+    usage_error,
+    worker_outcomes,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -53,7 +62,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the root sample (default: 0)")
     parser.add_argument("--max-roots", type=int, default=10, metavar="N", help="most roots per graph (default: 10)")
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: all CPUs)")
-    parser.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds per graph (default: 300)")
+    add_limit_options(parser, per="graph")
     parser.add_argument("--force", action="store_true", help="relabel graphs whose labels are up to date")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     parser.set_defaults(run=run, parser=parser)
@@ -127,7 +136,7 @@ def expand_inputs(inputs: list[str]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from programl.util.executor import TimeoutProcessPool, execute_outcomes
+    from programl.util.executor import PoolError
 
     analyses = ANALYSES if args.analysis == "all" else (args.analysis,)
     paths = expand_inputs(args.inputs)
@@ -158,38 +167,36 @@ def run(args: argparse.Namespace) -> int:
         if outputs:
             tasks.append(Task(path, tuple(outputs), fmt, args.seed, args.max_roots))
 
-    if len(tasks) > 1:
-        pool = TimeoutProcessPool(max_workers=min(args.jobs or os.cpu_count() or 1, len(tasks)))
-        outcomes = execute_outcomes(label_one, tasks, executor=pool, timeout=args.timeout)
-    else:
-        pool = None
-        outcomes = execute_outcomes(label_one, tasks)
     try:
-        for outcome in progress(outcomes, len(tasks), "labelling", enabled=not args.quiet):
-            if not outcome.ok:
-                summary.fail(outcome.error, outcome.input.path)
-                continue
-            for analysis, records, data in outcome.value:
-                if isinstance(records, str):
-                    summary.notes["without an eligible root"] = summary.notes.get("without an eligible root", 0) + 1
-                    if args.output:
-                        no_root[analysis][graph_name(outcome.input.path)] = None
-                    if not args.quiet:
-                        print_line(f"{outcome.input.path}: {analysis}: {records} (no label file)")
+        with worker_outcomes(label_one, tasks, args) as outcomes:
+            for outcome in progress(outcomes, len(tasks), "labelling", enabled=not args.quiet):
+                if not outcome.ok:
+                    summary.fail(outcome.error, outcome.input.path)
                     continue
-                summary.add(examples=records)
-                if args.output:
-                    no_root[analysis].pop(graph_name(outcome.input.path), None)
-                if data is not None:
-                    sys.stdout.buffer.write(data)
-                    sys.stdout.buffer.flush()
+                for analysis, records, data in outcome.value:
+                    if isinstance(records, str):
+                        notes = summary.notes
+                        notes["without an eligible root"] = notes.get("without an eligible root", 0) + 1
+                        if args.output:
+                            no_root[analysis][graph_name(outcome.input.path)] = None
+                        if not args.quiet:
+                            print_line(f"{quote_path(outcome.input.path)}: {analysis}: {records} (no label file)")
+                        continue
+                    summary.add(examples=records)
+                    if args.output:
+                        no_root[analysis].pop(graph_name(outcome.input.path), None)
+                    if data is not None:
+                        sys.stdout.buffer.write(data)
+                        sys.stdout.buffer.flush()
+    except KeyboardInterrupt:
+        summary.interrupted = True
+    except PoolError as error:
+        summary.abort(error)
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
         if args.output:
             for analysis, names in no_root.items():
                 _write_no_root(args.output, analysis, names)
-    if not args.quiet and (args.output or summary.failed):
+    if not args.quiet and (args.output or summary.failed or summary.stopped):
         print(summary.line("label files"), file=sys.stderr)
     return summary.exit_code()
 

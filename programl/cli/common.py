@@ -34,6 +34,7 @@ __all__ = [
     "add_limit_options",
     "default_max_memory",
     "describe_error",
+    "one_line",
     "parse_memory",
     "parse_timeout",
     "progress",
@@ -53,13 +54,14 @@ def quote_path(path: str) -> str:
     return path if path.isprintable() else repr(path)
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """``text`` with its line breaks escaped (``\\n``), so that a message is one line whatever it quotes."""
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def describe_error(error: BaseException, path: str | None = None) -> str:
     """One line saying what went wrong with an input, led by its location."""
-    return _one_line(_describe_error(error, path))
+    return one_line(_describe_error(error, path))
 
 
 def _describe_error(error: BaseException, path: str | None) -> str:
@@ -249,7 +251,7 @@ class Summary:
     def abort(self, error: BaseException) -> None:
         """The batch cannot go on (e.g. :class:`~programl.util.executor.PoolError`): say why, on one line."""
         self.aborted = True
-        print_line(_one_line(f"programl {self.command}: error: {error}"))
+        print_line(one_line(f"programl {self.command}: error: {error}"))
 
     @property
     def stopped(self) -> bool:
