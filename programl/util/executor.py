@@ -248,8 +248,11 @@ def _outcomes(fn, inputs, executor, chunksize, timeout) -> Iterator[Outcome]:
 # --------------------------------------------------------------------------------------------------------------
 # A process pool with per-task timeouts.
 
+# The parent's sys.path comes first, so that the worker runs the same programl as its parent (not another copy
+# installed in site-packages, or none, when the working directory differs).
 _WORKER_CODE = """\
-import sys
+import json, os, sys
+sys.path[:0] = [p for p in json.loads(os.environ.get("PROGRAML_WORKER_SYS_PATH") or "[]") if p not in sys.path]
 try:
     from programl.util._worker import main
 except BaseException as error:
