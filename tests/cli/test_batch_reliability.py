@@ -30,18 +30,17 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 def cli(*args, **kwargs) -> subprocess.CompletedProcess:
     """``python -m programl ARGS`` in a child process, always with a timeout."""
     kwargs.setdefault("timeout", 120)
-    return subprocess.run(
-        [sys.executable, "-m", "programl", *map(str, args)], capture_output=True, text=True, env=ENV, **kwargs
-    )
+    kwargs.setdefault("env", ENV)
+    return subprocess.run([sys.executable, "-m", "programl", *map(str, args)], capture_output=True, text=True, **kwargs)
 
 
 def popen(*args, **kwargs) -> subprocess.Popen:
+    kwargs.setdefault("env", ENV)
     return subprocess.Popen(
         [sys.executable, "-m", "programl", *map(str, args)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env=ENV,
         **kwargs,
     )
 
@@ -322,3 +321,42 @@ def test_a_file_name_with_a_newline_is_quoted_on_one_line(tmp_path, capsys) -> N
     assert len(lines) == 3, err  # two errors and the summary
     assert lines[0] == f"{str(bad)!r}:2:11: error: use of undefined value '%x'"
     assert lines[1].startswith(f"{str(missing)!r}: error: ")
+
+
+def test_ctrl_c_stops_a_dataset_build_and_a_rerun_resumes(tmp_path, clang22) -> None:
+    sources = tmp_path / "src"
+    sources.mkdir()
+    (sources / "a.ll").write_text(GOOD_IR)
+    (sources / "slow.c").write_text("int f(void) { return 1; }\n")
+    wrapper = tmp_path / "bin" / "clang-22"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\ncase "$*" in *slow.c*) exec sleep 600;; esac\nexec {clang22} "$@"\n')
+    wrapper.chmod(0o755)
+    out = tmp_path / "ddf"
+    process = popen(
+        "dataset",
+        "build",
+        sources,
+        out,
+        "-j",
+        "2",
+        "--timeout",
+        "600",
+        env={**ENV, "PROGRAML_CLANG": str(wrapper)},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        manifest = out / "manifest.jsonl"
+        assert wait_for(lambda: manifest.exists() and '"a.ll"' in manifest.read_text())
+        assert wait_for(lambda: len(children(process.pid)) == 2)
+        workers = children(process.pid)
+        sleeper = [p for w in workers for p in children(w)]  # the worker's clang: `sleep 600`
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert "programl dataset build: 1 built, 0 failed, interrupted" in err and "Traceback" not in err
+    assert all(gone(pid) for pid in workers + sleeper)
+    result = cli("dataset", "build", sources, out, "--timeout", "1", env={**ENV, "PROGRAML_CLANG": str(wrapper)})
+    assert result.returncode == 1 and "1 up to date, 1 failed of 2 inputs" in result.stderr
