@@ -147,7 +147,7 @@ def add_limit_options(parser: argparse.ArgumentParser, per: str = "input") -> No
         metavar="S",
         help=f"seconds per {per}, after which its worker (and clang) is killed (default: 300)",
     )
-    from programl.util.executor import _size as size
+    from programl.util.executor import format_size as size
 
     default = default_max_memory()
     parser.add_argument(

@@ -9,11 +9,13 @@ The parent's ``sys.path`` comes in ``$PROGRAML_WORKER_SYS_PATH`` so that the sam
 function lives in the parent's ``__main__`` script is unpickled by loading that script as ``__mp_main__`` first,
 as multiprocessing's spawn does, but only when a task needs it.
 
-Before the first task the worker says it is ready (a message ``(True, pid)``, or ``(False, reason)`` when it cannot
-start), after it set its address-space limit (``$PROGRAML_WORKER_MAX_MEMORY`` bytes, ``RLIMIT_AS``; inherited by
-the processes a task starts, such as clang). A watchdog thread kills the worker and everything it started when its
-parent dies (e.g. ``kill -9`` of the CLI), and a reply that finds the pipe closed ends the worker quietly: an
-orphaned worker never prints a ``BrokenPipeError`` traceback nor goes on burning CPU.
+Once a task is unpickled (which may import its module) the worker sends an empty message, "started"; the task's
+timeout runs from then. Before the first task the worker says it is ready (a message ``(True, pid)``, or
+``(False, reason)`` when it cannot start), after it set its address-space limit (``RLIMIT_AS`` of
+``$PROGRAML_WORKER_MAX_MEMORY`` bytes, inherited by the processes a task starts, such as clang). A watchdog thread
+kills the worker and everything it started when its parent dies (e.g. ``kill -9`` of the CLI), and a reply that
+finds the pipe closed ends the worker quietly: an orphaned worker never prints a ``BrokenPipeError`` traceback
+nor goes on burning CPU.
 """
 
 from __future__ import annotations
@@ -125,7 +127,10 @@ def main() -> None:
         if data is None:
             return
         try:
-            fn, args, kwargs = _load(data, main_path, state)
+            try:
+                fn, args, kwargs = _load(data, main_path, state)
+            finally:
+                _reply(out, b"")  # "started": loading the task's code does not count against its timeout
             reply = (True, fn(*args, **kwargs))
         except MemoryError as error:
             limit = f" (limit {int(memory) >> 20}M)" if memory else ""

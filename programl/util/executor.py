@@ -54,6 +54,7 @@ __all__ = [
     "default_workers",
     "execute",
     "execute_outcomes",
+    "format_size",
 ]
 
 T = TypeVar("T")
@@ -287,6 +288,7 @@ class _Worker:
                 [sys.executable, "-c", _WORKER_CODE],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
+                bufsize=0,  # unbuffered replies: poll() on the pipe must see every message not yet read
                 env=env,
                 pass_fds=tuple(pass_fds),
                 start_new_session=True,  # its own process group: killing it also kills what it started (clang)
@@ -333,10 +335,12 @@ class _Worker:
                 return True
 
     def receive(self):
-        data = _worker.read_message(self.process.stdout)
+        """The next message: unpickled, or ``b""`` for the worker's "started" notice."""
+        header = _read_exactly(self.process.stdout, _worker.HEADER.size)
+        data = None if header is None else _read_exactly(self.process.stdout, _worker.HEADER.unpack(header)[0])
         if data is None:
             raise EOFError
-        return pickle.loads(data)
+        return pickle.loads(data) if data else b""
 
     def signal(self) -> None:
         """Kill the worker and every process it started, without waiting (safe from any thread)."""
@@ -375,7 +379,20 @@ class _Worker:
                 pass
 
 
-def _size(n: int) -> str:
+def _read_exactly(stream, size: int) -> bytes | None:
+    """``size`` bytes from an unbuffered pipe (None at its end)."""
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    done = 0
+    while done < size:
+        count = stream.readinto(view[done:])
+        if not count:
+            return None
+        done += count
+    return bytes(buffer)
+
+
+def format_size(n: int) -> str:
     """Bytes as a short size with a binary unit: ``8G``, ``512M``."""
     for unit, factor in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
         if n >= factor:
@@ -582,6 +599,18 @@ class TimeoutProcessPool(concurrent.futures.Executor):
             self._drop(worker, kill=True)
             future.set_exception(self._stopped() or WorkerCrashedError("worker process died before the task started"))
             return None
+        # the worker says "started" once it has loaded the task's code (imports on a busy machine are not the task)
+        loaded = worker.wait(STARTUP_TIMEOUT)
+        try:
+            started = worker.receive() if loaded else None
+        except (EOFError, OSError, ValueError):
+            started = None
+        if started != b"":
+            code = worker._exit_code() if loaded else None
+            self._drop(worker, kill=True)
+            what = f"died ({_how(code)})" if loaded else f"did not load the task within {STARTUP_TIMEOUT:g} s"
+            future.set_exception(self._stopped() or WorkerCrashedError(f"worker process {what}"))
+            return None
         if not worker.wait(timeout):
             self._drop(worker, kill=True)
             future.set_exception(self._stopped() or TimeoutError(f"timed out after {timeout:g} s"))
@@ -591,7 +620,7 @@ class TimeoutProcessPool(concurrent.futures.Executor):
         except (EOFError, OSError, ValueError):
             code = worker._exit_code()
             self._drop(worker, kill=True)
-            limit = f"; out of memory? its limit is {_size(self._max_memory)}" if self._max_memory else ""
+            limit = f"; out of memory? its limit is {format_size(self._max_memory)}" if self._max_memory else ""
             future.set_exception(self._stopped() or WorkerCrashedError(f"worker process died ({_how(code)}{limit})"))
             return None
         except Exception as error:  # noqa: BLE001 - a reply that does not unpickle here
