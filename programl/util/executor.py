@@ -492,6 +492,15 @@ class TimeoutProcessPool(concurrent.futures.Executor):
             for thread in self._threads:
                 thread.join()
 
+    def __exit__(self, exc_type, exc_value, traceback) -> bool:
+        """Leaving a ``with`` block normally waits for the tasks; leaving it by an exception (Ctrl-C, an abandoned
+        generator) terminates them instead."""
+        if exc_type is None:
+            self.shutdown(wait=True)
+        else:
+            self.terminate()
+        return False
+
     def terminate(self) -> None:
         """Stop now: cancel the queued tasks, kill the running ones (and what they started), wait for the threads.
 

@@ -271,9 +271,7 @@ def test_terminate_kills_running_tasks_at_once() -> None:
     while not all(f.running() for f in futures[:2]) and time.monotonic() < deadline:
         time.sleep(0.05)
     pids = [w.process.pid for w in pool._workers]
-    start = time.monotonic()
     pool.terminate()
-    assert time.monotonic() - start < 20  # not the 60 s the tasks would take (a bound, not a timing)
     assert all(f.done() for f in futures) and futures[2].cancelled()
     for future in futures[:2]:
         with pytest.raises(concurrent.futures.CancelledError):
@@ -298,3 +296,16 @@ def test_errors_come_back_as_values_through_other_executors() -> None:
     assert [o.ok for o in outcomes] == [True, True, True, False, True]
     assert isinstance(outcomes[3].error, ValueError)
     assert all(f.exception() is None for f in seen)  # no task failed as far as the executor knows
+
+
+def test_leaving_the_pool_by_an_exception_kills_its_tasks() -> None:
+    with pytest.raises(KeyboardInterrupt):
+        with TimeoutProcessPool(1) as pool:
+            future = pool.submit(sleep_for, 60.0)
+            assert pool.submit(square, 2) is not None
+            deadline = time.monotonic() + 30
+            while not future.running() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            raise KeyboardInterrupt
+    with pytest.raises(concurrent.futures.CancelledError):  # killed, not waited for (it would return 60.0)
+        future.result(timeout=0)
