@@ -3,11 +3,12 @@
 For each graph ``<name>.ProgramGraph.pb`` and each analysis, writes
 ``<DIR>/labels/<analysis>/<name>.ProgramGraphFeaturesList.pb``: one record per sampled root (SPEC §2.5). A graph is
 read once and its columnar view shared by all analyses. Graphs run in worker processes (``-j``) with a timeout
-each; a bad graph is reported on one line and the batch goes on; writes are atomic and a rerun skips label files
-that are up to date: made from the same graph bytes with the same analysis, format, seed, ``--max-roots`` and
-programl version, as ``DIR/.programl-fresh.jsonl`` says (:mod:`programl.util.freshness`). A graph with no eligible
-root for an analysis gets no label file for it (as in the original's dataset scripts): it is reported and counted,
-not treated as a failure, and listed in ``labels/<analysis>/no_eligible_root.txt``.
+each and a memory limit (a single graph too: it is read and labelled in its worker); a bad graph is reported on one
+line and the batch goes on; writes are atomic and a rerun skips label files that are up to date: made from the same
+graph bytes with the same analysis, format, seed, ``--max-roots`` and programl version, as
+``DIR/.programl-fresh.jsonl`` says (:mod:`programl.util.freshness`). A graph with no eligible root for an analysis
+gets no label file for it (as in the original's dataset scripts): it is reported and counted, not treated as a
+failure, and listed in ``labels/<analysis>/no_eligible_root.txt``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ import os
 import sys
 from dataclasses import dataclass
 
-from programl.cli.common import Summary, print_line, progress, usage_error
+from programl.cli.common import (
+    Summary,
+    add_limit_options,
+    print_line,
+    progress,
+    quote_path,
+    usage_error,
+    worker_outcomes,
+)
 from programl.util.freshness import FreshnessRecord, freshness_key
 from programl.util.fs import output_directory_problem
 
@@ -57,7 +66,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the root sample (default: 0)")
     parser.add_argument("--max-roots", type=int, default=10, metavar="N", help="most roots per graph (default: 10)")
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: all CPUs)")
-    parser.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds per graph (default: 300)")
+    add_limit_options(parser, per="graph")
     parser.add_argument("--force", action="store_true", help="relabel graphs whose labels are up to date")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     parser.set_defaults(run=run, parser=parser)
@@ -131,7 +140,7 @@ def expand_inputs(inputs: list[str]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from programl.util.executor import TimeoutProcessPool, execute_outcomes
+    from programl.util.executor import PoolError
 
     analyses = ANALYSES if args.analysis == "all" else (args.analysis,)
     paths = expand_inputs(args.inputs)
@@ -172,38 +181,36 @@ def run(args: argparse.Namespace) -> int:
         if outputs:
             tasks.append(Task(path, tuple(outputs), fmt, args.seed, args.max_roots))
 
-    if len(tasks) > 1:
-        pool = TimeoutProcessPool(max_workers=min(args.jobs or os.cpu_count() or 1, len(tasks)))
-        outcomes = execute_outcomes(label_one, tasks, executor=pool, timeout=args.timeout)
-    else:
-        pool = None
-        outcomes = execute_outcomes(label_one, tasks)
     try:
-        for outcome in progress(outcomes, len(tasks), "labelling", enabled=not args.quiet):
-            if not outcome.ok:
-                summary.fail(outcome.error, outcome.input.path)
-                continue
-            for analysis, records, data in outcome.value:
-                output = dict(outcome.input.outputs)[analysis]
-                if isinstance(records, str):
-                    summary.notes["without an eligible root"] = summary.notes.get("without an eligible root", 0) + 1
-                    if args.output:
-                        no_root[analysis][graph_name(outcome.input.path)] = None
-                        _remove_stale(output)
-                        record.add(output, keys[output], made=False)
-                    if not args.quiet:
-                        print_line(f"{outcome.input.path}: {analysis}: {records} (no label file)")
+        with worker_outcomes(label_one, tasks, args) as outcomes:
+            for outcome in progress(outcomes, len(tasks), "labelling", enabled=not args.quiet):
+                if not outcome.ok:
+                    summary.fail(outcome.error, outcome.input.path)
                     continue
-                summary.add(examples=records)
-                if args.output:
-                    no_root[analysis].pop(graph_name(outcome.input.path), None)
-                    record.add(output, keys[output])
-                if data is not None:
-                    sys.stdout.buffer.write(data)
-                    sys.stdout.buffer.flush()
+                for analysis, records, data in outcome.value:
+                    output = dict(outcome.input.outputs)[analysis]
+                    if isinstance(records, str):
+                        notes = summary.notes
+                        notes["without an eligible root"] = notes.get("without an eligible root", 0) + 1
+                        if args.output:
+                            no_root[analysis][graph_name(outcome.input.path)] = None
+                            _remove_stale(output)
+                            record.add(output, keys[output], made=False)
+                        if not args.quiet:
+                            print_line(f"{quote_path(outcome.input.path)}: {analysis}: {records} (no label file)")
+                        continue
+                    summary.add(examples=records)
+                    if args.output:
+                        no_root[analysis].pop(graph_name(outcome.input.path), None)
+                        record.add(output, keys[output])
+                    if data is not None:
+                        sys.stdout.buffer.write(data)
+                        sys.stdout.buffer.flush()
+    except KeyboardInterrupt:
+        summary.interrupted = True
+    except PoolError as error:
+        summary.abort(error)
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
         if args.output:
             for analysis, names in no_root.items():
                 try:
@@ -213,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
             record.compact()
             if record.error is not None:  # the labels are written; the next run redoes those not recorded
                 summary.fail(record.error, record.error.filename)
-    if not args.quiet and (args.output or summary.failed):
+    if not args.quiet and (args.output or summary.failed or summary.stopped):
         print(summary.line("label files"), file=sys.stderr)
     return summary.exit_code()
 

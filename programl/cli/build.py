@@ -1,10 +1,12 @@
 """``programl build``: program graphs from LLVM IR (.ll), bitcode (.bc), C, C++, OpenCL, CUDA and Fortran sources
 (SPEC §1).
 
-Inputs are built in worker processes (``-j``), each with a timeout; a bad input is reported on one line
-(``file:line:col: error: ...``) and the others go on. Outputs are written atomically, and a rerun skips inputs
-whose output is up to date: made from the same input bytes with the same options and programl version, as the
-directory's freshness record says (:mod:`programl.util.freshness`; ``--force`` rebuilds).
+Inputs are built in worker processes (``-j``), each with a timeout and a memory limit (a single input too: it gets
+the same isolation as many); a bad input is reported on one line (``file:line:col: error: ...``) and the others go
+on. Reading an input also happens in its worker, under its timeout, so a FIFO or a stdin nobody writes to cannot
+block the command for ever. Outputs are written atomically, and a rerun skips inputs whose output is up to date:
+made from the same input bytes with the same options and programl version, as the directory's freshness record says
+(:mod:`programl.util.freshness`; ``--force`` rebuilds).
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import re
 import sys
 from dataclasses import dataclass
 
-from programl.cli.common import EXIT_USAGE, Summary, progress, usage_error
+from programl.cli.common import EXIT_USAGE, Summary, add_limit_options, progress, usage_error, worker_outcomes
 from programl.cli.formats import FORMATS, SUFFIXES
 from programl.util.freshness import FreshnessRecord, file_key
 from programl.util.fs import output_directory_problem
@@ -53,7 +56,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("-o", "--output", metavar="DIR", help="write <DIR>/<name><suffix> per input (default: stdout)")
     parser.add_argument("--format", choices=FORMATS, help="output format (default: pb with -o, pbtxt on stdout)")
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: all CPUs)")
-    parser.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds per input (default: 300)")
+    add_limit_options(parser)
     parser.add_argument("--language", choices=LANGUAGES, help="source language for '-' or to override")
     parser.add_argument("--instructions-only", action="store_true", help="no variable/constant nodes")
     parser.add_argument("--ignore-call-returns", action="store_true", help="no return CALL edges")
@@ -74,6 +77,7 @@ class Task:
     language: str | None
     flags: tuple[str, ...]
     timeout: float
+    fd: int | None = None  # read the input from this inherited file descriptor (stdin, /dev/fd/N)
 
 
 def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
@@ -85,9 +89,14 @@ def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
     from programl.util.fs import atomic_write_bytes
 
     path = task.path
+    from_stdin = task.data is not None or task.fd is not None  # IR or bitcode unless --language says otherwise
     if task.data is not None:
         data = task.data
         name = "<stdin>"
+    elif task.fd is not None:
+        with open(task.fd, "rb", closefd=False) as f:
+            data = f.read()
+        name = "<stdin>" if path == "-" else path
     else:
         if os.path.isdir(path):
             raise GraphCreationError("is a directory", path)
@@ -104,7 +113,7 @@ def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
     if language is None and suffix in FORTRAN_SUFFIXES:
         language = "fortran"
     if language == "fortran":
-        if task.data is not None:
+        if from_stdin:
             try:
                 source = data.decode("utf-8")
             except UnicodeDecodeError as error:
@@ -114,7 +123,7 @@ def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
             ir = flang.compile_file(path, task.flags, timeout=task.timeout)
         graph = graph_from_ir(ir, path=path, module_name=name, options=options)
     elif language:
-        if task.data is not None:
+        if from_stdin:
             try:
                 source = data.decode("utf-8")
             except UnicodeDecodeError as error:
@@ -123,13 +132,13 @@ def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
         else:
             ir = clang.compile_file(path, task.flags, language=language, timeout=task.timeout)
         graph = graph_from_ir(ir, path=path, module_name=name, options=options)
-    elif suffix in HLO_SUFFIXES and task.data is None:
+    elif suffix in HLO_SUFFIXES and not from_stdin:
         from programl.graph_builder.xla import graph_from_hlo_bytes
 
         graph = graph_from_hlo_bytes(data, path=path)  # the builder options do not apply (SPEC §1.14)
     elif suffix == ".bc" or data.startswith(BITCODE_MAGIC):
         graph = graph_from_bitcode(data, path=path, module_name=name, options=options)
-    elif suffix == ".ll" or task.data is not None:
+    elif suffix == ".ll" or from_stdin:
         graph = graph_from_ir(data, path=path, module_name=name, options=options)
     else:
         raise GraphCreationError(
@@ -174,11 +183,34 @@ def up_to_date(record: FreshnessRecord, output: str, key: str | None) -> bool:
     return record.is_fresh(output, key)
 
 
+_FD_PATH = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)")
+
+
+def inherited_fd(path: str) -> tuple[int, bool] | None:
+    """The descriptor a worker must inherit to read ``path``, and whether it is a duplicate made here (to close).
+
+    A duplicate of stdin for ``-`` and ``/dev/stdin`` (a worker's own fd 0 is its task pipe), the descriptor itself
+    for ``/dev/fd/N`` (a shell's ``<(...)``); None for other paths, or when there is no such descriptor (e.g. stdin
+    replaced by a test harness: then the input is read here).
+    """
+    match = _FD_PATH.fullmatch(path)
+    number = 0 if path in ("-", "/dev/stdin") else int(match.group(1)) if match else None
+    if number is None:
+        return None
+    try:
+        if number == 0:
+            return os.dup(sys.stdin.fileno()), True
+        os.fstat(number)
+        return number, False
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     from programl.exceptions import GraphCreationError
     from programl.graph_builder.clang import check_flags
     from programl.graph_builder.llvm import BuildOptions
-    from programl.util.executor import TimeoutProcessPool, execute_outcomes
+    from programl.util.executor import PoolError
 
     parser = args.parser
     inputs: list[str] = args.inputs
@@ -204,6 +236,7 @@ def run(args: argparse.Namespace) -> int:
     summary = Summary("build")
 
     tasks: list[Task] = []
+    passed: dict[int, bool] = {}  # descriptors the workers inherit -> whether it is a duplicate made here
     claimed: dict[str, str] = {}
     for path in inputs:
         output = output_path(args.output, path if path != "-" else "stdin.ll", fmt) if args.output else None
@@ -217,36 +250,40 @@ def run(args: argparse.Namespace) -> int:
                 if not args.force and up_to_date(record, output, keys[output]):
                     summary.skipped += 1
                     continue
-        data = sys.stdin.buffer.read() if path == "-" else None
-        tasks.append(Task(path, data, output, fmt, args.language, flags, args.timeout))
+        inherited = inherited_fd(path)
+        fd = inherited[0] if inherited else None
+        if inherited:
+            passed[fd] = inherited[1]
+        data = sys.stdin.buffer.read() if path == "-" and fd is None else None
+        tasks.append(Task(path, data, output, fmt, args.language, flags, args.timeout, fd))
 
     work = functools.partial(build_one, options=options)
-    if len(tasks) > 1:
-        pool = TimeoutProcessPool(max_workers=min(args.jobs or os.cpu_count() or 1, len(tasks)))
-        outcomes = execute_outcomes(work, tasks, executor=pool, timeout=args.timeout)
-    else:
-        pool = None
-        outcomes = execute_outcomes(work, tasks)
     try:
-        for outcome in progress(outcomes, len(tasks), "building", enabled=not args.quiet):
-            if outcome.ok:
-                nodes, edges, data = outcome.value
-                summary.add(nodes=nodes, edges=edges)
-                if record is not None and outcome.input.output is not None:
-                    record.add(outcome.input.output, keys.get(outcome.input.output))
-                if data is not None:
-                    sys.stdout.buffer.write(data)
-                    sys.stdout.buffer.flush()
-            else:
-                summary.fail(outcome.error, outcome.input.path)
+        with worker_outcomes(work, tasks, args, pass_fds=tuple(passed)) as outcomes:
+            for outcome in progress(outcomes, len(tasks), "building", enabled=not args.quiet):
+                if outcome.ok:
+                    nodes, edges, data = outcome.value
+                    summary.add(nodes=nodes, edges=edges)
+                    if record is not None and outcome.input.output is not None:
+                        record.add(outcome.input.output, keys.get(outcome.input.output))
+                    if data is not None:
+                        sys.stdout.buffer.write(data)
+                        sys.stdout.buffer.flush()
+                else:
+                    summary.fail(outcome.error, outcome.input.path)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+    except PoolError as error:
+        summary.abort(error)
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+        for fd, duplicate in passed.items():
+            if duplicate:
+                os.close(fd)
     if record is not None:
         record.compact()
         if record.error is not None:  # the outputs are written; the next run rebuilds those not recorded
             summary.fail(record.error, record.error.filename)
-    if not args.quiet and (args.output or summary.failed):
+    if not args.quiet and (args.output or summary.failed or summary.stopped):
         print(summary.line("graphs"), file=sys.stderr)
     return summary.exit_code()
 

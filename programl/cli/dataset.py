@@ -17,7 +17,16 @@ import os
 import sys
 from collections import Counter
 
-from programl.cli.common import EXIT_FAILED, EXIT_OK, describe_error, print_line, usage_error
+from programl.cli.common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    add_limit_options,
+    describe_error,
+    one_line,
+    print_line,
+    usage_error,
+)
 from programl.util.fs import output_directory_problem
 
 __all__ = ["add_parser", "run"]
@@ -73,7 +82,7 @@ def add_parser(subparsers) -> None:
     build.add_argument("--max-roots", type=int, metavar="N", help="most label records per graph (default: 10)")
     build.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: all CPUs)")
     build.add_argument("--dask", metavar="ADDRESS", help="run on a dask scheduler (tcp://host:port, or 'local')")
-    build.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds per input (default: 300)")
+    add_limit_options(build)
     build.add_argument("--retry-failed", action="store_true", help="retry inputs whose last build failed")
     build.add_argument("--force", action="store_true", help="rebuild inputs that are up to date")
     build.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no per-input errors")
@@ -209,19 +218,40 @@ def run_build(args: argparse.Namespace) -> int:
         line = describe_error(error, where)
         print_line(f"{line} [{name}]" if settings_of[where] > 1 else line)
 
+    counts: Counter = Counter()  # what finished, for the summary of an interrupted build
+
+    def count(entry: dict) -> None:
+        counts[entry.get("status")] += 1
+
+    from programl.util.executor import PoolError
+
     try:
         report = build_dataset(
             inputs,
             output,
             jobs=args.jobs or None,
             timeout=args.timeout,
+            max_memory=args.max_memory,
             executor=executor,
             retry_failed=args.retry_failed,
             force=args.force,
             progress=_progress(not args.quiet),
+            on_entry=count,
             on_failure=report_failure,
             **options,
         )
+    except (KeyboardInterrupt, PoolError) as error:
+        interrupted = isinstance(error, KeyboardInterrupt)
+        if not interrupted:
+            print(one_line(f"programl dataset build: error: {error}"), file=sys.stderr)
+        if not args.quiet or not interrupted:
+            print(
+                f"programl dataset build: {counts['ok']:,} built, {counts['failed']:,} failed, "
+                f"{'interrupted' if interrupted else 'stopped'} (a rerun resumes; finished inputs are in "
+                f"{os.path.join(output, 'manifest.jsonl')})",
+                file=sys.stderr,
+            )
+        return EXIT_INTERRUPTED if interrupted else EXIT_FAILED
     finally:
         if close is not None:
             close()

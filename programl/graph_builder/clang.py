@@ -273,9 +273,12 @@ def _error_from_stderr(stderr: str, path: str | None, returncode: int, tool: str
         except ValueError:
             name = f"signal {-returncode}"
         return CompilerError(f"{tool} was killed by {name}", path)
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    fatal = next((line for line in lines if line.startswith("LLVM ERROR: ")), None)
+    if fatal:  # a fatal error names itself on this line; the stack dump that follows is not the message
+        return CompilerError(f"{tool}: {fatal[len('LLVM ERROR: ') :]}", path)
     if any(marker in stderr for marker in _CRASH):
         return CompilerError(f"{tool} crashed (exit status {returncode})", path)
-    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
     message = next((line for line in lines if "error" in line), lines[0] if lines else f"{tool} failed")
     return CompilerError(_TOOL_PREFIX.sub("", message), path)
 
@@ -289,6 +292,8 @@ def run_compiler(
         TimeoutError: It ran past ``timeout`` seconds (it is killed).
         CompilerError: It failed (its first error, "ran out of memory", or "crashed"), or wrote no IR.
     """
+    if tool == "clang":  # a crash (e.g. out of memory under a worker's limit) must not write reproducers to /tmp
+        command = [command[0], "-fno-crash-diagnostics", *command[1:]]  # (flang-22 has no such flag)
     try:
         result = subprocess.run(command, input=stdin, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired as error:

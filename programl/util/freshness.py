@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -42,8 +43,14 @@ def freshness_key(content: bytes, options: Mapping[str, Any]) -> str:
 
 
 def file_key(path: str | os.PathLike, options: Mapping[str, Any]) -> str | None:
-    """:func:`freshness_key` of a file's bytes; None when it cannot be read (then nothing is up to date)."""
+    """:func:`freshness_key` of a file's bytes; None when it cannot be read (then nothing is up to date).
+
+    Only regular files are read: a FIFO, a device or ``/dev/fd/N`` is read once, by its worker, under its timeout
+    (it would block here, and its bytes could not be read twice), so its output is always rebuilt.
+    """
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         with open(path, "rb") as f:
             return freshness_key(f.read(), options)
     except OSError:

@@ -4,8 +4,9 @@ Implements the data-set side of SPEC §9.1 / DESIGN §5 for our own inputs (``pr
 
 1. every :class:`~programl.data.deepdataflow.inputs.Input` runs in a worker (a
    :class:`~programl.util.executor.TimeoutProcessPool` by default, or any executor with ``submit``, e.g. dask's
-   ``client.get_executor()``) with a timeout: compile with clang-22 (or read IR), build the graph, run the analyses
-   (SPEC §4) and write ``ir/``, ``graphs/`` and ``labels/<analysis>/`` atomically;
+   ``client.get_executor()``) with a timeout (and, in the default pool, a memory limit): compile with clang-22 (or
+   read IR), build the graph, run the analyses (SPEC §4) and write ``ir/``, ``graphs/`` and ``labels/<analysis>/``
+   atomically;
 2. the main process appends one line per input to ``manifest.jsonl`` (source, flags, content hash, status, error,
    timings, node/edge counts, and per analysis the number of records and their step counts) as inputs finish, so an
    interrupted build loses at most the inputs in flight; a rerun skips every input whose manifest line has the same
@@ -18,7 +19,9 @@ Implements the data-set side of SPEC §9.1 / DESIGN §5 for our own inputs (``pr
    *training* graphs only (``vocab/programl.csv``, the paper's statement; ProGraML's generator counted all graphs,
    SPEC §5.1), a compacted manifest and a summary ``dataset.json``.
 
-A failing input (compile error, timeout, crash) is recorded and counted, never fatal. Label files follow
+A failing input (compile error, timeout, crash) is recorded and counted, never fatal; with any executor it comes
+back as a value (dask logs no "Compute Failed" traceback for it). An interrupted build (Ctrl-C) kills the inputs in
+flight and re-raises; what finished is in the manifest, so a rerun resumes. Label files follow
 ``programl analyze``: a graph with no eligible root for an analysis (or on which the analysis gives up) gets no
 label file, and its manifest line says why. Roots are sampled as by :func:`programl.dataflow.analyze_arrays` with
 a per-graph seed derived from the build seed and the graph's name (:func:`graph_seed`), so labels do not depend on
@@ -270,6 +273,7 @@ def build_dataset(
     max_roots: int = 10,
     jobs: int | None = None,
     timeout: float | None = 300,
+    max_memory: int | None = None,
     executor: Any = None,
     retry_failed: bool = False,
     force: bool = False,
@@ -287,7 +291,9 @@ def build_dataset(
         max_roots: Most label records per graph and analysis (SPEC §4.1: 10).
         jobs: Worker processes of the default pool (default: all CPUs).
         timeout: Seconds per input (the default pool kills a worker that runs past it; other executors only stop
-            waiting).
+            waiting). ``None`` or ``math.inf``: no limit.
+        max_memory: Address-space limit in bytes of each worker of the default pool (and of the clang it starts);
+            ``None``: no limit. Other executors manage their own memory (dask: ``memory_limit`` of its workers).
         executor: Anything with ``submit`` (e.g. dask's ``client.get_executor()``); default: a process pool.
         retry_failed: Rebuild inputs whose last build failed (default: keep the recorded failure).
         force: Rebuild every input.
@@ -299,13 +305,17 @@ def build_dataset(
         A :class:`BuildReport`.
 
     Raises:
-        ValueError: Two inputs share a name, or an analysis is unknown.
+        ValueError: Two inputs share a name, an analysis is unknown, or ``timeout`` or ``max_memory`` is invalid.
+        PoolError: The default pool could not start its workers (what finished is in the manifest).
+        KeyboardInterrupt: Interrupted; the inputs in flight were killed (what finished is in the manifest).
     """
     from programl.dataflow import ANALYSES as KNOWN
     from programl.graph_builder.llvm import LLVM_VERSION
-    from programl.util.executor import TimeoutProcessPool, execute_outcomes
+    from programl.util.executor import TimeoutProcessPool, check_max_memory, check_timeout, execute_outcomes
 
     start = time.perf_counter()
+    timeout = check_timeout(timeout)
+    max_memory = check_max_memory(max_memory)
     unknown = [a for a in analyses if a not in KNOWN]
     if unknown:
         raise ValueError(f"unknown analysis {unknown[0]!r}; expected some of {', '.join(KNOWN)}")
@@ -357,12 +367,14 @@ def build_dataset(
         tasks.append(BuildTask(item, str(layout.root), analyses, max_roots, seed, timeout))
 
     pool = None
-    if executor is None and len(tasks) > 1:
-        pool = executor = TimeoutProcessPool(max_workers=min(jobs or os.cpu_count() or 1, len(tasks)))
+    if executor is None and tasks:  # one input gets the same isolation (timeout, memory limit) as many
+        workers = min(jobs or os.cpu_count() or 1, len(tasks))
+        pool = executor = TimeoutProcessPool(max_workers=workers, max_memory=max_memory)
     outcomes = execute_outcomes(build_input, tasks, executor=executor, timeout=timeout)
     if progress is not None:
         outcomes = progress(outcomes, len(tasks), "building")
     last_sync = time.monotonic()
+    completed = False
     try:
         for outcome in outcomes:
             item = outcome.input.input
@@ -385,9 +397,13 @@ def build_dataset(
             entries[item.name] = entry
             if on_entry:
                 on_entry(entry)
+        completed = True
     finally:
         if pool is not None:
-            pool.shutdown(cancel_futures=True)
+            if completed:
+                pool.shutdown(cancel_futures=True)
+            else:  # interrupted or broken: kill what runs rather than wait for it
+                pool.terminate()
 
     current = {item.name for item in inputs}
     # each of these is a write of the data set's own files: one that fails (a full disk) is kept in report.errors
