@@ -4,7 +4,7 @@ Each task is a module (the :data:`TASKS` registry) with ``add_train_arguments(pa
 and ``add_evaluate_arguments(parser)`` / ``evaluate_main(args) -> int``; :func:`add_task_commands` gives every
 task its own sub-command for ``train`` here and for ``evaluate`` (:mod:`programl.cli.evaluate`). Task modules do not
 import torch until they run. An error the library raises on purpose (missing data, a bad checkpoint ...) is printed
-on one line and exits 1; a wrong option exits 2 (docs/reliability-train.md: what hostile inputs give).
+on one line and exits 1; a wrong option exits 2 (docs/reliability.md: what hostile inputs give).
 """
 
 from __future__ import annotations

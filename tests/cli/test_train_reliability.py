@@ -1,4 +1,4 @@
-"""``programl train`` / ``programl evaluate`` against hostile inputs (issue 12, item 13; docs/reliability-train.md).
+"""``programl train`` / ``programl evaluate`` against hostile inputs (issue 12, item 13; docs/reliability.md).
 
 Every case ends with a one-line error (usage errors exit 2, others 1) or the right result, and nothing is lost: a
 damaged file is left as it was, and a run killed (``kill -9``, Ctrl-C, a full disk) resumes from its last checkpoint

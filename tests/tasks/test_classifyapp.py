@@ -178,7 +178,7 @@ def test_quiet_means_no_epoch_lines_as_in_the_other_tasks(dataset, tmp_path, cap
 
 
 def test_a_damaged_graph_file_is_one_line(tmp_path) -> None:
-    """docs/reliability-train.md: a built graph that was damaged on disk names its file (no traceback)."""
+    """docs/reliability.md: a built graph that was damaged on disk names its file (no traceback)."""
     from programl.exceptions import ProgramlError
 
     bad = tmp_path / "1.ProgramGraph.pb"

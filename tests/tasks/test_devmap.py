@@ -122,7 +122,7 @@ def test_options_are_checked(tiny_run) -> None:
 
 
 def test_hostile_run_directories(tiny_run, tmp_path) -> None:
-    """docs/reliability-train.md: too many folds, a damaged fold result, a damaged or foreign config.json."""
+    """docs/reliability.md: too many folds, a damaged fold result, a damaged or foreign config.json."""
     from programl.exceptions import ProgramlError
 
     root, argv = tiny_run
