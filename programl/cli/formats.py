@@ -1,12 +1,11 @@
 """Output formats of ``programl build`` and ``programl convert``: file suffixes and serialisation of one graph.
 
 ``pb`` (binary ``ProgramGraph``, deterministic bytes), ``pbtxt`` (protobuf text), ``json`` (node-link with the key
-``links``, SPEC §3.2), ``dot`` (Graphviz text), ``svg`` and ``png`` (rendered with Graphviz's ``dot``).
+``links``, SPEC §3.2): the bytes :func:`programl.io.files.write_graph` writes for these suffixes; ``dot``
+(Graphviz text), ``svg`` and ``png`` (rendered with Graphviz's ``dot``).
 """
 
 from __future__ import annotations
-
-import json
 
 from programl.proto import ProgramGraph
 
@@ -25,16 +24,10 @@ FORMATS = tuple(SUFFIXES)
 
 def serialize_graph(graph: ProgramGraph, fmt: str) -> bytes:
     """The bytes of ``graph`` in format ``fmt`` (one of :data:`FORMATS`)."""
-    if fmt == "pb":
-        return graph.SerializeToString(deterministic=True)
-    if fmt == "pbtxt":
-        from google.protobuf import text_format
+    if fmt in ("pb", "pbtxt", "json"):  # the bytes of a graph file, as programl.io.files writes it
+        from programl.io.files import graph_file_bytes
 
-        return text_format.MessageToString(graph).encode("utf-8")
-    if fmt == "json":
-        from programl.io.json_convert import to_json
-
-        return (json.dumps(to_json(graph), indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+        return graph_file_bytes(graph, SUFFIXES[fmt])
     if fmt == "dot":
         from programl.io.dot import to_dot
 

@@ -35,7 +35,7 @@ from programl.io import json_convert, serialize
 from programl.proto import ProgramGraph, ProgramGraphFeaturesList
 from programl.util.fs import atomic_write_bytes
 
-__all__ = ["read_features_list", "read_graph", "write_features_list", "write_graph"]
+__all__ = ["graph_file_bytes", "read_features_list", "read_graph", "write_features_list", "write_graph"]
 
 _GRAPH_FORMATS = (".gz", ".pbtxt", ".json", ".pb")
 _LABEL_FORMATS = (".pbtxt", ".json", ".pb")
@@ -131,6 +131,24 @@ def read_graph(path: str | os.PathLike) -> ProgramGraph:
     return graphs[0]
 
 
+def graph_file_bytes(graph: ProgramGraph, suffix: str) -> bytes:
+    """The contents of a graph file whose name ends in ``suffix`` (``.pb``, ``.pbtxt``, ``.json`` or ``.gz``).
+
+    The one serialisation of a graph file: :func:`write_graph` and ``programl build/convert --format`` both use it,
+    so a ``.ProgramGraph.json`` is the same bytes whoever writes it (compact node-link JSON in ASCII, which keeps
+    byte features that are not UTF-8 as ``\\udcXX`` escapes, see :mod:`programl.io.json_convert`).
+
+    Raises:
+        GraphTransformError: ``graph`` is not a ``ProgramGraph``, or ``suffix`` names no known format.
+    """
+    if not isinstance(graph, ProgramGraph):
+        raise GraphTransformError(f"expected a ProgramGraph, got {type(graph).__name__}")
+    kind = _format(suffix, _GRAPH_FORMATS)
+    if kind == ".gz":
+        return serialize.to_bytes([graph])
+    return _message_bytes(graph, kind, lambda g: _dump_json(json_convert.graph_to_node_link(g)))
+
+
 def write_graph(path: str | os.PathLike, graph: ProgramGraph) -> Path:
     """Write one ``ProgramGraph`` atomically, in the format named by the suffix (see :func:`read_graph`).
 
@@ -140,14 +158,7 @@ def write_graph(path: str | os.PathLike, graph: ProgramGraph) -> Path:
     Raises:
         GraphTransformError: ``graph`` is not a ``ProgramGraph``, or the suffix names no known format.
     """
-    if not isinstance(graph, ProgramGraph):
-        raise GraphTransformError(f"expected a ProgramGraph, got {type(graph).__name__}")
-    kind = _format(path, _GRAPH_FORMATS)
-    if kind == ".gz":
-        data = serialize.to_bytes([graph])
-    else:
-        data = _message_bytes(graph, kind, lambda g: _dump_json(json_convert.graph_to_node_link(g)))
-    return atomic_write_bytes(path, data)
+    return atomic_write_bytes(path, graph_file_bytes(graph, os.fspath(path)))
 
 
 def read_features_list(path: str | os.PathLike) -> ProgramGraphFeaturesList:

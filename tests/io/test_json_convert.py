@@ -339,3 +339,20 @@ def test_convert_to_json_reports_a_dangling_edge_in_one_line(tmp_path, capsys) -
     assert line.startswith(f"{bad}: error: edge 0 (0 -> 4) refers to a node that does not exist")
     assert not (tmp_path / "out" / "bad.ProgramGraph.json").exists()
     assert json.loads((tmp_path / "out" / "good.ProgramGraph.json").read_text())["links"]
+
+
+def test_convert_writes_the_json_that_write_graph_writes_even_for_non_utf8_features(tmp_path, capsys) -> None:
+    """One serialisation per suffix: ``convert --format json`` gives ``write_graph``'s bytes, and a byte feature that
+    is not UTF-8 (``example_graph`` has one) is written, not an internal UnicodeEncodeError, and reads back equal."""
+    from programl.cli import main
+    from programl.io.files import read_graph, write_graph
+
+    graph = example_graph()
+    source = tmp_path / "g.ProgramGraph.pb"
+    write_graph(source, graph)
+    code = main(["convert", str(source), "--format", "json", "-o", str(tmp_path / "out"), "-q"])
+    assert code == 0, capsys.readouterr().err
+    converted = tmp_path / "out" / "g.ProgramGraph.json"
+    written = write_graph(tmp_path / "w.ProgramGraph.json", graph)
+    assert converted.read_bytes() == written.read_bytes()
+    assert read_graph(converted) == graph
