@@ -36,6 +36,8 @@ from typing import Any
 
 from programl.exceptions import ProgramlError
 from programl.util.fs import atomic_write_bytes
+from programl.util.progress import message as _message
+from programl.util.progress import progress as _progress
 
 __all__ = [
     "Distributed",
@@ -666,32 +668,14 @@ def _save_figure(plt, fig, path: str | os.PathLike) -> Path:
 
 def progress(items: Iterable, total: int | None = None, description: str = "", enabled: bool = True,
              unit: str = "batch") -> Iterator:
-    """A tqdm progress bar on stderr (none when ``enabled`` is False, e.g. ``-q`` or a non-main DDP process, and none
-    when stderr is not a terminal: a redirected log gets no carriage returns)."""
-    if not enabled or not _is_terminal(sys.stderr):
-        yield from items
-        return
-    from tqdm import tqdm
-
-    with tqdm(items, total=total, desc=description, unit=unit, file=sys.stderr, leave=False,
-              dynamic_ncols=True) as bar:
-        yield from bar
-
-
-def _is_terminal(stream) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):  # no isatty, or closed
-        return False
+    """A tqdm progress bar on stderr (:func:`programl.util.progress.progress`: none when ``enabled`` is False, e.g.
+    ``-q`` or a non-main DDP process, and none when stderr is not a terminal)."""
+    return _progress(items, total, description, enabled=enabled, unit=unit)
 
 
 def info(message: str, enabled: bool = True) -> None:
     """Print a line on stderr without breaking a progress bar (main process only)."""
-    if not enabled:
-        return
-    from tqdm import tqdm
-
-    tqdm.write(message, file=sys.stderr)
+    _message(message, enabled)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from programl.dataflow.analyze import ANALYSES
 from programl.tasks.common import (
     RunLock,
     UsageError,
@@ -78,7 +79,6 @@ __all__ = [
     "train_main",
 ]
 
-ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
 #: Cumulative training examples at the end of each epoch (the paper's ``train_graph_counts``; SPEC §6.1).
 TRAIN_SCHEDULE = (10_000, 20_000, 30_000, 40_000, 50_000, *range(100_000, 1_000_001, 100_000))
 #: ProGraML on DDF-30 (ICML table, SPEC §7.1): precision, recall, F1.
