@@ -10,7 +10,7 @@
 from programl.models.dataflow import DataflowGGNN, DataflowRGCN
 from programl.models.ggnn import TypedEdges, TypedGGNNConv, add_backward_edges, sinusoidal_position_table
 from programl.models.graph_classifier import GGNNGraphClassifier, GraphOutput
-from programl.models.metrics import BatchMetrics, MetricsAccumulator, batch_metrics, confusion_matrix
+from programl.models.metrics import BatchMetrics, MetricsAccumulator, batch_metrics, confusion_matrix, pooled_metrics
 from programl.models.readout import AuxiliaryReadout, GatedReadout
 
 #: Alias: the layer is ProGraML's GGNN "MessagingLayer" + GRU.
@@ -31,5 +31,6 @@ __all__ = [
     "add_backward_edges",
     "batch_metrics",
     "confusion_matrix",
+    "pooled_metrics",
     "sinusoidal_position_table",
 ]
