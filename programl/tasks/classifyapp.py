@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from programl.tasks.common import (
+from programl.training import (
     RunLock,
     UsageError,
     add_data_dir_arguments,
@@ -425,7 +425,7 @@ def _train(args: argparse.Namespace, dist) -> int:
     """The training run of :func:`train_main`, in a locked run directory."""
     import torch
 
-    from programl.tasks.common import EpochLog
+    from programl.training import EpochLog
 
     show = dist.is_main and not args.quiet
     config = _config(args)
@@ -552,7 +552,7 @@ def _load_vocabulary(path: Path):
 
 
 def _single():
-    from programl.tasks.common import Distributed
+    from programl.training import Distributed
 
     return Distributed()
 

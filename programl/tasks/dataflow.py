@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from programl.dataflow.analyze import ANALYSES
-from programl.tasks.common import (
+from programl.training import (
     RunLock,
     UsageError,
     add_run_arguments,
@@ -408,7 +408,7 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
 
     from programl.data.vocabulary import Vocabulary
     from programl.models import MetricsAccumulator
-    from programl.tasks.common import EpochLog
+    from programl.training import EpochLog
 
     show = dist.is_main and not args.quiet
     config = _config(args)

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from programl.tasks.common import (
+from programl.training import (
     RunLock,
     UsageError,
     add_data_dir_arguments,
@@ -436,7 +436,7 @@ def _train_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Pa
     """Train one fold (resuming from ``last.pt``), test the chosen epoch's model, write ``result.json``."""
     import torch
 
-    from programl.tasks.common import EpochLog
+    from programl.training import EpochLog
 
     fold_dir.mkdir(parents=True, exist_ok=True)
     vocabulary, text_map = _fold_vocabulary(examples, split.train)

@@ -1,4 +1,5 @@
-"""Tests of programl.tasks.common: devices, seeds, checkpoints, logs, plots, sharding, distributed set-up."""
+"""Tests of programl.training (the engine the tasks share): devices, seeds, checkpoints, logs, plots, sharding,
+distributed set-up; programl.tasks.common re-exports the same objects."""
 
 from __future__ import annotations
 
@@ -11,16 +12,18 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from programl import training as common  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
-from programl.tasks import common  # noqa: E402
+from programl.tasks import common as former  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def test_import_does_not_load_torch() -> None:
-    code = "import sys, programl.tasks.common, programl.tasks.devmap, programl.tasks.classifyapp; " \
+    code = "import sys, programl.training, programl.tasks.common, programl.tasks.devmap, programl.tasks.classifyapp, " \
+           "programl.tasks.dataflow; " \
            "print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
     assert out.strip() == "False"
 
 
@@ -143,3 +146,9 @@ def test_plan_graph_batches_caps_and_merges() -> None:
     assert sorted(i for b in merged for i in b) == order
     assert common.plan_graph_batches([3, 9], [1, 0], max_nodes=4, min_graphs=2) == [[1, 0]]
     assert common.plan_graph_batches([], [], max_nodes=4) == []
+
+
+def test_the_former_home_re_exports_the_engine() -> None:
+    assert former.__all__ == common.__all__
+    for name in common.__all__:
+        assert getattr(former, name) is getattr(common, name), name
