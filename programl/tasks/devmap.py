@@ -326,7 +326,8 @@ _MODEL_KEYS = ("hidden", "steps", "layers", "positions", "node_type_gru", "messa
 
 
 def _model(config: dict[str, Any], vocabulary_size: int):
-    """The paper's model (2 readout channels summed per graph), or :func:`_devmap_readout_model` otherwise."""
+    """The paper's model (2 readout channels summed per graph), or :class:`~programl.models.PooledReadoutClassifier`
+    otherwise."""
     from programl.models import GGNNGraphClassifier
 
     schedule = [step % config["layers"] for step in range(config["steps"])]
@@ -346,48 +347,14 @@ def _model(config: dict[str, Any], vocabulary_size: int):
         aux_dropout=config["aux_dropout"],
         intermediate_loss_weight=config.get("intermediate_loss_weight", 0.2),
     )
-    return graph_model if paper else _devmap_readout_model(graph_model, config)
+    if paper:
+        return graph_model
+    from programl.models import PooledReadoutClassifier
 
-
-def _devmap_readout_model(graph_model, config: dict[str, Any]):
-    """The paper's model with another graph readout (``--readout-channels K``, ``--pooling mean``).
-
-    The gated node readout has K channels, pooled per graph by sum or mean; the auxiliary head reads all K with the
-    auxiliary inputs, and the intermediate loss (0.2 CE) is taken on the first 2 channels, the paper's graph logits.
-    With K = 2 and sum pooling this is the paper's model, which :func:`_model` then builds directly.
-    """
-    import torch
-    import torch.nn.functional as F
-    from torch import nn
-    from torch_geometric.utils import scatter
-
-    from programl.models import GraphOutput
-    from programl.models.readout import AuxiliaryReadout
-
-    class DevmapReadoutModel(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.graph_model = graph_model
-            self.pooling = config.get("pooling", "sum")
-            self.aux = AuxiliaryReadout(graph_model.num_classes, 2, config["aux_hidden"], 2,
-                                        dropout=config["aux_dropout"])
-            self.intermediate_loss_weight = graph_model.intermediate_loss_weight
-
-        def forward(self, data):
-            h0, hT = self.graph_model.node_states(data)
-            node_logits = self.graph_model.readout(h0, hT)
-            batch = getattr(data, "batch", None)
-            if batch is None:
-                batch = node_logits.new_zeros(node_logits.size(0), dtype=torch.long)
-            channels = scatter(node_logits, batch, dim=0, dim_size=data.graph_x.view(-1, 2).size(0),
-                               reduce=self.pooling)
-            return GraphOutput(self.aux(channels, data.graph_x.view(channels.size(0), -1)), channels[:, :2])
-
-        def loss(self, output, target):
-            return F.cross_entropy(output.logits, target) + self.intermediate_loss_weight * F.cross_entropy(
-                output.graph_logits, target)
-
-    return DevmapReadoutModel()
+    return PooledReadoutClassifier(
+        graph_model, pooling=config.get("pooling", "sum"), aux_hidden=config["aux_hidden"],
+        aux_dropout=config["aux_dropout"]
+    )
 
 
 def _run_epoch(model, batches, device, optimizer=None) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
