@@ -46,6 +46,7 @@ from programl.training import (
     add_run_arguments,
     add_runtime_arguments,
     check_options,
+    check_same_run,
     configure_threads,
     info,
     init_distributed,
@@ -384,13 +385,7 @@ def _train(args: argparse.Namespace, dist) -> int:
     last = run_dir / "last.pt"
     resuming = last.is_file() and not args.restart
     if resuming:
-        saved = read_run_config(run_dir, "classifyapp")
-        changed = sorted(k for k in config if k not in ("epochs",) and saved["model"].get(k) != config[k])
-        if Path(str(saved.get("data_dir"))).resolve() != data_dir.resolve():
-            changed.append("data_dir")
-        if changed:
-            raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another "
-                             "--run-dir, or --restart")
+        check_same_run(run_dir, "classifyapp", config, paths={"data_dir": data_dir}, ignore=("epochs",))
     files, scope = _prepare_data(args, config, data_dir, dist, show)
     table = _Interner()
     splits = {name: _read_graphs(paths, table, f"reading {name}", show) for name, paths in files.items()}

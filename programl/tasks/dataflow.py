@@ -56,6 +56,7 @@ from programl.training import (
     add_run_arguments,
     add_runtime_arguments,
     check_options,
+    check_same_run,
     configure_threads,
     info,
     init_distributed,
@@ -416,17 +417,10 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
     last = run_dir / "last.pt"
     resuming = last.is_file() and not args.restart
     if resuming:
-        previous = read_run_config(run_dir, "dataflow")
-        saved = previous["model"]
-        changed = sorted(
-            k for k in config if k != "train_examples" and saved.get(k, _EVAL_DEFAULTS.get(k)) != config[k]
+        check_same_run(
+            run_dir, "dataflow", config, paths={"dataset": args.dataset}, ignore=("train_examples",),
+            defaults=_EVAL_DEFAULTS,
         )
-        if str(Path(args.dataset).resolve()) != previous.get("dataset"):
-            changed.append("dataset")
-        if changed:
-            raise UsageError(
-                f"{run_dir} holds a run with other options ({', '.join(changed)}): use another --run-dir, or --restart"
-            )
     # rank 0 converts the data set once; the others wait and then read it
     datasets: dict[str, Any] = {}
     for turn in (0, 1):

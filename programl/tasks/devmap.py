@@ -52,6 +52,7 @@ from programl.training import (
     add_run_arguments,
     add_runtime_arguments,
     check_options,
+    check_same_run,
     configure_threads,
     info,
     load_checkpoint,
@@ -547,13 +548,8 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
     data_dir = Path(os.path.expanduser(args.data_dir))
     config = _config(args)
     if (run_dir / "config.json").exists() and not args.restart:
-        old = read_run_config(run_dir, "devmap")
-        changed = sorted(k for k in config if k != "epochs" and old["model"].get(k) != config[k])
-        changed += [name for name, path in (("source_dir", source_dir), ("data_dir", data_dir))
-                    if Path(str(old.get(name))).resolve() != path.resolve()]
-        if changed:
-            raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another "
-                             "--run-dir, or --restart")
+        check_same_run(run_dir, "devmap", config, paths={"source_dir": source_dir, "data_dir": data_dir},
+                       ignore=("epochs",))
     write_json(run_dir / "config.json", {"task": "devmap", "model": config, "source_dir": str(source_dir),
                                          "data_dir": str(data_dir)})
     rows = _subset_rows(source_dir, args.subset, args.fold_seed)

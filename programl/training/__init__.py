@@ -3,7 +3,8 @@
 One concept per module:
 
 * :mod:`~programl.training.options` - the shared command-line options and :func:`check_options` (usage errors);
-* :mod:`~programl.training.rundir` - a checked ``config.json``, :class:`RunLock`, :func:`shared_data`;
+* :mod:`~programl.training.rundir` - a checked ``config.json``, :func:`check_same_run` (resume only the same run),
+  :class:`RunLock`, :func:`shared_data`;
 * :mod:`~programl.training.runtime` - devices, threads, seeds and RNG states;
 * :mod:`~programl.training.checkpoint` - atomic checkpoints and JSON results, resumption;
 * :mod:`~programl.training.logs` - the per-epoch log, status lines and progress bars;
@@ -31,7 +32,7 @@ from programl.training.options import (
     check_options,
 )
 from programl.training.plots import plot_confusion_matrix, plot_learning_curves
-from programl.training.rundir import RunLock, read_run_config, shared_data
+from programl.training.rundir import RunLock, check_same_run, read_run_config, shared_data
 from programl.training.runtime import configure_threads, resolve_device, rng_state, seed_everything, set_rng_state
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "add_run_arguments",
     "add_runtime_arguments",
     "check_options",
+    "check_same_run",
     "configure_threads",
     "info",
     "init_distributed",

@@ -1,19 +1,19 @@
 """Run directories (SPEC §6.5): a checked ``config.json`` (:func:`read_run_config`), one process at a time
 (:class:`RunLock`, which also removes what an interrupted atomic write left), and the research data beside a checkout
-(:func:`shared_data`).
+(:func:`shared_data`); :func:`check_same_run` refuses to resume a run with other options.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from programl.exceptions import ProgramlError
 
-__all__ = ["RunLock", "read_run_config", "shared_data"]
+__all__ = ["RunLock", "check_same_run", "read_run_config", "shared_data"]
 
 
 def read_run_config(run_dir: str | os.PathLike, task: str, required: Sequence[str] = ()) -> dict[str, Any]:
@@ -99,3 +99,47 @@ def shared_data(name: str) -> Path | None:
         if candidate.exists():
             return candidate.resolve()
     return None
+
+
+def check_same_run(
+    run_dir: str | os.PathLike,
+    task: str,
+    config: Mapping[str, Any],
+    *,
+    paths: Mapping[str, str | os.PathLike] | None = None,
+    ignore: Sequence[str] = (),
+    defaults: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Refuse to resume a run in ``run_dir`` whose ``config.json`` holds other options than ``config``.
+
+    Args:
+        run_dir: A run directory of ``programl train <task>`` (its ``config.json`` is read with
+            :func:`read_run_config`).
+        task: The task name.
+        config: This run's options (the ``model`` entry of ``config.json``).
+        paths: Data directories of this run by ``config.json`` key (``dataset``, ``data_dir`` ...), compared once
+            resolved.
+        ignore: Options that may change on resumption (the epoch budget).
+        defaults: The value of an option that runs written before it existed are taken to have.
+
+    Returns:
+        The saved ``config.json``.
+
+    Raises:
+        ProgramlError: ``config.json`` is missing, damaged or of another task.
+        UsageError: Some options differ (all of them named): the CLI exits 2.
+    """
+    from programl.training.options import UsageError
+
+    saved = read_run_config(run_dir, task)
+    defaults = defaults or {}
+    changed = sorted(
+        key for key in config if key not in ignore and saved["model"].get(key, defaults.get(key)) != config[key]
+    )
+    for name, path in (paths or {}).items():
+        if Path(str(saved.get(name))).resolve() != Path(path).resolve():
+            changed.append(name)
+    if changed:
+        raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another --run-dir, or "
+                         "--restart")
+    return saved

@@ -152,3 +152,22 @@ def test_the_former_home_re_exports_the_engine() -> None:
     assert former.__all__ == common.__all__
     for name in common.__all__:
         assert getattr(former, name) is getattr(common, name), name
+
+
+def test_check_same_run_names_every_changed_option(tmp_path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    config = {"lr": 0.1, "epochs": 3, "hidden": 8}
+    common.write_json(tmp_path / "config.json", {"task": "t", "model": config, "data_dir": str(data)})
+    saved = common.check_same_run(tmp_path, "t", {**config, "epochs": 9}, paths={"data_dir": data}, ignore=["epochs"])
+    assert saved["model"] == config
+    with pytest.raises(common.UsageError) as error:
+        common.check_same_run(tmp_path, "t", {**config, "lr": 0.2, "hidden": 4}, paths={"data_dir": tmp_path})
+    assert str(error.value) == (f"{tmp_path} holds a run with other options (hidden, lr, data_dir): use another "
+                                "--run-dir, or --restart")
+    # an option that runs written before it existed lack is taken at its default
+    common.check_same_run(tmp_path, "t", {**config, "new": 1}, defaults={"new": 1})
+    with pytest.raises(common.UsageError, match=r"\(new\)"):
+        common.check_same_run(tmp_path, "t", {**config, "new": 2}, defaults={"new": 1})
+    with pytest.raises(ProgramlError, match="a `programl train t` run"):
+        common.check_same_run(tmp_path, "other", config)
