@@ -140,6 +140,7 @@ def check_same_run(
         if Path(str(saved.get(name))).resolve() != Path(path).resolve():
             changed.append(name)
     if changed:
-        raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another --run-dir, or "
-                         "--restart")
+        raise UsageError(
+            f"{run_dir} holds a run with other options ({', '.join(changed)}): use another --run-dir, or --restart"
+        )
     return saved

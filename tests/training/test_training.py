@@ -20,9 +20,11 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def test_import_does_not_load_torch() -> None:
-    code = "import sys, programl.training, programl.tasks.common, programl.tasks.devmap, programl.tasks.classifyapp, " \
-           "programl.tasks.dataflow; " \
-           "print('torch' in sys.modules)"
+    code = (
+        "import sys, programl.training, programl.tasks.common, programl.tasks.devmap, programl.tasks.classifyapp, "
+        "programl.tasks.dataflow; "
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
     assert out.strip() == "False"
 
@@ -60,8 +62,15 @@ def _model_and_optimizer():
 def test_checkpoint_round_trip_restores_model_optimizer_and_rng(tmp_path) -> None:
     torch.manual_seed(0)
     model, optimizer = _model_and_optimizer()
-    path = common.save_checkpoint(tmp_path / "c" / "last.pt", model=model, optimizer=optimizer, epoch=3,
-                                  best_metric=0.75, best_epoch=2, extra={"note": "x"})
+    path = common.save_checkpoint(
+        tmp_path / "c" / "last.pt",
+        model=model,
+        optimizer=optimizer,
+        epoch=3,
+        best_metric=0.75,
+        best_epoch=2,
+        extra={"note": "x"},
+    )
     expected_draw = torch.rand(2)  # the draw right after saving
     assert [p.name for p in path.parent.iterdir()] == ["last.pt"]  # no temporary file left
     torch.manual_seed(123)
@@ -101,8 +110,16 @@ def test_epoch_log_json_lines_csv_and_truncation(tmp_path) -> None:
 
 
 def test_plots_are_png_files(tmp_path) -> None:
-    records = [{"epoch": e, "train_loss": 1 / e, "val_loss": 1.2 / e, "train_accuracy": 0.5 + e / 20,
-                "val_accuracy": 0.4 + e / 20} for e in range(1, 6)]
+    records = [
+        {
+            "epoch": e,
+            "train_loss": 1 / e,
+            "val_loss": 1.2 / e,
+            "train_accuracy": 0.5 + e / 20,
+            "val_accuracy": 0.4 + e / 20,
+        }
+        for e in range(1, 6)
+    ]
     curves = common.plot_learning_curves(records, tmp_path / "curves.png", title="t", mark_epoch=4)
     small = common.plot_confusion_matrix([[5, 1], [2, 7]], tmp_path / "cm2.png", labels=["CPU", "GPU"])
     big = common.plot_confusion_matrix(np.eye(104, dtype=int) * 3, tmp_path / "cm104.png")
@@ -163,8 +180,9 @@ def test_check_same_run_names_every_changed_option(tmp_path) -> None:
     assert saved["model"] == config
     with pytest.raises(common.UsageError) as error:
         common.check_same_run(tmp_path, "t", {**config, "lr": 0.2, "hidden": 4}, paths={"data_dir": tmp_path})
-    assert str(error.value) == (f"{tmp_path} holds a run with other options (hidden, lr, data_dir): use another "
-                                "--run-dir, or --restart")
+    assert str(error.value) == (
+        f"{tmp_path} holds a run with other options (hidden, lr, data_dir): use another --run-dir, or --restart"
+    )
     # an option that runs written before it existed lack is taken at its default
     common.check_same_run(tmp_path, "t", {**config, "new": 1}, defaults={"new": 1})
     with pytest.raises(common.UsageError, match=r"\(new\)"):
