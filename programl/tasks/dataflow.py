@@ -186,8 +186,8 @@ def _add_test_arguments(parser: argparse.ArgumentParser, train: bool) -> None:
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``programl train dataflow``."""
-    parser.add_argument("--analysis", required=True, choices=ANALYSES, help="the analysis to learn")
-    _add_data_arguments(parser, required=True)
+    parser.add_argument("--analysis", choices=ANALYSES, help="the analysis to learn (required, or from --config)")
+    _add_data_arguments(parser, required=False)
     group = parser.add_argument_group("protocol (the paper's runs)")
     group.add_argument("--model", choices=("ggnn", "rgcn"), default="ggnn", help="typed GGNN (default) or R-GCN")
     group.add_argument("--steps", type=int, default=30, metavar="T", help="message-passing steps (default: 30)")
@@ -369,6 +369,9 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _check(args: argparse.Namespace) -> None:
+    for name in ("analysis", "dataset"):
+        if getattr(args, name) is None:
+            raise UsageError(f"--{name} is required (or --config with a run's config.json)")
     check_options(args)
     schedule = args.train_examples
     if any(n < 1 for n in schedule) or any(b <= a for a, b in zip(schedule, schedule[1:])):

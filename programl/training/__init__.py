@@ -30,6 +30,7 @@ from programl.training.options import (
     add_run_arguments,
     add_runtime_arguments,
     check_options,
+    read_config_options,
 )
 from programl.training.plots import plot_confusion_matrix, plot_learning_curves
 from programl.training.rundir import RunLock, check_same_run, read_run_config, shared_data
@@ -53,6 +54,7 @@ __all__ = [
     "plot_confusion_matrix",
     "plot_learning_curves",
     "progress",
+    "read_config_options",
     "read_run_config",
     "resolve_device",
     "rng_state",

@@ -13,7 +13,14 @@ import os
 
 from programl.exceptions import ProgramlError
 
-__all__ = ["UsageError", "add_data_dir_arguments", "add_run_arguments", "add_runtime_arguments", "check_options"]
+__all__ = [
+    "UsageError",
+    "add_data_dir_arguments",
+    "add_run_arguments",
+    "add_runtime_arguments",
+    "check_options",
+    "read_config_options",
+]
 
 
 class UsageError(ProgramlError):
@@ -49,6 +56,67 @@ def add_run_arguments(parser: argparse.ArgumentParser, task: str, epochs: int, d
     )
     group.add_argument("--epochs", type=int, default=epochs, metavar="N", help=f"training epochs (default: {epochs})")
     group.add_argument("--restart", action="store_true", help="ignore the checkpoints in --run-dir and start over")
+    group.add_argument(
+        "--config",
+        action=_ReadConfig,
+        task=task,
+        metavar="FILE",
+        help="take the options of a run from its config.json (options after --config override them)",
+    )
+
+
+class _ReadConfig(argparse.Action):
+    """``--config FILE``: set the options that FILE (the ``config.json`` of a run) holds, as if given here."""
+
+    def __init__(self, option_strings, dest, task: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.task = task
+
+    def __call__(self, parser, namespace, value, option_string=None) -> None:
+        try:
+            options = read_config_options(value, self.task, parser)
+        except ProgramlError as error:
+            parser.error(str(error))
+        for key, option in options.items():
+            setattr(namespace, key, option)
+        setattr(namespace, self.dest, value)
+
+
+def read_config_options(path: str | os.PathLike, task: str, parser: argparse.ArgumentParser) -> dict[str, object]:
+    """The options of ``parser`` that the ``config.json`` at ``path`` holds (its ``model`` entry and its data
+    directories, such as ``dataset`` or ``data_dir``), by ``argparse`` destination; other entries are ignored.
+
+    Raises:
+        ProgramlError: One line: the file is missing or not JSON (``file:line:col``), is the run of another task, or
+            holds a value that an option does not take.
+    """
+    import json
+
+    try:
+        saved = json.loads(open(path, encoding="utf-8").read())  # noqa: SIM115 - a one-shot read
+    except OSError as error:
+        raise ProgramlError(f"{path}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ProgramlError(f"{path}: not JSON ({error.reason})") from None
+    except json.JSONDecodeError as error:
+        raise ProgramlError(f"{path}:{error.lineno}:{error.colno}: not JSON ({error.msg})") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("model"), dict):
+        raise ProgramlError(f'{path}: no "model" options (not the config.json of a `programl train {task}` run)')
+    if saved.get("task", task) != task:
+        raise ProgramlError(f"{path}: the config.json of a `programl train {saved['task']}` run, not of {task}")
+    actions = {action.dest: action for action in parser._actions if action.option_strings}
+    values = {key: value for key, value in saved.items() if key != "model" and isinstance(value, str)}
+    values.update(saved["model"])
+    options: dict[str, object] = {}
+    for key, value in values.items():
+        action = actions.get(key)
+        if action is None or key in ("config", "run_dir", "help"):
+            continue
+        items = value if isinstance(value, list) else [value]
+        if action.choices is not None and any(item not in action.choices for item in items):
+            raise ProgramlError(f"{path}: {key} = {value!r} is not one of {', '.join(map(str, action.choices))}")
+        options[key] = value
+    return options
 
 
 def add_data_dir_arguments(group, task: str) -> None:

@@ -169,6 +169,28 @@ def test_evaluation_batches_ignore_the_training_batch_size() -> None:
     assert dataflow._eval_plan(sizes, original) == [[0, 1, 2], [5]]  # 2000 overflowed, 12000 is over the budget
 
 
+def test_config_reads_back_the_config_json_of_a_run(ddf: Path, tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    assert _train(ddf, first, "--test-steps", "30", "--seed", "9", schedule=("30",)) == 0
+    config = first / "config.json"
+    again = tmp_path / "again"
+    argv = ["train", "--config", str(config), "--run-dir", str(again), "--threads", "1", "-q", "--test-steps", "30"]
+    assert dataflow.main(argv) == 0
+    assert json.loads((again / "config.json").read_text())["model"] == json.loads(config.read_text())["model"]
+    assert _digest(again) == _digest(first)  # the same options: the same run
+    other = tmp_path / "other"
+    assert dataflow.main([*argv[:4], str(other), *argv[5:], "--lr", "0.01"]) == 0  # options after it override it
+    changed = json.loads((other / "config.json").read_text())["model"]
+    assert changed["lr"] == 0.01 and changed["seed"] == 9 and changed["analysis"] == "datadep"
+    (tmp_path / "devmap.json").write_text(json.dumps({"task": "devmap", "model": {}}))
+    (tmp_path / "broken.json").write_text('{"model": {"analysis": "datadep",}}')
+    for bad in (["--config", str(tmp_path / "devmap.json")], ["--config", str(tmp_path / "broken.json")],
+                ["--config", str(tmp_path / "none.json")], ["--dataset", str(ddf)]):
+        with pytest.raises(SystemExit) as info:
+            dataflow.main(["train", *bad, "--run-dir", str(tmp_path / "bad")])
+        assert info.value.code == 2, bad
+
+
 def test_usage_errors(ddf: Path, tmp_path: Path) -> None:
     for bad in (["--train-examples", "50", "20"], ["--test-examples", "1", "2"], ["--batch-nodes", "0"]):
         with pytest.raises(SystemExit) as info:

@@ -189,3 +189,23 @@ def test_check_same_run_names_every_changed_option(tmp_path) -> None:
         common.check_same_run(tmp_path, "t", {**config, "new": 2}, defaults={"new": 1})
     with pytest.raises(ProgramlError, match="a `programl train t` run"):
         common.check_same_run(tmp_path, "other", config)
+
+
+@pytest.mark.parametrize("task", ["devmap", "classifyapp"])
+def test_config_option_reads_back_what_a_run_writes(tmp_path, task) -> None:
+    """``--config`` of the graph tasks: the options that ``_config`` writes into config.json come back as parsed."""
+    import argparse
+    import importlib
+
+    module = importlib.import_module(f"programl.tasks.{task}")
+    parser = argparse.ArgumentParser()
+    module.add_train_arguments(parser)
+    args = parser.parse_args(["--lr", "0.125", "--seed", "7", "--epochs", "3", "--data-dir", str(tmp_path)])
+    config = {"task": task, "model": module._config(args), "data_dir": str(tmp_path), "scope": {"x": 1}}
+    common.write_json(tmp_path / "config.json", config)
+    again = parser.parse_args(["--config", str(tmp_path / "config.json")])
+    assert module._config(again) == module._config(args) and again.data_dir == str(tmp_path)
+    override = parser.parse_args(["--config", str(tmp_path / "config.json"), "--seed", "8"])
+    assert override.seed == 8 and override.lr == 0.125
+    with pytest.raises(ProgramlError, match=f"`programl train {task}` run, not of dataflow"):
+        common.read_config_options(tmp_path / "config.json", "dataflow", parser)
