@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the task's entry point; library, file and memory errors become one line and exit code 1, option errors
     exit 2 (Ctrl-C is left to :func:`programl.cli.main`: exit 130, the last checkpoint kept)."""
     from programl.exceptions import ProgramlError
-    from programl.tasks.common import UsageError
+    from programl.training import UsageError
 
     module = importlib.import_module(args.task_module)
     try:

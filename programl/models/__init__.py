@@ -3,15 +3,19 @@
 * :class:`TypedGGNNConv` - the typed, position-gated GGNN layer (SPEC §6.1).
 * :class:`DataflowGGNN` - the DeepDataFlow node classifier (87,070 parameters with a 2,230-entry vocabulary);
   :class:`DataflowRGCN` - a drop-in alternative built on PyG's ``RGCNConv``.
-* :class:`GGNNGraphClassifier` - graph-level classifier for devmap and POJ-104 (SPEC §6.5, §6.6).
+* :class:`GGNNGraphClassifier` - graph-level classifier for devmap and POJ-104 (SPEC §6.5, §6.6);
+  :class:`RGCNGraphClassifier` - its R-GCN alternative for POJ-104; :class:`PooledReadoutClassifier` - devmap with
+  another graph readout (K channels, sum or mean pooling).
 * :mod:`programl.models.metrics` - ProGraML's per-batch and per-epoch metrics.
 """
 
 from programl.models.dataflow import DataflowGGNN, DataflowRGCN
 from programl.models.ggnn import TypedEdges, TypedGGNNConv, add_backward_edges, sinusoidal_position_table
 from programl.models.graph_classifier import GGNNGraphClassifier, GraphOutput
-from programl.models.metrics import BatchMetrics, MetricsAccumulator, batch_metrics, confusion_matrix
+from programl.models.metrics import BatchMetrics, MetricsAccumulator, batch_metrics, confusion_matrix, pooled_metrics
+from programl.models.pooled_readout import PooledReadoutClassifier
 from programl.models.readout import AuxiliaryReadout, GatedReadout
+from programl.models.rgcn_classifier import RGCNGraphClassifier
 
 #: Alias: the layer is ProGraML's GGNN "MessagingLayer" + GRU.
 GGNNLayer = TypedGGNNConv
@@ -26,10 +30,13 @@ __all__ = [
     "GatedReadout",
     "GraphOutput",
     "MetricsAccumulator",
+    "PooledReadoutClassifier",
+    "RGCNGraphClassifier",
     "TypedEdges",
     "TypedGGNNConv",
     "add_backward_edges",
     "batch_metrics",
     "confusion_matrix",
+    "pooled_metrics",
     "sinusoidal_position_table",
 ]

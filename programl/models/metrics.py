@@ -3,19 +3,22 @@
 Per batch: accuracy and the binary (positive class = 1) precision, recall and F1 of the predictions, with
 scikit-learn's conventions (an undefined ratio counts as 0). Per epoch: the per-batch values averaged with the batch's
 node count as weight (*not* the F1 of the pooled counts), plus the confusion matrix pooled over all batches
-(rows = true class, columns = predicted class). For more than two classes precision/recall/F1 are those of class 1
+(rows = true class, columns = predicted class) and the precision, recall and F1 of those pooled counts (``pooled_*``).
+The per-batch mean depends on how the examples were batched (the paper scored 10,000-node batches); the pooled values
+do not, so both are reported side by side. For more than two classes precision/recall/F1 are those of class 1
 versus the rest, as in the binary case; accuracy and the confusion matrix are exact.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["BatchMetrics", "MetricsAccumulator", "batch_metrics", "confusion_matrix"]
+__all__ = ["BatchMetrics", "MetricsAccumulator", "batch_metrics", "confusion_matrix", "pooled_metrics"]
 
 
 def confusion_matrix(pred: Tensor, target: Tensor, num_classes: int = 2) -> np.ndarray:
@@ -48,6 +51,17 @@ class BatchMetrics:
     confusion: np.ndarray
 
 
+def pooled_metrics(cm) -> dict[str, float]:
+    """Positive-class (class 1) ``precision``, ``recall`` and ``f1`` of a confusion matrix (``[true, predicted]``)."""
+    cm = np.asarray(cm, dtype=np.int64)
+    if cm.shape[0] < 2:
+        return {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    tp = float(cm[1, 1])
+    precision = _ratio(tp, float(cm[:, 1].sum()))
+    recall = _ratio(tp, float(cm[1, :].sum()))
+    return {"precision": precision, "recall": recall, "f1": _ratio(2 * precision * recall, precision + recall)}
+
+
 def batch_metrics(pred: Tensor, target: Tensor, num_classes: int = 2) -> BatchMetrics:
     """Accuracy and positive-class precision/recall/F1 of one batch of predictions (SPEC §6.1).
 
@@ -75,6 +89,10 @@ def batch_metrics(pred: Tensor, target: Tensor, num_classes: int = 2) -> BatchMe
     )
 
 
+#: The node-weighted sums of :class:`MetricsAccumulator`, in the order of :meth:`MetricsAccumulator.to_tensor`.
+_SUMS = ("accuracy", "precision", "recall", "f1", "loss")
+
+
 @dataclass
 class MetricsAccumulator:
     """Accumulate per-batch metrics over an epoch (weights = batch counts) and pool the confusion matrix.
@@ -89,9 +107,7 @@ class MetricsAccumulator:
     num_classes: int = 2
     batches: int = 0
     count: int = 0
-    _sums: dict[str, float] = field(
-        default_factory=lambda: dict.fromkeys(("accuracy", "precision", "recall", "f1", "loss"), 0.0)
-    )
+    _sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(_SUMS, 0.0))
     _loss_count: int = 0
     confusion: np.ndarray | None = None
 
@@ -108,9 +124,48 @@ class MetricsAccumulator:
         self.confusion = m.confusion if self.confusion is None else self.confusion + m.confusion
         return m
 
+    def to_tensor(self) -> Tensor:
+        """Everything accumulated, as one float64 vector: the node-weighted sums, the counts and the confusion
+        matrix. Summing the vectors of several accumulators (e.g. ``torch.distributed.all_reduce`` over DDP
+        processes) and reading the sum back with :meth:`load_tensor` merges them."""
+        cm = self._confusion()
+        values = [self._sums[k] for k in _SUMS] + [self.count, self._loss_count, self.batches]
+        return torch.tensor(values + cm.reshape(-1).tolist(), dtype=torch.float64)
+
+    def load_tensor(self, vector: Tensor) -> MetricsAccumulator:
+        """Replace the accumulated values by those of a :meth:`to_tensor` vector (or a sum of such); returns self."""
+        values = vector.detach().to("cpu", torch.float64).tolist()
+        expected = len(_SUMS) + 3 + self.num_classes**2
+        if len(values) != expected:
+            raise ValueError(f"a vector of {len(values)} values, not {expected} (num_classes={self.num_classes})")
+        n = len(_SUMS)
+        self._sums = dict(zip(_SUMS, values[:n]))
+        self.count, self._loss_count, self.batches = (int(round(v)) for v in values[n : n + 3])
+        cm = np.rint(np.asarray(values[n + 3 :], dtype=np.float64)).astype(np.int64)
+        self.confusion = cm.reshape(self.num_classes, self.num_classes)
+        return self
+
+    def all_reduce(self, reduce_sum: Callable[[Tensor], Tensor]) -> MetricsAccumulator:
+        """Merge the accumulators of several processes in place: ``reduce_sum`` sums a tensor over them (in place
+        or returned), e.g. :meth:`programl.training.Distributed.all_reduce_sum`; returns self."""
+        vector = self.to_tensor()
+        summed = reduce_sum(vector)
+        return self.load_tensor(vector if summed is None else summed)
+
+    def merge(self, other: MetricsAccumulator) -> MetricsAccumulator:
+        """Add the batches of ``other`` to this accumulator; returns self."""
+        return self.load_tensor(self.to_tensor() + other.to_tensor())
+
+    def _confusion(self) -> np.ndarray:
+        if self.confusion is None:
+            return np.zeros((self.num_classes,) * 2, dtype=np.int64)
+        return self.confusion
+
     def compute(self) -> dict[str, object]:
-        """Epoch values: ``mean_accuracy``, ``mean_precision``, ``mean_recall``, ``mean_f1``, ``mean_loss`` (NaN
-        when no loss was given), ``count``, ``batches`` and ``confusion_matrix`` (a nested list)."""
+        """Epoch values: ``mean_accuracy``, ``mean_precision``, ``mean_recall``, ``mean_f1`` (per-batch values
+        weighted by count), ``mean_loss`` (NaN when no loss was given), ``pooled_precision``, ``pooled_recall``,
+        ``pooled_f1`` (of the pooled confusion matrix), ``count``, ``batches`` and ``confusion_matrix`` (a nested
+        list)."""
         out: dict[str, object] = {
             f"mean_{name}": (self._sums[name] / self.count if self.count else float("nan"))
             for name in ("accuracy", "precision", "recall", "f1")
@@ -118,6 +173,7 @@ class MetricsAccumulator:
         out["mean_loss"] = self._sums["loss"] / self._loss_count if self._loss_count else float("nan")
         out["count"] = self.count
         out["batches"] = self.batches
-        cm = self.confusion if self.confusion is not None else np.zeros((self.num_classes,) * 2, dtype=np.int64)
+        cm = self._confusion()
+        out.update({f"pooled_{name}": value for name, value in pooled_metrics(cm).items()})
         out["confusion_matrix"] = cm.tolist()
         return out

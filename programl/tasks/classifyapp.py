@@ -39,13 +39,14 @@ from typing import Any
 
 import numpy as np
 
-from programl.tasks.common import (
+from programl.training import (
     RunLock,
     UsageError,
     add_data_dir_arguments,
     add_run_arguments,
     add_runtime_arguments,
     check_options,
+    check_same_run,
     configure_threads,
     info,
     init_distributed,
@@ -155,61 +156,11 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
 # Models
 
 
-def rgcn_graph_classifier(vocabulary_size: int, num_classes: int, *, hidden_channels: int = 200,
-                          layer_timesteps=(2, 2, 2, 2), dropout: float = 0.0, num_flows: int = 3):
-    """The typed PyG alternative: an embedding, per parameter set a :class:`torch_geometric.nn.RGCNConv` over the 6
-    edge types (3 flows and their reversals; per-type mean and a root weight) followed by a ``GRUCell``, used for
-    ``layer_timesteps[i]`` steps each; the gated readout summed per graph.
+def rgcn_graph_classifier(vocabulary_size: int, num_classes: int, **options):
+    """:class:`~programl.models.RGCNGraphClassifier` (``--model rgcn``), under its former name."""
+    from programl.models import RGCNGraphClassifier
 
-    Returns an ``nn.Module`` with the interface of :class:`~programl.models.GGNNGraphClassifier` (``forward(data)``
-    -> ``GraphOutput``, ``loss(output, target)``).
-    """
-    return _rgcn_class()(vocabulary_size, num_classes, hidden_channels=hidden_channels,
-                         layer_timesteps=layer_timesteps, dropout=dropout, num_flows=num_flows)
-
-
-def _rgcn_class():
-    import torch.nn.functional as F
-    from torch import nn
-    from torch_geometric.nn import RGCNConv
-
-    from programl.models import GraphOutput, add_backward_edges
-    from programl.models.readout import GatedReadout
-
-    class _RGCNGraphClassifier(nn.Module):
-        def __init__(self, vocabulary_size, num_classes, *, hidden_channels, layer_timesteps, dropout, num_flows):
-            super().__init__()
-            self.num_flows = num_flows
-            self.schedule = [layer for layer, steps in enumerate(layer_timesteps) for _ in range(steps)]
-            self.embedding = nn.Embedding(vocabulary_size + 1, hidden_channels)
-            self.convs = nn.ModuleList(
-                RGCNConv(hidden_channels, hidden_channels, 2 * num_flows, aggr="mean") for _ in layer_timesteps
-            )
-            self.grus = nn.ModuleList(nn.GRUCell(hidden_channels, hidden_channels) for _ in layer_timesteps)
-            self.readout = GatedReadout(hidden_channels, num_classes)
-            self.dropout = dropout
-
-        def forward(self, data):
-            edge_index, edge_type, _ = add_backward_edges(data.edge_index, data.edge_flow, None, self.num_flows)
-            h0 = self.embedding(data.x)
-            h = h0
-            for layer in self.schedule:
-                h = self.grus[layer](self.convs[layer](h, edge_index, edge_type), h)
-                if self.dropout:
-                    h = F.dropout(h, p=self.dropout, training=self.training)
-            node_logits = self.readout(h0, h)
-            batch = getattr(data, "batch", None)
-            if batch is None:
-                logits = node_logits.sum(0, keepdim=True)
-            else:
-                logits = node_logits.new_zeros(int(data.num_graphs), node_logits.size(1)).index_add_(
-                    0, batch, node_logits)
-            return GraphOutput(logits, logits)
-
-        def loss(self, output, target):
-            return F.cross_entropy(output.logits, target)
-
-    return _RGCNGraphClassifier
+    return RGCNGraphClassifier(vocabulary_size, num_classes, **options)
 
 
 def _make_model(config: dict[str, Any], vocabulary_size: int):
@@ -425,7 +376,7 @@ def _train(args: argparse.Namespace, dist) -> int:
     """The training run of :func:`train_main`, in a locked run directory."""
     import torch
 
-    from programl.tasks.common import EpochLog
+    from programl.training import EpochLog
 
     show = dist.is_main and not args.quiet
     config = _config(args)
@@ -434,13 +385,7 @@ def _train(args: argparse.Namespace, dist) -> int:
     last = run_dir / "last.pt"
     resuming = last.is_file() and not args.restart
     if resuming:
-        saved = read_run_config(run_dir, "classifyapp")
-        changed = sorted(k for k in config if k not in ("epochs",) and saved["model"].get(k) != config[k])
-        if Path(str(saved.get("data_dir"))).resolve() != data_dir.resolve():
-            changed.append("data_dir")
-        if changed:
-            raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another "
-                             "--run-dir, or --restart")
+        check_same_run(run_dir, "classifyapp", config, paths={"data_dir": data_dir}, ignore=("epochs",))
     files, scope = _prepare_data(args, config, data_dir, dist, show)
     table = _Interner()
     splits = {name: _read_graphs(paths, table, f"reading {name}", show) for name, paths in files.items()}
@@ -552,7 +497,7 @@ def _load_vocabulary(path: Path):
 
 
 def _single():
-    from programl.tasks.common import Distributed
+    from programl.training import Distributed
 
     return Distributed()
 

@@ -14,7 +14,11 @@ nodes of disjoint graphs, training in "epochs" that end at cumulative numbers of
 fixed sample (``--val-examples`` 10,000 records: graphs sorted by name, shuffled with ``random.Random(205)``); the
 epoch with the best validation F1 is kept (``best.pt``) and tested at T = 30 on DDF-30, and with the same weights at
 T = 60 on DDF-60 and T = 200 on every test example (``--test-steps``). Metrics (SPEC §6.1): per batch accuracy and
-positive-class precision, recall and F1, averaged over batches weighted by node count; the pooled confusion matrix.
+positive-class precision, recall and F1, averaged over batches weighted by node count (the paper's numbers), beside
+the precision, recall and F1 of the pooled confusion matrix (``pooled_*``). Validation and test batches hold 10,000
+nodes whatever the training ``--batch-nodes`` (``--eval-batch-nodes``), as the paper scored: the per-batch F1
+depends on the batching, the pooled F1 does not. ``--eval-batch-policy drop`` scores as the original code did (the
+example that overflowed a batch was left out, and so were examples over 10,000 nodes).
 
 Training examples are visited in a seeded order that changes on every pass over the training set (the same seed gives
 the same run); a run resumes from ``last.pt`` (written after each epoch and every ``--checkpoint-minutes``) exactly
@@ -45,12 +49,14 @@ from typing import Any
 
 import numpy as np
 
-from programl.tasks.common import (
+from programl.dataflow.analyze import ANALYSES
+from programl.training import (
     RunLock,
     UsageError,
     add_run_arguments,
     add_runtime_arguments,
     check_options,
+    check_same_run,
     configure_threads,
     info,
     init_distributed,
@@ -69,6 +75,7 @@ from programl.tasks.common import (
 
 __all__ = [
     "ANALYSES",
+    "EVAL_BATCH_NODES",
     "PAPER_DDF30",
     "TRAIN_SCHEDULE",
     "add_evaluate_arguments",
@@ -78,7 +85,6 @@ __all__ = [
     "train_main",
 ]
 
-ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
 #: Cumulative training examples at the end of each epoch (the paper's ``train_graph_counts``; SPEC §6.1).
 TRAIN_SCHEDULE = (10_000, 20_000, 30_000, 40_000, 50_000, *range(100_000, 1_000_001, 100_000))
 #: ProGraML on DDF-30 (ICML table, SPEC §7.1): precision, recall, F1.
@@ -89,6 +95,11 @@ PAPER_DDF30 = {
     "liveness": (0.962, 0.916, 0.937),
     "subexpressions": (0.997, 0.996, 0.996),
 }
+#: Nodes per validation and test batch, whatever the training batches (SPEC §6.1: the paper scored 10,000-node
+#: batches); the per-batch F1 depends on it, the pooled F1 does not.
+EVAL_BATCH_NODES = 10_000
+#: What a run written before the evaluation options existed is resumed with.
+_EVAL_DEFAULTS = {"eval_batch_nodes": EVAL_BATCH_NODES, "eval_batch_policy": "carry"}
 #: (T, step filter) of the test runs: DDF-30 at T=30, DDF-60 at T=60, every example at T=200.
 DEFAULT_TESTS = ((30, 30), (60, 60), (200, None))
 
@@ -113,6 +124,8 @@ _CONFIG_KEYS = (
     "max_nodes",
     "batch_nodes",
     "batch_policy",
+    "eval_batch_nodes",
+    "eval_batch_policy",
     "lr",
     "weight_decay",
     "train_examples",
@@ -133,8 +146,25 @@ def _add_data_arguments(parser: argparse.ArgumentParser, required: bool) -> None
     group.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="workers for the one-time conversion")
 
 
-def _add_test_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("test")
+def _add_test_arguments(parser: argparse.ArgumentParser, train: bool) -> None:
+    group = parser.add_argument_group("validation and test scoring")
+    default = f"{EVAL_BATCH_NODES:,}" if train else f"the run's, else {EVAL_BATCH_NODES:,}"
+    group.add_argument(
+        "--eval-batch-nodes",
+        type=int,
+        default=EVAL_BATCH_NODES if train else None,
+        metavar="N",
+        help=f"nodes per validation and test batch, whatever --batch-nodes; the per-batch F1 depends on it, the "
+        f"pooled F1 does not (default: {default}, as the paper scored)",
+    )
+    group.add_argument(
+        "--eval-batch-policy",
+        choices=("carry", "drop"),
+        default="carry" if train else None,
+        help="carry: every example is scored; drop: the original code's batches, which left out the example that "
+        "overflowed a batch and examples over N nodes (default: " + ("carry" if train else "the run's, else carry")
+        + ")",
+    )
     group.add_argument(
         "--test-steps",
         type=int,
@@ -156,8 +186,8 @@ def _add_test_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``programl train dataflow``."""
-    parser.add_argument("--analysis", required=True, choices=ANALYSES, help="the analysis to learn")
-    _add_data_arguments(parser, required=True)
+    parser.add_argument("--analysis", choices=ANALYSES, help="the analysis to learn (required, or from --config)")
+    _add_data_arguments(parser, required=False)
     group = parser.add_argument_group("protocol (the paper's runs)")
     group.add_argument("--model", choices=("ggnn", "rgcn"), default="ggnn", help="typed GGNN (default) or R-GCN")
     group.add_argument("--steps", type=int, default=30, metavar="T", help="message-passing steps (default: 30)")
@@ -209,7 +239,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MIN",
         help="stop training after the first epoch that ends past MIN minutes, then test",
     )
-    _add_test_arguments(parser)
+    _add_test_arguments(parser, train=True)
     add_runtime_arguments(parser, seed=204)
     add_run_arguments(parser, "dataflow", len(TRAIN_SCHEDULE), default_dir="runs/dataflow/ANALYSIS")
     parser.set_defaults(epochs=None)
@@ -221,7 +251,7 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", choices=("best", "last"), default="best", help="which model (default: best)")
     parser.add_argument("--split", choices=("test", "val", "train"), default="test", help="(default: test)")
     _add_data_arguments(parser, required=False)
-    _add_test_arguments(parser)
+    _add_test_arguments(parser, train=False)
     add_runtime_arguments(parser, seed=204)
 
 
@@ -255,7 +285,7 @@ def _dataset(root: str, analysis: str, split: str, config: dict[str, Any], max_s
 
 
 def _plan(sizes: np.ndarray, config: dict[str, Any], order: np.ndarray | None = None) -> list[list[int]]:
-    """Batches (lists of dataset indices) of at most ``batch_nodes`` nodes, in ``order`` (default: as stored)."""
+    """Training batches (lists of dataset indices) of at most ``batch_nodes`` nodes, in ``order``."""
     from programl.data.batching import plan_batches
 
     order = np.arange(len(sizes)) if order is None else order
@@ -263,6 +293,15 @@ def _plan(sizes: np.ndarray, config: dict[str, Any], order: np.ndarray | None = 
         [int(order[j]) for j in batch]
         for batch in plan_batches(sizes[order], config["batch_nodes"], config["batch_policy"])
     ]
+
+
+def _eval_plan(sizes: np.ndarray, config: dict[str, Any]) -> list[list[int]]:
+    """Validation and test batches, in stored order: ``eval_batch_nodes`` (10,000) nodes each, whatever the
+    training batches (SPEC §6.1), with the ``eval_batch_policy``."""
+    from programl.data.batching import plan_batches
+
+    nodes = config.get("eval_batch_nodes", EVAL_BATCH_NODES)
+    return list(plan_batches(sizes, nodes, config.get("eval_batch_policy", "carry")))
 
 
 def _train_plan(sizes: np.ndarray, config: dict[str, Any], pass_index: int) -> list[list[int]]:
@@ -278,26 +317,9 @@ def _collate(dataset, indices: list[int]):
 
 
 def _reduce(accumulator, dist) -> dict[str, Any]:
-    """The epoch metrics of a :class:`~programl.models.MetricsAccumulator`, summed over all DDP processes."""
-    import torch
-
-    if dist.enabled:
-        sums = accumulator._sums  # the accumulator's node-weighted sums (a dataclass field)
-        keys = sorted(sums)
-        cm = accumulator.confusion if accumulator.confusion is not None else np.zeros((2, 2), dtype=np.int64)
-        vector = torch.tensor(
-            [sums[k] for k in keys]
-            + [accumulator.count, accumulator._loss_count, accumulator.batches]
-            + cm.reshape(-1).tolist(),
-            dtype=torch.float64,
-        )
-        dist.all_reduce_sum(vector)
-        values = vector.tolist()
-        for i, k in enumerate(keys):
-            sums[k] = values[i]
-        n = len(keys)
-        accumulator.count, accumulator._loss_count, accumulator.batches = (int(v) for v in values[n : n + 3])
-        accumulator.confusion = np.asarray(values[n + 3 :], dtype=np.int64).reshape(cm.shape)
+    """The epoch metrics of a :class:`~programl.models.MetricsAccumulator`, summed over all DDP processes: the
+    per-batch means as ``precision``, ``recall``, ``f1`` ... and the pooled values as ``pooled_*``."""
+    accumulator.all_reduce(dist.all_reduce_sum)
     out = accumulator.compute()
     return {k.removeprefix("mean_"): v for k, v in out.items()}
 
@@ -347,11 +369,14 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _check(args: argparse.Namespace) -> None:
+    for name in ("analysis", "dataset"):
+        if getattr(args, name) is None:
+            raise UsageError(f"--{name} is required (or --config with a run's config.json)")
     check_options(args)
     schedule = args.train_examples
     if any(n < 1 for n in schedule) or any(b <= a for a, b in zip(schedule, schedule[1:])):
         raise UsageError("--train-examples must be positive and increasing")
-    for name in ("steps", "batch_nodes", "val_examples", "max_nodes"):
+    for name in ("steps", "batch_nodes", "eval_batch_nodes", "val_examples", "max_nodes"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be positive")
     if args.max_steps < 0:
@@ -387,7 +412,7 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
 
     from programl.data.vocabulary import Vocabulary
     from programl.models import MetricsAccumulator
-    from programl.tasks.common import EpochLog
+    from programl.training import EpochLog
 
     show = dist.is_main and not args.quiet
     config = _config(args)
@@ -395,15 +420,10 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
     last = run_dir / "last.pt"
     resuming = last.is_file() and not args.restart
     if resuming:
-        previous = read_run_config(run_dir, "dataflow")
-        saved = previous["model"]
-        changed = sorted(k for k in config if k != "train_examples" and saved.get(k) != config[k])
-        if str(Path(args.dataset).resolve()) != previous.get("dataset"):
-            changed.append("dataset")
-        if changed:
-            raise UsageError(
-                f"{run_dir} holds a run with other options ({', '.join(changed)}): use another --run-dir, or --restart"
-            )
+        check_same_run(
+            run_dir, "dataflow", config, paths={"dataset": args.dataset}, ignore=("train_examples",),
+            defaults=_EVAL_DEFAULTS,
+        )
     # rank 0 converts the data set once; the others wait and then read it
     datasets: dict[str, Any] = {}
     for turn in (0, 1):
@@ -458,7 +478,7 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
         )
     ddp_model = dist.wrap(model)
     sizes = train.sizes
-    val_batches = shard(_plan(val.sizes, config), dist.rank, dist.world_size)
+    val_batches = shard(_eval_plan(val.sizes, config), dist.rank, dist.world_size)
     plan = _train_plan(sizes, config, state["pass"])
     began = time.perf_counter() - state["seconds"]
     last_save = time.perf_counter()
@@ -542,8 +562,8 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
             )
         info(
             f"epoch {epoch}: {state['examples']:,} examples, train loss {trained['loss']:.4f} "
-            f"F1 {trained['f1']:.4f} | val F1 {validated['f1']:.4f} P {validated['precision']:.4f} "
-            f"R {validated['recall']:.4f} ({record['seconds']:.0f} s)",
+            f"F1 {trained['f1']:.4f} | val F1 {validated['f1']:.4f} (pooled {validated['pooled_f1']:.4f}) "
+            f"P {validated['precision']:.4f} R {validated['recall']:.4f} ({record['seconds']:.0f} s)",
             dist.is_main and not args.quiet,
         )
         over = bool(args.time_limit) and time.perf_counter() - began > 60 * args.time_limit
@@ -627,7 +647,8 @@ def _test(
         available = len(data)
         if size:
             data = data.fixed_sample(size, config["val_seed"])
-        batches = shard(_plan(data.sizes, config), dist.rank, dist.world_size)
+        planned = _eval_plan(data.sizes, config)
+        batches = shard(planned, dist.rank, dist.world_size)
         started = time.perf_counter()
         metrics = _evaluate(model, data, batches, dist.device, steps, dist, f"{split} T={steps}", show)
         seconds = time.perf_counter() - started
@@ -637,9 +658,13 @@ def _test(
             "max_data_flow_steps": limit,
             "examples": len(data),
             "examples_available": available,
-            "nodes": int(data.sizes.sum()),
+            "examples_scored": sum(len(b) for b in planned),
+            "nodes": int(data.sizes[[j for b in planned for j in b]].sum()),
             "seconds": round(seconds, 1),
             **{k: metrics[k] for k in ("precision", "recall", "f1", "accuracy", "loss", "batches")},
+            **{k: metrics[k] for k in ("pooled_precision", "pooled_recall", "pooled_f1")},
+            "batch_nodes": config.get("eval_batch_nodes", EVAL_BATCH_NODES),
+            "batch_policy": config.get("eval_batch_policy", "carry"),
             "confusion_matrix": metrics["confusion_matrix"],
         }
         if i == 0 and dist.is_main:
@@ -656,6 +681,7 @@ def _test(
 def _result_line(result: dict[str, Any]) -> str:
     parts = [
         f"T={t['steps']} ({t['examples']:,} examples): P {t['precision']:.3f} R {t['recall']:.3f} F1 {t['f1']:.3f}"
+        + (f" (pooled F1 {t['pooled_f1']:.3f})" if "pooled_f1" in t else "")
         for t in result["tests"].values()
     ]
     line = f"dataflow {result.get('analysis', '')} {result['split']}: " + "; ".join(parts)
@@ -673,6 +699,8 @@ def evaluate_main(args: argparse.Namespace) -> int:
     """``programl evaluate dataflow``: metrics of a run's checkpoint at each T of ``--test-steps``."""
     check_options(args)
     _test_sizes(args)
+    if args.eval_batch_nodes is not None and args.eval_batch_nodes < 1:
+        raise UsageError("--eval-batch-nodes must be positive")
     configure_threads(args.threads)
     dist = init_distributed(args.device)
     run_dir = Path(args.run_dir)
@@ -693,7 +721,10 @@ def _evaluate_run(args: argparse.Namespace, dist, run_dir: Path, saved: dict[str
     from programl.exceptions import ProgramlError
 
     show = dist.is_main and not args.quiet
-    config = saved["model"]
+    config = dict(saved["model"])
+    for key in ("eval_batch_nodes", "eval_batch_policy"):  # the run's, unless given
+        if getattr(args, key) is not None:
+            config[key] = getattr(args, key)
     if config["analysis"] not in ANALYSES:
         raise ProgramlError(f"{run_dir / 'config.json'}: unknown analysis {config['analysis']!r}")
     if args.processed_dir is None:

@@ -45,13 +45,14 @@ from typing import Any
 
 import numpy as np
 
-from programl.tasks.common import (
+from programl.training import (
     RunLock,
     UsageError,
     add_data_dir_arguments,
     add_run_arguments,
     add_runtime_arguments,
     check_options,
+    check_same_run,
     configure_threads,
     info,
     load_checkpoint,
@@ -326,7 +327,8 @@ _MODEL_KEYS = ("hidden", "steps", "layers", "positions", "node_type_gru", "messa
 
 
 def _model(config: dict[str, Any], vocabulary_size: int):
-    """The paper's model (2 readout channels summed per graph), or :func:`_devmap_readout_model` otherwise."""
+    """The paper's model (2 readout channels summed per graph), or :class:`~programl.models.PooledReadoutClassifier`
+    otherwise."""
     from programl.models import GGNNGraphClassifier
 
     schedule = [step % config["layers"] for step in range(config["steps"])]
@@ -346,48 +348,14 @@ def _model(config: dict[str, Any], vocabulary_size: int):
         aux_dropout=config["aux_dropout"],
         intermediate_loss_weight=config.get("intermediate_loss_weight", 0.2),
     )
-    return graph_model if paper else _devmap_readout_model(graph_model, config)
+    if paper:
+        return graph_model
+    from programl.models import PooledReadoutClassifier
 
-
-def _devmap_readout_model(graph_model, config: dict[str, Any]):
-    """The paper's model with another graph readout (``--readout-channels K``, ``--pooling mean``).
-
-    The gated node readout has K channels, pooled per graph by sum or mean; the auxiliary head reads all K with the
-    auxiliary inputs, and the intermediate loss (0.2 CE) is taken on the first 2 channels, the paper's graph logits.
-    With K = 2 and sum pooling this is the paper's model, which :func:`_model` then builds directly.
-    """
-    import torch
-    import torch.nn.functional as F
-    from torch import nn
-    from torch_geometric.utils import scatter
-
-    from programl.models import GraphOutput
-    from programl.models.readout import AuxiliaryReadout
-
-    class DevmapReadoutModel(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.graph_model = graph_model
-            self.pooling = config.get("pooling", "sum")
-            self.aux = AuxiliaryReadout(graph_model.num_classes, 2, config["aux_hidden"], 2,
-                                        dropout=config["aux_dropout"])
-            self.intermediate_loss_weight = graph_model.intermediate_loss_weight
-
-        def forward(self, data):
-            h0, hT = self.graph_model.node_states(data)
-            node_logits = self.graph_model.readout(h0, hT)
-            batch = getattr(data, "batch", None)
-            if batch is None:
-                batch = node_logits.new_zeros(node_logits.size(0), dtype=torch.long)
-            channels = scatter(node_logits, batch, dim=0, dim_size=data.graph_x.view(-1, 2).size(0),
-                               reduce=self.pooling)
-            return GraphOutput(self.aux(channels, data.graph_x.view(channels.size(0), -1)), channels[:, :2])
-
-        def loss(self, output, target):
-            return F.cross_entropy(output.logits, target) + self.intermediate_loss_weight * F.cross_entropy(
-                output.graph_logits, target)
-
-    return DevmapReadoutModel()
+    return PooledReadoutClassifier(
+        graph_model, pooling=config.get("pooling", "sum"), aux_hidden=config["aux_hidden"],
+        aux_dropout=config["aux_dropout"]
+    )
 
 
 def _run_epoch(model, batches, device, optimizer=None) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
@@ -436,7 +404,7 @@ def _train_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Pa
     """Train one fold (resuming from ``last.pt``), test the chosen epoch's model, write ``result.json``."""
     import torch
 
-    from programl.tasks.common import EpochLog
+    from programl.training import EpochLog
 
     fold_dir.mkdir(parents=True, exist_ok=True)
     vocabulary, text_map = _fold_vocabulary(examples, split.train)
@@ -580,13 +548,8 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
     data_dir = Path(os.path.expanduser(args.data_dir))
     config = _config(args)
     if (run_dir / "config.json").exists() and not args.restart:
-        old = read_run_config(run_dir, "devmap")
-        changed = sorted(k for k in config if k != "epochs" and old["model"].get(k) != config[k])
-        changed += [name for name, path in (("source_dir", source_dir), ("data_dir", data_dir))
-                    if Path(str(old.get(name))).resolve() != path.resolve()]
-        if changed:
-            raise UsageError(f"{run_dir} holds a run with other options ({', '.join(changed)}): use another "
-                             "--run-dir, or --restart")
+        check_same_run(run_dir, "devmap", config, paths={"source_dir": source_dir, "data_dir": data_dir},
+                       ignore=("epochs",))
     write_json(run_dir / "config.json", {"task": "devmap", "model": config, "source_dir": str(source_dir),
                                          "data_dir": str(data_dir)})
     rows = _subset_rows(source_dir, args.subset, args.fold_seed)

@@ -88,3 +88,35 @@ def test_multiclass_confusion_and_empty_accumulator():
     assert m.accuracy == 0.75
     out = MetricsAccumulator().compute()
     assert math.isnan(out["mean_f1"]) and math.isnan(out["mean_loss"]) and out["confusion_matrix"] == [[0, 0], [0, 0]]
+
+
+def test_pooled_values_are_reported_beside_the_per_batch_means():
+    acc = MetricsAccumulator()
+    acc.update(torch.tensor([1, 1, 0, 0]), torch.tensor([1, 0, 0, 0]))
+    acc.update(torch.tensor([0, 0, 0, 0]), torch.tensor([1, 1, 0, 0]))
+    out = acc.compute()
+    truth, pred = [1, 0, 0, 0, 1, 1, 0, 0], [1, 1, 0, 0, 0, 0, 0, 0]
+    assert out["pooled_f1"] == pytest.approx(sklearn_metrics.f1_score(truth, pred))
+    assert out["pooled_precision"] == pytest.approx(sklearn_metrics.precision_score(truth, pred))
+    assert out["pooled_recall"] == pytest.approx(sklearn_metrics.recall_score(truth, pred))
+    assert out["mean_f1"] == pytest.approx(1 / 3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(binary_batch, min_size=1, max_size=6), st.integers(1, 5))
+def test_merging_accumulators_equals_one_accumulator(batches, cut):
+    """What DDP does with the public API: the processes' accumulators summed equal one accumulator of every batch."""
+    whole, first, second = MetricsAccumulator(), MetricsAccumulator(), MetricsAccumulator()
+    for i, (pred, target) in enumerate(batches):
+        whole.update(torch.tensor(pred), torch.tensor(target), loss=len(pred) / 7)
+        (first if i < cut else second).update(torch.tensor(pred), torch.tensor(target), loss=len(pred) / 7)
+    others = second.to_tensor()
+    merged = first.all_reduce(lambda vector: vector.add_(others))  # an all-reduce over two "processes"
+    expected, got = whole.compute(), merged.compute()
+    assert got["confusion_matrix"] == expected["confusion_matrix"] and got["batches"] == expected["batches"]
+    for key in ("mean_f1", "mean_accuracy", "mean_loss", "pooled_f1", "count"):
+        assert got[key] == pytest.approx(expected[key], rel=1e-12), key
+    again = MetricsAccumulator().merge(first)
+    assert again.compute()["mean_f1"] == pytest.approx(expected["mean_f1"], rel=1e-12)
+    with pytest.raises(ValueError, match="num_classes"):
+        MetricsAccumulator(num_classes=3).load_tensor(whole.to_tensor())

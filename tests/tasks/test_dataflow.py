@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -124,6 +125,70 @@ def test_evaluate_reproduces_the_test_of_training(ddf: Path, tmp_path: Path, cap
     assert "dataflow datadep test" in capsys.readouterr().out
     assert dataflow.main(["evaluate", "--run-dir", str(run), "--split", "val", "--test-steps", "30", "-q"]) == 0
     assert (run / "evaluation_best_val.json").is_file()
+
+
+def test_scoring_does_not_follow_the_training_batches(ddf: Path, tmp_path: Path, capsys) -> None:
+    """The same predictions (one checkpoint) score the same per-batch F1 whatever the training --batch-nodes: the
+    validation and test batches hold --eval-batch-nodes (10,000) nodes; the pooled F1 is reported beside it and does
+    not depend on the batching at all (issue 10 item 3)."""
+    run = tmp_path / "run"
+    assert _train(ddf, run, "--test-steps", "200", schedule=("30",)) == 0
+    result = json.loads((run / "result.json").read_text())["tests"]["T200"]
+    assert result["batch_nodes"] == 10_000 and result["batch_policy"] == "carry"
+    assert result["examples_scored"] == result["examples"] and 0 <= result["pooled_f1"] <= 1
+    record = json.loads((run / "log.jsonl").read_text().splitlines()[0])
+    assert {"val_f1", "val_pooled_f1", "train_f1", "train_pooled_f1"} <= set(record)
+    assert "pooled F1" in capsys.readouterr().out
+    scores = {}
+    for training_batch in (600, 7):  # as if trained in other batches: the same weights, another --batch-nodes
+        config = json.loads((run / "config.json").read_text())
+        config["model"]["batch_nodes"] = training_batch
+        (run / "config.json").write_text(json.dumps(config))
+        assert dataflow.main(["evaluate", "--run-dir", str(run), "--test-steps", "200", "-q"]) == 0
+        scores[training_batch] = json.loads((run / "evaluation_best_test.json").read_text())["tests"]["T200"]
+    for key in ("f1", "precision", "recall", "pooled_f1", "batches", "confusion_matrix"):
+        assert scores[600][key] == scores[7][key] == result[key], key
+    # small scoring batches change the per-batch F1 (ProGraML's), never the pooled F1
+    assert dataflow.main(["evaluate", "--run-dir", str(run), "--test-steps", "200", "--eval-batch-nodes", "40"]) == 0
+    small = json.loads((run / "evaluation_best_test.json").read_text())["tests"]["T200"]
+    assert small["batch_nodes"] == 40 and small["batches"] > result["batches"]
+    assert small["pooled_f1"] == result["pooled_f1"] and small["confusion_matrix"] == result["confusion_matrix"]
+    # the original code's policy leaves out the examples over the budget and those that overflow a batch
+    argv = ["evaluate", "--run-dir", str(run), "--test-steps", "200", "--eval-batch-nodes", "40"]
+    assert dataflow.main([*argv, "--eval-batch-policy", "drop", "-q"]) == 0
+    dropped = json.loads((run / "evaluation_best_test.json").read_text())["tests"]["T200"]
+    assert dropped["batch_policy"] == "drop" and dropped["examples_scored"] < dropped["examples"]
+    assert sum(map(sum, dropped["confusion_matrix"])) == dropped["nodes"] < result["nodes"]
+
+
+def test_evaluation_batches_ignore_the_training_batch_size() -> None:
+    sizes = np.array([30, 5000, 4000, 2000, 12000, 10])
+    for training in ({"batch_nodes": 100, "batch_policy": "carry"}, {"batch_nodes": 50_000, "batch_policy": "drop"}):
+        assert dataflow._eval_plan(sizes, training) == [[0, 1, 2], [3], [4], [5]]
+    original = {"eval_batch_nodes": 10_000, "eval_batch_policy": "drop"}
+    assert dataflow._eval_plan(sizes, original) == [[0, 1, 2], [5]]  # 2000 overflowed, 12000 is over the budget
+
+
+def test_config_reads_back_the_config_json_of_a_run(ddf: Path, tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    assert _train(ddf, first, "--test-steps", "30", "--seed", "9", schedule=("30",)) == 0
+    config = first / "config.json"
+    again = tmp_path / "again"
+    argv = ["train", "--config", str(config), "--run-dir", str(again), "--threads", "1", "-q", "--test-steps", "30"]
+    assert dataflow.main(argv) == 0
+    assert json.loads((again / "config.json").read_text())["model"] == json.loads(config.read_text())["model"]
+    assert _digest(again) == _digest(first)  # the same options: the same run
+    other = tmp_path / "other"
+    assert dataflow.main([*argv[:4], str(other), *argv[5:], "--lr", "0.01"]) == 0  # options after it override it
+    changed = json.loads((other / "config.json").read_text())["model"]
+    assert changed["lr"] == 0.01 and changed["seed"] == 9 and changed["analysis"] == "datadep"
+    (tmp_path / "devmap.json").write_text(json.dumps({"task": "devmap", "model": {}}))
+    (tmp_path / "broken.json").write_text('{"model": {"analysis": "datadep",}}')
+    for bad in (["--config", str(tmp_path / "devmap.json")], ["--config", str(tmp_path / "broken.json")],
+                ["--config", str(tmp_path / "none.json")], ["--dataset", str(ddf)]):
+        with pytest.raises(SystemExit) as info:
+            dataflow.main(["train", *bad, "--run-dir", str(tmp_path / "bad")])
+        assert info.value.code == 2, bad
 
 
 def test_usage_errors(ddf: Path, tmp_path: Path) -> None:

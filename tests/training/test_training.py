@@ -1,4 +1,5 @@
-"""Tests of programl.tasks.common: devices, seeds, checkpoints, logs, plots, sharding, distributed set-up."""
+"""Tests of programl.training (the engine the tasks share): devices, seeds, checkpoints, logs, plots, sharding,
+distributed set-up; programl.tasks.common re-exports the same objects."""
 
 from __future__ import annotations
 
@@ -11,16 +12,20 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from programl import training as common  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
-from programl.tasks import common  # noqa: E402
+from programl.tasks import common as former  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def test_import_does_not_load_torch() -> None:
-    code = "import sys, programl.tasks.common, programl.tasks.devmap, programl.tasks.classifyapp; " \
-           "print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    code = (
+        "import sys, programl.training, programl.tasks.common, programl.tasks.devmap, programl.tasks.classifyapp, "
+        "programl.tasks.dataflow; "
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
     assert out.strip() == "False"
 
 
@@ -57,8 +62,15 @@ def _model_and_optimizer():
 def test_checkpoint_round_trip_restores_model_optimizer_and_rng(tmp_path) -> None:
     torch.manual_seed(0)
     model, optimizer = _model_and_optimizer()
-    path = common.save_checkpoint(tmp_path / "c" / "last.pt", model=model, optimizer=optimizer, epoch=3,
-                                  best_metric=0.75, best_epoch=2, extra={"note": "x"})
+    path = common.save_checkpoint(
+        tmp_path / "c" / "last.pt",
+        model=model,
+        optimizer=optimizer,
+        epoch=3,
+        best_metric=0.75,
+        best_epoch=2,
+        extra={"note": "x"},
+    )
     expected_draw = torch.rand(2)  # the draw right after saving
     assert [p.name for p in path.parent.iterdir()] == ["last.pt"]  # no temporary file left
     torch.manual_seed(123)
@@ -98,8 +110,16 @@ def test_epoch_log_json_lines_csv_and_truncation(tmp_path) -> None:
 
 
 def test_plots_are_png_files(tmp_path) -> None:
-    records = [{"epoch": e, "train_loss": 1 / e, "val_loss": 1.2 / e, "train_accuracy": 0.5 + e / 20,
-                "val_accuracy": 0.4 + e / 20} for e in range(1, 6)]
+    records = [
+        {
+            "epoch": e,
+            "train_loss": 1 / e,
+            "val_loss": 1.2 / e,
+            "train_accuracy": 0.5 + e / 20,
+            "val_accuracy": 0.4 + e / 20,
+        }
+        for e in range(1, 6)
+    ]
     curves = common.plot_learning_curves(records, tmp_path / "curves.png", title="t", mark_epoch=4)
     small = common.plot_confusion_matrix([[5, 1], [2, 7]], tmp_path / "cm2.png", labels=["CPU", "GPU"])
     big = common.plot_confusion_matrix(np.eye(104, dtype=int) * 3, tmp_path / "cm104.png")
@@ -143,3 +163,49 @@ def test_plan_graph_batches_caps_and_merges() -> None:
     assert sorted(i for b in merged for i in b) == order
     assert common.plan_graph_batches([3, 9], [1, 0], max_nodes=4, min_graphs=2) == [[1, 0]]
     assert common.plan_graph_batches([], [], max_nodes=4) == []
+
+
+def test_the_former_home_re_exports_the_engine() -> None:
+    assert former.__all__ == common.__all__
+    for name in common.__all__:
+        assert getattr(former, name) is getattr(common, name), name
+
+
+def test_check_same_run_names_every_changed_option(tmp_path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    config = {"lr": 0.1, "epochs": 3, "hidden": 8}
+    common.write_json(tmp_path / "config.json", {"task": "t", "model": config, "data_dir": str(data)})
+    saved = common.check_same_run(tmp_path, "t", {**config, "epochs": 9}, paths={"data_dir": data}, ignore=["epochs"])
+    assert saved["model"] == config
+    with pytest.raises(common.UsageError) as error:
+        common.check_same_run(tmp_path, "t", {**config, "lr": 0.2, "hidden": 4}, paths={"data_dir": tmp_path})
+    assert str(error.value) == (
+        f"{tmp_path} holds a run with other options (hidden, lr, data_dir): use another --run-dir, or --restart"
+    )
+    # an option that runs written before it existed lack is taken at its default
+    common.check_same_run(tmp_path, "t", {**config, "new": 1}, defaults={"new": 1})
+    with pytest.raises(common.UsageError, match=r"\(new\)"):
+        common.check_same_run(tmp_path, "t", {**config, "new": 2}, defaults={"new": 1})
+    with pytest.raises(ProgramlError, match="a `programl train t` run"):
+        common.check_same_run(tmp_path, "other", config)
+
+
+@pytest.mark.parametrize("task", ["devmap", "classifyapp"])
+def test_config_option_reads_back_what_a_run_writes(tmp_path, task) -> None:
+    """``--config`` of the graph tasks: the options that ``_config`` writes into config.json come back as parsed."""
+    import argparse
+    import importlib
+
+    module = importlib.import_module(f"programl.tasks.{task}")
+    parser = argparse.ArgumentParser()
+    module.add_train_arguments(parser)
+    args = parser.parse_args(["--lr", "0.125", "--seed", "7", "--epochs", "3", "--data-dir", str(tmp_path)])
+    config = {"task": task, "model": module._config(args), "data_dir": str(tmp_path), "scope": {"x": 1}}
+    common.write_json(tmp_path / "config.json", config)
+    again = parser.parse_args(["--config", str(tmp_path / "config.json")])
+    assert module._config(again) == module._config(args) and again.data_dir == str(tmp_path)
+    override = parser.parse_args(["--config", str(tmp_path / "config.json"), "--seed", "8"])
+    assert override.seed == 8 and override.lr == 0.125
+    with pytest.raises(ProgramlError, match=f"`programl train {task}` run, not of dataflow"):
+        common.read_config_options(tmp_path / "config.json", "dataflow", parser)

@@ -1,0 +1,69 @@
+"""The training engine the three tasks share (SPEC §6.1 protocol, §6.5 run directories, §6.6 DDP; DESIGN §1).
+
+One concept per module:
+
+* :mod:`~programl.training.options` - the shared command-line options and :func:`check_options` (usage errors);
+* :mod:`~programl.training.rundir` - a checked ``config.json``, :func:`check_same_run` (resume only the same run),
+  :class:`RunLock`, :func:`shared_data`;
+* :mod:`~programl.training.runtime` - devices, threads, seeds and RNG states;
+* :mod:`~programl.training.checkpoint` - atomic checkpoints and JSON results, resumption;
+* :mod:`~programl.training.logs` - the per-epoch log, status lines and progress bars;
+* :mod:`~programl.training.plots` - learning curves and confusion matrices;
+* :mod:`~programl.training.batches` - graph-count batches (node-budget batches: :mod:`programl.data.batching`);
+* :mod:`~programl.training.distributed` - DDP under ``torchrun``;
+* :mod:`~programl.training.entry` - ``python -m programl.tasks.<task>``.
+
+Metrics and their reduction over DDP processes are :class:`programl.models.MetricsAccumulator`'s public API
+(``all_reduce``). Importing this package does not import torch (``programl --help`` stays fast).
+"""
+
+from __future__ import annotations
+
+from programl.training.batches import plan_graph_batches
+from programl.training.checkpoint import load_checkpoint, save_checkpoint, unwrap, write_json
+from programl.training.distributed import Distributed, init_distributed, shard
+from programl.training.entry import run_task_module
+from programl.training.logs import EpochLog, info, progress
+from programl.training.options import (
+    UsageError,
+    add_data_dir_arguments,
+    add_run_arguments,
+    add_runtime_arguments,
+    check_options,
+    read_config_options,
+)
+from programl.training.plots import plot_confusion_matrix, plot_learning_curves
+from programl.training.rundir import RunLock, check_same_run, read_run_config, shared_data
+from programl.training.runtime import configure_threads, resolve_device, rng_state, seed_everything, set_rng_state
+
+__all__ = [
+    "Distributed",
+    "EpochLog",
+    "RunLock",
+    "UsageError",
+    "add_data_dir_arguments",
+    "add_run_arguments",
+    "add_runtime_arguments",
+    "check_options",
+    "check_same_run",
+    "configure_threads",
+    "info",
+    "init_distributed",
+    "load_checkpoint",
+    "plan_graph_batches",
+    "plot_confusion_matrix",
+    "plot_learning_curves",
+    "progress",
+    "read_config_options",
+    "read_run_config",
+    "resolve_device",
+    "rng_state",
+    "run_task_module",
+    "save_checkpoint",
+    "seed_everything",
+    "set_rng_state",
+    "shard",
+    "shared_data",
+    "unwrap",
+    "write_json",
+]

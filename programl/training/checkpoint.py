@@ -1,0 +1,136 @@
+"""Checkpoints and result files (SPEC §6.5): :func:`save_checkpoint` (atomic: model, optimizer, epoch, best
+metric, RNG states, anything else), :func:`load_checkpoint` (resumption; a damaged or foreign file is one line),
+:func:`write_json` (atomic, indented, sorted keys) and :func:`unwrap` (the model inside DDP).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from programl.exceptions import ProgramlError
+from programl.training.runtime import rng_state, set_rng_state
+from programl.util.fs import atomic_write_bytes
+
+__all__ = ["load_checkpoint", "save_checkpoint", "unwrap", "write_json"]
+
+
+def unwrap(model):
+    """The module inside a ``DistributedDataParallel`` wrapper (or the model itself)."""
+    return getattr(model, "module", model)
+
+
+def save_checkpoint(
+    path: str | os.PathLike,
+    *,
+    model,
+    optimizer=None,
+    epoch: int,
+    best_metric: float | None = None,
+    best_epoch: int | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write a checkpoint atomically (a crash never leaves a half-written file).
+
+    Holds the model's ``state_dict`` (unwrapped from DDP), the optimizer's, ``epoch`` (the last finished epoch),
+    the best validation metric so far and its epoch, the RNG states (:func:`rng_state`) and ``extra``.
+    """
+    import torch
+
+    payload = {
+        "model": unwrap(model).state_dict(),
+        "optimizer": optimizer.state_dict() if optimizer is not None else None,
+        "epoch": epoch,
+        "best_metric": best_metric,
+        "best_epoch": best_epoch,
+        "rng": rng_state(),
+        "extra": dict(extra or {}),
+    }
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    return _write_bytes(path, buffer.getvalue())
+
+
+def _write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """:func:`atomic_write_bytes`, whose ``OSError`` names the file (a write to a full disk does not say which)."""
+    try:
+        return atomic_write_bytes(path, data)
+    except OSError as error:
+        if error.filename is None and error.errno is not None:
+            raise OSError(error.errno, error.strerror or str(error), str(path)) from None
+        raise
+
+
+def load_checkpoint(
+    path: str | os.PathLike,
+    *,
+    model=None,
+    optimizer=None,
+    map_location: Any = "cpu",
+    restore_rng: bool = True,
+) -> dict[str, Any]:
+    """Load a checkpoint written by :func:`save_checkpoint` into ``model`` / ``optimizer`` (when given).
+
+    Returns:
+        The checkpoint's dictionary (``epoch``, ``best_metric``, ``best_epoch``, ``extra`` ...).
+
+    Raises:
+        ProgramlError: The file is missing, is not a readable checkpoint, or holds a model of other options (one
+            line each; the file is not changed).
+    """
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise ProgramlError(f"{path}: no checkpoint (train first, or choose another --checkpoint)")
+    try:
+        payload = torch.load(path, map_location=map_location, weights_only=False)
+    except OSError:
+        raise
+    except Exception as error:  # noqa: BLE001 - unpickling garbage raises anything
+        raise ProgramlError(f"{path}: not a readable checkpoint ({_first_sentence(error)})") from None
+    if (
+        not isinstance(payload, dict)
+        or not isinstance(payload.get("model"), Mapping)
+        or not isinstance(payload.get("epoch"), int)
+        or not isinstance(payload.get("extra", {}), Mapping)
+    ):
+        raise ProgramlError(f"{path}: not a programl checkpoint")
+    payload.setdefault("extra", {})
+    try:
+        if model is not None:
+            unwrap(model).load_state_dict(payload["model"])
+        if optimizer is not None and payload.get("optimizer") is not None:
+            optimizer.load_state_dict(payload["optimizer"])
+        if restore_rng and payload.get("rng"):
+            set_rng_state(payload["rng"])
+    except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as error:
+        raise ProgramlError(
+            f"{path}: a checkpoint of another model or options ({_first_sentence(error)}); use "
+            "another --run-dir, or --restart"
+        ) from None
+    return payload
+
+
+def _first_sentence(error: BaseException) -> str:
+    """The first line of an error message, cut at its first sentence (torch's messages run on)."""
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    head, dot, _ = text.partition(". ")
+    return (head + dot).strip()[:200]
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> Path:
+    """Write ``obj`` as indented JSON, atomically."""
+    return _write_bytes(path, (json.dumps(obj, indent=2, sort_keys=True, default=_jsonable) + "\n").encode("utf-8"))
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

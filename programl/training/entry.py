@@ -1,0 +1,31 @@
+"""``python -m programl.tasks.<task> {train,evaluate} ...``, what ``torchrun -m`` runs: :func:`run_task_module`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from programl.exceptions import ProgramlError
+from programl.training.options import UsageError
+
+__all__ = ["run_task_module"]
+
+
+def run_task_module(module, argv: list[str] | None = None) -> int:
+    """``python -m <module> {train,evaluate} ...`` for a task module with the entry points of
+    :data:`programl.cli.train.TASKS`; usage errors exit 2, library and file errors print one line and exit 1."""
+    qualified = module.__spec__.name if module.__spec__ else module.__name__  # not "__main__" under ``-m``
+    name = qualified.rsplit(".", 1)[-1]
+    parser = argparse.ArgumentParser(prog=f"python -m {qualified}", description=module.__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    module.add_train_arguments(sub.add_parser("train"))
+    module.add_evaluate_arguments(sub.add_parser("evaluate"))
+    args = parser.parse_args(argv)
+    try:
+        return module.train_main(args) if args.command == "train" else module.evaluate_main(args)
+    except UsageError as error:
+        parser.error(str(error))
+    except (ProgramlError, OSError) as error:
+        print(f"{name}: error: {error}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,109 @@
+"""The per-epoch log of a run (SPEC §6.5): :class:`EpochLog` keeps one JSON line (``log.jsonl``) and one CSV row
+(``log.csv``) per epoch, rewritten atomically, truncated to the checkpoint on resumption; :func:`info` prints a
+status line and :func:`progress` draws a bar (both through :mod:`programl.util.progress`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from programl.exceptions import ProgramlError
+from programl.training.checkpoint import _jsonable, _write_bytes
+from programl.util.progress import message as _message
+from programl.util.progress import progress as _progress
+
+__all__ = ["EpochLog", "info", "progress"]
+
+
+class EpochLog:
+    """One record per epoch, kept as JSON lines (``<name>.jsonl``) and as CSV (``<name>.csv``).
+
+    Both files are rewritten atomically after each :meth:`append`, so they always agree and never hold a torn line.
+    On resumption, :meth:`truncate` drops the records after the checkpoint's epoch.
+
+    Args:
+        directory: Where the files live (created).
+        name: File stem (default ``log``).
+        enabled: False on non-main DDP processes: records are kept in memory, nothing is written.
+        load: Read the records already there (resumption); False starts an empty log (``--restart``).
+
+    Raises:
+        ProgramlError: ``<name>.jsonl`` holds a line that is not a per-epoch JSON record (``file:line:col``).
+    """
+
+    def __init__(
+        self, directory: str | os.PathLike, name: str = "log", enabled: bool = True, load: bool = True
+    ) -> None:
+        self.directory = Path(directory)
+        self.jsonl = self.directory / f"{name}.jsonl"
+        self.csv = self.directory / f"{name}.csv"
+        self.enabled = enabled
+        self.records: list[dict[str, Any]] = []
+        if load and self.jsonl.is_file():
+            self.records = self._read()
+
+    def _read(self) -> list[dict[str, Any]]:
+        """The records of ``<name>.jsonl``; a damaged file is a :class:`ProgramlError` that says where."""
+        try:
+            text = self.jsonl.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise ProgramlError(
+                f"{self.jsonl}: not a log of JSON lines ({error.reason}); start over with --restart"
+            ) from None
+        records = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ProgramlError(
+                    f"{self.jsonl}:{number}:{error.colno}: not a JSON record ({error.msg}); start over with --restart"
+                ) from None
+            if not isinstance(record, dict) or not isinstance(record.get("epoch"), int):
+                raise ProgramlError(
+                    f'{self.jsonl}:{number}:1: not a per-epoch record (no integer "epoch"); start over with --restart'
+                )
+            records.append(record)
+        return records
+
+    def truncate(self, epoch: int) -> None:
+        """Keep only the records with ``epoch <= epoch`` (resumption from a checkpoint of that epoch)."""
+        self.records = [r for r in self.records if r["epoch"] <= epoch]
+        self._write()
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        self.records.append(dict(record))
+        self._write()
+
+    def _write(self) -> None:
+        if not self.enabled:
+            return
+        lines = [json.dumps(r, sort_keys=True, default=_jsonable) for r in self.records]
+        _write_bytes(self.jsonl, "".join(line + "\n" for line in lines).encode("utf-8"))
+        columns: list[str] = []
+        for record in self.records:
+            columns.extend(k for k in record if k not in columns and not isinstance(record[k], (list, dict)))
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        for record in self.records:
+            writer.writerow({k: record.get(k, "") for k in columns})
+        _write_bytes(self.csv, out.getvalue().encode("utf-8"))
+
+
+def progress(items, total: int | None = None, description: str = "", enabled: bool = True, unit: str = "batch"):
+    """A progress bar over training or evaluation batches (:func:`programl.util.progress.progress`: none when
+    ``enabled`` is False, i.e. ``-q`` or a non-main DDP process, and none when stderr is not a terminal)."""
+    return _progress(items, total, description, enabled=enabled, unit=unit)
+
+
+def info(line: str, enabled: bool = True) -> None:
+    """An epoch or status line on stderr that does not break a progress bar (``enabled``: main process, not ``-q``)."""
+    _message(line, enabled)

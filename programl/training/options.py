@@ -1,0 +1,177 @@
+"""Command-line options every training task shares (SPEC §6.1 protocol; DESIGN §6 CLI conventions).
+
+:func:`add_runtime_arguments` (``--device``, ``--threads``, ``--seed``, ``-q``), :func:`add_run_arguments`
+(``--run-dir``, ``--epochs``, ``--restart``), :func:`add_data_dir_arguments`; :func:`check_options` refuses nonsense
+numbers with a :class:`UsageError` (the CLI exits 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+
+from programl.exceptions import ProgramlError
+
+__all__ = [
+    "UsageError",
+    "add_data_dir_arguments",
+    "add_run_arguments",
+    "add_runtime_arguments",
+    "check_options",
+    "read_config_options",
+]
+
+
+class UsageError(ProgramlError):
+    """A command-line option is wrong (the CLI prints usage and exits 2)."""
+
+
+def add_runtime_arguments(parser: argparse.ArgumentParser, seed: int = 204) -> None:
+    """``--device``, ``--threads``, ``--seed`` and ``-q``."""
+    group = parser.add_argument_group("runtime")
+    group.add_argument(
+        "--device",
+        default="auto",
+        metavar="DEV",
+        help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N (default: auto)",
+    )
+    group.add_argument(
+        "--threads", type=int, default=0, metavar="N", help="CPU threads for torch (default: torch's choice)"
+    )
+    group.add_argument("--seed", type=int, default=seed, help=f"random seed (default: {seed})")
+    group.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, task: str, epochs: int, default_dir: str | None = None) -> None:
+    """``--run-dir``, ``--epochs`` and ``--restart`` (``default_dir``: how ``--help`` names the default run directory,
+    when the task derives it from other options)."""
+    group = parser.add_argument_group("run")
+    shown = default_dir or os.path.join("runs", task)
+    group.add_argument(
+        "--run-dir",
+        default=os.path.join("runs", task),
+        metavar="DIR",
+        help=f"checkpoints, logs and plots (default: {shown}); an unfinished run there is resumed",
+    )
+    group.add_argument("--epochs", type=int, default=epochs, metavar="N", help=f"training epochs (default: {epochs})")
+    group.add_argument("--restart", action="store_true", help="ignore the checkpoints in --run-dir and start over")
+    group.add_argument(
+        "--config",
+        action=_ReadConfig,
+        task=task,
+        metavar="FILE",
+        help="take the options of a run from its config.json (options after --config override them)",
+    )
+
+
+class _ReadConfig(argparse.Action):
+    """``--config FILE``: set the options that FILE (the ``config.json`` of a run) holds, as if given here."""
+
+    def __init__(self, option_strings, dest, task: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.task = task
+
+    def __call__(self, parser, namespace, value, option_string=None) -> None:
+        try:
+            options = read_config_options(value, self.task, parser)
+        except ProgramlError as error:
+            parser.error(str(error))
+        for key, option in options.items():
+            setattr(namespace, key, option)
+        setattr(namespace, self.dest, value)
+
+
+def read_config_options(path: str | os.PathLike, task: str, parser: argparse.ArgumentParser) -> dict[str, object]:
+    """The options of ``parser`` that the ``config.json`` at ``path`` holds (its ``model`` entry and its data
+    directories, such as ``dataset`` or ``data_dir``), by ``argparse`` destination; other entries are ignored.
+
+    Raises:
+        ProgramlError: One line: the file is missing or not JSON (``file:line:col``), is the run of another task, or
+            holds a value that an option does not take.
+    """
+    import json
+
+    try:
+        saved = json.loads(open(path, encoding="utf-8").read())  # noqa: SIM115 - a one-shot read
+    except OSError as error:
+        raise ProgramlError(f"{path}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ProgramlError(f"{path}: not JSON ({error.reason})") from None
+    except json.JSONDecodeError as error:
+        raise ProgramlError(f"{path}:{error.lineno}:{error.colno}: not JSON ({error.msg})") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("model"), dict):
+        raise ProgramlError(f'{path}: no "model" options (not the config.json of a `programl train {task}` run)')
+    if saved.get("task", task) != task:
+        raise ProgramlError(f"{path}: the config.json of a `programl train {saved['task']}` run, not of {task}")
+    actions = {action.dest: action for action in parser._actions if action.option_strings}
+    values = {key: value for key, value in saved.items() if key != "model" and isinstance(value, str)}
+    values.update(saved["model"])
+    options: dict[str, object] = {}
+    for key, value in values.items():
+        action = actions.get(key)
+        if action is None or key in ("config", "run_dir", "help"):
+            continue
+        items = value if isinstance(value, list) else [value]
+        if action.choices is not None and any(item not in action.choices for item in items):
+            raise ProgramlError(f"{path}: {key} = {value!r} is not one of {', '.join(map(str, action.choices))}")
+        options[key] = value
+    return options
+
+
+def add_data_dir_arguments(group, task: str) -> None:
+    """``--data-dir`` (derived data: graphs, default ``~/.cache/programl/<task>``) and ``-j`` (build workers)."""
+    default = os.path.join("~", ".cache", "programl", task)
+    group.add_argument(
+        "--data-dir", default=default, metavar="DIR", help=f"where graphs are built (default: {default})"
+    )
+    group.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="worker processes for building graphs (default: all CPUs)",
+    )
+
+
+#: Options that must be within a range, by ``argparse`` destination: (lowest, highest, what the range is called).
+_RANGES: dict[str, tuple[float, float | None, str]] = {
+    "lr": (math.ulp(0.0), None, "positive"),
+    "weight_decay": (0.0, None, ">= 0"),
+    "time_limit": (math.ulp(0.0), None, "positive (minutes)"),
+    "checkpoint_minutes": (0.0, None, ">= 0"),
+    "dropout": (0.0, 1.0 - 1e-9, "in [0, 1)"),
+    "message_dropout": (0.0, 1.0 - 1e-9, "in [0, 1)"),
+    "state_dropout": (0.0, 1.0 - 1e-9, "in [0, 1)"),
+    "aux_dropout": (0.0, 1.0 - 1e-9, "in [0, 1)"),
+    "intermediate_loss_weight": (0.0, None, ">= 0"),
+    "threads": (0, 4096, "in 0..4096 (0: torch's choice)"),
+    "jobs": (0, 4096, "in 0..4096 (0: all CPUs)"),
+    "epochs": (1, 10**9, "in 1..10^9"),
+}
+
+
+_SEED_LIMIT = 2**32  # numpy's legacy seeding takes 0..2^32-1; torch and Python take those too
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Refuse nonsense numbers before anything runs (DESIGN §6: a wrong option exits 2).
+
+    Every float option must be finite; the options of :data:`_RANGES` (learning rate, weight decay, time limit,
+    checkpoint interval, dropouts, threads, jobs, epochs) must be in their range where the task has them; every
+    ``*seed`` option must be in 0..2^32-1.
+
+    Raises:
+        UsageError: The first option out of range, named as on the command line.
+    """
+    for name, value in sorted(vars(args).items()):
+        option = "--" + name.replace("_", "-")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(f"{option} must be a finite number, not {value}")
+        if name.endswith("seed") and isinstance(value, int) and not 0 <= value < _SEED_LIMIT:
+            raise UsageError(f"{option} must be in 0..{_SEED_LIMIT - 1}")
+        if name in _RANGES and isinstance(value, (int, float)) and not isinstance(value, bool):
+            low, high, words = _RANGES[name]
+            if value < low or (high is not None and value > high):
+                raise UsageError(f"{option} must be {words}, not {value:g}")
