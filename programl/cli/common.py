@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from programl.exceptions import GraphCreationError, ProgramlError
+from programl.util.progress import message
+from programl.util.progress import progress as _progress
 
 __all__ = [
     "EXIT_FAILED",
@@ -205,24 +207,14 @@ def usage_error(parser: argparse.ArgumentParser, message: str) -> int:
 
 
 def progress(items: Iterable, total: int, description: str, enabled: bool = True) -> Iterator:
-    """A tqdm progress bar on stderr for batches of more than one input (hidden when stderr is not a terminal)."""
-    if not enabled or total < 2:
-        yield from items
-        return
-    from tqdm import tqdm
-
-    with tqdm(items, total=total, desc=description, unit="file", file=sys.stderr, disable=None, leave=False) as bar:
-        yield from bar
+    """A progress bar on stderr for batches of more than one input file (:func:`programl.util.progress.progress`:
+    none when stderr is not a terminal)."""
+    return _progress(items, total, description, enabled=enabled, unit="file", min_total=2)
 
 
 def print_line(line: str) -> None:
-    """Print to stderr without breaking a progress bar."""
-    try:
-        from tqdm import tqdm
-
-        tqdm.write(line, file=sys.stderr)
-    except ImportError:  # pragma: no cover - tqdm is a dependency
-        print(line, file=sys.stderr)
+    """Print to stderr without breaking a progress bar (:func:`programl.util.progress.message`)."""
+    message(line)
 
 
 @dataclass
