@@ -6,7 +6,7 @@
 ``wgsize`` (work-group size), which differ between the platforms.
 
 Sources (a directory such as ``../shared/data/devmap``, or downloaded from the public URLs in :data:`SOURCES` with
-sha256 checks by :func:`fetch_sources`):
+sha256 checks by :func:`fetch_sources`, through :mod:`programl.data.download`):
 
 * ``cgo17-{amd,nvidia}.csv``: one row per kernel-with-input, same row order in both files;
 * ``task_devmap_kernels.zip``: the OpenCL sources (``kernels_cl/``);
@@ -51,7 +51,6 @@ import shutil
 import sys
 import tempfile
 import time
-import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
+from programl.data.download import download_url, fetch, sha256_file
 from programl.exceptions import ProgramlError
 from programl.proto import ProgramGraph
 from programl.util.fs import atomic_write_bytes, atomic_write_text
@@ -134,31 +134,13 @@ SOURCES: dict[str, Source] = {
 # Files: checksums and downloads
 
 
-def sha256_file(path: str | os.PathLike) -> str:
-    """The hex sha256 of a file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def fetch_file(url: str, path: str | os.PathLike, sha256: str, timeout: float = 120) -> Path:
-    """Download ``url`` to ``path`` (atomically) and check its sha256.
+    """Download ``url`` to ``path`` (streamed, atomic, sha256-checked: :func:`programl.data.download.download_url`).
 
     Raises:
         ProgramlError: The download failed or its checksum is wrong (nothing is written then).
     """
-    path = Path(path)
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 - fixed https URLs
-            data = response.read()
-    except OSError as error:
-        raise ProgramlError(f"could not download {url}: {error}") from None
-    actual = hashlib.sha256(data).hexdigest()
-    if actual != sha256:
-        raise ProgramlError(f"{url}: sha256 {actual} differs from the expected {sha256}")
-    return atomic_write_bytes(path, data)
+    return download_url(url, path, sha256, timeout=timeout)
 
 
 def check_sources(directory: str | os.PathLike, verify: bool = True) -> dict[str, Path]:
@@ -185,12 +167,15 @@ def check_sources(directory: str | os.PathLike, verify: bool = True) -> dict[str
     return found
 
 
-def fetch_sources(directory: str | os.PathLike) -> dict[str, Path]:
-    """Download the missing public files into ``directory`` (sha256-checked) and return :func:`check_sources`."""
+def fetch_sources(directory: str | os.PathLike, mirrors: Sequence[str | os.PathLike | None] = ()) -> dict[str, Path]:
+    """Put the public files into ``directory`` (linked or copied from a mirror directory such as
+    ``../shared/data/devmap``, else downloaded; sha256-checked by :func:`programl.data.download.fetch`), and the
+    manifest where a mirror has it; returns :func:`check_sources`."""
     directory = Path(directory)
     for name, source in SOURCES.items():
-        if source.url is not None and not (directory / name).is_file():
-            fetch_file(source.url, directory / name, source.sha256)
+        if source.url is None and not any(m is not None and (Path(m) / name).is_file() for m in mirrors):
+            continue  # the manifest is derived when no mirror has it
+        fetch(directory / name, source.sha256, url=source.url, mirrors=mirrors)
     return check_sources(directory)
 
 
@@ -421,7 +406,8 @@ def _extract_members(archive: Path, prefix: str, destination: Path) -> None:
                 parts = info.filename.split("/")
                 if info.is_dir() or len(parts) != 2 or parts[0] != prefix or parts[1].startswith("."):
                     continue
-                (staging / parts[1]).write_bytes(zf.read(info))
+                with zf.open(info) as member, open(staging / parts[1], "wb") as out:
+                    shutil.copyfileobj(member, out, 1 << 20)
         (staging / ".complete").write_text(sha256_file(archive) + "\n")
         if destination.exists():
             shutil.rmtree(destination)

@@ -33,7 +33,6 @@ subset's test programs inside the full test split.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import re
@@ -46,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from programl.data.devmap import fetch_file, sha256_file
+from programl.data.download import sha256_file
 from programl.exceptions import ProgramlError
 from programl.proto import ProgramGraph
 from programl.util.fs import atomic_write_bytes, atomic_write_text
@@ -209,36 +208,44 @@ def read_programs(source: str | os.PathLike, verify: bool = True) -> list[Progra
     return sorted(programs, key=lambda p: (p.label, p.index))
 
 
-def fetch_poj104(directory: str | os.PathLike, url: str = REPOSITORY_URL) -> Path:  # pragma: no cover - network
-    """Download the repository archive and extract its ``codexglue/`` into ``directory/codexglue``; the contents
-    are checked against :data:`CONTENT_SHA256`. Returns the ``codexglue`` directory."""
+def fetch_poj104(directory: str | os.PathLike, url: str = REPOSITORY_URL,
+                 mirrors: Sequence[str | os.PathLike | None] = ()) -> Path:
+    """Put POJ-104 into ``directory``: ``poj104.tar.xz`` from a mirror directory (e.g. ``../shared/data/poj104``,
+    sha256-checked) when one has it, else the repository archive from ``url``, streamed to disk
+    (:func:`programl.data.download.download_url`) and its ``codexglue/`` extracted into ``directory/codexglue``, the
+    contents checked against :data:`CONTENT_SHA256`. Returns the archive or the ``codexglue`` directory (both are
+    sources of :func:`read_programs`).
+
+    Raises:
+        ProgramlError: No mirror has the archive and the download failed, or a checksum differs (one line).
+    """
     import shutil
     import tempfile
-    import urllib.request
 
-    target = Path(directory) / "codexglue"
+    from programl.data.download import download_url, fetch
+
+    directory = Path(directory)
+    target = directory / "codexglue"
     if target.is_dir():
         return target
+    if (directory / ARCHIVE).is_file() or any(m is not None and (Path(m) / ARCHIVE).is_file() for m in mirrors):
+        return fetch(directory / ARCHIVE, ARCHIVE_SHA256, mirrors=mirrors)
+    directory.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".codexglue.", dir=directory))
     try:
-        with urllib.request.urlopen(url, timeout=300) as response:  # noqa: S310 - fixed https URL
-            data = response.read()
-    except OSError as error:
-        raise ProgramlError(f"could not download {url}: {error}") from None
-    Path(directory).mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".codexglue.", dir=Path(directory)))
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        archive = download_url(url, staging / "repository.tar.gz", None, timeout=300)
+        with tarfile.open(archive) as tar:
             for member in tar:
                 parts = member.name.split("/")
                 if member.isfile() and len(parts) >= 3 and parts[-3] == "codexglue":
-                    out = staging / parts[-2] / parts[-1]
+                    out = staging / "codexglue" / parts[-2] / parts[-1]
                     out.parent.mkdir(parents=True, exist_ok=True)
-                    out.write_bytes(tar.extractfile(member).read())
-        read_programs(staging, verify=True)
-        os.replace(staging, target)
-    except BaseException:
+                    with tar.extractfile(member) as data, open(out, "wb") as f:
+                        shutil.copyfileobj(data, f, 1 << 20)
+        read_programs(staging / "codexglue", verify=True)
+        os.replace(staging / "codexglue", target)
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
     return target
 
 
@@ -624,7 +631,10 @@ def legacy_examples(data_dir: str | os.PathLike) -> list[Path]:
     return sorted((Path(data_dir) / "legacy" / "graphs").glob("*.ProgramGraph.pb"))
 
 
-def fetch_legacy(directory: str | os.PathLike) -> Path:  # pragma: no cover - needs the network
-    """Download the legacy IR archive into ``directory`` (sha256-checked)."""
-    return fetch_file(LEGACY_URL, Path(directory) / LEGACY_ARCHIVE, LEGACY_SHA256)
+def fetch_legacy(directory: str | os.PathLike, mirrors: Sequence[str | os.PathLike | None] = ()) -> Path:
+    """Put the legacy IR archive into ``directory``: from a mirror directory, else downloaded (sha256-checked,
+    :func:`programl.data.download.fetch`)."""
+    from programl.data.download import fetch
+
+    return fetch(Path(directory) / LEGACY_ARCHIVE, LEGACY_SHA256, url=LEGACY_URL, mirrors=mirrors)
 
