@@ -11,6 +11,11 @@ research data (``$PROGRAML_SHARED_DATA`` or ``../shared/data``) or their URLs, s
 stored as ids of a per-data-set text table and mapped to a model's vocabulary by the transform
 :class:`EncodeVocabulary`. Batches by node budget come from :class:`programl.data.batching.NodeBudgetBatchSampler`
 with ``torch_geometric.loader.DataLoader(dataset, batch_sampler=...)``.
+
+Processing is deterministic (the same options give the same examples) and resumable (the builders skip what is
+built); each processed file set ends with a small JSON file written atomically after the data, so an interrupted
+``process()`` is redone on the next use, and a damaged file is one :class:`~programl.exceptions.ProgramlError` line
+(:mod:`programl.datasets.processed`). Options that change the processed data change ``processed_file_names``.
 """
 
 from programl.datasets.deepdataflow import DEEPDATAFLOW22, DeepDataFlow

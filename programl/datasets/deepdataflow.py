@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -38,6 +39,8 @@ from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
 
 __all__ = ["DEEPDATAFLOW22", "DeepDataFlow"]
+
+logger = logging.getLogger(__name__)
 
 #: The DeepDataFlow-22 recipe (``datasets/deepdataflow22/recipe.json``; a test checks they agree).
 DEEPDATAFLOW22: dict[str, Any] = {
@@ -170,9 +173,24 @@ class DeepDataFlow(Dataset):
         """Build the data set (:func:`programl.data.deepdataflow.build_dataset`) into ``processed/<name>``."""
         from programl.data.deepdataflow.builder import build_dataset
         from programl.data.deepdataflow.recipe import recipe_inputs, recipe_settings
+        from programl.exceptions import ProgramlError
 
         inputs = recipe_inputs(self.recipe, self.raw_dir, self.data_dir / "sources", size=self.size)
-        build_dataset(inputs, self.data_dir, jobs=self.jobs, **recipe_settings(self.recipe))
+        report = build_dataset(inputs, self.data_dir, jobs=self.jobs, **recipe_settings(self.recipe))
+        if report.errors:  # the data set's own files could not be written (e.g. a full disk)
+            error = report.errors[0]
+            raise ProgramlError(f"{error.filename or self.data_dir}: {error.strerror or error}")
+        if report.failed:  # inputs that do not compile are left out, as in `programl dataset build`
+            name, message = report.failed[0]
+            logger.warning(
+                "%s: %d of %d inputs failed to build (first: %s: %s); see %s",
+                self.data_dir,
+                len(report.failed),
+                len(inputs),
+                name,
+                message,
+                self.data_dir / "manifest.jsonl",
+            )
 
     # ------------------------------------------------------------------------------------------------- access
     def len(self) -> int:

@@ -36,6 +36,7 @@ from torch_geometric.data import Data, InMemoryDataset
 from programl.data import devmap as _devmap
 from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
+from programl.datasets.processed import load_processed
 from programl.datasets.transforms import TextTable, split_vocabulary
 
 __all__ = ["DevMap"]
@@ -99,8 +100,7 @@ class DevMap(InMemoryDataset):
         self.mirrors = list(mirrors) if mirrors is not None else [shared_data("devmap")]
         self.jobs = jobs
         super().__init__(str(root), transform, pre_transform, pre_filter, log=log, force_reload=force_reload)
-        self.load(self.processed_paths[0])
-        meta = json.loads(Path(self.processed_paths[1]).read_text(encoding="utf-8"))
+        meta = load_processed(self, self.processed_paths[0], self.processed_paths[1])
         #: node text of every id in ``x`` (id ``len(texts)``: unknown)
         self.texts: list[str] = meta["texts"]
         #: benchmark-dataset name of every loaded row, in order

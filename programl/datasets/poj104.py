@@ -36,6 +36,7 @@ from torch_geometric.data import Data, InMemoryDataset
 from programl.data import poj104 as _poj104
 from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
+from programl.datasets.processed import load_processed
 from programl.datasets.transforms import TextTable, split_vocabulary
 
 __all__ = ["POJ104"]
@@ -94,8 +95,7 @@ class POJ104(InMemoryDataset):
         self.mirrors = list(mirrors) if mirrors is not None else [shared_data("poj104")]
         self.jobs = jobs
         super().__init__(str(root), transform, pre_transform, pre_filter, log=log, force_reload=force_reload)
-        self.load(self.processed_paths[_SPLITS.index(split)])
-        meta = json.loads(Path(self.processed_paths[3]).read_text(encoding="utf-8"))
+        meta = load_processed(self, self.processed_paths[_SPLITS.index(split)], self.processed_paths[3])
         #: node text of every id in ``x`` (shared by the three splits; id ``len(texts)``: unknown)
         self.texts: list[str] = meta["texts"]
         #: graph name ``<label>.<n>.<setting>`` of every example

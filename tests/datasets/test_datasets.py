@@ -21,6 +21,7 @@ from programl.data.batching import NodeBudgetBatcher, NodeBudgetBatchSampler
 from programl.data.dataset import DeepDataFlowDataset
 from programl.data.vocabulary import Vocabulary
 from programl.datasets import DEEPDATAFLOW22, POJ104, DeepDataFlow, DevMap, EncodeVocabulary
+from programl.exceptions import ProgramlError
 
 REPO = Path(__file__).resolve().parents[2]
 SNIPPET = re.compile(r"```python\n(.*?)```", re.DOTALL)
@@ -119,6 +120,14 @@ def test_devmap_processing_is_deterministic(devmap_root: Path, tmp_path: Path) -
     # raw files are the sha256-checked public ones
     for name in again.raw_file_names:
         assert devmap_data.sha256_file(Path(again.raw_dir) / name) == devmap_data.SOURCES[name].sha256
+    # a damaged processed file is one line that names it, and force_reload makes it again
+    data_path = Path(again.processed_paths[0])
+    data_path.write_bytes(data_path.read_bytes()[:100])
+    with pytest.raises(ProgramlError) as info:
+        DevMap(tmp_path / "devmap", "amd", "ncc", rows=range(10), log=False)
+    assert "\n" not in str(info.value) and str(data_path) in str(info.value) and "force_reload" in str(info.value)
+    redone = DevMap(tmp_path / "devmap", "amd", "ncc", rows=range(10), log=False, force_reload=True)
+    assert torch.equal(redone[9].x, first[9].x)
 
 
 def test_encode_vocabulary_is_the_training_vocabulary(devmap_root: Path) -> None:
@@ -182,8 +191,6 @@ def test_poj104_options_get_their_own_processed_files(poj_root: Path) -> None:
 
 
 def test_poj104_rejects_an_empty_split(poj_root: Path, tmp_path: Path) -> None:
-    from programl.exceptions import ProgramlError
-
     with pytest.raises(ProgramlError, match="empty"):
         POJ104(tmp_path / "poj", "train", size=1, classes=[1], log=False)
 
