@@ -137,3 +137,24 @@ def test_poj104_archive_comes_from_the_shared_mirror(shared_data: Path, tmp_path
     assert path.name == poj104.ARCHIVE and sha256_file(path) == poj104.ARCHIVE_SHA256
     legacy = poj104.fetch_legacy(tmp_path / "raw", mirrors=[shared_data / "legacy-ir"])
     assert sha256_file(legacy) == poj104.LEGACY_SHA256
+
+
+def test_poj104_repository_download_is_checked_and_cleaned_up(tmp_path: Path) -> None:
+    """Without a mirror the repository archive is streamed from its URL and its codexglue/ checked; one that is not
+    the published POJ-104 is refused, and nothing is left behind."""
+    import tarfile
+
+    tree = tmp_path / "repo" / "dataset-poj-104-28790c70" / "codexglue" / "1"
+    tree.mkdir(parents=True)
+    (tree / "1.cpp").write_text("int main() { return 0; }\n")
+    archive = tmp_path / "repo.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(tmp_path / "repo" / "dataset-poj-104-28790c70", arcname="dataset-poj-104-28790c70")
+    out = tmp_path / "raw"
+    with pytest.raises(ProgramlError) as info:
+        poj104.fetch_poj104(out, url=archive.as_uri(), mirrors=[tmp_path / "no-mirror"])
+    assert "\n" not in str(info.value) and "differ from the published POJ-104" in str(info.value)
+    assert _leftovers(out) == []
+    with pytest.raises(ProgramlError, match="could not download"):
+        poj104.fetch_poj104(out, url=(tmp_path / "absent.tar.gz").as_uri())
+    assert _leftovers(out) == []
