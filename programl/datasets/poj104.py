@@ -18,7 +18,9 @@ Split: the seeded per-class 3:1:1 split by program (:func:`programl.data.poj104.
 a program lands in the same split; ``size`` keeps the first ``size`` programs of each class in 3:1:1 proportion
 (:func:`~programl.data.poj104.subset_split`: a smaller size's test programs are test programs of the full split),
 ``classes`` keeps only some classes (a quick look). The programs that do not compile with any recipe (about 2.5 %) are
-left out and listed in :attr:`POJ104.missing`.
+left out and listed in :attr:`POJ104.missing`. ``split="legacy"`` gives classifyapp's extra test set instead: the
+1,000 labelled legacy IR files (``raw/llvm_ir.tar.bz2`` from ../shared/data/legacy-ir or ProGraML's repository;
+``processed/poj104-legacy.pt``), with its own text table.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from programl.datasets.transforms import TextTable, split_vocabulary
 __all__ = ["POJ104"]
 
 _SPLITS = ("train", "val", "test")
+_LEGACY = "legacy"
 _KEEP = ("x", "node_type", "edge_index", "edge_flow", "edge_pos")
 
 
@@ -50,7 +53,9 @@ class POJ104(InMemoryDataset):
 
     Args:
         root: Data set directory (``raw/``, ``processed/``).
-        split: ``"train"``, ``"val"`` or ``"test"``.
+        split: ``"train"``, ``"val"``, ``"test"``, or ``"legacy"``: the 1,000 labelled legacy IR files of ProGraML's
+            tests (``llvm_ir.tar.bz2``, clang 3.7 IR of POJ-104 test programs; classifyapp's extra test set), for
+            which ``size``, ``classes`` and ``settings`` do not apply.
         size: Programs per class (3:1:1 over the splits; default: all).
         classes: Keep only these classes (1..104; default: all).
         settings: Indices into :data:`programl.data.poj104.OPT_SETTINGS` (default ``(0,)``, -O0).
@@ -82,8 +87,8 @@ class POJ104(InMemoryDataset):
         force_reload: bool = False,
         log: bool = True,
     ) -> None:
-        if split not in _SPLITS:
-            raise ValueError(f"unknown split {split!r} (expected train, val or test)")
+        if split not in (*_SPLITS, _LEGACY):
+            raise ValueError(f"unknown split {split!r} (expected train, val, test or legacy)")
         if size is not None and size < 1:
             raise ValueError(f"size must be at least 1, got {size}")
         for index in settings:
@@ -92,10 +97,10 @@ class POJ104(InMemoryDataset):
         self.split, self.size, self.seed = split, size, seed
         self.classes = sorted(set(int(c) for c in classes)) if classes is not None else None
         self.settings = tuple(sorted(set(int(i) for i in settings)))
-        self.mirrors = list(mirrors) if mirrors is not None else [shared_data("poj104")]
+        self.mirrors = list(mirrors) if mirrors is not None else [shared_data("poj104"), shared_data("legacy-ir")]
         self.jobs = jobs
         super().__init__(str(root), transform, pre_transform, pre_filter, log=log, force_reload=force_reload)
-        meta = load_processed(self, self.processed_paths[_SPLITS.index(split)], self.processed_paths[3])
+        meta = load_processed(self, self.processed_paths[self._position], self.processed_paths[-1])
         #: node text of every id in ``x`` (shared by the three splits; id ``len(texts)``: unknown)
         self.texts: list[str] = meta["texts"]
         #: graph name ``<label>.<n>.<setting>`` of every example
@@ -105,29 +110,41 @@ class POJ104(InMemoryDataset):
 
     # ------------------------------------------------------------------------------------------------- PyG layout
     @property
+    def _position(self) -> int:
+        return 0 if self.split == _LEGACY else _SPLITS.index(self.split)
+
+    @property
     def raw_file_names(self) -> list[str]:
+        if self.split == _LEGACY:
+            return [_poj104.LEGACY_ARCHIVE]
         if (Path(self.raw_dir) / "codexglue").is_dir():
             return ["codexglue"]
         return [_poj104.ARCHIVE]
 
     @property
     def processed_file_names(self) -> list[str]:
+        if self.split == _LEGACY:
+            return ["poj104-legacy.pt", "poj104-legacy.json"]
         options = json.dumps([self.size, self.classes, self.settings, self.seed])
         stem = f"poj104-{hashlib.sha256(options.encode()).hexdigest()[:12]}"
         return [f"{stem}-{split}.pt" for split in _SPLITS] + [f"{stem}.json"]
 
     def download(self) -> None:
         """Link or copy the archive from a mirror, else download the public repository (checked)."""
+        if self.split == _LEGACY:
+            _poj104.fetch_legacy(self.raw_dir, mirrors=self.mirrors)
+            return
         _poj104.fetch_poj104(self.raw_dir, mirrors=self.mirrors)
 
     def process(self) -> None:
         """Compile and build the selected programs (:func:`programl.data.poj104.build_poj104`), then collate each
         split."""
         from programl.exceptions import ProgramlError
-        from programl.io.pyg import to_pyg
-        from programl.proto import ProgramGraph
         from programl.util.fs import atomic_write_text
 
+        if self.split == _LEGACY:
+            self._process_legacy()
+            return
         source = Path(self.raw_dir) / self.raw_file_names[0]
         programs = _poj104.read_programs(source)
         if self.classes is not None:
@@ -150,19 +167,47 @@ class POJ104(InMemoryDataset):
             found, missing = _poj104.poj104_examples(build, chosen[split], self.settings)
             examples, names = [], []
             for graph_path in found:
-                d = to_pyg(ProgramGraph.FromString(graph_path.read_bytes()), table)
-                example = Data(**{k: d[k] for k in _KEEP}, num_nodes=d.num_nodes)
-                example.y = d.graph_y.view(1).to(torch.long)
-                if self.pre_filter is not None and not self.pre_filter(example):
-                    continue
-                if self.pre_transform is not None:
-                    example = self.pre_transform(example)
-                examples.append(example)
-                names.append(graph_path.name[: -len(".ProgramGraph.pb")])
+                example = self._example(graph_path, table)
+                if example is not None:
+                    examples.append(example)
+                    names.append(graph_path.name[: -len(".ProgramGraph.pb")])
             self.save(examples, path)
             meta["names"][split], meta["missing"][split] = names, list(missing)
         meta["texts"] = table.texts
         atomic_write_text(self.processed_paths[3], json.dumps(meta, sort_keys=True) + "\n")
+
+    def _example(self, path: Path, table: TextTable) -> Data | None:
+        """One graph file as an example (``None`` when ``pre_filter`` drops it)."""
+        from programl.io.pyg import to_pyg
+        from programl.proto import ProgramGraph
+
+        d = to_pyg(ProgramGraph.FromString(path.read_bytes()), table)
+        example = Data(**{k: d[k] for k in _KEEP}, num_nodes=d.num_nodes)
+        example.y = d.graph_y.view(1).to(torch.long)
+        if self.pre_filter is not None and not self.pre_filter(example):
+            return None
+        return self.pre_transform(example) if self.pre_transform is not None else example
+
+    def _process_legacy(self) -> None:
+        """Build the legacy IR graphs (:func:`programl.data.poj104.build_legacy`) and collate them."""
+        from programl.exceptions import ProgramlError
+        from programl.util.fs import atomic_write_text
+
+        build = Path(self.processed_dir) / "build"
+        report = _poj104.build_legacy(Path(self.raw_dir) / _poj104.LEGACY_ARCHIVE, build, jobs=self.jobs)
+        if report.failed:
+            name, error = report.failed[0]
+            raise ProgramlError(f"{build}: {len(report.failed)} legacy IR files failed to build ({name}: {error})")
+        table = TextTable()
+        examples, names = [], []
+        for path in _poj104.legacy_examples(build):
+            example = self._example(path, table)
+            if example is not None:
+                examples.append(example)
+                names.append(path.name[: -len(".ProgramGraph.pb")])
+        self.save(examples, self.processed_paths[0])
+        meta = {"texts": table.texts, "names": {_LEGACY: names}, "missing": {_LEGACY: []}}
+        atomic_write_text(self.processed_paths[1], json.dumps(meta, sort_keys=True) + "\n")
 
     # ------------------------------------------------------------------------------------------------- views
     @property

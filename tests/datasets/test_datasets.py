@@ -184,7 +184,7 @@ def test_poj104_options_get_their_own_processed_files(poj_root: Path) -> None:
     }
     for what, options in other.items():
         probe = POJ104.__new__(POJ104)
-        probe.size, probe.seed = options.get("size"), options.get("seed", 204)
+        probe.split, probe.size, probe.seed = "val", options.get("size"), options.get("seed", 204)
         probe.classes = sorted(options["classes"])
         probe.settings = tuple(options.get("settings", (0,)))
         assert not names & set(probe.processed_file_names), what
@@ -193,6 +193,18 @@ def test_poj104_options_get_their_own_processed_files(poj_root: Path) -> None:
 def test_poj104_rejects_an_empty_split(poj_root: Path, tmp_path: Path) -> None:
     with pytest.raises(ProgramlError, match="empty"):
         POJ104(tmp_path / "poj", "train", size=1, classes=[1], log=False)
+
+
+def test_poj104_legacy_split_is_the_labelled_legacy_ir(poj_root: Path, shared_data: Path) -> None:
+    legacy = POJ104(poj_root, "legacy", log=False)
+    expected = poj104_data.read_legacy_ir(shared_data / "legacy-ir")
+    assert len(legacy) == len(expected) == 1000 and not legacy.missing
+    assert legacy.names == [name[: -len(".ll")] for name, _, _ in expected]
+    assert [int(d.y) for d in legacy] == [label - 1 for _, label, _ in expected]
+    assert legacy.processed_file_names == ["poj104-legacy.pt", "poj104-legacy.json"]
+    train = POJ104(poj_root, "train", size=5, classes=[1, 2, 3], log=False)
+    legacy.transform = EncodeVocabulary(train.vocabulary(), legacy.texts)
+    assert int(legacy[0].x.max()) <= len(train.vocabulary())
 
 
 # ------------------------------------------------------------------------------------------------------- DeepDataFlow
