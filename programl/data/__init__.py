@@ -1,4 +1,5 @@
-"""Data for learning: vocabulary and node-budget batching (SPEC §5, §6.1; DESIGN §1, §5).
+"""Data for learning: vocabulary, node-budget batching, the DeepDataFlow store and downloads (SPEC §5, §6.1, §9;
+DESIGN §1, §5). The PyG data sets of the three tasks are in :mod:`programl.datasets`.
 
 Names are resolved lazily, so ``from programl.data import Vocabulary`` does not import torch.
 """
@@ -16,7 +17,12 @@ _EXPORTS = {
     "load_vocabulary": "programl.data.vocabulary",
     "save_vocabulary": "programl.data.vocabulary",
     "vocabulary_coverage": "programl.data.vocabulary",
+    "NodeBudgetBatchSampler": "programl.data.batching",
     "NodeBudgetBatcher": "programl.data.batching",
+    "DeepDataFlowDataset": "programl.data.dataset",
+    "download_url": "programl.data.download",
+    "fetch": "programl.data.download",
+    "sha256_file": "programl.data.download",
     "plan_batches": "programl.data.batching",
 }
 

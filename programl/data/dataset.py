@@ -168,6 +168,33 @@ class DeepDataFlowDataset(Dataset):
         if size != int(self._label_ptr[-1]):
             raise ValueError(f"labels.bin holds {size} bytes, not {int(self._label_ptr[-1])} labels")
 
+    # ------------------------------------------------------------------------------------------------- PyG layout
+    @property
+    def raw_dir(self) -> str:
+        """The data set directory (its ``graphs/``, labels, split and vocabulary are the raw files)."""
+        return str(self.layout.root)
+
+    @property
+    def raw_file_names(self) -> list[str]:
+        """The graphs, this analysis's labels, the split's links and the vocabulary, relative to :attr:`raw_dir`."""
+        root = self.layout.root
+        return [
+            "graphs",
+            os.path.relpath(self.layout.label_dir(self.analysis), root),
+            os.path.relpath(self.layout.split_dir(self.split), root),
+            os.path.relpath(self.vocabulary_path, root),
+        ]
+
+    @property
+    def processed_dir(self) -> str:
+        """The converted split: ``<processed_dir>/ddf-v1/<vocabulary key>/<split>`` (module docstring)."""
+        return str(self.graph_dir.parent)
+
+    @property
+    def processed_file_names(self) -> list[str]:
+        """The graph store and this analysis's label store (their ``meta.json``, written last)."""
+        return [f"{self.graph_dir.name}/meta.json", f"{self.label_dir.name}/meta.json"]
+
     # ------------------------------------------------------------------------------------------------- index
     @property
     def num_records(self) -> int:

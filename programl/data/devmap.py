@@ -6,7 +6,7 @@
 ``wgsize`` (work-group size), which differ between the platforms.
 
 Sources (a directory such as ``../shared/data/devmap``, or downloaded from the public URLs in :data:`SOURCES` with
-sha256 checks by :func:`fetch_sources`):
+sha256 checks by :func:`fetch_sources`, through :mod:`programl.data.download`):
 
 * ``cgo17-{amd,nvidia}.csv``: one row per kernel-with-input, same row order in both files;
 * ``task_devmap_kernels.zip``: the OpenCL sources (``kernels_cl/``);
@@ -51,7 +51,6 @@ import shutil
 import sys
 import tempfile
 import time
-import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
+from programl.data.download import download_url, fetch, sha256_file
 from programl.exceptions import ProgramlError
 from programl.proto import ProgramGraph
 from programl.util.fs import atomic_write_bytes, atomic_write_text
@@ -118,14 +118,30 @@ _E2E = "https://raw.githubusercontent.com/ChrisCummins/paper-end2end-dl/df6fa690
 SOURCES: dict[str, Source] = {
     s.name: s
     for s in (
-        Source("cgo17-amd.csv", f"{_E2E}/data/case-study-a/cgo17-amd.csv",
-               "0076271192aa9a0a7c21aa9a637e34cd4460f8e21e756215dd23ffb2ae62dc62", 2_147_324),
-        Source("cgo17-nvidia.csv", f"{_E2E}/data/case-study-a/cgo17-nvidia.csv",
-               "095c1ccef333e0a65e0e70b3ebde0aef851b61528ec46496a5d1687905abd099", 2_147_529),
-        Source("task_devmap.zip", f"{_PHD}/deeplearning/ncc/published_results/task_devmap.zip",
-               "3c840f84936a83e329c7a94d011c45ddfcfce8bdbb1a9b1904123e83851913d5", 3_005_171),
-        Source("task_devmap_kernels.zip", f"{_PHD}/deeplearning/ncc/published_results/task_devmap_kernels.zip",
-               "cd15063e8acb2ea7b04c2aa7e2ad51ba405d71abffbac5b0ef083fc1acc81136", 441_847),
+        Source(
+            "cgo17-amd.csv",
+            f"{_E2E}/data/case-study-a/cgo17-amd.csv",
+            "0076271192aa9a0a7c21aa9a637e34cd4460f8e21e756215dd23ffb2ae62dc62",
+            2_147_324,
+        ),
+        Source(
+            "cgo17-nvidia.csv",
+            f"{_E2E}/data/case-study-a/cgo17-nvidia.csv",
+            "095c1ccef333e0a65e0e70b3ebde0aef851b61528ec46496a5d1687905abd099",
+            2_147_529,
+        ),
+        Source(
+            "task_devmap.zip",
+            f"{_PHD}/deeplearning/ncc/published_results/task_devmap.zip",
+            "3c840f84936a83e329c7a94d011c45ddfcfce8bdbb1a9b1904123e83851913d5",
+            3_005_171,
+        ),
+        Source(
+            "task_devmap_kernels.zip",
+            f"{_PHD}/deeplearning/ncc/published_results/task_devmap_kernels.zip",
+            "cd15063e8acb2ea7b04c2aa7e2ad51ba405d71abffbac5b0ef083fc1acc81136",
+            441_847,
+        ),
         Source(MANIFEST_FILE, None, "6bf7deff414b5add3d051156701d13242e54ce4b521f5d1dc70a9005f03cdd30", 93_511),
     )
 }
@@ -134,31 +150,13 @@ SOURCES: dict[str, Source] = {
 # Files: checksums and downloads
 
 
-def sha256_file(path: str | os.PathLike) -> str:
-    """The hex sha256 of a file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def fetch_file(url: str, path: str | os.PathLike, sha256: str, timeout: float = 120) -> Path:
-    """Download ``url`` to ``path`` (atomically) and check its sha256.
+    """Download ``url`` to ``path`` (streamed, atomic, sha256-checked: :func:`programl.data.download.download_url`).
 
     Raises:
         ProgramlError: The download failed or its checksum is wrong (nothing is written then).
     """
-    path = Path(path)
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 - fixed https URLs
-            data = response.read()
-    except OSError as error:
-        raise ProgramlError(f"could not download {url}: {error}") from None
-    actual = hashlib.sha256(data).hexdigest()
-    if actual != sha256:
-        raise ProgramlError(f"{url}: sha256 {actual} differs from the expected {sha256}")
-    return atomic_write_bytes(path, data)
+    return download_url(url, path, sha256, timeout=timeout)
 
 
 def check_sources(directory: str | os.PathLike, verify: bool = True) -> dict[str, Path]:
@@ -185,12 +183,15 @@ def check_sources(directory: str | os.PathLike, verify: bool = True) -> dict[str
     return found
 
 
-def fetch_sources(directory: str | os.PathLike) -> dict[str, Path]:
-    """Download the missing public files into ``directory`` (sha256-checked) and return :func:`check_sources`."""
+def fetch_sources(directory: str | os.PathLike, mirrors: Sequence[str | os.PathLike | None] = ()) -> dict[str, Path]:
+    """Put the public files into ``directory`` (linked or copied from a mirror directory such as
+    ``../shared/data/devmap``, else downloaded; sha256-checked by :func:`programl.data.download.fetch`), and the
+    manifest where a mirror has it; returns :func:`check_sources`."""
     directory = Path(directory)
     for name, source in SOURCES.items():
-        if source.url is not None and not (directory / name).is_file():
-            fetch_file(source.url, directory / name, source.sha256)
+        if source.url is None and not any(m is not None and (Path(m) / name).is_file() for m in mirrors):
+            continue  # the manifest is derived when no mirror has it
+        fetch(directory / name, source.sha256, url=source.url, mirrors=mirrors)
     return check_sources(directory)
 
 
@@ -316,25 +317,62 @@ def read_manifest(path: str | os.PathLike) -> list[ManifestRow]:
 
 #: Kernels that use macros their benchmark's host code defines; clang-22 gets these values (the manifest's flags).
 CLANG22_MACRO_FLAGS = (
-    "-DN_GP=8", "-DLSIZE=64", "-DBLOCK_SIZE=16", "-DRADIUS=4", "-DMAXWORKX=8", "-DMAXWORKY=8",
-    "-DMT_RNG_COUNT=4096", "-DLROWS=16",
+    "-DN_GP=8",
+    "-DLSIZE=64",
+    "-DBLOCK_SIZE=16",
+    "-DRADIUS=4",
+    "-DMAXWORKX=8",
+    "-DMAXWORKY=8",
+    "-DMT_RNG_COUNT=4096",
+    "-DLROWS=16",
 )
 CLANG22_MACRO_KERNELS = frozenset(
     [
-        "npb-3.3-CG-main_0", "npb-3.3-FT-cffts1", "npb-3.3-FT-cffts2", "npb-3.3-FT-cffts3",
-        "nvidia-4.2-FDTD3d-FiniteDifferences", "nvidia-4.2-MatrixMul-matrixMul", "nvidia-4.2-MersenneTwister-BoxMuller",
-        "rodinia-3.1-hotspot-hotspot", "rodinia-3.1-lud-lud_diagonal", "rodinia-3.1-lud-lud_internal",
-        "rodinia-3.1-lud-lud_perimeter", "rodinia-3.1-nw-nw_kernel1", "rodinia-3.1-nw-nw_kernel2",
+        "npb-3.3-CG-main_0",
+        "npb-3.3-FT-cffts1",
+        "npb-3.3-FT-cffts2",
+        "npb-3.3-FT-cffts3",
+        "nvidia-4.2-FDTD3d-FiniteDifferences",
+        "nvidia-4.2-MatrixMul-matrixMul",
+        "nvidia-4.2-MersenneTwister-BoxMuller",
+        "rodinia-3.1-hotspot-hotspot",
+        "rodinia-3.1-lud-lud_diagonal",
+        "rodinia-3.1-lud-lud_internal",
+        "rodinia-3.1-lud-lud_perimeter",
+        "rodinia-3.1-nw-nw_kernel1",
+        "rodinia-3.1-nw-nw_kernel2",
         "shoc-1.1.5-Stencil2D-StencilKernel",
     ]
     + [
         f"shoc-1.1.5-S3D-{k}"
         for k in (
-            "gr_base", "qssa2_kernel", "qssa_kernel", "qssab_kernel", "ratt10_kernel", "ratt2_kernel", "ratt3_kernel",
-            "ratt4_kernel", "ratt5_kernel", "ratt6_kernel", "ratt7_kernel", "ratt8_kernel", "ratt9_kernel",
-            "ratt_kernel", "ratx2_kernel", "ratx4_kernel", "ratx_kernel", "ratxb_kernel", "rdsmh_kernel",
-            "rdwdot10_kernel", "rdwdot2_kernel", "rdwdot3_kernel", "rdwdot6_kernel", "rdwdot7_kernel",
-            "rdwdot8_kernel", "rdwdot9_kernel", "rdwdot_kernel",
+            "gr_base",
+            "qssa2_kernel",
+            "qssa_kernel",
+            "qssab_kernel",
+            "ratt10_kernel",
+            "ratt2_kernel",
+            "ratt3_kernel",
+            "ratt4_kernel",
+            "ratt5_kernel",
+            "ratt6_kernel",
+            "ratt7_kernel",
+            "ratt8_kernel",
+            "ratt9_kernel",
+            "ratt_kernel",
+            "ratx2_kernel",
+            "ratx4_kernel",
+            "ratx_kernel",
+            "ratxb_kernel",
+            "rdsmh_kernel",
+            "rdwdot10_kernel",
+            "rdwdot2_kernel",
+            "rdwdot3_kernel",
+            "rdwdot6_kernel",
+            "rdwdot7_kernel",
+            "rdwdot8_kernel",
+            "rdwdot9_kernel",
+            "rdwdot_kernel",
         )
     ]
 )
@@ -347,8 +385,14 @@ _SP_NOTE = "use npb-3.3npb-SP-* variant (declares exact_solution)"
 _BFS_FILE = "parboil-0.2-bfs-BFS_kernel.cl"
 _BFS_INCLUDE = '#include "config.h"'
 _BFS_DEFINES = {
-    "MAX_THREADS_PER_BLOCK": "256", "LOCAL_MEM_SIZE": "1600", "INF": "2147483647",
-    "WHITE": "16677217", "GRAY": "16677218", "GRAY0": "16677219", "GRAY1": "16677220", "BLACK": "16677221",
+    "MAX_THREADS_PER_BLOCK": "256",
+    "LOCAL_MEM_SIZE": "1600",
+    "INF": "2147483647",
+    "WHITE": "16677217",
+    "GRAY": "16677218",
+    "GRAY0": "16677219",
+    "GRAY1": "16677220",
+    "BLACK": "16677221",
 }
 _BFS_NOTE = (
     'flat kernels_cl/config.h belongs to another benchmark: drop #include ""config.h"" and define '
@@ -365,9 +409,7 @@ def _resolve(benchmark: str, dataset: str, available: Iterable[str], suffix: str
     raise ProgramlError(f"no {suffix} file for {benchmark}-{dataset}")
 
 
-def derive_manifest(
-    rows: Sequence[DevmapRow], cl_files: Iterable[str], ir_files: Iterable[str]
-) -> list[ManifestRow]:
+def derive_manifest(rows: Sequence[DevmapRow], cl_files: Iterable[str], ir_files: Iterable[str]) -> list[ManifestRow]:
     """The clang-22 manifest from the CSV rows and the file names of ``kernels_cl/`` and ``kernels_ir/``.
 
     Rules: files by :func:`_resolve` (ProGraML's ``name2ncc_path``); NPB kernels get ``-DCLASS='<dataset>'``; the
@@ -421,7 +463,8 @@ def _extract_members(archive: Path, prefix: str, destination: Path) -> None:
                 parts = info.filename.split("/")
                 if info.is_dir() or len(parts) != 2 or parts[0] != prefix or parts[1].startswith("."):
                     continue
-                (staging / parts[1]).write_bytes(zf.read(info))
+                with zf.open(info) as member, open(staging / parts[1], "wb") as out:
+                    shutil.copyfileobj(member, out, 1 << 20)
         (staging / ".complete").write_text(sha256_file(archive) + "\n")
         if destination.exists():
             shutil.rmtree(destination)
@@ -522,8 +565,9 @@ class BuildReport:
         return not any(self.failed.values())
 
 
-def _load_manifest_rows(sources: dict[str, Path], platform_rows: Sequence[DevmapRow],
-                        kernels_cl: Path, kernels_ir: Path) -> list[ManifestRow]:
+def _load_manifest_rows(
+    sources: dict[str, Path], platform_rows: Sequence[DevmapRow], kernels_cl: Path, kernels_ir: Path
+) -> list[ManifestRow]:
     if MANIFEST_FILE in sources:
         manifest = read_manifest(sources[MANIFEST_FILE])
     else:
@@ -594,9 +638,11 @@ def build_devmap(
             outputs = tuple(
                 (str(_graph_path(data_dir, variant, p, m.name)), devmap_features(tables[p][m.row])) for p in PLATFORMS
             )
-            if not force and all(os.path.isfile(path) for path, _ in outputs) and entries.get(m.name, {}).get(
-                "status"
-            ) == "ok":
+            if (
+                not force
+                and all(os.path.isfile(path) for path, _ in outputs)
+                and entries.get(m.name, {}).get("status") == "ok"
+            ):
                 skipped += 1
                 continue
             ir_output = str(data_dir / variant / "ir" / f"{m.name}.ll") if variant == "clang22" else None
@@ -676,8 +722,9 @@ class DevmapData:
         return len(self.rows)
 
     def subset(self, indices: Sequence[int]) -> DevmapData:
-        return DevmapData(self.platform, self.variant, [self.rows[i] for i in indices],
-                          [self.graphs[i] for i in indices])
+        return DevmapData(
+            self.platform, self.variant, [self.rows[i] for i in indices], [self.graphs[i] for i in indices]
+        )
 
 
 def load_devmap(
@@ -757,4 +804,3 @@ def cross_validation_splits(labels: Sequence[int], n_folds: int = 10, seed: int 
         train = np.sort(np.concatenate([folds[j] for j in range(n_folds) if j not in (k, (k + 1) % n_folds)]))
         splits.append(Split(k, train, val, folds[k]))
     return splits
-

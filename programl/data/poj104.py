@@ -33,7 +33,6 @@ subset's test programs inside the full test split.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import re
@@ -46,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from programl.data.devmap import fetch_file, sha256_file
+from programl.data.download import sha256_file
 from programl.exceptions import ProgramlError
 from programl.proto import ProgramGraph
 from programl.util.fs import atomic_write_bytes, atomic_write_text
@@ -100,8 +99,14 @@ _HEADER_MORE = HEADER.replace("#include <algorithm>\n", "#include <algorithm>\n#
 
 #: The 8 settings, index i of ProGraML's ``<label>.<srcId>.<i>``.
 OPT_SETTINGS: tuple[tuple[str, ...], ...] = (
-    ("-O0",), ("-O1",), ("-O2",), ("-O3",),
-    ("-O0", "-ffast-math"), ("-O1", "-ffast-math"), ("-O2", "-ffast-math"), ("-O3", "-ffast-math"),
+    ("-O0",),
+    ("-O1",),
+    ("-O2",),
+    ("-O3",),
+    ("-O0", "-ffast-math"),
+    ("-O1", "-ffast-math"),
+    ("-O2", "-ffast-math"),
+    ("-O3", "-ffast-math"),
 )
 
 
@@ -209,36 +214,45 @@ def read_programs(source: str | os.PathLike, verify: bool = True) -> list[Progra
     return sorted(programs, key=lambda p: (p.label, p.index))
 
 
-def fetch_poj104(directory: str | os.PathLike, url: str = REPOSITORY_URL) -> Path:  # pragma: no cover - network
-    """Download the repository archive and extract its ``codexglue/`` into ``directory/codexglue``; the contents
-    are checked against :data:`CONTENT_SHA256`. Returns the ``codexglue`` directory."""
+def fetch_poj104(
+    directory: str | os.PathLike, url: str = REPOSITORY_URL, mirrors: Sequence[str | os.PathLike | None] = ()
+) -> Path:
+    """Put POJ-104 into ``directory``: ``poj104.tar.xz`` from a mirror directory (e.g. ``../shared/data/poj104``,
+    sha256-checked) when one has it, else the repository archive from ``url``, streamed to disk
+    (:func:`programl.data.download.download_url`) and its ``codexglue/`` extracted into ``directory/codexglue``, the
+    contents checked against :data:`CONTENT_SHA256`. Returns the archive or the ``codexglue`` directory (both are
+    sources of :func:`read_programs`).
+
+    Raises:
+        ProgramlError: No mirror has the archive and the download failed, or a checksum differs (one line).
+    """
     import shutil
     import tempfile
-    import urllib.request
 
-    target = Path(directory) / "codexglue"
+    from programl.data.download import download_url, fetch
+
+    directory = Path(directory)
+    target = directory / "codexglue"
     if target.is_dir():
         return target
+    if (directory / ARCHIVE).is_file() or any(m is not None and (Path(m) / ARCHIVE).is_file() for m in mirrors):
+        return fetch(directory / ARCHIVE, ARCHIVE_SHA256, mirrors=mirrors)
+    directory.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".codexglue.", dir=directory))
     try:
-        with urllib.request.urlopen(url, timeout=300) as response:  # noqa: S310 - fixed https URL
-            data = response.read()
-    except OSError as error:
-        raise ProgramlError(f"could not download {url}: {error}") from None
-    Path(directory).mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".codexglue.", dir=Path(directory)))
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        archive = download_url(url, staging / "repository.tar.gz", None, timeout=300)
+        with tarfile.open(archive) as tar:
             for member in tar:
                 parts = member.name.split("/")
                 if member.isfile() and len(parts) >= 3 and parts[-3] == "codexglue":
-                    out = staging / parts[-2] / parts[-1]
+                    out = staging / "codexglue" / parts[-2] / parts[-1]
                     out.parent.mkdir(parents=True, exist_ok=True)
-                    out.write_bytes(tar.extractfile(member).read())
-        read_programs(staging, verify=True)
-        os.replace(staging, target)
-    except BaseException:
+                    with tar.extractfile(member) as data, open(out, "wb") as f:
+                        shutil.copyfileobj(data, f, 1 << 20)
+        read_programs(staging / "codexglue", verify=True)
+        os.replace(staging / "codexglue", target)
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
     return target
 
 
@@ -284,8 +298,9 @@ def compile_program(
     raise first_error
 
 
-def precompile_headers(directory: str | os.PathLike, setting: Sequence[str], recipes: Sequence[Recipe] = RECIPES,
-                       timeout: float = 300) -> dict[str, str]:
+def precompile_headers(
+    directory: str | os.PathLike, setting: Sequence[str], recipes: Sequence[Recipe] = RECIPES, timeout: float = 300
+) -> dict[str, str]:
     """Precompile each recipe's header for ``setting`` into ``directory`` (once); recipe name -> PCH path.
 
     A header that does not precompile is left out (its recipe then prepends the text).
@@ -338,8 +353,9 @@ def _build_one(task: _Task) -> dict:
     from programl.graph_builder.llvm import graph_from_ir
 
     start = time.perf_counter()
-    ir, recipe = compile_program(task.program.text, OPT_SETTINGS[task.setting_index], pch=dict(task.pch),
-                                 timeout=task.timeout)
+    ir, recipe = compile_program(
+        task.program.text, OPT_SETTINGS[task.setting_index], pch=dict(task.pch), timeout=task.timeout
+    )
     compiled = time.perf_counter()
     graph = _label_graph(graph_from_ir(ir, module_name="-"), task.program.label)
     atomic_write_bytes(task.output, graph.SerializeToString(deterministic=True))
@@ -382,9 +398,19 @@ def _write_manifest(path: Path, entries: dict[str, dict]) -> None:
     atomic_write_text(path, "".join(json.dumps(entries[k], sort_keys=True) + "\n" for k in sorted(entries)))
 
 
-def _run_tasks(tasks: list, fn: Callable, jobs: int | None, timeout: float, manifest: Path,
-               entries: dict[str, dict], describe: Callable, report: BuildReport,
-               progress: Callable | None, description: str, checkpoint_every: int = 2000) -> None:
+def _run_tasks(
+    tasks: list,
+    fn: Callable,
+    jobs: int | None,
+    timeout: float,
+    manifest: Path,
+    entries: dict[str, dict],
+    describe: Callable,
+    report: BuildReport,
+    progress: Callable | None,
+    description: str,
+    checkpoint_every: int = 2000,
+) -> None:
     """Run ``fn`` over ``tasks`` in a process pool, recording each outcome in ``entries`` (and on disk)."""
     from programl.util.executor import TimeoutProcessPool, execute_outcomes
 
@@ -466,12 +492,26 @@ def build_poj104(
             tasks.append(_Task(program, index, pch, str(output), ir_output, timeout))
 
         def describe(task: _Task) -> dict:
-            return {"name": graph_name(task.program, task.setting_index), "program": task.program.id,
-                    "label": task.program.label, "setting": " ".join(OPT_SETTINGS[task.setting_index]),
-                    "sha256": task.program.sha256}
+            return {
+                "name": graph_name(task.program, task.setting_index),
+                "program": task.program.id,
+                "label": task.program.label,
+                "setting": " ".join(OPT_SETTINGS[task.setting_index]),
+                "sha256": task.program.sha256,
+            }
 
-        _run_tasks(tasks, _build_one, jobs, timeout, manifest, entries, describe, report, progress,
-                   f"POJ-104 {' '.join(OPT_SETTINGS[index])}")
+        _run_tasks(
+            tasks,
+            _build_one,
+            jobs,
+            timeout,
+            manifest,
+            entries,
+            describe,
+            report,
+            progress,
+            f"POJ-104 {' '.join(OPT_SETTINGS[index])}",
+        )
     return report
 
 
@@ -479,8 +519,9 @@ def build_poj104(
 # Splits
 
 
-def split_programs(programs: Sequence[Program], seed: int = 204, ratios: tuple[int, int, int] = (3, 1, 1)
-                   ) -> dict[str, list[str]]:
+def split_programs(
+    programs: Sequence[Program], seed: int = 204, ratios: tuple[int, int, int] = (3, 1, 1)
+) -> dict[str, list[str]]:
     """Seeded per-class split of program ids into ``train``/``val``/``test`` in proportions ``ratios`` (3:1:1).
 
     The programs of each class are put in a random order (a generator seeded with ``(seed, label)``, so a class's
@@ -537,8 +578,9 @@ def load_split(data_dir: str | os.PathLike, programs: Sequence[Program], seed: i
     return split
 
 
-def poj104_examples(data_dir: str | os.PathLike, program_ids: Iterable[str], settings: Sequence[int] = (0,)
-                    ) -> tuple[list[Path], list[str]]:
+def poj104_examples(
+    data_dir: str | os.PathLike, program_ids: Iterable[str], settings: Sequence[int] = (0,)
+) -> tuple[list[Path], list[str]]:
     """Graph files of the programs at the settings, and the names of those not built (compile failures)."""
     graphs = Path(data_dir) / "graphs"
     found, missing = [], []
@@ -600,8 +642,14 @@ def _build_legacy_one(task: _LegacyTask) -> dict:
     return {"nodes": len(graph.node), "edges": len(graph.edge), "seconds": round(time.perf_counter() - start, 3)}
 
 
-def build_legacy(archive: str | os.PathLike, data_dir: str | os.PathLike, *, jobs: int | None = None,
-                 timeout: float = 120, progress: Callable | None = None) -> BuildReport:
+def build_legacy(
+    archive: str | os.PathLike,
+    data_dir: str | os.PathLike,
+    *,
+    jobs: int | None = None,
+    timeout: float = 120,
+    progress: Callable | None = None,
+) -> BuildReport:
     """Build the graphs of the legacy IR files into ``data_dir/legacy`` (resumable, like :func:`build_poj104`)."""
     directory = Path(data_dir) / "legacy"
     manifest = directory / "manifest.jsonl"
@@ -614,8 +662,18 @@ def build_legacy(archive: str | os.PathLike, data_dir: str | os.PathLike, *, job
             report.skipped += 1
             continue
         tasks.append(_LegacyTask(name, label, text, str(output)))
-    _run_tasks(tasks, _build_legacy_one, jobs, timeout, manifest, entries,
-               lambda t: {"name": t.name, "label": t.label}, report, progress, "legacy IR")
+    _run_tasks(
+        tasks,
+        _build_legacy_one,
+        jobs,
+        timeout,
+        manifest,
+        entries,
+        lambda t: {"name": t.name, "label": t.label},
+        report,
+        progress,
+        "legacy IR",
+    )
     return report
 
 
@@ -624,7 +682,9 @@ def legacy_examples(data_dir: str | os.PathLike) -> list[Path]:
     return sorted((Path(data_dir) / "legacy" / "graphs").glob("*.ProgramGraph.pb"))
 
 
-def fetch_legacy(directory: str | os.PathLike) -> Path:  # pragma: no cover - needs the network
-    """Download the legacy IR archive into ``directory`` (sha256-checked)."""
-    return fetch_file(LEGACY_URL, Path(directory) / LEGACY_ARCHIVE, LEGACY_SHA256)
+def fetch_legacy(directory: str | os.PathLike, mirrors: Sequence[str | os.PathLike | None] = ()) -> Path:
+    """Put the legacy IR archive into ``directory``: from a mirror directory, else downloaded (sha256-checked,
+    :func:`programl.data.download.fetch`)."""
+    from programl.data.download import fetch
 
+    return fetch(Path(directory) / LEGACY_ARCHIVE, LEGACY_SHA256, url=LEGACY_URL, mirrors=mirrors)

@@ -7,11 +7,12 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
+import numpy as np  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from torch_geometric.data import Data  # noqa: E402
 
-from programl.data.batching import NodeBudgetBatcher, plan_batches  # noqa: E402
+from programl.data.batching import NodeBudgetBatcher, NodeBudgetBatchSampler, plan_batches  # noqa: E402
 
 
 def original_builder(sizes, max_nodes):
@@ -131,3 +132,34 @@ def test_batcher_shuffle_is_seeded():
     assert a.plan() == b.plan()
     assert sorted(i for batch in a.plan() for i in batch) == list(range(len(sizes)))
     assert NodeBudgetBatcher(data, max_nodes=100).plan()[0] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+
+
+def test_batch_sampler_is_the_batcher_plan_and_seeded() -> None:
+    sizes = np.random.default_rng(1).integers(1, 4_000, size=200)
+    sampler = NodeBudgetBatchSampler(sizes, 10_000, shuffle=True, seed=7)
+    batcher = NodeBudgetBatcher([None] * len(sizes), 10_000, shuffle=True, seed=7, sizes=sizes)
+    for epoch in (0, 1):
+        sampler.set_epoch(epoch)
+        batcher.set_epoch(epoch)
+        assert list(sampler) == batcher.plan()
+        assert sorted(i for b in sampler for i in b) == list(range(len(sizes)))
+        assert all(sizes[b].sum() <= 10_000 or len(b) == 1 for b in sampler)
+    first = list(NodeBudgetBatchSampler(sizes, 10_000, shuffle=True, seed=7))
+    sampler.set_epoch(0)
+    assert list(sampler) == first
+    sampler.set_epoch(1)
+    assert list(sampler) != first
+
+
+def test_batch_sampler_shares_batches_between_ranks() -> None:
+    sizes = np.full(103, 1_000)  # 11 batches of 10 (the last of 3)
+    whole = list(NodeBudgetBatchSampler(sizes, 10_000, shuffle=True, seed=2))
+    ranks = [
+        list(NodeBudgetBatchSampler(sizes, 10_000, shuffle=True, seed=2, num_replicas=3, rank=r)) for r in range(3)
+    ]
+    assert [len(r) for r in ranks] == [3, 3, 3]  # 11 // 3 each: no rank waits for a batch another lacks
+    assert [b for r in range(3) for b in ranks[r]] == [whole[i] for r in range(3) for i in range(r, 9, 3)]
+    with pytest.raises(ValueError, match="rank"):
+        NodeBudgetBatchSampler(sizes, num_replicas=2, rank=2)
+    with pytest.raises(ValueError, match="positive"):
+        NodeBudgetBatchSampler(sizes, 0)

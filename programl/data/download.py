@@ -1,0 +1,178 @@
+"""The one download helper of the data sets: local copy first, else a URL, always sha256-checked (SPEC §9.2; DESIGN §5).
+
+Every public input file of a data set (devmap's CSVs and zips, POJ-104's archive, the legacy IR) is fetched by
+:func:`fetch`:
+
+1. a file already at the destination with the expected sha256 is kept;
+2. else the first *mirror* directory that holds a file of that name (the research data beside a checkout,
+   ``$PROGRAML_SHARED_DATA/<data set>`` or ``../shared/data/<data set>``, see :func:`shared_data`) is linked (a hard
+   link where the file system allows it) or copied, after its checksum is checked;
+3. else the public URL is downloaded by :func:`download_url`.
+
+:func:`download_url` streams: the response is copied in chunks to a temporary file beside the destination while its
+sha256 is computed incrementally, so an archive is never held in memory. The temporary file is renamed into place
+only when the checksum matches; on any failure (network, checksum, disk) it is removed, nothing is left at the
+destination, and the error is one :class:`~programl.exceptions.ProgramlError` line. ``file://`` URLs work too (and
+are what the tests use: the machine that runs them has no internet). Files get the mode ``0o666 & ~umask``, like any
+file a program writes.
+
+Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from pathlib import Path
+
+from programl.exceptions import ProgramlError
+from programl.util.fs import current_umask
+
+__all__ = ["CHUNK_SIZE", "download_url", "fetch", "sha256_file", "shared_data"]
+
+#: Bytes read and hashed at a time.
+CHUNK_SIZE = 1 << 20
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """The hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(CHUNK_SIZE), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def shared_data(name: str) -> Path | None:
+    """``$PROGRAML_SHARED_DATA/<name>`` or ``../shared/data/<name>`` (the research data beside a checkout), if there."""
+    shared = os.environ.get("PROGRAML_SHARED_DATA")
+    for candidate in ([Path(shared) / name] if shared else []) + [Path("..") / "shared" / "data" / name]:
+        if candidate.exists():
+            return candidate.resolve()
+    return None
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _stream_to(path: Path, chunks: Iterable[bytes], sha256: str | None, what: str) -> Path:
+    """Write ``chunks`` to a temporary file beside ``path``, hashing as it goes; rename it into place when the hash
+    is ``sha256`` (or when no hash is expected). Nothing is left at ``path`` or beside it on failure."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        digest = hashlib.sha256()
+        with os.fdopen(fd, "wb") as f:
+            for chunk in chunks:
+                digest.update(chunk)
+                f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+            os.fchmod(f.fileno(), 0o666 & ~current_umask())
+        actual = digest.hexdigest()
+        if sha256 is not None and actual != sha256:
+            raise ProgramlError(f"{what}: sha256 {actual} differs from the expected {sha256}")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def download_url(
+    url: str,
+    path: str | os.PathLike,
+    sha256: str | None = None,
+    *,
+    timeout: float = 120,
+    chunk_size: int = CHUNK_SIZE,
+) -> Path:
+    """Stream ``url`` to ``path`` (atomically), checking its sha256 on the way (module docstring).
+
+    Args:
+        url: ``https://``, ``http://`` or ``file://``.
+        path: Destination file.
+        sha256: Expected hex digest (None: not checked).
+        timeout: Seconds without progress before the connection is given up.
+        chunk_size: Bytes per read.
+
+    Raises:
+        ProgramlError: The download failed or the checksum differs (one line; nothing is written then).
+    """
+    path = Path(path)
+
+    def chunks():
+        with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 - the data sets' fixed URLs
+            yield from iter(lambda: response.read(chunk_size), b"")
+
+    try:
+        return _stream_to(path, chunks(), sha256, url)
+    except ProgramlError:
+        raise
+    except (OSError, ValueError, urllib.error.URLError) as error:
+        reason = getattr(error, "reason", None)
+        message = _first_line(reason) if isinstance(reason, BaseException) else _first_line(error)
+        raise ProgramlError(f"could not download {url}: {message}") from None
+
+
+def _copy_chunks(source: Path) -> Iterable[bytes]:
+    with open(source, "rb") as f:
+        yield from iter(lambda: f.read(CHUNK_SIZE), b"")
+
+
+def fetch(
+    path: str | os.PathLike,
+    sha256: str,
+    *,
+    url: str | None = None,
+    mirrors: Iterable[str | os.PathLike | None] = (),
+    timeout: float = 120,
+) -> Path:
+    """Make ``path`` hold the file with digest ``sha256``: kept, linked or copied from a mirror, or downloaded.
+
+    Args:
+        path: Destination file; its name is looked up in each mirror directory.
+        sha256: Expected hex digest.
+        url: Public URL to download when no mirror has the file (None: mirrors only).
+        mirrors: Directories to take the file from first (None entries are skipped).
+        timeout: See :func:`download_url`.
+
+    Raises:
+        ProgramlError: A mirror's copy or the download has another checksum, the download failed, or there is no
+            source at all (one line; nothing is left at ``path``).
+    """
+    path = Path(path)
+    mirrors = [m for m in mirrors if m is not None]
+    if path.is_file() and sha256_file(path) == sha256:
+        return path
+    for mirror in mirrors:
+        source = Path(mirror) / path.name
+        if not source.is_file():
+            continue
+        if source.resolve() == path.resolve():
+            raise ProgramlError(f"{path}: sha256 differs from the expected {sha256}")
+        if sha256_file(source) != sha256:
+            raise ProgramlError(f"{source}: sha256 differs from the expected {sha256}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        link = path.parent / f".{path.name}.{os.getpid()}.link"
+        try:
+            link.unlink(missing_ok=True)
+            os.link(source, link)
+            os.replace(link, path)
+            return path
+        except OSError:  # another file system, or links not allowed: a streamed copy
+            link.unlink(missing_ok=True)
+        try:
+            return _stream_to(path, _copy_chunks(source), sha256, str(source))
+        except OSError as error:
+            raise ProgramlError(f"{path}: could not copy {source}: {_first_line(error)}") from None
+    if url is None:
+        searched = ", ".join(str(m) for m in mirrors) or "no mirror"
+        raise ProgramlError(f"{path}: missing, and not in {searched} (no public URL to download it from)")
+    return download_url(url, path, sha256, timeout=timeout)

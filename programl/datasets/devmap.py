@@ -1,0 +1,186 @@
+"""``DevMap``: the OpenCL device-mapping data set as a PyG ``InMemoryDataset`` (SPEC §6.5, §7.3, §1.8; issue 10).
+
+680 kernels-with-inputs per platform (AMD Tahiti 7970, NVIDIA GTX 970): one graph each, a graph-level target (1 when
+the GPU was faster) and the auxiliary inputs ``[transfer bytes, work-group size]``. Small enough to hold in memory.
+
+PyG layout under ``root``::
+
+    raw/            the public files (programl.data.devmap.SOURCES), linked or copied from ../shared/data/devmap
+                    (or $PROGRAML_SHARED_DATA/devmap), else downloaded from their URLs, sha256-checked
+    processed/build/  the graphs, built by programl.data.devmap.build_devmap (shared by every option)
+    processed/devmap-<variant>-<platform>-<rows>.pt   the collated examples
+
+Examples (``Data``): ``x`` (ids into :attr:`DevMap.texts`; see :mod:`programl.datasets.transforms`),
+``node_type``, ``edge_index``, ``edge_flow``, ``edge_pos``, ``y`` (1,) long (``devmap_label``), ``graph_x`` (1, 2)
+float32 (raw ``[transfer, wgsize]``; the paper's model takes their log1p; exact in ``transfer_bytes`` and ``wgsize``,
+(1,) long), ``runtimes`` (1, 2) float (CPU, GPU
+seconds) and ``row`` (1,) long (the CSV row).
+
+``split`` with ``fold``: the paper's rotating 80/10/10 split ``fold`` of a seeded stratified ``folds``-fold partition
+of the loaded rows (:func:`programl.data.devmap.cross_validation_splits`); it selects examples, the processed file is
+the same for every split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch_geometric.data import Data, InMemoryDataset
+
+from programl.data import devmap as _devmap
+from programl.data.download import shared_data
+from programl.data.vocabulary import Vocabulary
+from programl.datasets.processed import load_processed
+from programl.datasets.transforms import TextTable, split_vocabulary
+
+__all__ = ["DevMap"]
+
+_KEEP = ("x", "node_type", "edge_index", "edge_flow", "edge_pos", "graph_x", "transfer_bytes", "wgsize")
+
+
+class DevMap(InMemoryDataset):
+    """The DevMap graphs of one platform and variant (module docstring; SPEC §6.5).
+
+    Args:
+        root: Data set directory (``raw/``, ``processed/``).
+        platform: ``"amd"`` or ``"nvidia"``.
+        variant: ``"clang22"`` (the kernels compiled by clang-22; needs clang-22 to process) or ``"ncc"`` (NCC's
+            released IR).
+        split: ``None`` (every loaded row) or ``"train"``, ``"val"``, ``"test"`` of cross-validation fold ``fold``.
+        fold: Which rotation of the folds (0..folds-1).
+        folds: Number of folds (10 in the paper).
+        seed: Seed of the fold partition (204, SPEC §6.5).
+        rows: Load only these CSV rows (default: all 680), e.g. ``range(40)`` for a quick look.
+        mirrors: Directories to take the raw files from first (default: the shared research data, when found).
+        jobs: Worker processes of the graph build (default: all CPUs).
+        transform, pre_transform, pre_filter, force_reload, log: As for every PyG data set.
+
+    Example:
+        >>> from torch_geometric.loader import DataLoader
+        >>> train = DevMap("data/devmap", "amd", "ncc", split="train", fold=0)        # doctest: +SKIP
+        >>> batch = next(iter(DataLoader(train, batch_size=64, shuffle=True)))      # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike,
+        platform: str = "amd",
+        variant: str = "clang22",
+        split: str | None = None,
+        *,
+        fold: int = 0,
+        folds: int = 10,
+        seed: int = 204,
+        rows: Sequence[int] | None = None,
+        mirrors: Sequence[str | os.PathLike] | None = None,
+        jobs: int | None = None,
+        transform: Callable[[Data], Data] | None = None,
+        pre_transform: Callable[[Data], Data] | None = None,
+        pre_filter: Callable[[Data], bool] | None = None,
+        force_reload: bool = False,
+        log: bool = True,
+    ) -> None:
+        if platform not in _devmap.PLATFORMS:
+            raise ValueError(f"unknown devmap platform {platform!r} (expected {' or '.join(_devmap.PLATFORMS)})")
+        if variant not in _devmap.VARIANTS:
+            raise ValueError(f"unknown devmap variant {variant!r} (expected {' or '.join(_devmap.VARIANTS)})")
+        if split not in (None, "train", "val", "test"):
+            raise ValueError(f"unknown split {split!r} (expected train, val, test or None)")
+        if split is not None and not 0 <= fold < folds:
+            raise ValueError(f"fold {fold} is not in 0..{folds - 1}")
+        self.platform, self.variant, self.split = platform, variant, split
+        self.fold, self.folds, self.seed = fold, folds, seed
+        self.rows = sorted(set(int(r) for r in rows)) if rows is not None else None
+        self.mirrors = list(mirrors) if mirrors is not None else [shared_data("devmap")]
+        self.jobs = jobs
+        super().__init__(str(root), transform, pre_transform, pre_filter, log=log, force_reload=force_reload)
+        meta = load_processed(self, self.processed_paths[0], self.processed_paths[1])
+        #: node text of every id in ``x`` (id ``len(texts)``: unknown)
+        self.texts: list[str] = meta["texts"]
+        #: benchmark-dataset name of every loaded row, in order
+        self.names: list[str] = meta["names"]
+        if split is not None:
+            labels = self._data.y.numpy()
+            part = _devmap.cross_validation_splits(labels, folds, seed)[fold]
+            self._indices = getattr(part, split).tolist()
+
+    # ------------------------------------------------------------------------------------------------- PyG layout
+    @property
+    def raw_file_names(self) -> list[str]:
+        return [name for name, source in _devmap.SOURCES.items() if source.url is not None]
+
+    @property
+    def processed_file_names(self) -> list[str]:
+        if self.rows is None:
+            rows = "all"
+        else:
+            rows = hashlib.sha256(",".join(map(str, self.rows)).encode()).hexdigest()[:12]
+        stem = f"devmap-{self.variant}-{self.platform}-{rows}"
+        return [f"{stem}.pt", f"{stem}.json"]
+
+    def download(self) -> None:
+        """Link or copy the public files from a mirror, else download them (sha256-checked)."""
+        _devmap.fetch_sources(self.raw_dir, mirrors=self.mirrors)
+
+    def process(self) -> None:
+        """Build the graphs (:func:`programl.data.devmap.build_devmap`) and collate them."""
+        from programl.exceptions import ProgramlError
+        from programl.io.pyg import to_pyg
+
+        raw = Path(self.raw_dir)
+        for mirror in self.mirrors:  # the generated clang-22 manifest has no URL: take it from a mirror if there
+            manifest = Path(mirror) / _devmap.MANIFEST_FILE if mirror is not None else None
+            if manifest is not None and manifest.is_file() and not (raw / _devmap.MANIFEST_FILE).is_file():
+                from programl.data.download import fetch
+
+                fetch(raw / _devmap.MANIFEST_FILE, _devmap.SOURCES[_devmap.MANIFEST_FILE].sha256, mirrors=[mirror])
+        build = Path(self.processed_dir) / "build"
+        report = _devmap.build_devmap(raw, build, (self.variant,), jobs=self.jobs, rows=self.rows)
+        if not report.ok:
+            name, error = report.failed[self.variant][0]
+            raise ProgramlError(
+                f"{build}: {len(report.failed[self.variant])} devmap rows failed to build ({name}: {error})"
+            )
+        data = _devmap.load_devmap(raw, build, self.platform, self.variant, rows=self.rows)
+        table = TextTable()
+        examples = []
+        for row, graph in zip(data.rows, data.graphs):
+            d = to_pyg(graph, table)
+            example = Data(**{k: d[k] for k in _KEEP}, num_nodes=d.num_nodes)
+            example.y = torch.tensor([row.label], dtype=torch.long)
+            example.runtimes = torch.tensor([[row.runtime_cpu, row.runtime_gpu]], dtype=torch.float64)
+            example.row = torch.tensor([row.row], dtype=torch.long)
+            if self.pre_filter is not None and not self.pre_filter(example):
+                continue
+            if self.pre_transform is not None:
+                example = self.pre_transform(example)
+            examples.append(example)
+        self.save(examples, self.processed_paths[0])
+        from programl.util.fs import atomic_write_text
+
+        meta = {"texts": table.texts, "names": [r.name for r in data.rows]}
+        atomic_write_text(self.processed_paths[1], json.dumps(meta, sort_keys=True) + "\n")
+
+    # ------------------------------------------------------------------------------------------------- views
+    @property
+    def sizes(self) -> np.ndarray:
+        """Node count of every example (in dataset order), for node-budget batching."""
+        counts = np.diff(self.slices["x"].numpy())
+        return counts[np.asarray(self.indices(), dtype=np.int64)]
+
+    def vocabulary(self) -> Vocabulary:
+        """The count-ordered vocabulary of this split's graphs (the fold's training vocabulary, SPEC §6.5)."""
+        return split_vocabulary(self)
+
+    def __repr__(self) -> str:
+        split = "all" if self.split is None else f"{self.split} of fold {self.fold}/{self.folds}"
+        return (
+            f"{type(self).__name__}({len(self)} examples, {self.platform}, {self.variant}, {split}, "
+            f"{len(self.texts)} texts)"
+        )
