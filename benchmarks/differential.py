@@ -5,7 +5,8 @@ Corpus: the C/C++ programs of tests/data/programs at -O0, -O2 and -O0 -g (clang-
 files of ../shared/data/legacy-ir, the PyPI C files that benchmarks/build.py compiled into its cache (when
 present), and the harder code of issue 9 item 8 at -O0 and -O2: C++ with classes in namespaces and templates
 (ujson's bundled double-conversion), C++ that throws and catches exceptions (pyclipper's Clipper library and
-its Cython-generated C++ wrapper) and Cython-generated C (msgpack's and aiohttp's, as their sdists ship it). Those
+its Cython-generated C++ wrapper; marisa-trie's MARISA library and its Cython-generated C++, whose ``except +``
+calls catch C++ exceptions) and Cython-generated C (msgpack's and aiohttp's, as their sdists ship it). Those
 sdists are fetched at benchmark time with ``pip download --no-deps --no-binary`` (sdists only) into --cache (never
 committed); a package that cannot be fetched is skipped with a message. Each file is built by ProGraML 0.3.2's
 ``llvm2graph-10`` and by programl, and compared as multisets of canonical nodes and edges
