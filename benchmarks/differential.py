@@ -4,8 +4,10 @@
 Corpus: the C/C++ programs of tests/data/programs at -O0, -O2 and -O0 -g (clang-14, LLVM 10-readable IR), the 1,000
 files of ../shared/data/legacy-ir, the PyPI C files that benchmarks/build.py compiled into its cache (when
 present), and the harder code of issue 9 item 8 at -O0 and -O2: C++ with classes in namespaces and templates
-(ujson's bundled double-conversion) and Cython-generated C (msgpack's and aiohttp's, as their sdists ship it). Those
-sdists are fetched at benchmark time with ``pip download --no-deps --no-binary :all:`` into --cache (never
+(ujson's bundled double-conversion), C++ that throws and catches exceptions (pyclipper's Clipper library and
+its Cython-generated C++ wrapper; marisa-trie's MARISA library and its Cython-generated C++, whose ``except +``
+calls catch C++ exceptions) and Cython-generated C (msgpack's and aiohttp's, as their sdists ship it). Those
+sdists are fetched at benchmark time with ``pip download --no-deps --no-binary`` (sdists only) into --cache (never
 committed); a package that cannot be fetched is skipped with a message. Each file is built by ProGraML 0.3.2's
 ``llvm2graph-10`` and by programl, and compared as multisets of canonical nodes and edges
 (programl.graph_builder.compare):
@@ -46,14 +48,26 @@ from programl.graph_builder.reference import (  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data"
 
-#: (group, sdist, files in it): C++ with templates and namespaces, and C that Cython generated (the sdists ship it).
+#: (group, sdist, files in it, include directories in it): C++ with templates and namespaces, C++ that throws and
+#: catches, and C that Cython generated (the sdists ship it). Without include directories, every directory of the
+#: sdist that holds headers is one (marisa-trie's include/marisa/stdio.h would hide <stdio.h> that way).
 HARDER_CODE = [
-    ("PyPI C++", "ujson==5.10.0", ["deps/double-conversion/double-conversion/*.cc"]),
-    ("Cython C", "msgpack==1.1.0", ["msgpack/_cmsgpack.c"]),
+    ("PyPI C++", "ujson==5.10.0", ["deps/double-conversion/double-conversion/*.cc"], None),
+    # C++ that throws and catches (invoke, landingpad, resume, __cxa_*): Clipper, and the C++ Cython generated for it
+    ("PyPI C++", "pyclipper==1.3.0.post6", ["src/clipper.cpp", "src/pyclipper/_pyclipper.cpp"], None),
+    # typed catches (llvm.eh.typeid.for): the MARISA library, and Cython C++ whose `except +` calls catch C++ errors
+    (
+        "PyPI C++",
+        "marisa-trie==1.2.1",
+        ["src/marisa_trie.cpp", "marisa-trie/lib/marisa/*.cc", "marisa-trie/lib/marisa/grimoire/*/*.cc"],
+        ["marisa-trie/include", "marisa-trie/lib"],
+    ),
+    ("Cython C", "msgpack==1.1.0", ["msgpack/_cmsgpack.c"], None),
     (
         "Cython C",
         "aiohttp==3.9.5",
         ["aiohttp/_helpers.c", "aiohttp/_http_parser.c", "aiohttp/_http_writer.c", "aiohttp/_websocket.c"],
+        None,
     ),
 ]
 
@@ -65,12 +79,14 @@ def fetch_sdist(spec: str, cache: Path) -> Path | None:
         return directory
     download = cache / "downloads" / spec
     download.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", spec, "-d"]
+    command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", spec, "-d", str(download)]
     # pip prepares the sdist's metadata: first with this environment's setuptools (no download of build
-    # requirements such as Cython); packages that need more (setuptools_scm) with pip's isolated build environment
-    for isolation in (["--no-build-isolation"], []):
+    # requirements such as Cython); packages that need more (setuptools_scm) with pip's isolated build environment,
+    # whose build requirements may be wheels (built from source they take many minutes): only `spec` must be an sdist
+    name = spec.split("==")[0]
+    for options in (["--no-binary", ":all:", "--no-build-isolation"], ["--no-binary", name]):
         try:
-            subprocess.run([*command, str(download), *isolation], capture_output=True, timeout=600)
+            subprocess.run([*command, *options], capture_output=True, timeout=600)
         except subprocess.TimeoutExpired:
             continue
         if any(download.glob("*.tar.gz")):
@@ -90,14 +106,22 @@ def fetch_sdist(spec: str, cache: Path) -> Path | None:
 def harder_code(cache: Path, wanted=lambda group: True):
     """(group, name, IR) for the C++ and Cython-generated C files of HARDER_CODE, at -O0 and -O2."""
     python_include = sysconfig.get_paths()["include"]
-    for group, spec, patterns in HARDER_CODE:
+    for group, spec, patterns, includes in HARDER_CODE:
         if not wanted(group):
             continue
         directory = fetch_sdist(spec, cache)
         if directory is None:
             continue
-        headers = sorted({str(Path(h).parent) for h in glob.glob(str(directory / "**" / "*.h"), recursive=True)})
+        headers = sorted(
+            {
+                str(Path(h).parent)
+                for suffix in ("h", "hpp")
+                for h in glob.glob(str(directory / "**" / f"*.{suffix}"), recursive=True)
+            }
+        )
         roots = sorted(directory.iterdir())
+        if includes is not None:
+            headers = [str(root / include) for root in roots for include in includes]
         flags = [f"-I{d}" for d in headers] + [f"-I{r}" for r in roots] + [f"-I{python_include}"]
         sources = sorted(path for root in roots for pattern in patterns for path in root.glob(pattern))
         for opt in ("-O0", "-O2"):
@@ -127,7 +151,7 @@ def corpus(pypi_cache: Path, cache: Path, wanted=lambda group: True):
             text = path.read_text()
             if text:  # an empty file marks a C file that did not compile with clang-14
                 yield "pypi C files", path.name, llvm10_compatible(text)
-    if any(wanted(group) for group, _, _ in HARDER_CODE):
+    if any(wanted(group) for group, *_ in HARDER_CODE):
         yield from harder_code(cache, wanted)
 
 
