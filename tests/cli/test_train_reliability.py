@@ -497,7 +497,19 @@ def test_kill_9_while_a_checkpoint_is_written_then_resume(ddf, whole, tmp_path, 
 
 def test_ctrl_c_exits_130_keeps_the_checkpoint_and_resumes(ddf, whole, tmp_path) -> None:
     run = tmp_path / "run"
-    process = spawn(*TRAIN, *SCHEDULE, "--dataset", ddf, "--run-dir", run, "--checkpoint-minutes", "0", cwd=tmp_path)
+    # SIGINT as a terminal sends it; the default action, also where this test runs in a background job that ignores it
+    process = spawn(
+        *TRAIN,
+        *SCHEDULE,
+        "--dataset",
+        ddf,
+        "--run-dir",
+        run,
+        "--checkpoint-minutes",
+        "0",
+        cwd=tmp_path,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     wait_for(run / "last.pt", process)
     process.send_signal(signal.SIGINT)
     code, _, err = finish(process)
