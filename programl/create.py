@@ -111,6 +111,12 @@ def _check_iterable(function: str, expected: str, value: Any) -> None:
         raise _type_error(function, expected, value)
 
 
+def _check_copts(function: str, copts: Any) -> None:
+    """Raise ``TypeError`` unless ``copts`` is None or a sequence of str (a lone str would be split into letters)."""
+    if copts is not None and (isinstance(copts, str) or not all(isinstance(flag, str) for flag in copts)):
+        raise _type_error(function, "copts as a list of str", copts)
+
+
 def _ir_to_graph(ir: str | bytes, options: BuildOptions) -> ProgramGraph:
     if not isinstance(ir, (str, *_BYTES)):
         raise _type_error("from_llvm_ir", "LLVM IR as str or bytes in the iterable", ir)
@@ -340,8 +346,7 @@ def from_fortran(
     """
     if not isinstance(srcs, str):
         _check_iterable("from_fortran", "source text (str) or an iterable of it", srcs)
-    if copts is not None and (isinstance(copts, str) or not all(isinstance(flag, str) for flag in copts)):
-        raise _type_error("from_fortran", "copts as a list of str", copts)
+    _check_copts("from_fortran", copts)
     flang.find_flang()  # fail early, with the install hint, when flang is missing
     flags = tuple(copts or ())
     clang.check_flags(flags)
@@ -361,8 +366,7 @@ def _from_source(srcs, language, copts, system_includes, timeout, executor, chun
     function = _SOURCE_FUNCTIONS.get(language, "from_cpp")
     if not isinstance(srcs, str):
         _check_iterable(function, "source text (str) or an iterable of it", srcs)
-    if copts is not None and (isinstance(copts, str) or not all(isinstance(flag, str) for flag in copts)):
-        raise _type_error(function, "copts as a list of str", copts)
+    _check_copts(function, copts)
     clang.find_clang()  # fail early, with the install hint, when clang is missing
     clang.check_flags(tuple(copts or ()))  # and on flags that would make clang write no IR
     fn = functools.partial(

@@ -39,7 +39,7 @@ from programl.data import poj104 as _poj104
 from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
 from programl.datasets.processed import load_processed
-from programl.datasets.transforms import TextTable, split_vocabulary
+from programl.datasets.transforms import TextTable, split_sizes, split_vocabulary
 
 __all__ = ["POJ104"]
 
@@ -213,8 +213,7 @@ class POJ104(InMemoryDataset):
     @property
     def sizes(self) -> np.ndarray:
         """Node count of every example (in dataset order), for node-budget batching."""
-        counts = np.diff(self.slices["x"].numpy())
-        return counts[np.asarray(self.indices(), dtype=np.int64)]
+        return split_sizes(self)
 
     def vocabulary(self) -> Vocabulary:
         """The count-ordered vocabulary of this split's graphs (the training vocabulary of SPEC §6.6)."""

@@ -49,6 +49,12 @@ def count_vocabulary(texts: Sequence[str], ids: Iterable[torch.Tensor]) -> Vocab
     return Vocabulary.from_counts({t: int(c) for t, c in zip(texts, counts[: len(texts)]) if c > 0})
 
 
+def split_sizes(dataset) -> np.ndarray:
+    """Node count of every example an ``InMemoryDataset`` view selects (in its order), for node-budget batching."""
+    counts = np.diff(dataset.slices["x"].numpy())
+    return counts[np.asarray(dataset.indices(), dtype=np.int64)]
+
+
 def split_vocabulary(dataset) -> Vocabulary:
     """:func:`count_vocabulary` of the examples an ``InMemoryDataset`` view selects (its ``indices()``), read from
     the stored ids (before any transform)."""
