@@ -36,7 +36,7 @@ def clang22() -> str:
 
 @pytest.fixture(autouse=True)
 def _restore_denormals():
-    """Training entry points flush denormal floats to zero for speed (tasks.common.configure_threads); that is
+    """Training entry points flush denormal floats to zero for speed (programl.training.configure_threads); that is
     process-wide CPU state, so undo it after each test (hypothesis refuses to generate floats under it)."""
     yield
     import sys

@@ -171,7 +171,7 @@ def run_build(args: argparse.Namespace) -> int:
             from programl.data.deepdataflow.recipe import load_recipe, recipe_inputs, recipe_settings
 
             recipe = load_recipe(args.recipe)
-            from programl.tasks.common import shared_data
+            from programl.data.download import shared_data
 
             data = args.data or shared_data("")
             if not data:

@@ -10,7 +10,7 @@ Task modules import torch inside those functions only, so building the command-l
 
 * :mod:`programl.tasks.devmap` - OpenCL device mapping, 10-fold cross-validation per platform (SPEC §6.5).
 * :mod:`programl.tasks.classifyapp` - POJ-104 algorithm classification (SPEC §6.6).
-* :mod:`programl.tasks.common` - the names of :mod:`programl.training` (the shared engine), under their former home.
+What the tasks share (options, run directories, checkpoints, logs, DDP) is :mod:`programl.training`.
 """
 
 __all__: list[str] = []

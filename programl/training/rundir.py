@@ -1,6 +1,7 @@
 """Run directories (SPEC §6.5): a checked ``config.json`` (:func:`read_run_config`), one process at a time
 (:class:`RunLock`, which also removes what an interrupted atomic write left), and the research data beside a checkout
-(:func:`shared_data`); :func:`check_same_run` refuses to resume a run with other options.
+(:func:`shared_data`, from :mod:`programl.data.download`); :func:`check_same_run` refuses to resume a run with other
+options.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from programl.data.download import shared_data
 from programl.exceptions import ProgramlError
 
 __all__ = ["RunLock", "check_same_run", "read_run_config", "shared_data"]
@@ -90,15 +92,6 @@ class RunLock:
         if self._file is not None:
             self._file.close()  # releases the lock
             self._file = None
-
-
-def shared_data(name: str) -> Path | None:
-    """``$PROGRAML_SHARED_DATA/<name>`` or ``../shared/data/<name>`` (the research data beside a checkout), if there."""
-    shared = os.environ.get("PROGRAML_SHARED_DATA")
-    for candidate in ([Path(shared) / name] if shared else []) + [Path("..") / "shared" / "data" / name]:
-        if candidate.exists():
-            return candidate.resolve()
-    return None
 
 
 def check_same_run(

@@ -316,7 +316,7 @@ def _damage(run: Path, case: str) -> Path:
         torch.save([1, 2, 3], path)
     elif case == "last-another-model":
         path = run / "last.pt"
-        from programl.tasks.common import save_checkpoint
+        from programl.training import save_checkpoint
 
         save_checkpoint(path, model=torch.nn.Linear(3, 2), epoch=1)
     elif case == "log-garbage":

@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
 from programl.tasks import classifyapp  # noqa: E402
-from programl.tasks.common import load_checkpoint  # noqa: E402
+from programl.training import load_checkpoint  # noqa: E402
 
 LOOP = """int main() {{
   int n, i; long s = 0;
@@ -127,7 +127,7 @@ def test_resumed_run_equals_uninterrupted_run(dataset, tmp_path) -> None:
 
 
 def test_changed_options_need_restart(dataset, tmp_path) -> None:
-    from programl.tasks.common import UsageError
+    from programl.training import UsageError
 
     run = tmp_path / "run"
     assert classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "1"))) == 0

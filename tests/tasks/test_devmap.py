@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
 from programl.tasks import devmap  # noqa: E402
-from programl.tasks.common import UsageError, load_checkpoint  # noqa: E402
+from programl.training import UsageError, load_checkpoint  # noqa: E402
 
 
 def test_metrics_by_hand() -> None:

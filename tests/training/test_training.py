@@ -1,5 +1,5 @@
 """Tests of programl.training (the engine the tasks share): devices, seeds, checkpoints, logs, plots, sharding,
-distributed set-up; programl.tasks.common re-exports the same objects."""
+distributed set-up."""
 
 from __future__ import annotations
 
@@ -14,14 +14,13 @@ torch = pytest.importorskip("torch")
 
 from programl import training as common  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
-from programl.tasks import common as former  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def test_import_does_not_load_torch() -> None:
     code = (
-        "import sys, programl.training, programl.tasks.common, programl.tasks.devmap, programl.tasks.classifyapp, "
+        "import sys, programl.training, programl.tasks.devmap, programl.tasks.classifyapp, "
         "programl.tasks.dataflow; "
         "print('torch' in sys.modules)"
     )
@@ -163,12 +162,6 @@ def test_plan_graph_batches_caps_and_merges() -> None:
     assert sorted(i for b in merged for i in b) == order
     assert common.plan_graph_batches([3, 9], [1, 0], max_nodes=4, min_graphs=2) == [[1, 0]]
     assert common.plan_graph_batches([], [], max_nodes=4) == []
-
-
-def test_the_former_home_re_exports_the_engine() -> None:
-    assert former.__all__ == common.__all__
-    for name in common.__all__:
-        assert getattr(former, name) is getattr(common, name), name
 
 
 def test_check_same_run_names_every_changed_option(tmp_path) -> None:
