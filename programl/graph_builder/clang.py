@@ -51,6 +51,7 @@ __all__ = [
     "compile_file",
     "compile_source",
     "find_clang",
+    "find_tool",
     "inputs_of",
     "language_of",
     "run_compiler",
@@ -121,22 +122,28 @@ def _major_version(binary: str, tool: str = "clang") -> int | None:
 
 
 @functools.cache
-def _find(explicit: str | None) -> str:
+def find_tool(tool: str, explicit: str | None, variable: str, hint: str) -> str:
+    """The path of ``tool`` (clang or flang) of major version 22: ``explicit`` (the value of ``$variable``) when
+    given, else ``<tool>-22`` or ``<tool>`` on the PATH.
+
+    Raises:
+        UnsupportedCompiler: None was found, or ``explicit`` is no executable of version 22 (``hint`` says how to
+            install one).
+    """
     if explicit:
         path = shutil.which(explicit) or (explicit if os.access(explicit, os.X_OK) else None)
         if not path:
-            raise UnsupportedCompiler(f"$PROGRAML_CLANG={explicit} is not an executable; {INSTALL_HINT}")
-        major = _major_version(path)
+            raise UnsupportedCompiler(f"${variable}={explicit} is not an executable; {hint}")
+        major = _major_version(path, tool)
         if major != CLANG_MAJOR:
-            raise UnsupportedCompiler(
-                f"{path} is clang {major}, but programl reads IR with LLVM {CLANG_MAJOR}; {INSTALL_HINT}"
-            )
+            message = f"{path} is {tool} {major}, but programl reads IR with LLVM {CLANG_MAJOR}; {hint}"
+            raise UnsupportedCompiler(message)
         return path
-    for name in (f"clang-{CLANG_MAJOR}", "clang"):
+    for name in (f"{tool}-{CLANG_MAJOR}", tool):
         path = shutil.which(name)
-        if path and _major_version(path) == CLANG_MAJOR:
+        if path and _major_version(path, tool) == CLANG_MAJOR:
             return path
-    raise UnsupportedCompiler(f"clang-{CLANG_MAJOR} not found; {INSTALL_HINT}")
+    raise UnsupportedCompiler(f"{tool}-{CLANG_MAJOR} not found; {hint}")
 
 
 def find_clang() -> str:
@@ -145,7 +152,7 @@ def find_clang() -> str:
     Raises:
         UnsupportedCompiler: No clang 22 was found (the message says how to install it).
     """
-    return _find(os.environ.get("PROGRAML_CLANG") or None)
+    return find_tool("clang", os.environ.get("PROGRAML_CLANG") or None, "PROGRAML_CLANG", INSTALL_HINT)
 
 
 def language_of(path: str) -> str | None:

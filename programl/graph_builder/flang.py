@@ -13,20 +13,17 @@ text, as for C). flang writes a ``.mod`` file for each Fortran module it compile
 
 from __future__ import annotations
 
-import functools
 import os
 import re
-import shutil
 import tempfile
 from collections.abc import Sequence
 
-from programl.exceptions import UnsupportedCompiler
 from programl.graph_builder.clang import (
     CLANG_MAJOR,
     CompilerError,
     _ir_string,
-    _major_version,
     check_flags,
+    find_tool,
     run_compiler,
 )
 
@@ -43,32 +40,13 @@ INSTALL_HINT = "install it with `apt-get install flang-22` or point $PROGRAML_FL
 _MODULE_NAME = re.compile(r'^source_filename = "FIRModule"$', re.M)
 
 
-@functools.cache
-def _find(explicit: str | None) -> str:
-    if explicit:
-        path = shutil.which(explicit) or (explicit if os.access(explicit, os.X_OK) else None)
-        if not path:
-            raise UnsupportedCompiler(f"$PROGRAML_FLANG={explicit} is not an executable; {INSTALL_HINT}")
-        major = _major_version(path, "flang")
-        if major != FLANG_MAJOR:
-            raise UnsupportedCompiler(
-                f"{path} is flang {major}, but programl reads IR with LLVM {FLANG_MAJOR}; {INSTALL_HINT}"
-            )
-        return path
-    for name in (f"flang-{FLANG_MAJOR}", "flang"):
-        path = shutil.which(name)
-        if path and _major_version(path, "flang") == FLANG_MAJOR:
-            return path
-    raise UnsupportedCompiler(f"flang-{FLANG_MAJOR} not found; {INSTALL_HINT}")
-
-
 def find_flang() -> str:
     """The path of flang 22.
 
     Raises:
         UnsupportedCompiler: No flang 22 was found (the message says how to install it).
     """
-    return _find(os.environ.get("PROGRAML_FLANG") or None)
+    return find_tool("flang", os.environ.get("PROGRAML_FLANG") or None, "PROGRAML_FLANG", INSTALL_HINT)
 
 
 def is_fortran(path: str) -> bool:
