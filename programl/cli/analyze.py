@@ -27,12 +27,12 @@ from programl.cli.common import (
     usage_error,
     worker_outcomes,
 )
+from programl.dataflow.names import ANALYSES
 from programl.util.freshness import FreshnessRecord, freshness_key
 from programl.util.fs import output_directory_problem
 
 __all__ = ["add_parser", "run"]
 
-ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
 LABEL_SUFFIXES = {
     "pb": ".ProgramGraphFeaturesList.pb",
     "pbtxt": ".ProgramGraphFeaturesList.pbtxt",

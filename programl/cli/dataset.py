@@ -27,11 +27,10 @@ from programl.cli.common import (
     print_line,
     usage_error,
 )
+from programl.dataflow.names import ANALYSES
 from programl.util.fs import output_directory_problem
 
 __all__ = ["add_parser", "run"]
-
-ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
 
 EXAMPLES = """\
 examples:

@@ -47,8 +47,9 @@ import numpy as np
 import torch
 from torch_geometric.data import Data, Dataset
 
-from programl.data.deepdataflow.layout import ANALYSES, SPLITS, Layout
+from programl.data.deepdataflow.layout import SPLITS, Layout
 from programl.data.deepdataflow.store import GRAPH_COLUMNS, memmap, prepare_split
+from programl.dataflow.names import check_analysis
 from programl.exceptions import ProgramlError
 
 __all__ = ["DeepDataFlowDataset"]
@@ -59,7 +60,7 @@ class DeepDataFlowDataset(Dataset):
 
     Args:
         root: The data set directory (ours or ProGraML's released layout).
-        analysis: ``reachability``, ``dominance``, ``datadep``, ``liveness`` or ``subexpressions``.
+        analysis: One of :data:`programl.dataflow.ANALYSES` (``reachability``, ``liveness`` ...).
         split: ``train``, ``val`` or ``test``.
         max_steps: Keep records with ``data_flow_step_count <= max_steps`` (30 = DDF-30, 60 = DDF-60; None: all).
         max_nodes: Keep graphs with at most this many nodes (None: no limit); graphs with no nodes are dropped.
@@ -92,8 +93,7 @@ class DeepDataFlowDataset(Dataset):
         progress: Callable[[Iterable, int, str], Iterable] | None = None,
         transform: Callable[[Data], Data] | None = None,
     ) -> None:
-        if analysis not in ANALYSES:
-            raise ValueError(f"unknown analysis {analysis!r}; expected one of {', '.join(ANALYSES)}")
+        check_analysis(analysis)
         if split not in SPLITS and not (Path(root) / split).is_dir():
             raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
         self.analysis = analysis

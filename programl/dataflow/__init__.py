@@ -9,27 +9,41 @@
 
 Graphs without an eligible root, and graphs on which the reference gives up (dominance past 1000 steps, liveness
 past its work-list limit), raise :class:`~programl.exceptions.AnalysisError`.
+
+Importing the package imports only :data:`ANALYSES` (:mod:`programl.dataflow.names`) and the exceptions; the analyses
+and numpy load when one of the other names is first used (PEP 562), so the command line lists the analyses cheaply.
 """
 
-from programl.dataflow.analyze import (
-    ANALYSES,
-    analysis_class,
-    analyze,
-    analyze_arrays,
-    eligible_roots,
-    num_roots,
-    select_roots,
-)
-from programl.dataflow.base import AnalysisResult, RootedAnalysis
-from programl.dataflow.columnar import GraphView, as_view, cached_view, clear_view_cache
-from programl.dataflow.records import (
-    arrays_to_labels,
-    labels_to_arrays,
-    labels_to_bytes,
-    load_labels,
-    save_labels,
-)
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import Any
+
+from programl.dataflow.names import ANALYSES
 from programl.exceptions import AnalysisError
+
+# public name -> module that defines it (imported on first use)
+_EXPORTS = {
+    "analysis_class": "programl.dataflow.analyze",
+    "analyze": "programl.dataflow.analyze",
+    "analyze_arrays": "programl.dataflow.analyze",
+    "eligible_roots": "programl.dataflow.analyze",
+    "num_roots": "programl.dataflow.analyze",
+    "select_roots": "programl.dataflow.analyze",
+    "AnalysisResult": "programl.dataflow.base",
+    "RootedAnalysis": "programl.dataflow.base",
+    "GraphView": "programl.dataflow.columnar",
+    "as_view": "programl.dataflow.columnar",
+    "cached_view": "programl.dataflow.columnar",
+    "clear_view_cache": "programl.dataflow.columnar",
+    "arrays_to_labels": "programl.dataflow.records",
+    "labels_to_arrays": "programl.dataflow.records",
+    "labels_to_bytes": "programl.dataflow.records",
+    "load_labels": "programl.dataflow.records",
+    "save_labels": "programl.dataflow.records",
+}
 
 __all__ = [
     "ANALYSES",
@@ -52,3 +66,33 @@ __all__ = [
     "save_labels",
     "select_roots",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'programl.dataflow' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(types.ModuleType):
+    """This package, whose ``analyze`` stays the function when the submodule ``analyze`` is imported.
+
+    Python sets ``programl.dataflow.analyze`` to the submodule when it is first imported (by anyone, e.g. ``from
+    programl.dataflow.analyze import select_roots``); the package's name ``analyze`` is the function, as it was when
+    this ``__init__`` imported everything eagerly.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "analyze" and isinstance(value, types.ModuleType):
+            value = value.analyze
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -23,23 +23,18 @@ from programl.dataflow.columnar import GraphView, cached_view
 from programl.dataflow.datadep import DataDep
 from programl.dataflow.dominance import Dominance
 from programl.dataflow.liveness import Liveness
+from programl.dataflow.names import ANALYSES, check_analysis
 from programl.dataflow.reachability import Reachability
 from programl.dataflow.records import arrays_to_labels
 from programl.dataflow.subexpressions import Subexpressions
 from programl.exceptions import AnalysisError
 from programl.proto import ProgramGraph, ProgramGraphFeaturesList
 
+# ANALYSES is programl.dataflow.names's, re-exported for code that imports it from here
 __all__ = ["ANALYSES", "analysis_class", "analyze", "analyze_arrays", "eligible_roots", "num_roots", "select_roots"]
 
-#: Names of the analyses, in the reference's label-generation order.
-ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
-
 _CLASSES: dict[str, type[RootedAnalysis]] = {
-    "reachability": Reachability,
-    "dominance": Dominance,
-    "datadep": DataDep,
-    "liveness": Liveness,
-    "subexpressions": Subexpressions,
+    cls.name: cls for cls in (Reachability, Dominance, DataDep, Liveness, Subexpressions)
 }
 
 
@@ -49,10 +44,7 @@ def analysis_class(analysis: str) -> type[RootedAnalysis]:
     Raises:
         AnalysisError: For an unknown name.
     """
-    try:
-        return _CLASSES[analysis]
-    except (KeyError, TypeError):
-        raise AnalysisError(f"unknown analysis {analysis!r}; expected one of {', '.join(ANALYSES)}") from None
+    return _CLASSES[check_analysis(analysis, AnalysisError)]
 
 
 def _prepare(graph: Any, analysis: str) -> RootedAnalysis:

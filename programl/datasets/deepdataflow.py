@@ -34,9 +34,10 @@ import numpy as np
 from torch_geometric.data import Data, Dataset
 
 from programl.data.dataset import DeepDataFlowDataset
-from programl.data.deepdataflow.layout import ANALYSES, SPLITS
+from programl.data.deepdataflow.layout import SPLITS
 from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
+from programl.dataflow.names import ANALYSES, check_analysis
 
 __all__ = ["DEEPDATAFLOW22", "DeepDataFlow"]
 
@@ -66,7 +67,7 @@ class DeepDataFlow(Dataset):
 
     Args:
         root: Data set directory (``raw/``, ``processed/``).
-        analysis: ``reachability``, ``dominance``, ``datadep``, ``liveness`` or ``subexpressions``.
+        analysis: One of :data:`programl.dataflow.ANALYSES` (``reachability``, ``liveness`` ...).
         split: ``train``, ``val`` or ``test``.
         size: Source programs per recipe source (a small version of the same data set; default: all).
         max_steps: Keep records within this many data-flow steps (30 = DDF-30, 60 = DDF-60, None = all).
@@ -100,8 +101,7 @@ class DeepDataFlow(Dataset):
         force_reload: bool = False,
         log: bool = True,
     ) -> None:
-        if analysis not in ANALYSES:
-            raise ValueError(f"unknown analysis {analysis!r}; expected one of {', '.join(ANALYSES)}")
+        check_analysis(analysis)
         if split not in SPLITS:
             raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
         if size is not None and size < 1:

@@ -12,8 +12,9 @@ Nothing here imports torch; the PyG datasets over this layout are in :mod:`progr
 
 from programl.data.deepdataflow.builder import BuildReport, build_dataset, graph_seed, load_summary
 from programl.data.deepdataflow.inputs import Input, discover_inputs
-from programl.data.deepdataflow.layout import ANALYSES, SPLITS, Layout, read_manifest
+from programl.data.deepdataflow.layout import SPLITS, Layout, read_manifest
 from programl.data.deepdataflow.split import split_groups
+from programl.dataflow.names import ANALYSES
 
 __all__ = [
     "ANALYSES",

@@ -41,7 +41,6 @@ from typing import Any
 
 from programl.data.deepdataflow.inputs import Input
 from programl.data.deepdataflow.layout import (
-    ANALYSES,
     SPLITS,
     Layout,
     append_manifest,
@@ -49,6 +48,7 @@ from programl.data.deepdataflow.layout import (
     write_manifest,
 )
 from programl.data.deepdataflow.split import split_groups, write_split_links
+from programl.dataflow.names import ANALYSES, check_analysis
 
 __all__ = [
     "FORMAT_VERSION",
@@ -309,16 +309,14 @@ def build_dataset(
         PoolError: The default pool could not start its workers (what finished is in the manifest).
         KeyboardInterrupt: Interrupted; the inputs in flight were killed (what finished is in the manifest).
     """
-    from programl.dataflow import ANALYSES as KNOWN
     from programl.graph_builder.llvm import LLVM_VERSION
     from programl.util.executor import TimeoutProcessPool, check_max_memory, check_timeout, execute_outcomes
 
     start = time.perf_counter()
     timeout = check_timeout(timeout)
     max_memory = check_max_memory(max_memory)
-    unknown = [a for a in analyses if a not in KNOWN]
-    if unknown:
-        raise ValueError(f"unknown analysis {unknown[0]!r}; expected some of {', '.join(KNOWN)}")
+    for analysis in analyses:
+        check_analysis(analysis)
     names = [item.name for item in inputs]
     if len(set(names)) != len(names):
         duplicate = next(n for n in names if names.count(n) > 1)

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "ANALYSES",
     "GRAPH_SUFFIX",
     "LABEL_SUFFIX",
     "SPLITS",
@@ -38,8 +37,6 @@ __all__ = [
     "write_manifest",
 ]
 
-#: The five analyses, in the reference's label-generation order (SPEC §4.7).
-ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
 SPLITS = ("train", "val", "test")
 GRAPH_SUFFIX = ".ProgramGraph.pb"
 LABEL_SUFFIX = ".ProgramGraphFeaturesList.pb"
