@@ -27,6 +27,7 @@ from programl.cli.common import (
     usage_error,
     worker_outcomes,
 )
+from programl.cli.helptext import description
 from programl.dataflow.names import ANALYSES
 from programl.util.freshness import FreshnessRecord, freshness_key
 from programl.util.fs import output_directory_problem
@@ -55,7 +56,7 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "analyze",
         help="label graphs with data-flow analyses",
-        description=__doc__.split("\n\n")[0],
+        description=description(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

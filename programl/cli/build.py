@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from programl.cli.common import EXIT_USAGE, Summary, add_limit_options, progress, usage_error, worker_outcomes
 from programl.cli.formats import FORMATS, SUFFIXES
+from programl.cli.helptext import description
 from programl.util.freshness import FreshnessRecord, file_key
 from programl.util.fs import output_directory_problem
 
@@ -48,7 +49,7 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "build",
         help="build program graphs from .ll/.bc/.c/.cc/.cpp/.cl/.cu/.f/.f90 files",
-        description=__doc__.split("\n\n")[0],
+        description=description(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -11,6 +11,7 @@ import sys
 
 from programl.cli.common import Summary, progress, usage_error
 from programl.cli.formats import FORMATS, SUFFIXES
+from programl.cli.helptext import description
 
 __all__ = ["add_parser", "run"]
 
@@ -28,7 +29,7 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "convert",
         help="convert saved graphs to another format",
-        description=__doc__.split("\n\n")[0],
+        description=description(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -27,6 +27,7 @@ from programl.cli.common import (
     print_line,
     usage_error,
 )
+from programl.cli.helptext import description
 from programl.dataflow.names import ANALYSES
 from programl.util.fs import output_directory_problem
 
@@ -46,7 +47,7 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "dataset",
         help="build and inspect DeepDataFlow data sets",
-        description=__doc__.split("\n\n")[0],
+        description=description(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -56,7 +57,7 @@ def add_parser(subparsers) -> None:
     build = sub.add_parser(
         "build",
         help="compile, build, label, split",
-        description="Compile sources (or take IR), build graphs, label them with the five analyses, split them 3:1:1 "
+        description="Compile sources (or take IR), build graphs, label them with the five analyses, split them 3:1:1\n"
         "by source program and build the training vocabulary, in the DeepDataFlow layout.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -5,7 +5,8 @@ The task sub-commands and their interface are those of ``programl train`` (:mod:
 
 from __future__ import annotations
 
-from programl.cli.train import add_task_commands, help_text
+from programl.cli.helptext import description
+from programl.cli.train import add_task_commands
 
 __all__ = ["add_parser"]
 
@@ -14,6 +15,6 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "evaluate",
         help="evaluate a trained model: dataflow, devmap, classifyapp",
-        description=help_text(__doc__.split("\n\n")[0]),
+        description=description(__doc__),
     )
     add_task_commands(parser, "evaluate", "add_evaluate_arguments", "evaluate_main")

@@ -7,6 +7,7 @@ import sys
 from collections import Counter
 
 from programl.cli.common import Summary
+from programl.cli.helptext import description
 
 __all__ = ["add_parser", "graph_stats", "run"]
 
@@ -15,7 +16,7 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "stats",
         help="print node and edge counts of saved graphs",
-        description=__doc__.split("\n\n")[0],
+        description=description(__doc__),
         epilog="example:\n  programl stats out/*.ProgramGraph.pb",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import re
 import sys
 
 from programl.cli.common import EXIT_FAILED, usage_error
+from programl.cli.helptext import description
 
-__all__ = ["TASKS", "add_parser", "add_task_commands", "describe", "help_text", "run"]
+__all__ = ["TASKS", "add_parser", "add_task_commands", "describe", "run"]
 
 #: task name -> module with the task's train/evaluate entry points (``programl train <name>``)
 TASKS = {
@@ -32,7 +32,7 @@ def add_task_commands(parser: argparse.ArgumentParser, command: str, adder: str,
     subparsers.required = True
     for name, module_name in TASKS.items():
         module = importlib.import_module(module_name)
-        doc = help_text((module.__doc__ or "").strip().split("\n\n")[0])
+        doc = description(module.__doc__)
         sub = subparsers.add_parser(
             name,
             help=doc.splitlines()[0] if doc else name,
@@ -44,19 +44,11 @@ def add_task_commands(parser: argparse.ArgumentParser, command: str, adder: str,
         sub.set_defaults(run=run, parser=sub, task_module=module_name, task_entry=entry, command_name=command)
 
 
-def help_text(text: str) -> str:
-    """A docstring as ``--help`` shows it: no reStructuredText markup (````x````, ``:mod:`x```) and no references
-    to the SPEC, a document the package does not ship."""
-    text = re.sub(r"\s*\(SPEC §[^)]*\)", "", text)
-    text = re.sub(r":\w+:`~?([^`]*)`", lambda m: m.group(1).rsplit(".", 1)[-1], text)
-    return text.replace("``", "")
-
-
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "train",
         help="train a model: dataflow, devmap, classifyapp",
-        description=help_text(__doc__.split("\n\n")[0]),
+        description=description(__doc__),
     )
     add_task_commands(parser, "train", "add_train_arguments", "train_main")
 
