@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from programl.util.lazy import lazy_getattr
+
 __version__ = "0.4.0"
 
 #: The ``version=`` values of ``from_llvm_ir`` (as ``programl.create_ops.LLVM_VERSIONS``): 0.3.2's, whose IR is read
@@ -76,15 +78,13 @@ __all__ = sorted([*_EXPORTS, "CLANG_VERSIONS", "LLVM_VERSIONS", "__version__"])
 _SUBMODULES = frozenset({"create_ops", "exceptions", "proto", "serialize_ops", "transform_ops", "util"})
 
 
+_exported = lazy_getattr(globals(), _EXPORTS)
+
+
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f"programl.{name}")
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'programl' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _exported(name)
 
 
 def __dir__() -> list[str]:

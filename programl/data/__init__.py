@@ -6,8 +6,7 @@ Names are resolved lazily, so ``from programl.data import Vocabulary`` does not 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from programl.util.lazy import lazy_getattr
 
 # public name -> module that defines it
 _EXPORTS = {
@@ -29,13 +28,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'programl.data' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -16,13 +16,13 @@ and numpy load when one of the other names is first used (PEP 562), so the comma
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import Any
 
 from programl.dataflow.names import ANALYSES
 from programl.exceptions import AnalysisError
+from programl.util.lazy import lazy_getattr
 
 # public name -> module that defines it (imported on first use)
 _EXPORTS = {
@@ -68,13 +68,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'programl.dataflow' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 
 def __dir__() -> list[str]:
