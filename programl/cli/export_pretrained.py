@@ -19,8 +19,9 @@ EXAMPLES = """\
 examples:
   programl export-pretrained runs/dataflow/reachability                  installs 'reachability'
   programl export-pretrained runs/devmap --platform amd                  'devmap-amd', the best-validated fold
-  programl export-pretrained runs/classifyapp --commit 1a2b3c --command "programl train classifyapp ..."
-  programl export-pretrained runs/dataflow/liveness liveness --card-from runs/dataflow/liveness/evaluation_best_test.json
+  programl export-pretrained runs/classifyapp --commit 1a2b3c --train-command "programl train classifyapp ..."
+  programl export-pretrained runs/dataflow/liveness --force \
+      --card-from runs/dataflow/liveness/evaluation_best_test.json    scores of `programl evaluate dataflow`
 """
 
 
@@ -33,17 +34,32 @@ def add_parser(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory of `programl train TASK`")
-    parser.add_argument("name", nargs="?", metavar="NAME",
-                        help="the model's name (default: the analysis, devmap-<platform> or classifyapp)")
-    parser.add_argument("-o", "--output-dir", metavar="DIR",
-                        help="write DIR/NAME (default: the package's programl/models/pretrained)")
+    parser.add_argument(
+        "name",
+        nargs="?",
+        metavar="NAME",
+        help="the model's name (default: the analysis, devmap-<platform> or classifyapp)",
+    )
+    parser.add_argument(
+        "-o", "--output-dir", metavar="DIR", help="write DIR/NAME (default: the package's programl/models/pretrained)"
+    )
     parser.add_argument("--platform", choices=("amd", "nvidia"), help="devmap: the platform (default: the only one)")
-    parser.add_argument("--fold", type=int, metavar="K",
-                        help="devmap: the fold (default: the best validation accuracy; ties: the lower fold)")
-    parser.add_argument("--card-from", metavar="FILE",
-                        help="take the scores from FILE instead of the run's result.json (e.g. an evaluation_*.json)")
-    parser.add_argument("--command", help="the command that trained the run, for the card (default: an equivalent "
-                                          "one made from config.json)")
+    parser.add_argument(
+        "--fold",
+        type=int,
+        metavar="K",
+        help="devmap: the fold (default: the best validation accuracy; ties: the lower fold)",
+    )
+    parser.add_argument(
+        "--card-from",
+        metavar="FILE",
+        help="take the scores from FILE instead of the run's result.json (e.g. an evaluation_*.json)",
+    )
+    parser.add_argument(
+        "--train-command",
+        metavar="COMMAND",
+        help="the command that trained the run, for the card (default: an equivalent one made from config.json)",
+    )
     parser.add_argument("--commit", help="the programl commit that trained the run, for the card")
     parser.add_argument("--force", action="store_true", help="replace a model of that name")
     parser.set_defaults(run=run, parser=parser)
@@ -57,8 +73,15 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         directory = export_pretrained(
-            args.run_dir, args.name, output_dir=args.output_dir, platform=args.platform, fold=args.fold,
-            card_from=args.card_from, command=args.command, commit=args.commit, force=args.force,
+            args.run_dir,
+            args.name,
+            output_dir=args.output_dir,
+            platform=args.platform,
+            fold=args.fold,
+            card_from=args.card_from,
+            command=args.train_command,
+            commit=args.commit,
+            force=args.force,
         )
     except (ProgramlError, OSError) as error:
         print(f"programl export-pretrained: error: {one_line(describe(error))}", file=sys.stderr)

@@ -24,6 +24,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from programl.cli.common import Summary, add_limit_options, print_line, progress, usage_error, worker_outcomes
 
@@ -82,52 +83,95 @@ def add_parser(subparsers) -> None:
         "classifyapp": "the POJ-104 class of C/C++ programs",
     }
     for task, text in helps.items():
-        sub = tasks.add_parser(task, help=text, description=f"Predict {text} with a pretrained model.",
-                               epilog=EXAMPLES[task], formatter_class=argparse.RawDescriptionHelpFormatter)
-        sub.add_argument("inputs", nargs="+", metavar="FILE",
-                         help="programs (.ll, .bc, .c, .cc, .cl ...), saved graphs (*.ProgramGraph.pb), '-' for IR "
-                              "on stdin")
+        sub = tasks.add_parser(
+            task,
+            help=text,
+            description=f"Predict {text} with a pretrained model.",
+            epilog=EXAMPLES[task],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        sub.add_argument(
+            "inputs",
+            nargs="+",
+            metavar="FILE",
+            help="programs (.ll, .bc, .c, .cc, .cl ...), saved graphs (*.ProgramGraph.pb), '-' for IR on stdin",
+        )
         getattr(sys.modules[__name__], f"_add_{task}_arguments")(sub)
         sub.add_argument("--model", metavar="NAME|DIR", help="use this pretrained model (a name or a directory)")
-        sub.add_argument("--model-dir", metavar="DIR",
-                         help="look models up in DIR instead of the package's (programl/models/pretrained)")
+        sub.add_argument(
+            "--model-dir",
+            metavar="DIR",
+            help="look models up in DIR instead of the package's (programl/models/pretrained)",
+        )
         sub.add_argument("--json", action="store_true", help="one JSON object per input (JSON lines)")
         sub.add_argument("--device", default="cpu", help="where the model runs: cpu (default), cuda, cuda:1 ...")
-        sub.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
-                         help="worker processes building graphs (default: all CPUs)")
+        sub.add_argument(
+            "-j",
+            "--jobs",
+            type=int,
+            default=0,
+            metavar="N",
+            help="worker processes building graphs (default: all CPUs)",
+        )
         add_limit_options(sub)
         sub.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
         sub.set_defaults(run=run, parser=sub)
 
 
 def _add_dataflow_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--analysis", action="append", choices=ANALYSES, metavar="A",
-                        help=f"one of {', '.join(ANALYSES)} (repeatable; default: every analysis with a model)")
+    parser.add_argument(
+        "--analysis",
+        action="append",
+        choices=ANALYSES,
+        metavar="A",
+        help=f"one of {', '.join(ANALYSES)} (repeatable; default: every analysis with a model)",
+    )
     roots = parser.add_mutually_exclusive_group()
-    roots.add_argument("--root", type=_count(0), action="append", metavar="N",
-                       help="predict for root node N (repeatable); it must be an eligible root of the analysis")
-    roots.add_argument("--roots", type=_count(1), metavar="K",
-                       help="K roots, the first of a seeded shuffle of the eligible ones (default: the analyses' "
-                            "own sample, min(ceil(eligible / 10), 10) roots)")
+    roots.add_argument(
+        "--root",
+        type=_count(0),
+        action="append",
+        metavar="N",
+        help="predict for root node N (repeatable); it must be an eligible root of the analysis",
+    )
+    roots.add_argument(
+        "--roots",
+        type=_count(1),
+        metavar="K",
+        help="K roots, the first of a seeded shuffle of the eligible ones (default: the analyses' "
+        "own sample, min(ceil(eligible / 10), 10) roots)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the root sample (default: 0, as analyze)")
-    parser.add_argument("--steps", type=_count(0), metavar="T",
-                        help="message-passing steps (default: the model's, 30)")
-    parser.add_argument("--compare", action="store_true",
-                        help="show the exact labels of the analysis beside the predicted ones")
+    parser.add_argument("--steps", type=_count(0), metavar="T", help="message-passing steps (default: the model's, 30)")
+    parser.add_argument(
+        "--compare", action="store_true", help="show the exact labels of the analysis beside the predicted ones"
+    )
 
 
 def _add_devmap_arguments(parser: argparse.ArgumentParser) -> None:
-    from programl.models.inference import DEVMAP_AUX_DEFAULTS as d
+    from programl.data.devmap import AUX_MEDIANS as d
 
-    parser.add_argument("--platform", choices=(*PLATFORMS, "all"), default="all",
-                        help="amd (AMD Tahiti 7970), nvidia (NVIDIA GTX 970) or all (default: all with a model)")
-    parser.add_argument("--transfer", type=_count(0), metavar="BYTES",
-                        help="bytes transferred to the device (default: a DevMap graph's own value, else the "
-                             f"median of the DevMap data: {d['amd']['transfer']:,} on amd, "
-                             f"{d['nvidia']['transfer']:,} on nvidia)")
-    parser.add_argument("--wgsize", type=_count(0), metavar="N",
-                        help="work-group size (default: a DevMap graph's own value, else the median of the DevMap "
-                             f"data: {d['amd']['wgsize']} on amd, {d['nvidia']['wgsize']} on nvidia)")
+    parser.add_argument(
+        "--platform",
+        choices=(*PLATFORMS, "all"),
+        default="all",
+        help="amd (AMD Tahiti 7970), nvidia (NVIDIA GTX 970) or all (default: all with a model)",
+    )
+    parser.add_argument(
+        "--transfer",
+        type=_count(0),
+        metavar="BYTES",
+        help="bytes transferred to the device (default: a DevMap graph's own value, else the "
+        f"median of the DevMap data: {d['amd']['transfer']:,} on amd, "
+        f"{d['nvidia']['transfer']:,} on nvidia)",
+    )
+    parser.add_argument(
+        "--wgsize",
+        type=_count(0),
+        metavar="N",
+        help="work-group size (default: a DevMap graph's own value, else the median of the DevMap "
+        f"data: {d['amd']['wgsize']} on amd, {d['nvidia']['wgsize']} on nvidia)",
+    )
 
 
 def _add_classifyapp_arguments(parser: argparse.ArgumentParser) -> None:
@@ -216,17 +260,31 @@ def make_graph(item: Input) -> bytes:
         ir = clang.compile_file(path, (*item.compile_flags, *include, *item.flags), "cl", timeout=item.timeout)
         return graph_from_ir(ir, path=path).SerializeToString(deterministic=True)
     if item.data is None and item.task == "classifyapp" and suffix in CXX_SOURCES:
-        from programl.data.poj104 import compile_program
-        from programl.exceptions import GraphCreationError
-
-        try:
-            text = open(path, "rb").read().decode("utf-8", "replace")
-        except FileNotFoundError:
-            raise GraphCreationError("no such file", path) from None
-        ir, _ = compile_program(text, (*item.compile_flags, *item.flags), timeout=item.timeout)
-        return graph_from_ir(ir, path=path).SerializeToString(deterministic=True)
+        return _poj104_graph(path, item).SerializeToString(deterministic=True)
     task = Task(path, item.data, None, "pb", None, item.flags, item.timeout)
     return build_one(task, BuildOptions())[2]
+
+
+def _poj104_graph(path: str, item: Input):
+    """A C/C++ program compiled as the POJ-104 graphs (:func:`programl.data.poj104.compile_program`); a compiler
+    error is located in the file, not in the text with the header that clang read from stdin."""
+    from programl.data.poj104 import RECIPES, compile_program
+    from programl.exceptions import GraphCreationError
+    from programl.graph_builder.llvm import graph_from_ir
+
+    try:
+        text = Path(path).read_bytes().decode("utf-8", "replace")
+    except FileNotFoundError:
+        raise GraphCreationError("no such file", path) from None
+    try:
+        ir, _ = compile_program(text, (*item.compile_flags, *item.flags), timeout=item.timeout)
+    except GraphCreationError as error:
+        if error.path not in (None, "-"):
+            raise
+        offset = RECIPES[0].header.count("\n")  # the error is the first recipe's, which prepends its header
+        line = error.line - offset if error.line is not None and error.line > offset else None
+        raise type(error)(error.message, path, line, error.column if line else None) from None
+    return graph_from_ir(ir, path=path)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -238,19 +296,24 @@ def _dataflow_text(path: str, name: str, graph, result: dict) -> list[str]:
     compared = "exact_true" in (result["roots"][0] if result["roots"] else {})
     for entry in result["roots"]:
         root = entry["root"]
-        head = (f"{path}: {result['analysis']} (model {name}, T={result['steps']}) root {root['id']} "
-                f"({root['type']} {root['text']}): {entry['predicted_true']} of {len(graph.node)} nodes predicted true")
+        head = (
+            f"{path}: {result['analysis']} (model {name}, T={result['steps']}) root {root['id']} "
+            f"({root['type']} {root['text']}): {entry['predicted_true']} of {len(graph.node)} nodes predicted true"
+        )
         if compared:
             c = entry["confusion"]
-            head += (f"; exact {entry['exact_true']} (true positives {c['true_positives']}, false positives "
-                     f"{c['false_positives']}, missed {c['false_negatives']})")
+            head += (
+                f"; exact {entry['exact_true']} (true positives {c['true_positives']}, false positives "
+                f"{c['false_positives']}, missed {c['false_negatives']})"
+            )
         lines.append(head)
         lines.append(f"  {'id':>6}  {'type':<11}  {'p(true)':>7}" + ("  exact " if compared else "") + "  text")
         for node in entry["nodes"]:
             mark = ""
             if compared:
-                mark = "  " + ("yes   " if node["exact"] and node["predicted"] else
-                               "no    " if node["predicted"] else "MISSED")
+                mark = "  " + (
+                    "yes   " if node["exact"] and node["predicted"] else "no    " if node["predicted"] else "MISSED"
+                )
             lines.append(f"  {node['id']:>6}  {node['type']:<11}  {node['probability']:>7.3f}{mark}  {node['text']}")
     return lines
 
@@ -259,15 +322,19 @@ def _devmap_text(path: str, name: str, result: dict) -> list[str]:
     from programl.data.devmap import PLATFORM_NAMES
 
     platform = result["platform"]
-    return [f"{path}: {platform} ({PLATFORM_NAMES.get(platform, platform)}): {result['device']} "
-            f"(p={result['probability']:.3f}; transfer {result['transfer']:,} bytes, wgsize {result['wgsize']}: "
-            f"{result['aux_inputs']}; model {name})"]
+    return [
+        f"{path}: {platform} ({PLATFORM_NAMES.get(platform, platform)}): {result['device']} "
+        f"(p={result['probability']:.3f}; transfer {result['transfer']:,} bytes, wgsize {result['wgsize']}: "
+        f"{result['aux_inputs']}; model {name})"
+    ]
 
 
 def _classifyapp_text(path: str, name: str, result: dict) -> list[str]:
     lines = [f"{path}: POJ-104 classes (model {name})"]
-    lines += [f"  {rank}. class {item['class']:>3}  p={item['probability']:.3f}"
-              for rank, item in enumerate(result["top"], start=1)]
+    lines += [
+        f"  {rank}. class {item['class']:>3}  p={item['probability']:.3f}"
+        for rank, item in enumerate(result["top"], start=1)
+    ]
     return lines
 
 
@@ -277,8 +344,9 @@ def _predict_dataflow(path: str, graph, model, args: argparse.Namespace, summary
     from programl.exceptions import AnalysisError
 
     try:
-        prediction = model.predict(graph, roots=args.root, num_roots=args.roots, seed=args.seed, steps=args.steps,
-                                   compare=args.compare)
+        prediction = model.predict(
+            graph, roots=args.root, num_roots=args.roots, seed=args.seed, steps=args.steps, compare=args.compare
+        )
     except AnalysisError as error:
         no_root = str(error).startswith("No eligible root")
         if not no_root and _explicit_choice(args):
@@ -387,4 +455,3 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet and (summary.failed or summary.stopped or summary.notes):
         print(summary.line("inputs"), file=sys.stderr)
     return summary.exit_code()
-

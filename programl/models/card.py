@@ -57,13 +57,19 @@ def _overview(m: Mapping[str, Any]) -> list[str]:
         "",
         f"Predicts {m['outputs']['meaning']}.",
         "",
-        *_table(("", ""), [
-            ("task", _task_line(m)),
-            ("network", network),
-            ("vocabulary", f"{_fmt(v.get('entries'))} node texts (`{v['file']}`; any other text gets one shared id)"),
-            ("outputs", f"{m['outputs']['level']}-level: {shown}"),
-            ("weights", f"`{w['file']}`, {_fmt(w.get('bytes'))} bytes, sha256 `{w.get('sha256')}`"),
-        ]),
+        *_table(
+            ("", ""),
+            [
+                ("task", _task_line(m)),
+                ("network", network),
+                (
+                    "vocabulary",
+                    f"{_fmt(v.get('entries'))} node texts (`{v['file']}`; any other text gets one shared id)",
+                ),
+                ("outputs", f"{m['outputs']['level']}-level: {shown}"),
+                ("weights", f"`{w['file']}`, {_fmt(w.get('bytes'))} bytes, sha256 `{w.get('sha256')}`"),
+            ],
+        ),
     ]
 
 
@@ -86,8 +92,11 @@ def _data(m: Mapping[str, Any]) -> list[str]:
         subset = options.get("subset")
         lines.append(
             f"OpenCL DevMap, platform {m.get('platform')}: "
-            + (f"a stratified sample of {subset} of the 680 kernels-with-inputs" if subset else
-               "the 680 kernels-with-inputs")
+            + (
+                f"a stratified sample of {subset} of the 680 kernels-with-inputs"
+                if subset
+                else "the 680 kernels-with-inputs"
+            )
             + f", graphs of the `{options.get('variant')}` variant; {_fmt(folds)}-fold stratified cross-validation "
             f"(seed {_fmt(options.get('fold_seed'))}). This is the model of fold {m['training'].get('fold')}: "
             f"trained on {_fmt(folds - 2 if isinstance(folds, int) else None)} folds, its epoch chosen on one more "
@@ -109,49 +118,89 @@ def _data(m: Mapping[str, Any]) -> list[str]:
 def _protocol(m: Mapping[str, Any]) -> list[str]:
     options = m["training"]["config"].get("model", {})
     rows = [(f"`{k}`", f"`{options[k]}`") for k in sorted(options)]
-    return ["", "## Protocol", "", "The options of the training run (its `config.json`); the model kept is the "
-            "checkpoint with the best validation score (`best.pt`).", "", *_table(("option", "value"), rows)]
+    return [
+        "",
+        "## Protocol",
+        "",
+        "The options of the training run (its `config.json`); the model kept is the "
+        "checkpoint with the best validation score (`best.pt`).",
+        "",
+        *_table(("option", "value"), rows),
+    ]
 
 
 def _dataflow_scores(s: Mapping[str, Any]) -> list[str]:
     rows = []
     for name, t in s.get("tests", {}).items():
         limit = t.get("max_data_flow_steps")
-        rows.append((name, _fmt(t.get("steps")), f"DDF-{limit}" if limit else "all", _fmt(t.get("examples")),
-                     _fmt(t.get("precision"), ".3f"), _fmt(t.get("recall"), ".3f"), _fmt(t.get("f1"), ".3f"),
-                     _fmt(t.get("pooled_f1"), ".3f")))
-    lines = [f"Split `{s.get('split', 'test')}`, checkpoint of epoch {_fmt(s.get('checkpoint_epoch'))} (best "
-             f"validation F1 {_fmt(s.get('best_val_f1'), '.4f')}); precision, recall and F1 of the true class, "
-             "averaged over batches weighted by nodes (the paper's numbers) and pooled over all nodes:", ""]
+        rows.append(
+            (
+                name,
+                _fmt(t.get("steps")),
+                f"DDF-{limit}" if limit else "all",
+                _fmt(t.get("examples")),
+                _fmt(t.get("precision"), ".3f"),
+                _fmt(t.get("recall"), ".3f"),
+                _fmt(t.get("f1"), ".3f"),
+                _fmt(t.get("pooled_f1"), ".3f"),
+            )
+        )
+    lines = [
+        f"Split `{s.get('split', 'test')}`, checkpoint of epoch {_fmt(s.get('checkpoint_epoch'))} (best "
+        f"validation F1 {_fmt(s.get('best_val_f1'), '.4f')}); precision, recall and F1 of the true class, "
+        "averaged over batches weighted by nodes (the paper's numbers) and pooled over all nodes:",
+        "",
+    ]
     lines += _table(("test", "T", "filter", "examples", "precision", "recall", "F1", "pooled F1"), rows)
     paper = s.get("paper_ddf30")
     if paper:
-        lines += ["", f"Published (ProGraML, DDF-30): precision {paper.get('precision')}, recall "
-                      f"{paper.get('recall')}, F1 {paper.get('f1')}."]
+        lines += [
+            "",
+            f"Published (ProGraML, DDF-30): precision {paper.get('precision')}, recall "
+            f"{paper.get('recall')}, F1 {paper.get('f1')}.",
+        ]
     return lines
 
 
 def _devmap_scores(s: Mapping[str, Any]) -> list[str]:
     t = s.get("test", {})
-    lines = [f"Fold {_fmt(s.get('fold'))} (epoch {_fmt(s.get('best_epoch'))} of {_fmt(s.get('epochs'))}, "
-             f"validation accuracy {_fmt(s.get('val_accuracy'), '.3f')}), on its test kernels:", ""]
+    lines = [
+        f"Fold {_fmt(s.get('fold'))} (epoch {_fmt(s.get('best_epoch'))} of {_fmt(s.get('epochs'))}, "
+        f"validation accuracy {_fmt(s.get('val_accuracy'), '.3f')}), on its test kernels:",
+        "",
+    ]
     keys = ("accuracy", "precision", "recall", "f1", "f1_gpu", "speedup_geomean", "oracle_speedup_geomean")
     lines += _table(keys, [tuple(_fmt(t.get(k), ".3f") for k in keys)])
     cv = s.get("cross_validation")
     if cv:
         mean, std = cv.get("mean", {}), cv.get("std", {})
-        lines += ["", f"Cross-validation over {_fmt(cv.get('folds'))} folds ({_fmt(cv.get('examples'))} test "
-                      "predictions), mean ± standard deviation over folds:", ""]
+        lines += [
+            "",
+            f"Cross-validation over {_fmt(cv.get('folds'))} folds ({_fmt(cv.get('examples'))} test "
+            "predictions), mean ± standard deviation over folds:",
+            "",
+        ]
         lines += _table(keys, [tuple(f"{_fmt(mean.get(k), '.3f')} ± {_fmt(std.get(k), '.3f')}" for k in keys)])
         lines += ["", f"Static mapping accuracy: {_fmt(cv.get('static_mapping_accuracy'), '.3f')}."]
     return lines
 
 
 def _classifyapp_scores(s: Mapping[str, Any]) -> list[str]:
-    rows = [(split, _fmt(s[split].get("count")), _fmt(100 * s[split]["error"] if "error" in s[split] else None, ".2f"),
-             _fmt(s[split].get("accuracy"), ".4f")) for split in ("test", "val", "legacy") if split in s]
-    lines = [f"Checkpoint of epoch {_fmt(s.get('checkpoint_epoch'))} (best validation accuracy "
-             f"{_fmt(s.get('best_val_accuracy'), '.4f')}); top-1:", ""]
+    rows = [
+        (
+            split,
+            _fmt(s[split].get("count")),
+            _fmt(100 * s[split]["error"] if "error" in s[split] else None, ".2f"),
+            _fmt(s[split].get("accuracy"), ".4f"),
+        )
+        for split in ("test", "val", "legacy")
+        if split in s
+    ]
+    lines = [
+        f"Checkpoint of epoch {_fmt(s.get('checkpoint_epoch'))} (best validation accuracy "
+        f"{_fmt(s.get('best_val_accuracy'), '.4f')}); top-1:",
+        "",
+    ]
     return lines + _table(("split", "graphs", "error %", "accuracy"), rows)
 
 
@@ -166,40 +215,58 @@ def _compute(m: Mapping[str, Any]) -> list[str]:
     device = c.get("device")
     kind = "GPU" if isinstance(device, str) and device.startswith("cuda") else "CPU"
     hours = seconds * processes / 3600 if seconds is not None and processes else None
-    lines = ["", "## Compute", "",
-             f"Training: {_fmt(seconds, '.1f')} s wall-clock on {_fmt(processes)} process(es), device "
-             f"{_fmt(device)} ({_fmt(c.get('machine'))}): {_fmt(hours, '.3f')} {kind}-hours (wall-clock x "
-             "processes; testing not included)."]
+    lines = [
+        "",
+        "## Compute",
+        "",
+        f"Training: {_fmt(seconds, '.1f')} s wall-clock on {_fmt(processes)} process(es), device "
+        f"{_fmt(device)} ({_fmt(c.get('machine'))}): {_fmt(hours, '.3f')} {kind}-hours (wall-clock x "
+        "processes; testing not included).",
+    ]
     if m["task"] == "devmap":
-        lines[-1] = (f"Training this fold: {_fmt(seconds, '.1f')} s (the sum of its epochs in `log.jsonl`); all "
-                     f"folds of the platform: {_fmt(c.get('all_folds_seconds'), '.1f')} s; one process, device "
-                     f"{_fmt(device)}.")
+        lines[-1] = (
+            f"Training this fold: {_fmt(seconds, '.1f')} s (the sum of its epochs in `log.jsonl`); all "
+            f"folds of the platform: {_fmt(c.get('all_folds_seconds'), '.1f')} s; one process, device "
+            f"{_fmt(device)}."
+        )
     return lines
 
 
 def _limitations(m: Mapping[str, Any]) -> list[str]:
     options = m["training"]["config"].get("model", {})
-    items = ["Node texts outside the vocabulary all share one embedding; graphs from other front ends or LLVM "
-             "versions than the training graphs' (LLVM 22, opaque pointers) are off the training distribution."]
+    items = [
+        "Node texts outside the vocabulary all share one embedding; graphs from other front ends or LLVM "
+        "versions than the training graphs' (LLVM 22, opaque pointers) are off the training distribution."
+    ]
     if m["task"] == "dataflow":
-        items.append(f"Trained and validated on examples of at most {options.get('max_steps')} data-flow steps; "
-                     "roots whose analysis needs more steps than the model runs are predicted less well (compare "
-                     "the T=200 row above). `programl predict --compare` shows the exact labels beside the "
-                     "predicted ones.")
+        items.append(
+            f"Trained and validated on examples of at most {options.get('max_steps')} data-flow steps; "
+            "roots whose analysis needs more steps than the model runs are predicted less well (compare "
+            "the T=200 row above). `programl predict --compare` shows the exact labels beside the "
+            "predicted ones."
+        )
     elif m["task"] == "devmap":
-        items.append("One prediction per graph, i.e. per .cl file, as in training (each DevMap file holds one "
-                     "kernel). The auxiliary inputs (bytes transferred, work-group size) change the prediction: "
-                     "without them, `programl predict` uses the DevMap medians of the platform.")
-        items.append(f"Trained on fold {m['training'].get('fold')}'s training kernels only: most DevMap kernels "
-                     "were seen in training; the scores above are on the held-out fold.")
+        items.append(
+            "One prediction per graph, i.e. per .cl file, as in training (each DevMap file holds one "
+            "kernel). The auxiliary inputs (bytes transferred, work-group size) change the prediction: "
+            "without them, `programl predict` uses the DevMap medians of the platform."
+        )
+        items.append(
+            f"Trained on fold {m['training'].get('fold')}'s training kernels only: most DevMap kernels "
+            "were seen in training; the scores above are on the held-out fold."
+        )
         if m.get("inputs", {}).get("variant") == "ncc":
-            items.append("Trained on graphs of NCC's released IR (LLVM 3.8), not clang-22's: graphs of sources "
-                         "compiled here are off the training distribution.")
+            items.append(
+                "Trained on graphs of NCC's released IR (LLVM 3.8), not clang-22's: graphs of sources "
+                "compiled here are off the training distribution."
+            )
     else:
-        items.append("The classes are POJ-104's 104 programming problems (student solutions); any other program "
-                     "still gets five classes. Sources are compiled as in training (C++11, ProGraML's header, "
-                     f"flags {m.get('inputs', {}).get('flags')}); IR made otherwise is off the training "
-                     "distribution.")
+        items.append(
+            "The classes are POJ-104's 104 programming problems (student solutions); any other program "
+            "still gets five classes. Sources are compiled as in training (C++11, ProGraML's header, "
+            f"flags {m.get('inputs', {}).get('flags')}); IR made otherwise is off the training "
+            "distribution."
+        )
     return ["", "## Limitations", "", *[f"* {item}" for item in items]]
 
 
@@ -207,12 +274,16 @@ def _provenance(m: Mapping[str, Any]) -> list[str]:
     t = m["training"]
     command = t.get("command")
     how = "as recorded" if t.get("command_recorded") else "an equivalent command, made from the run's config.json"
-    return ["", "## Provenance", "",
-            f"* Run directory: `{t.get('run_dir')}`, checkpoint `{t.get('checkpoint')}` (epoch "
-            f"{_fmt(t.get('checkpoint_epoch'))}).",
-            f"* Command ({how}): `{command}`.",
-            f"* Commit: {_fmt(t.get('commit'))}.",
-            f"* Exported with programl {m.get('exported_with', {}).get('programl')}."]
+    return [
+        "",
+        "## Provenance",
+        "",
+        f"* Run directory: `{t.get('run_dir')}`, checkpoint `{t.get('checkpoint')}` (epoch "
+        f"{_fmt(t.get('checkpoint_epoch'))}).",
+        f"* Command ({how}): `{command}`.",
+        f"* Commit: {_fmt(t.get('commit'))}.",
+        f"* Exported with programl {m.get('exported_with', {}).get('programl')}.",
+    ]
 
 
 def _use(m: Mapping[str, Any]) -> list[str]:
@@ -221,10 +292,21 @@ def _use(m: Mapping[str, Any]) -> list[str]:
         "devmap": f"programl predict devmap --platform {m.get('platform')} KERNEL.cl --transfer BYTES --wgsize N",
         "classifyapp": "programl predict classifyapp PROGRAM.cc",
     }[m["task"]]
-    return ["", "## Use", "", "```", command, "```", "", "```python",
-            "from programl.models import pretrained", "",
-            f"model = pretrained({m['name']!r})   # .model (eval mode), .vocabulary, .metadata, .card",
-            "prediction = model.predict(graph)   # graph: a programl.ProgramGraph", "```"]
+    return [
+        "",
+        "## Use",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        "```python",
+        "from programl.models import pretrained",
+        "",
+        f"model = pretrained({m['name']!r})   # .model (eval mode), .vocabulary, .metadata, .card",
+        "prediction = model.predict(graph)   # graph: a programl.ProgramGraph",
+        "```",
+    ]
 
 
 def model_card(metadata: Mapping[str, Any]) -> str:

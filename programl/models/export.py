@@ -71,8 +71,21 @@ def model_spec(task: str, config: Mapping[str, Any], vocabulary_size: int, where
             raise ProgramlError(f"{where}: unknown data-flow model {o['model']!r}")
         return {"class": classes[o["model"]], "args": [vocabulary_size], "kwargs": {"num_steps": o["steps"]}}
     if task == "devmap":
-        o = _options(config, ("hidden", "steps", "layers", "positions", "node_type_gru", "message_dropout",
-                              "state_dropout", "aux_dropout", "aux_hidden"), where)
+        o = _options(
+            config,
+            (
+                "hidden",
+                "steps",
+                "layers",
+                "positions",
+                "node_type_gru",
+                "message_dropout",
+                "state_dropout",
+                "aux_dropout",
+                "aux_hidden",
+            ),
+            where,
+        )
         channels, pooling = config.get("readout_channels", 2), config.get("pooling", "sum")
         paper = channels == 2 and pooling == "sum"
         graph_model = {
@@ -93,20 +106,30 @@ def model_spec(task: str, config: Mapping[str, Any], vocabulary_size: int, where
         }
         if paper:
             return graph_model
-        return {"class": "PooledReadoutClassifier", "args": [graph_model],
-                "kwargs": {"pooling": pooling, "aux_hidden": o["aux_hidden"], "aux_dropout": o["aux_dropout"]}}
+        return {
+            "class": "PooledReadoutClassifier",
+            "args": [graph_model],
+            "kwargs": {"pooling": pooling, "aux_hidden": o["aux_hidden"], "aux_dropout": o["aux_dropout"]},
+        }
     if task == "classifyapp":
         from programl.data.poj104 import NUM_CLASSES
 
         o = _options(config, ("model", "hidden", "layer_timesteps", "dropout"), where)
-        common = {"hidden_channels": o["hidden"], "layer_timesteps": list(o["layer_timesteps"]), "dropout": o["dropout"]}
+        common = {
+            "hidden_channels": o["hidden"],
+            "layer_timesteps": list(o["layer_timesteps"]),
+            "dropout": o["dropout"],
+        }
         if o["model"] == "rgcn":
             return {"class": "RGCNGraphClassifier", "args": [vocabulary_size, NUM_CLASSES], "kwargs": common}
         if o["model"] != "ggnn":
             raise ProgramlError(f"{where}: unknown classifyapp model {o['model']!r}")
         extra = _options(config, ("no_positions", "node_type_gru"), where)
-        return {"class": "GGNNGraphClassifier", "args": [vocabulary_size, NUM_CLASSES],
-                "kwargs": {**common, "use_positions": not extra["no_positions"], "node_type_gru": extra["node_type_gru"]}}
+        return {
+            "class": "GGNNGraphClassifier",
+            "args": [vocabulary_size, NUM_CLASSES],
+            "kwargs": {**common, "use_positions": not extra["no_positions"], "node_type_gru": extra["node_type_gru"]},
+        }
     raise ProgramlError(f"{where}: unknown task {task!r} (expected one of {', '.join(TASKS)})")
 
 
@@ -208,8 +231,14 @@ def read_run(
         present = [p for p in PLATFORM_NAMES if _fold_dirs(run_dir / p)]
         if platform is None:
             if len(present) != 1:
-                raise ProgramlError(f"{run_dir}: " + ("no trained fold (<platform>/fold_<k>/best.pt)" if not present
-                                    else "a run of both platforms: choose one with --platform amd|nvidia"))
+                raise ProgramlError(
+                    f"{run_dir}: "
+                    + (
+                        "no trained fold (<platform>/fold_<k>/best.pt)"
+                        if not present
+                        else "a run of both platforms: choose one with --platform amd|nvidia"
+                    )
+                )
             platform = present[0]
         folds = _fold_dirs(run_dir / platform)
         if not folds:
@@ -277,16 +306,25 @@ def default_name(files: RunFiles) -> str:
 def _outputs(files: RunFiles) -> dict[str, Any]:
     if files.task == "dataflow":
         analysis = files.config["model"].get("analysis")
-        return {"level": "node", "classes": ["false", "true"],
-                "meaning": f"per node, whether it is among {ANALYSIS_MEANING.get(analysis, 'the labelled nodes')}"}
+        return {
+            "level": "node",
+            "classes": ["false", "true"],
+            "meaning": f"per node, whether it is among {ANALYSIS_MEANING.get(analysis, 'the labelled nodes')}",
+        }
     if files.task == "devmap":
-        return {"level": "graph", "classes": ["CPU", "GPU"],
-                "meaning": f"the faster device for the kernel on {PLATFORM_NAMES[files.platform]} (with its CPU, an "
-                           "Intel i7-3820), given the bytes transferred and the work-group size"}
+        return {
+            "level": "graph",
+            "classes": ["CPU", "GPU"],
+            "meaning": f"the faster device for the kernel on {PLATFORM_NAMES[files.platform]} (with its CPU, an "
+            "Intel i7-3820), given the bytes transferred and the work-group size",
+        }
     from programl.data.poj104 import NUM_CLASSES
 
-    return {"level": "graph", "classes": [str(c) for c in range(1, NUM_CLASSES + 1)],
-            "meaning": "the POJ-104 problem (1..104) the program solves"}
+    return {
+        "level": "graph",
+        "classes": [str(c) for c in range(1, NUM_CLASSES + 1)],
+        "meaning": "the POJ-104 problem (1..104) the program solves",
+    }
 
 
 def _inputs(files: RunFiles) -> dict[str, Any]:
@@ -294,17 +332,23 @@ def _inputs(files: RunFiles) -> dict[str, Any]:
     if files.task == "devmap":
         from programl.data.devmap import CLANG22_BASE_FLAGS
 
-        return {"sources": "OpenCL C, compiled by clang-22 as the DevMap graphs were (-x cl -cl-std=CL1.2 "
-                           "-finclude-default-header -target spir64, the flags below, -I <the kernel's directory>)",
-                "flags": list(CLANG22_BASE_FLAGS), "variant": config.get("variant"),
-                "aux": ["transfer_bytes", "wgsize"]}
+        return {
+            "sources": "OpenCL C, compiled by clang-22 as the DevMap graphs were (-x cl -cl-std=CL1.2 "
+            "-finclude-default-header -target spir64, the flags below, -I <the kernel's directory>)",
+            "flags": list(CLANG22_BASE_FLAGS),
+            "variant": config.get("variant"),
+            "aux": ["transfer_bytes", "wgsize"],
+        }
     if files.task == "classifyapp":
         from programl.data.poj104 import OPT_SETTINGS
 
         settings = config.get("settings") or [0]
-        return {"sources": "C/C++ programs, compiled as the POJ-104 graphs were (C++11, ProGraML's header of "
-                           "includes, void main -> int main; fallback recipes), with the flags below",
-                "flags": list(OPT_SETTINGS[settings[0]]), "settings": list(settings)}
+        return {
+            "sources": "C/C++ programs, compiled as the POJ-104 graphs were (C++11, ProGraML's header of "
+            "includes, void main -> int main; fallback recipes), with the flags below",
+            "flags": list(OPT_SETTINGS[settings[0]]),
+            "settings": list(settings),
+        }
     return {"sources": "anything `programl build` reads (.ll, .bc, .c, .cc, .cl, ...)"}
 
 
@@ -313,18 +357,31 @@ def _scores(files: RunFiles) -> dict[str, Any]:
     result = files.result
     drop = ("confusion_matrix", "per_class_accuracy", "rows", "predictions")
     if files.task == "dataflow":
-        keep = ("split", "checkpoint", "checkpoint_epoch", "best_epoch", "best_val_f1", "paper_ddf30",
-                "train_examples_seen", "train_examples_available", "val_examples")
+        keep = (
+            "split",
+            "checkpoint",
+            "checkpoint_epoch",
+            "best_epoch",
+            "best_val_f1",
+            "paper_ddf30",
+            "train_examples_seen",
+            "train_examples_available",
+            "val_examples",
+        )
         out = {k: result[k] for k in keep if k in result}
-        out["tests"] = {name: {k: v for k, v in test.items() if k not in drop}
-                        for name, test in (result.get("tests") or {}).items()}
+        out["tests"] = {
+            name: {k: v for k, v in test.items() if k not in drop} for name, test in (result.get("tests") or {}).items()
+        }
         return out
     if files.task == "devmap":
         out = {k: result[k] for k in ("fold", "best_epoch", "val_accuracy", "epochs", "static_device") if k in result}
         out["test"] = dict(result.get("test") or {})
         if files.report:
-            out["cross_validation"] = {k: files.report[k] for k in ("folds", "examples", "mean", "std",
-                                                                  "static_mapping_accuracy") if k in files.report}
+            out["cross_validation"] = {
+                k: files.report[k]
+                for k in ("folds", "examples", "mean", "std", "static_mapping_accuracy")
+                if k in files.report
+            }
         return out
     out = {k: result[k] for k in ("checkpoint", "checkpoint_epoch", "best_epoch", "best_val_accuracy") if k in result}
     for split in ("test", "val", "legacy"):
@@ -337,10 +394,19 @@ def _compute(files: RunFiles) -> dict[str, Any]:
     """Training time as the run recorded it (None where it did not)."""
     result = files.result
     if files.task == "devmap":
-        return {"train_seconds": files.fold_seconds, "processes": 1, "device": None, "machine": None,
-                "all_folds_seconds": files.platform_seconds}
-    return {"train_seconds": result.get("train_seconds"), "processes": result.get("world_size"),
-            "device": result.get("device"), "machine": result.get("machine")}
+        return {
+            "train_seconds": files.fold_seconds,
+            "processes": 1,
+            "device": None,
+            "machine": None,
+            "all_folds_seconds": files.platform_seconds,
+        }
+    return {
+        "train_seconds": result.get("train_seconds"),
+        "processes": result.get("world_size"),
+        "device": result.get("device"),
+        "machine": result.get("machine"),
+    }
 
 
 def _equivalent_command(files: RunFiles) -> str:
@@ -349,8 +415,18 @@ def _equivalent_command(files: RunFiles) -> str:
     return f"programl train {files.task} --config {run_dir / 'config.json'} --run-dir {run_dir}{extra}"
 
 
-def _metadata(files: RunFiles, name: str, spec: dict, parameters: int, weights: bytes, vocab: bytes,
-              vocabulary_size: int, epoch: Any, command: str | None, commit: str | None) -> dict[str, Any]:
+def _metadata(
+    files: RunFiles,
+    name: str,
+    spec: dict,
+    parameters: int,
+    weights: bytes,
+    vocab: bytes,
+    vocabulary_size: int,
+    epoch: Any,
+    command: str | None,
+    commit: str | None,
+) -> dict[str, Any]:
     from programl import __version__
 
     config = files.config["model"]
@@ -451,8 +527,9 @@ def export_pretrained(
     torch.save({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, buffer)
     weights = buffer.getvalue()
     parameters = sum(p.numel() for p in model.parameters())
-    metadata = _metadata(files, name, spec, parameters, weights, vocab_bytes, vocabulary_size,
-                         payload.get("epoch"), command, commit)
+    metadata = _metadata(
+        files, name, spec, parameters, weights, vocab_bytes, vocabulary_size, payload.get("epoch"), command, commit
+    )
     contents = {
         WEIGHTS_FILE: weights,
         VOCAB_FILE: vocab_bytes,

@@ -263,8 +263,13 @@ def pretrained(
         model.load_state_dict(state)
     except Exception as error:  # noqa: BLE001 - unpickling refuses with many types; one line whatever it is
         first = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
-        raise ProgramlError(f"{path / metadata['weights']['file']}: weights that do not fit the model ({first})") from None
-    model.to(device).eval()
+        raise ProgramlError(
+            f"{path / metadata['weights']['file']}: weights that do not fit the model ({first})"
+        ) from None
+    try:
+        model.to(device).eval()
+    except (RuntimeError, AssertionError) as error:  # torch asserts when it was built without CUDA
+        raise ProgramlError(f"device {str(device)!r}: {str(error).strip().splitlines()[0][:200]}") from None
     return PretrainedModel(path.name, path, metadata, model, vocabulary, device)
 
 

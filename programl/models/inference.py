@@ -18,7 +18,6 @@ import numpy as np
 from programl.exceptions import AnalysisError, ProgramlError
 
 __all__ = [
-    "DEVMAP_AUX_DEFAULTS",
     "ClassifyappPrediction",
     "DataflowPrediction",
     "DevmapPrediction",
@@ -27,16 +26,6 @@ __all__ = [
     "predict_dataflow",
     "predict_devmap",
 ]
-
-#: Auxiliary inputs of the devmap model when neither the caller nor the graph gives them: the medians over the 680
-#: rows of ProGraML's ``cgo17-<platform>.csv`` (``transfer`` bytes, ``wgsize``), measured with
-#: ``numpy.median`` over :func:`programl.data.devmap.read_platform_csv` (tests/models/test_inference.py checks them
-#: against ../shared/data/devmap when it is there).
-DEVMAP_AUX_DEFAULTS: dict[str, dict[str, int]] = {
-    "amd": {"transfer": 57_594_120, "wgsize": 62},
-    "nvidia": {"transfer": 57_594_120, "wgsize": 61},
-}
-NODE_TYPES = ("instruction", "variable", "constant", "type")
 
 
 def _encode(graph, vocabulary, device):
@@ -105,9 +94,13 @@ class DataflowPrediction:
     node_texts: list[str]
 
     def node(self, i: int, row: int) -> dict[str, Any]:
+        """Node ``i`` as ``to_dict`` lists it, for root row ``row``."""
+        from programl.io.pyg import NODE_TYPE_NAMES
+
+        kind = int(self.node_types[i])
         out = {
             "id": int(i),
-            "type": NODE_TYPES[int(self.node_types[i])] if 0 <= self.node_types[i] < 4 else str(self.node_types[i]),
+            "type": NODE_TYPE_NAMES[kind] if 0 <= kind < len(NODE_TYPE_NAMES) else str(kind),
             "text": self.node_texts[i],
             "probability": round(float(self.probabilities[row, i]), 6),
             "predicted": bool(self.predicted[row, i]),
@@ -223,7 +216,7 @@ class DevmapPrediction:
         probabilities: Probability per device, in the model's class order.
         transfer, wgsize: The auxiliary inputs used, and where they came from (``source``: ``given``, ``graph``
             for a graph with DevMap's ``transfer_bytes`` and ``wgsize`` features, or ``default``:
-            :data:`DEVMAP_AUX_DEFAULTS`).
+            :data:`programl.data.devmap.AUX_MEDIANS`).
     """
 
     platform: str
@@ -253,7 +246,7 @@ def predict_devmap(pretrained, graph, *, transfer: int | None = None, wgsize: in
         pretrained: A :class:`~programl.models.hub.PretrainedModel` of task ``devmap``.
         graph: The kernel's ``ProgramGraph`` (clang-22, as the DevMap graphs: see ``programl predict devmap``).
         transfer: Bytes transferred to the device; default: the graph's ``transfer_bytes`` feature, else the
-            platform's :data:`DEVMAP_AUX_DEFAULTS`.
+            platform's median in the DevMap data (:data:`programl.data.devmap.AUX_MEDIANS`).
         wgsize: Work-group size; default likewise (``wgsize`` feature, else the default).
 
     Raises:
@@ -261,8 +254,10 @@ def predict_devmap(pretrained, graph, *, transfer: int | None = None, wgsize: in
     """
     import torch
 
+    from programl.data.devmap import AUX_MEDIANS
+
     platform = pretrained.platform
-    defaults = DEVMAP_AUX_DEFAULTS.get(platform, DEVMAP_AUX_DEFAULTS["amd"])
+    defaults = AUX_MEDIANS.get(platform, AUX_MEDIANS["amd"])
     given = transfer is not None or wgsize is not None
     from_graph = {"transfer": _graph_feature(graph, "transfer_bytes"), "wgsize": _graph_feature(graph, "wgsize")}
     source = "given" if given else "graph" if None not in from_graph.values() else "default"

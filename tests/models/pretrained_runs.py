@@ -42,16 +42,36 @@ def task_config(module, argv: list[str]) -> dict:
 
 
 def dataflow_run(tmp: Path, analysis: str = "reachability") -> Path:
-    """A real run of ``programl train dataflow`` (one short epoch, tested at T=30)."""
+    """A real run of ``programl train dataflow`` (one short epoch, tested at T=30) in ``tmp/run-<analysis>``, on the
+    tiny data set ``tmp/ddf`` (built on first use)."""
     from programl.data.deepdataflow import build_dataset, discover_inputs
     from programl.tasks import dataflow
     from tests.data._ddf import write_sources
 
-    source = write_sources(tmp / "src", chains=(2, 3, 4, 6, 8))
-    build_dataset(discover_inputs([source]), tmp / "ddf", jobs=1)
-    run = tmp / "run"
-    argv = ["train", "--analysis", analysis, "--dataset", str(tmp / "ddf"), "--run-dir", str(run), "--threads", "1",
-            "--train-examples", "10", "--val-examples", "4", "--batch-nodes", "600", "--test-steps", "30", "-q"]
+    if not (tmp / "ddf").is_dir():
+        source = write_sources(tmp / "src", chains=(2, 3, 4, 6, 8))
+        build_dataset(discover_inputs([source]), tmp / "ddf", jobs=1)
+    run = tmp / f"run-{analysis}"
+    argv = [
+        "train",
+        "--analysis",
+        analysis,
+        "--dataset",
+        str(tmp / "ddf"),
+        "--run-dir",
+        str(run),
+        "--threads",
+        "1",
+        "--train-examples",
+        "10",
+        "--val-examples",
+        "4",
+        "--batch-nodes",
+        "600",
+        "--test-steps",
+        "30",
+        "-q",
+    ]
     assert dataflow.main(argv) == 0
     return run
 
@@ -63,9 +83,17 @@ def _write(path: Path, obj) -> None:
 
 #: The validation accuracy of each fold of :func:`devmap_run`: fold 1 wins (a tie with fold 2 goes to the lower).
 DEVMAP_VAL_ACCURACY = (0.5, 0.75, 0.75)
-DEVMAP_TEST = {"accuracy": 0.625, "precision": 0.61, "recall": 0.625, "f1": 0.6, "f1_gpu": 0.5,
-               "speedup_geomean": 1.25, "speedup_mean": 1.5, "oracle_speedup_geomean": 2.0,
-               "oracle_speedup_mean": 2.5}
+DEVMAP_TEST = {
+    "accuracy": 0.625,
+    "precision": 0.61,
+    "recall": 0.625,
+    "f1": 0.6,
+    "f1_gpu": 0.5,
+    "speedup_geomean": 1.25,
+    "speedup_mean": 1.5,
+    "oracle_speedup_geomean": 2.0,
+    "oracle_speedup_mean": 2.5,
+}
 
 
 def devmap_run(tmp: Path, argv: tuple[str, ...] = ("--hidden", "8", "--steps", "2", "--layers", "1")) -> Path:
@@ -77,8 +105,10 @@ def devmap_run(tmp: Path, argv: tuple[str, ...] = ("--hidden", "8", "--steps", "
 
     run = tmp / "devmap-run"
     config = task_config(devmap, [*argv, "--folds", "3"])
-    _write(run / "config.json", {"task": "devmap", "model": config, "source_dir": "/fixture/devmap",
-                                 "data_dir": "/fixture/data"})
+    _write(
+        run / "config.json",
+        {"task": "devmap", "model": config, "source_dir": "/fixture/devmap", "data_dir": "/fixture/data"},
+    )
     vocabulary = vocabulary_of(graph_of(EXAMPLES / "dot_product.ll"))
     for fold, accuracy in enumerate(DEVMAP_VAL_ACCURACY):
         directory = run / "amd" / f"fold_{fold}"
@@ -86,23 +116,54 @@ def devmap_run(tmp: Path, argv: tuple[str, ...] = ("--hidden", "8", "--steps", "
         vocabulary.save(directory / "vocab.csv")
         torch.manual_seed(fold)
         model = devmap._model(config, len(vocabulary))
-        save_checkpoint(directory / "best.pt", model=model, epoch=4, best_metric=accuracy, best_epoch=4,
-                        extra={"config": config, "fold": fold})
-        _write(directory / "result.json", {"fold": fold, "static_device": 0, "test": dict(DEVMAP_TEST),
-                                           "rows": [0, 1], "predictions": [0, 1], "best_epoch": 4,
-                                           "val_accuracy": accuracy, "epochs": 5})
-        (directory / "log.jsonl").write_text("".join(json.dumps({"epoch": e, "seconds": 1.5}) + "\n"
-                                                     for e in range(1, 6)))
-    _write(run / "amd" / "report.json", {"platform": "amd", "folds": 3, "examples": 60,
-                                         "mean": {"accuracy": 0.7, "f1": 0.65}, "std": {"accuracy": 0.05, "f1": 0.04},
-                                         "static_mapping_accuracy": 0.6})
+        save_checkpoint(
+            directory / "best.pt",
+            model=model,
+            epoch=4,
+            best_metric=accuracy,
+            best_epoch=4,
+            extra={"config": config, "fold": fold},
+        )
+        _write(
+            directory / "result.json",
+            {
+                "fold": fold,
+                "static_device": 0,
+                "test": dict(DEVMAP_TEST),
+                "rows": [0, 1],
+                "predictions": [0, 1],
+                "best_epoch": 4,
+                "val_accuracy": accuracy,
+                "epochs": 5,
+            },
+        )
+        (directory / "log.jsonl").write_text(
+            "".join(json.dumps({"epoch": e, "seconds": 1.5}) + "\n" for e in range(1, 6))
+        )
+    _write(
+        run / "amd" / "report.json",
+        {
+            "platform": "amd",
+            "folds": 3,
+            "examples": 60,
+            "mean": {"accuracy": 0.7, "f1": 0.65},
+            "std": {"accuracy": 0.05, "f1": 0.04},
+            "static_mapping_accuracy": 0.6,
+        },
+    )
     return run
 
 
-CLASSIFYAPP_RESULT = {"checkpoint": "best", "checkpoint_epoch": 2, "best_epoch": 2, "best_val_accuracy": 0.8125,
-                      "test": {"error": 0.25, "accuracy": 0.75, "loss": 1.5, "count": 48,
-                               "per_class_accuracy": [0.75] * 104},
-                      "train_seconds": 36.0, "world_size": 2, "device": "cpu"}
+CLASSIFYAPP_RESULT = {
+    "checkpoint": "best",
+    "checkpoint_epoch": 2,
+    "best_epoch": 2,
+    "best_val_accuracy": 0.8125,
+    "test": {"error": 0.25, "accuracy": 0.75, "loss": 1.5, "count": 48, "per_class_accuracy": [0.75] * 104},
+    "train_seconds": 36.0,
+    "world_size": 2,
+    "device": "cpu",
+}
 
 
 def classifyapp_run(tmp: Path, argv: tuple[str, ...] = ("--hidden", "8", "--layer-timesteps", "1", "1")) -> Path:
@@ -114,8 +175,15 @@ def classifyapp_run(tmp: Path, argv: tuple[str, ...] = ("--hidden", "8", "--laye
 
     run = tmp / "classifyapp-run"
     config = task_config(classifyapp, list(argv))
-    _write(run / "config.json", {"task": "classifyapp", "model": config, "data_dir": "/fixture/poj104",
-                                 "scope": {"graphs": {"train": 30, "val": 9, "test": 48}}})
+    _write(
+        run / "config.json",
+        {
+            "task": "classifyapp",
+            "model": config,
+            "data_dir": "/fixture/poj104",
+            "scope": {"graphs": {"train": 30, "val": 9, "test": 48}},
+        },
+    )
     vocabulary = vocabulary_of(graph_of(EXAMPLES / "dot_product.ll"))
     vocabulary.save(run / "vocab.csv")
     torch.manual_seed(0)

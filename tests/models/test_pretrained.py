@@ -19,7 +19,6 @@ from programl.exceptions import AnalysisError, ProgramlError  # noqa: E402
 from programl.models import PretrainedModel, pretrained, pretrained_names  # noqa: E402
 from programl.models.export import export_pretrained, model_spec  # noqa: E402
 from programl.models.hub import PRETRAINED_DIR, build_model, find_pretrained  # noqa: E402
-from programl.models.inference import DEVMAP_AUX_DEFAULTS  # noqa: E402
 from tests.models import pretrained_runs as runs  # noqa: E402
 
 FILES = ["MODEL_CARD.md", "model.json", "vocab.csv", "weights.pt"]
@@ -50,8 +49,11 @@ def test_export_writes_the_four_files_from_the_run(dataflow_export) -> None:
     metadata = json.loads((directory / "model.json").read_text())
     result = json.loads((run / "result.json").read_text())
     assert metadata["task"] == "dataflow" and metadata["analysis"] == "reachability" and metadata["steps"] == 30
-    assert metadata["model"] == {"class": "DataflowGGNN", "args": [metadata["vocabulary"]["entries"]],
-                                 "kwargs": {"num_steps": 30}}
+    assert metadata["model"] == {
+        "class": "DataflowGGNN",
+        "args": [metadata["vocabulary"]["entries"]],
+        "kwargs": {"num_steps": 30},
+    }
     assert metadata["outputs"]["classes"] == ["false", "true"]
     # the scores are result.json's, without the confusion matrices
     test = {k: v for k, v in result["tests"]["T30"].items() if k != "confusion_matrix"}
@@ -178,8 +180,9 @@ def test_dataflow_prediction_uses_the_analyses_roots(dataflow_export, graph) -> 
         shown = [n["id"] for n in entry["nodes"]]
         assert shown == sorted(np.flatnonzero(prediction.predicted[row] | prediction.exact[row]).tolist())
         c = entry["confusion"]
-        assert sum(c.values()) == len(graph.node) and entry["predicted_true"] == c["true_positives"] + c[
-            "false_positives"]
+        assert (
+            sum(c.values()) == len(graph.node) and entry["predicted_true"] == c["true_positives"] + c["false_positives"]
+        )
     again = model.predict(graph, compare=True)  # deterministic
     assert np.array_equal(again.probabilities, prediction.probabilities)
 
@@ -252,7 +255,9 @@ def _same_network(a, b) -> None:
     assert repr(a) == repr(b)
 
 
-@pytest.mark.parametrize("argv", [["--analysis", "liveness"], ["--analysis", "datadep", "--model", "rgcn", "--steps", "5"]])
+@pytest.mark.parametrize(
+    "argv", [["--analysis", "liveness"], ["--analysis", "datadep", "--model", "rgcn", "--steps", "5"]]
+)
 def test_dataflow_network_is_the_tasks(argv) -> None:
     from programl.tasks import dataflow
 
@@ -260,8 +265,14 @@ def test_dataflow_network_is_the_tasks(argv) -> None:
     _same_network(build_model(model_spec("dataflow", config, 23)), dataflow._make_model(config, 23))
 
 
-@pytest.mark.parametrize("argv", [[], ["--positions", "--node-type-gru", "--steps", "4", "--layers", "4"],
-                                  ["--readout-channels", "4", "--pooling", "mean", "--hidden", "16"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["--positions", "--node-type-gru", "--steps", "4", "--layers", "4"],
+        ["--readout-channels", "4", "--pooling", "mean", "--hidden", "16"],
+    ],
+)
 def test_devmap_network_is_the_tasks(argv) -> None:
     from programl.tasks import devmap
 
@@ -269,8 +280,14 @@ def test_devmap_network_is_the_tasks(argv) -> None:
     _same_network(build_model(model_spec("devmap", config, 23)), devmap._model(config, 23))
 
 
-@pytest.mark.parametrize("argv", [["--hidden", "8"], ["--hidden", "8", "--no-positions", "--node-type-gru"],
-                                  ["--model", "rgcn", "--hidden", "8", "--layer-timesteps", "1", "2"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--hidden", "8"],
+        ["--hidden", "8", "--no-positions", "--node-type-gru"],
+        ["--model", "rgcn", "--hidden", "8", "--layer-timesteps", "1", "2"],
+    ],
+)
 def test_classifyapp_network_is_the_tasks(argv) -> None:
     from programl.tasks import classifyapp
 
@@ -280,8 +297,19 @@ def test_classifyapp_network_is_the_tasks(argv) -> None:
 
 def test_missing_options_are_named() -> None:
     with pytest.raises(ProgramlError, match="no layers, positions among the model options"):
-        model_spec("devmap", {"hidden": 8, "steps": 2, "node_type_gru": False, "message_dropout": 0,
-                              "state_dropout": 0, "aux_dropout": 0, "aux_hidden": 4}, 5)
+        model_spec(
+            "devmap",
+            {
+                "hidden": 8,
+                "steps": 2,
+                "node_type_gru": False,
+                "message_dropout": 0,
+                "state_dropout": 0,
+                "aux_dropout": 0,
+                "aux_hidden": 4,
+            },
+            5,
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -289,9 +317,9 @@ def test_missing_options_are_named() -> None:
 
 
 def test_devmap_defaults_are_the_medians_of_the_data(shared_data) -> None:
-    from programl.data.devmap import read_platform_csv
+    from programl.data.devmap import AUX_MEDIANS, read_platform_csv
 
-    for platform, defaults in DEVMAP_AUX_DEFAULTS.items():
+    for platform, defaults in AUX_MEDIANS.items():
         rows = read_platform_csv(shared_data / "devmap" / f"cgo17-{platform}.csv")
         assert defaults["transfer"] == np.median([r.transfer for r in rows])
         assert defaults["wgsize"] == np.median([r.wgsize for r in rows])
@@ -315,7 +343,8 @@ EXAMPLE = {"dataflow": "dot_product.ll", "devmap": "vector_add.cl", "classifyapp
 
 @pytest.mark.parametrize(
     "name",
-    SHIPPED or [pytest.param(None, marks=pytest.mark.skip(reason=f"no pretrained model is shipped yet in {PRETRAINED_DIR}"))],
+    SHIPPED
+    or [pytest.param(None, marks=pytest.mark.skip(reason=f"no pretrained model is shipped yet in {PRETRAINED_DIR}"))],
 )
 def test_shipped_model_predicts_on_an_example(name, tmp_path, capsys) -> None:
     from programl.cli import main
