@@ -197,13 +197,6 @@ class PretrainedModel:
         path = self.directory / CARD_FILE
         return path.read_text(encoding="utf-8") if path.is_file() else ""
 
-    def graph_from_file(self, path: str, flags=(), timeout: float | None = 300):
-        """The ``ProgramGraph`` of a file, made as this model's training graphs were (see
-        :func:`programl.models.inference.graph_from_file`)."""
-        from programl.models.inference import graph_from_file
-
-        return graph_from_file(self.metadata, path, flags=flags, timeout=timeout)
-
     def predict(self, graph, **options):
         """Predict on a ``ProgramGraph``: :func:`~programl.models.inference.predict_dataflow`,
         :func:`~programl.models.inference.predict_devmap` or :func:`~programl.models.inference.predict_classifyapp`

@@ -21,7 +21,6 @@ __all__ = [
     "ClassifyappPrediction",
     "DataflowPrediction",
     "DevmapPrediction",
-    "choose_roots",
     "predict_classifyapp",
     "predict_dataflow",
     "predict_devmap",
@@ -39,35 +38,31 @@ def _encode(graph, vocabulary, device):
 # Data-flow analyses
 
 
-def choose_roots(
-    graph, analysis: str, roots: Sequence[int] | None = None, num_roots: int | None = None, seed: int = 0
-) -> np.ndarray:
-    """The roots to predict for: ``roots`` (each checked to be eligible), else the first ``num_roots`` of the
-    seeded permutation of the eligible roots, else the analyses' own sample (``min(ceil(eligible / 10), 10)`` roots,
-    :func:`programl.dataflow.analyze.select_roots`; the roots ``programl analyze --seed`` labels).
+def _roots_and_labels(
+    graph, analysis: str, roots: Sequence[int] | None, num_roots: int | None, seed: int, compare: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The roots to predict for, and the analysis's labels of them when ``compare`` (else None).
+
+    ``roots`` are checked by the analysis itself, and without ``roots`` or ``num_roots`` the analysis samples them
+    (:func:`programl.dataflow.analyze.analyze_arrays` with ``seed``: ``min(ceil(eligible / 10), 10)`` roots, those
+    ``programl analyze --seed`` labels); ``num_roots`` takes the first K of the same seeded permutation of the
+    eligible roots.
 
     Raises:
         AnalysisError: No eligible root, or a given root that is not eligible (one line).
     """
-    from programl.dataflow.analyze import eligible_roots, select_roots
+    from programl.dataflow.analyze import analyze_arrays, eligible_roots
 
-    eligible = eligible_roots(graph, analysis)
-    if roots is not None:
-        chosen = np.asarray(list(roots), dtype=np.int64).reshape(-1)
-        bad = chosen[~np.isin(chosen, eligible)]
-        if len(bad):
-            raise AnalysisError(
-                f"node {int(bad[0])} is not an eligible {analysis} root "
-                f"(graph has {len(graph.node)} nodes, {len(eligible)} eligible)"
-            )
-        return chosen
-    if not len(eligible):
-        raise AnalysisError(f"No eligible root nodes in graph with {len(graph.node)} nodes")
-    if num_roots is None:
-        return select_roots(eligible, 10, seed)
+    if roots is not None or num_roots is None:
+        result = analyze_arrays(graph, analysis, seed=seed, roots=roots)
+        return result.roots, result.labels.astype(bool) if compare else None
     if num_roots < 1:
         raise ProgramlError(f"the number of roots must be positive, not {num_roots}")
-    return np.random.default_rng(seed).permutation(np.asarray(eligible, dtype=np.int64))[:num_roots]
+    eligible = eligible_roots(graph, analysis)
+    if not len(eligible):
+        raise AnalysisError(f"No eligible root nodes in graph with {len(graph.node)} nodes")
+    chosen = np.random.default_rng(seed).permutation(np.asarray(eligible, dtype=np.int64))[:num_roots]
+    return chosen, analyze_arrays(graph, analysis, roots=chosen).labels.astype(bool) if compare else None
 
 
 @dataclass
@@ -143,12 +138,13 @@ def predict_dataflow(
     steps: int | None = None,
     compare: bool = False,
 ) -> DataflowPrediction:
-    """Run a data-flow model on ``graph`` for each root (:func:`choose_roots`).
+    """Run a data-flow model on ``graph`` for each root.
 
     Args:
         pretrained: A :class:`~programl.models.hub.PretrainedModel` of task ``dataflow``.
         graph: A ``ProgramGraph``.
-        roots, num_roots, seed: Which roots (:func:`choose_roots`).
+        roots, num_roots, seed: Which roots: these (each must be eligible), else the first ``num_roots`` of a
+            seeded shuffle of the eligible roots, else the analysis's own sample (``programl analyze --seed``).
         steps: Message-passing steps (default: the model's, 30 for the paper's runs).
         compare: Also run the analysis itself on the same roots (``exact``).
 
@@ -158,10 +154,8 @@ def predict_dataflow(
     import torch
     from torch_geometric.data import Batch
 
-    from programl.dataflow.analyze import analyze_arrays
-
     analysis = pretrained.analysis
-    chosen = choose_roots(graph, analysis, roots, num_roots, seed)
+    chosen, exact = _roots_and_labels(graph, analysis, roots, num_roots, seed, compare)
     steps = int(steps if steps is not None else pretrained.metadata.get("steps", 30))
     if steps < 0:
         raise ProgramlError(f"steps must be >= 0, not {steps}")
@@ -178,7 +172,6 @@ def predict_dataflow(
         logits = pretrained.model(batch, num_steps=steps).reshape(len(chosen), n, -1).cpu()
     probabilities = torch.softmax(logits, dim=-1)[..., 1].numpy()
     predicted = (logits.argmax(-1) == 1).numpy()
-    exact = analyze_arrays(graph, analysis, roots=chosen).labels.astype(bool) if compare else None
     return DataflowPrediction(
         analysis=analysis,
         steps=steps,

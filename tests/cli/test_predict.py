@@ -46,6 +46,11 @@ def predict(capsys, *argv) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+def with_models(capsys, models, task, *argv, inputs=(DOT,)) -> tuple[int, str, str]:
+    """``programl predict TASK INPUTS --model-dir MODELS -j 1 ARGV``."""
+    return predict(capsys, task, *inputs, "--model-dir", models, "-j", "1", *argv)
+
+
 def json_lines(text: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines()]
 
@@ -62,7 +67,7 @@ def graph():
 def test_dataflow_runs_every_installed_analysis(models, graph, capsys) -> None:
     from programl.dataflow.analyze import analyze_arrays
 
-    code, out, err = predict(capsys, "dataflow", DOT, "--model-dir", models, "-j", "1")
+    code, out, err = with_models(capsys, models, "dataflow")
     assert code == 0 and err == ""
     heads = [line for line in out.splitlines() if not line.startswith(" ")]
     pattern = re.compile(
@@ -83,23 +88,8 @@ def test_dataflow_runs_every_installed_analysis(models, graph, capsys) -> None:
 def test_dataflow_json_with_the_exact_labels(models, graph, capsys) -> None:
     from programl.dataflow.analyze import analyze_arrays
 
-    code, out, _ = predict(
-        capsys,
-        "dataflow",
-        DOT,
-        "--model-dir",
-        models,
-        "--analysis",
-        "datadep",
-        "--roots",
-        "2",
-        "--seed",
-        "3",
-        "--compare",
-        "--json",
-        "-j",
-        "1",
-    )
+    argv = ("--analysis", "datadep", "--roots", "2", "--seed", "3", "--compare", "--json")
+    code, out, _ = with_models(capsys, models, "dataflow", *argv)
     assert code == 0
     [record] = json_lines(out)
     assert record["file"] == str(DOT) and record["task"] == "dataflow" and record["nodes"] == len(graph.node)
@@ -115,20 +105,7 @@ def test_dataflow_json_with_the_exact_labels(models, graph, capsys) -> None:
 
 
 def test_dataflow_compare_marks_every_node(models, capsys) -> None:
-    code, out, _ = predict(
-        capsys,
-        "dataflow",
-        DOT,
-        "--model-dir",
-        models,
-        "--analysis",
-        "reachability",
-        "--roots",
-        "1",
-        "--compare",
-        "-j",
-        "1",
-    )
+    code, out, _ = with_models(capsys, models, "dataflow", "--analysis", "reachability", "--roots", "1", "--compare")
     assert code == 0
     lines = out.splitlines()
     assert re.search(r"; exact \d+ \(true positives \d+, false positives \d+, missed \d+\)$", lines[0])
@@ -137,42 +114,26 @@ def test_dataflow_compare_marks_every_node(models, capsys) -> None:
 
 
 def test_predictions_are_deterministic(models, capsys) -> None:
-    argv = ("dataflow", DOT, "--model-dir", models, "--json", "--compare", "-j", "1")
-    first = predict(capsys, *argv)
-    assert first[0] == 0 and predict(capsys, *argv) == first
+    first = with_models(capsys, models, "dataflow", "--json", "--compare")
+    assert first[0] == 0 and with_models(capsys, models, "dataflow", "--json", "--compare") == first
 
 
 def test_a_chosen_root(models, graph, capsys) -> None:
     from programl.dataflow.analyze import eligible_roots
 
     root = int(eligible_roots(graph, "reachability")[-1])
-    code, out, _ = predict(
-        capsys,
-        "dataflow",
-        DOT,
-        "--model-dir",
-        models,
-        "--analysis",
-        "reachability",
-        "--root",
-        root,
-        "--json",
-        "-j",
-        "1",
-    )
+    code, out, _ = with_models(capsys, models, "dataflow", "--analysis", "reachability", "--root", root, "--json")
     assert code == 0 and [r["root"]["id"] for r in json_lines(out)[0]["predictions"][0]["roots"]] == [root]
     variable = next(i for i, n in enumerate(graph.node) if n.type == 1)
     # named analysis: a root it cannot take fails the file
-    code, out, err = predict(
-        capsys, "dataflow", DOT, "--model-dir", models, "--analysis", "reachability", "--root", variable, "-j", "1"
-    )
+    code, out, err = with_models(capsys, models, "dataflow", "--analysis", "reachability", "--root", variable)
     assert code == 1 and out == ""
     assert err.splitlines()[0] == (
         f"{DOT}: error: node {variable} is not an eligible reachability root (graph has "
         f"{len(graph.node)} nodes, {len(eligible_roots(graph, 'reachability'))} eligible)"
     )
     # every installed analysis: those that cannot take it are skipped with a note
-    code, out, err = predict(capsys, "dataflow", DOT, "--model-dir", models, "--root", variable, "-j", "1")
+    code, out, err = with_models(capsys, models, "dataflow", "--root", variable)
     assert code == 0 and f": datadep (model datadep, T=30) root {variable} (variable" in out
     assert f"{DOT}: reachability: node {variable} is not an eligible reachability root" in err
 
@@ -180,11 +141,11 @@ def test_a_chosen_root(models, graph, capsys) -> None:
 def test_saved_graphs_and_stdin_give_the_same_prediction(models, graph, tmp_path, capsys, monkeypatch) -> None:
     saved = tmp_path / "dot.ProgramGraph.pb"
     saved.write_bytes(graph.SerializeToString())
-    argv = ("--model-dir", models, "--analysis", "reachability", "--json", "-j", "1")
-    code, out, _ = predict(capsys, "dataflow", DOT, *argv)
-    code2, out2, _ = predict(capsys, "dataflow", saved, *argv)
+    argv = ("--analysis", "reachability", "--json")
+    code, out, _ = with_models(capsys, models, "dataflow", *argv)
+    code2, out2, _ = with_models(capsys, models, "dataflow", *argv, inputs=(saved,))
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(DOT.read_bytes())))
-    code3, out3, _ = predict(capsys, "dataflow", "-", *argv)
+    code3, out3, _ = with_models(capsys, models, "dataflow", *argv, inputs=("-",))
     assert code == code2 == code3 == 0
     expected = json_lines(out)[0]["predictions"]
     assert json_lines(out2)[0]["predictions"] == expected and json_lines(out3)[0]["predictions"] == expected
@@ -192,20 +153,8 @@ def test_saved_graphs_and_stdin_give_the_same_prediction(models, graph, tmp_path
 
 def test_bad_inputs_do_not_stop_the_batch(models, tmp_path, capsys) -> None:
     (tmp_path / "bad.ll").write_text("define i32 @f() {\n  ret i32 %nope\n}\n")
-    code, out, err = predict(
-        capsys,
-        "dataflow",
-        tmp_path / "missing.ll",
-        tmp_path / "bad.ll",
-        DOT,
-        "--model-dir",
-        models,
-        "--analysis",
-        "reachability",
-        "--json",
-        "-j",
-        "1",
-    )
+    inputs = (tmp_path / "missing.ll", tmp_path / "bad.ll", DOT)
+    code, out, err = with_models(capsys, models, "dataflow", "--analysis", "reachability", "--json", inputs=inputs)
     assert code == 1
     assert [r["file"] for r in json_lines(out)] == [str(DOT)]
     lines = err.splitlines()
@@ -257,35 +206,18 @@ def test_bad_options_are_usage_errors(models, argv, capsys) -> None:
 
 
 def test_devmap_text_and_json(models, capsys) -> None:
-    code, out, err = predict(capsys, "devmap", DOT, "--model-dir", models, "-j", "1")
+    code, out, err = with_models(capsys, models, "devmap")
     assert code == 0 and err == ""
     assert re.fullmatch(
         rf"{re.escape(str(DOT))}: amd \(AMD Tahiti 7970\): (CPU|GPU) \(p=\d\.\d{{3}}; transfer "
         r"57,594,120 bytes, wgsize 62: default; model devmap-amd\)\n",
         out,
     )
-    code, out, _ = predict(
-        capsys,
-        "devmap",
-        DOT,
-        "--model-dir",
-        models,
-        "--platform",
-        "amd",
-        "--transfer",
-        "4096",
-        "--wgsize",
-        "64",
-        "--json",
-        "-j",
-        "1",
-    )
+    argv = ("--platform", "amd", "--transfer", "4096", "--wgsize", "64", "--json")
+    code, out, _ = with_models(capsys, models, "devmap", *argv)
     [prediction] = json_lines(out)[0]["predictions"]
-    assert (
-        code == 0
-        and prediction["aux_inputs"] == "given"
-        and (prediction["transfer"], prediction["wgsize"]) == (4096, 64)
-    )
+    assert code == 0 and prediction["aux_inputs"] == "given"
+    assert (prediction["transfer"], prediction["wgsize"]) == (4096, 64)
     assert set(prediction["probabilities"]) == {"CPU", "GPU"}
     assert prediction["probability"] == prediction["probabilities"][prediction["device"]]
     code, _, err = predict(capsys, "devmap", DOT, "--model-dir", models, "--platform", "nvidia")
@@ -293,11 +225,11 @@ def test_devmap_text_and_json(models, capsys) -> None:
 
 
 def test_classifyapp_top_classes(models, capsys) -> None:
-    code, out, _ = predict(capsys, "classifyapp", DOT, "--model-dir", models, "-j", "1")
+    code, out, _ = with_models(capsys, models, "classifyapp")
     lines = out.splitlines()
     assert code == 0 and lines[0] == f"{DOT}: POJ-104 classes (model classifyapp)"
     assert [int(re.fullmatch(r"  (\d)\. class +\d+  p=\d\.\d{3}", line)[1]) for line in lines[1:]] == [1, 2, 3, 4, 5]
-    code, out, _ = predict(capsys, "classifyapp", DOT, "--model-dir", models, "--top", "2", "--json", "-j", "1")
+    code, out, _ = with_models(capsys, models, "classifyapp", "--top", "2", "--json")
     top = json_lines(out)[0]["predictions"][0]["top"]
     assert len(top) == 2 and top[0]["probability"] >= top[1]["probability"]
 
@@ -310,11 +242,11 @@ def test_sources_are_compiled_as_the_training_graphs(models, clang22, capsys) ->
     from programl.graph_builder.llvm import graph_from_ir
 
     kernel = EXAMPLES / "vector_add.cl"
-    code, out, _ = predict(capsys, "devmap", kernel, "--model-dir", models, "--json", "-j", "1")
+    code, out, _ = with_models(capsys, models, "devmap", "--json", inputs=(kernel,))
     ir = clang.compile_source(kernel.read_text(), "cl", (*CLANG22_BASE_FLAGS, "-I", str(EXAMPLES)))
     assert code == 0 and json_lines(out)[0]["nodes"] == len(graph_from_ir(ir).node)
     program = EXAMPLES / "fizzbuzz.c"
-    code, out, _ = predict(capsys, "classifyapp", program, "--model-dir", models, "--json", "-j", "1")
+    code, out, _ = with_models(capsys, models, "classifyapp", "--json", inputs=(program,))
     ir, _ = compile_program(program.read_text(), ("-O0",))
     assert code == 0 and json_lines(out)[0]["nodes"] == len(graph_from_ir(ir).node)
 
