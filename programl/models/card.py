@@ -99,7 +99,7 @@ def _data(m: Mapping[str, Any]) -> list[str]:
             )
             + f", graphs of the `{options.get('variant')}` variant; {_fmt(folds)}-fold stratified cross-validation "
             f"(seed {_fmt(options.get('fold_seed'))}). This is the model of fold {m['training'].get('fold')}: "
-            f"trained on {_fmt(folds - 2 if isinstance(folds, int) else None)} folds, its epoch chosen on one more "
+            f"trained on {_fmt(folds - 2 if isinstance(folds, int) else None)} fold(s), its epoch chosen on one more "
             f"(validation), tested on fold {m['training'].get('fold')}. Sources: `{_fmt(config.get('source_dir'))}`."
         )
     else:
@@ -247,9 +247,8 @@ def _limitations(m: Mapping[str, Any]) -> list[str]:
         )
     elif m["task"] == "devmap":
         items.append(
-            "One prediction per graph, i.e. per .cl file, as in training (each DevMap file holds one "
-            "kernel). The auxiliary inputs (bytes transferred, work-group size) change the prediction: "
-            "without them, `programl predict` uses the DevMap medians of the platform."
+            "One prediction per graph, i.e. per .cl file, as in training. The auxiliary inputs (bytes "
+            "transferred, work-group size) change the prediction: without them, `programl predict` uses the DevMap medians of the platform."
         )
         items.append(
             f"Trained on fold {m['training'].get('fold')}'s training kernels only: most DevMap kernels "
