@@ -248,7 +248,8 @@ def _limitations(m: Mapping[str, Any]) -> list[str]:
     elif m["task"] == "devmap":
         items.append(
             "One prediction per graph, i.e. per .cl file, as in training. The auxiliary inputs (bytes "
-            "transferred, work-group size) change the prediction: without them, `programl predict` uses the DevMap medians of the platform."
+            "transferred, work-group size) change the prediction: without them, `programl predict` uses the "
+            "DevMap medians of the platform."
         )
         items.append(
             f"Trained on fold {m['training'].get('fold')}'s training kernels only: most DevMap kernels "
