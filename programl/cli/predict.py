@@ -395,6 +395,16 @@ def _print_record(record: dict, graph, args: argparse.Namespace) -> None:
         print("\n".join(lines), flush=True)
 
 
+def _close_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's final flush does not fail again on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture): nothing to flush
+        pass
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The command
 
@@ -452,6 +462,9 @@ def run(args: argparse.Namespace) -> int:
         summary.interrupted = True
     except PoolError as error:
         summary.abort(error)
+    except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly, as a pipeline expects
+        _close_stdout()
+        return summary.exit_code()
     if not args.quiet and (summary.failed or summary.stopped or summary.notes):
         print(summary.line("inputs"), file=sys.stderr)
     return summary.exit_code()

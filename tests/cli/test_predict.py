@@ -289,3 +289,15 @@ def test_the_command_line_parser_does_not_import_torch() -> None:
     code = "import sys; from programl.cli import make_parser; make_parser(); print('torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=runs.REPO)
     assert result.stdout.strip() == "False"
+
+
+def test_a_closed_stdout_stops_quietly(models, monkeypatch, capsys) -> None:
+    """``programl predict ... | head``: the reader goes away; no traceback, no error line."""
+
+    class ClosedPipe(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert main(["predict", "dataflow", str(DOT), str(DOT), "--model-dir", str(models), "-j", "1"]) == 0
+    assert capsys.readouterr().err == ""
