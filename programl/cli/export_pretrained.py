@@ -21,7 +21,7 @@ examples:
   programl export-pretrained runs/devmap --platform amd                  'devmap-amd', the best-validated fold
   programl export-pretrained runs/classifyapp --commit 1a2b3c --train-command "programl train classifyapp ..."
   programl export-pretrained runs/dataflow/liveness --force \
-      --card-from runs/dataflow/liveness/evaluation_best_test.json    scores of `programl evaluate dataflow`
+      --card-from runs/dataflow/liveness/evaluation_best_test.json    scores of programl evaluate dataflow
 """
 
 
@@ -29,11 +29,12 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "export-pretrained",
         help="install a finished training run as a pretrained model",
-        description=__doc__.split("\n\n")[0],
+        description="Install a finished training run as a pretrained model: NAME/ with weights.pt, vocab.csv, "
+        "model.json and MODEL_CARD.md, where programl predict and programl.models.pretrained(NAME) find it.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory of `programl train TASK`")
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory of programl train TASK")
     parser.add_argument(
         "name",
         nargs="?",

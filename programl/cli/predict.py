@@ -30,7 +30,6 @@ from programl.cli.common import Summary, add_limit_options, print_line, progress
 
 __all__ = ["add_parser", "run"]
 
-ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
 PLATFORMS = ("amd", "nvidia")
 #: What predict reads as a saved graph rather than a program.
 GRAPH_MARK = ".ProgramGraph"
@@ -73,7 +72,8 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "predict",
         help="predict with a pretrained model: dataflow, devmap, classifyapp",
-        description=__doc__.split("\n\n")[0],
+        description="What a pretrained model says about programs: the nodes a data-flow analysis labels, the "
+        "faster device for an OpenCL kernel, the POJ-104 class of a C/C++ program.",
     )
     tasks = parser.add_subparsers(dest="task", metavar="TASK")
     tasks.required = True
@@ -119,6 +119,8 @@ def add_parser(subparsers) -> None:
 
 
 def _add_dataflow_arguments(parser: argparse.ArgumentParser) -> None:
+    from programl.dataflow import ANALYSES
+
     parser.add_argument(
         "--analysis",
         action="append",
@@ -194,6 +196,7 @@ def _explicit_choice(args: argparse.Namespace) -> bool:
 def _select_models(args: argparse.Namespace) -> list:
     """The pretrained models to run (loaded), or a :class:`~programl.exceptions.ProgramlError` that says why
     there are none."""
+    from programl.dataflow import ANALYSES
     from programl.exceptions import ProgramlError
     from programl.models.hub import find_pretrained, pretrained, pretrained_names
 
