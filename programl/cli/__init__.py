@@ -1,4 +1,5 @@
-"""The ``programl`` command line (DESIGN §6): ``programl build | analyze | convert | dataset | train | evaluate``.
+"""The ``programl`` command line (DESIGN §6): ``programl build | analyze | convert | dataset | train | evaluate |
+predict | export-pretrained``.
 
 Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and ``run(args) -> int``; modules import
 their heavy dependencies inside ``run`` so that ``programl --help`` stays fast. Exit codes: 0 success, 1 some inputs
@@ -22,6 +23,8 @@ COMMANDS = {
     "dataset": "programl.cli.dataset",
     "train": "programl.cli.train",
     "evaluate": "programl.cli.evaluate",
+    "predict": "programl.cli.predict",
+    "export-pretrained": "programl.cli.export_pretrained",
 }
 
 

@@ -64,6 +64,7 @@ from programl.proto import ProgramGraph
 from programl.util.fs import atomic_write_bytes, atomic_write_text
 
 __all__ = [
+    "AUX_MEDIANS",
     "CLANG22_BASE_FLAGS",
     "MANIFEST_FILE",
     "PLATFORMS",
@@ -95,6 +96,14 @@ PLATFORMS = ("amd", "nvidia")
 PLATFORM_NAMES = {"amd": "AMD Tahiti 7970", "nvidia": "NVIDIA GTX 970"}
 VARIANTS = ("clang22", "ncc")
 MANIFEST_FILE = "devmap_clang22_manifest.csv"
+
+#: Medians of the auxiliary inputs over the 680 rows of each platform's ``cgo17-<platform>.csv`` (``numpy.median`` of
+#: ``transfer`` bytes and ``wgsize``; tests/models/test_pretrained.py checks them against the data): what a model is
+#: given for a kernel whose inputs are unknown (``programl predict devmap``).
+AUX_MEDIANS: dict[str, dict[str, int]] = {
+    "amd": {"transfer": 57_594_120, "wgsize": 62},
+    "nvidia": {"transfer": 57_594_120, "wgsize": 61},
+}
 
 #: clang-22 flags of every OpenCL kernel besides ``-x cl -cl-std=CL1.2 -Xclang -finclude-default-header -target
 #: spir64`` (which :mod:`programl.graph_builder.clang` adds for OpenCL) and ``-I kernels_cl``.

@@ -7,11 +7,14 @@
   :class:`RGCNGraphClassifier` - its R-GCN alternative for POJ-104; :class:`PooledReadoutClassifier` - devmap with
   another graph readout (K channels, sum or mean pooling).
 * :mod:`programl.models.metrics` - ProGraML's per-batch and per-epoch metrics.
+* :func:`pretrained` / :func:`pretrained_names` - the trained models shipped in ``programl/models/pretrained/``
+  (:mod:`~programl.models.hub`; made by :mod:`~programl.models.export`, used by :mod:`~programl.models.inference`).
 """
 
 from programl.models.dataflow import DataflowGGNN, DataflowRGCN
 from programl.models.ggnn import TypedEdges, TypedGGNNConv, add_backward_edges, sinusoidal_position_table
 from programl.models.graph_classifier import GGNNGraphClassifier, GraphOutput
+from programl.models.hub import PretrainedModel, pretrained, pretrained_names
 from programl.models.metrics import BatchMetrics, MetricsAccumulator, batch_metrics, confusion_matrix, pooled_metrics
 from programl.models.pooled_readout import PooledReadoutClassifier
 from programl.models.readout import AuxiliaryReadout, GatedReadout
@@ -31,6 +34,7 @@ __all__ = [
     "GraphOutput",
     "MetricsAccumulator",
     "PooledReadoutClassifier",
+    "PretrainedModel",
     "RGCNGraphClassifier",
     "TypedEdges",
     "TypedGGNNConv",
@@ -38,5 +42,7 @@ __all__ = [
     "batch_metrics",
     "confusion_matrix",
     "pooled_metrics",
+    "pretrained",
+    "pretrained_names",
     "sinusoidal_position_table",
 ]

@@ -1,0 +1,473 @@
+"""``programl predict dataflow|devmap|classifyapp FILE...``: what a pretrained model says about programs (issue 11
+item 6; SPEC §6.1, §6.5, §6.6).
+
+Each input (anything ``programl build`` reads, or a saved ``*.ProgramGraph.pb|pbtxt|json``) is built into a graph in
+a worker process (``-j``, ``--timeout``, ``--max-memory``; flags after ``--`` go to clang), as the model's training
+graphs were: OpenCL kernels for devmap with the DevMap flags, C/C++ programs for classifyapp with POJ-104's header
+and C++11. Then the model predicts:
+
+* ``dataflow``: for each root (``--root N``, ``--roots K``, or the analyses' own sample of SPEC §4.1, seeded by
+  ``--seed``), the nodes predicted true (id, type, text, probability); ``--compare`` adds the exact labels of the
+  analysis. Every analysis with an installed model, or those of ``--analysis``.
+* ``devmap``: CPU or GPU, with its probability, per platform (``--platform``), given ``--transfer BYTES`` and
+  ``--wgsize N`` (default: a DevMap graph's own values, else the medians of the DevMap data: see ``--help``).
+* ``classifyapp``: the ``--top`` (5) most likely POJ-104 classes with their probabilities.
+
+``--json`` prints one JSON object per input (JSON lines). A bad input is reported on one line and the others go on
+(exit 1); a missing or damaged model stops the command with one line (exit 1); a bad option exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from programl.cli.common import Summary, add_limit_options, print_line, progress, usage_error, worker_outcomes
+
+__all__ = ["add_parser", "run"]
+
+PLATFORMS = ("amd", "nvidia")
+#: What predict reads as a saved graph rather than a program.
+GRAPH_MARK = ".ProgramGraph"
+CXX_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++")
+
+EXAMPLES = {
+    "dataflow": """\
+examples:
+  programl predict dataflow examples/dot_product.ll                        every installed analysis, sampled roots
+  programl predict dataflow --analysis liveness --root 12 --compare f.c    one root, beside the exact labels
+  programl predict dataflow --analysis reachability --roots 3 --json *.ll
+""",
+    "devmap": """\
+examples:
+  programl predict devmap examples/vector_add.cl                      both platforms, the default inputs
+  programl predict devmap --platform amd --transfer 4194304 --wgsize 256 kernel.cl
+""",
+    "classifyapp": """\
+examples:
+  programl predict classifyapp examples/quicksort.cc                  the 5 most likely POJ-104 classes
+  programl predict classifyapp --top 3 --json a.c b.cc
+""",
+}
+
+
+def _count(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}: {text!r}")
+        return value
+
+    return parse
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "predict",
+        help="predict with a pretrained model: dataflow, devmap, classifyapp",
+        description="What a pretrained model says about programs: the nodes a data-flow analysis labels, the "
+        "faster device for an OpenCL kernel, the POJ-104 class of a C/C++ program.",
+    )
+    tasks = parser.add_subparsers(dest="task", metavar="TASK")
+    tasks.required = True
+    helps = {
+        "dataflow": "the nodes a data-flow analysis labels, per root",
+        "devmap": "CPU or GPU for OpenCL kernels",
+        "classifyapp": "the POJ-104 class of C/C++ programs",
+    }
+    for task, text in helps.items():
+        sub = tasks.add_parser(
+            task,
+            help=text,
+            description=f"Predict {text} with a pretrained model.",
+            epilog=EXAMPLES[task],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        sub.add_argument(
+            "inputs",
+            nargs="+",
+            metavar="FILE",
+            help="programs (.ll, .bc, .c, .cc, .cl ...), saved graphs (*.ProgramGraph.pb), '-' for IR on stdin",
+        )
+        getattr(sys.modules[__name__], f"_add_{task}_arguments")(sub)
+        sub.add_argument("--model", metavar="NAME|DIR", help="use this pretrained model (a name or a directory)")
+        sub.add_argument(
+            "--model-dir",
+            metavar="DIR",
+            help="look models up in DIR instead of the package's (programl/models/pretrained)",
+        )
+        sub.add_argument("--json", action="store_true", help="one JSON object per input (JSON lines)")
+        sub.add_argument("--device", default="cpu", help="where the model runs: cpu (default), cuda, cuda:1 ...")
+        sub.add_argument(
+            "-j",
+            "--jobs",
+            type=int,
+            default=0,
+            metavar="N",
+            help="worker processes building graphs (default: all CPUs)",
+        )
+        add_limit_options(sub)
+        sub.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
+        sub.set_defaults(run=run, parser=sub)
+
+
+def _add_dataflow_arguments(parser: argparse.ArgumentParser) -> None:
+    from programl.dataflow import ANALYSES
+
+    parser.add_argument(
+        "--analysis",
+        action="append",
+        choices=ANALYSES,
+        metavar="A",
+        help=f"one of {', '.join(ANALYSES)} (repeatable; default: every analysis with a model)",
+    )
+    roots = parser.add_mutually_exclusive_group()
+    roots.add_argument(
+        "--root",
+        type=_count(0),
+        action="append",
+        metavar="N",
+        help="predict for root node N (repeatable); it must be an eligible root of the analysis",
+    )
+    roots.add_argument(
+        "--roots",
+        type=_count(1),
+        metavar="K",
+        help="K roots, the first of a seeded shuffle of the eligible ones (default: the analyses' "
+        "own sample, min(ceil(eligible / 10), 10) roots)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the root sample (default: 0, as analyze)")
+    parser.add_argument("--steps", type=_count(0), metavar="T", help="message-passing steps (default: the model's, 30)")
+    parser.add_argument(
+        "--compare", action="store_true", help="show the exact labels of the analysis beside the predicted ones"
+    )
+
+
+def _add_devmap_arguments(parser: argparse.ArgumentParser) -> None:
+    from programl.data.devmap import AUX_MEDIANS as d
+
+    parser.add_argument(
+        "--platform",
+        choices=(*PLATFORMS, "all"),
+        default="all",
+        help="amd (AMD Tahiti 7970), nvidia (NVIDIA GTX 970) or all (default: all with a model)",
+    )
+    parser.add_argument(
+        "--transfer",
+        type=_count(0),
+        metavar="BYTES",
+        help="bytes transferred to the device (default: a DevMap graph's own value, else the "
+        f"median of the DevMap data: {d['amd']['transfer']:,} on amd, "
+        f"{d['nvidia']['transfer']:,} on nvidia)",
+    )
+    parser.add_argument(
+        "--wgsize",
+        type=_count(0),
+        metavar="N",
+        help="work-group size (default: a DevMap graph's own value, else the median of the DevMap "
+        f"data: {d['amd']['wgsize']} on amd, {d['nvidia']['wgsize']} on nvidia)",
+    )
+
+
+def _add_classifyapp_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--top", type=_count(1), default=5, metavar="K", help="how many classes (default: 5)")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Models
+
+
+def _explicit_choice(args: argparse.Namespace) -> bool:
+    """Whether the user named the analyses / platform (then each needs a model), rather than "all there are"."""
+    if args.task == "dataflow":
+        return bool(args.analysis)
+    if args.task == "devmap":
+        return args.platform != "all"
+    return True
+
+
+def _select_models(args: argparse.Namespace) -> list:
+    """The pretrained models to run (loaded), or a :class:`~programl.exceptions.ProgramlError` that says why
+    there are none."""
+    from programl.dataflow import ANALYSES
+    from programl.exceptions import ProgramlError
+    from programl.models.hub import find_pretrained, pretrained, pretrained_names
+
+    directory = args.model_dir
+    if args.model:
+        model = pretrained(args.model, directory=directory, device=args.device)
+        if model.task != args.task:
+            raise ProgramlError(f"{args.model}: a {model.task} model, not a {args.task} one")
+        return [model]
+    if args.task == "dataflow":
+        wanted = [("analysis", a) for a in (args.analysis or ANALYSES)]
+    elif args.task == "devmap":
+        wanted = [("platform", p) for p in (PLATFORMS if args.platform == "all" else (args.platform,))]
+    else:
+        wanted = [(None, None)]
+    explicit = _explicit_choice(args)
+    names, missing = [], []
+    for key, value in wanted:
+        found = find_pretrained(args.task, directory=directory, **({key: value} if key else {}))
+        if found:
+            names.append(found[0])
+        else:
+            missing.append(value)
+    if not names or (explicit and missing):
+        installed = pretrained_names(directory)
+        what = f"{args.task} model" + (f" for {', '.join(missing)}" if explicit and any(missing) else "")
+        listing = f"installed: {', '.join(installed)}" if installed else "none is installed"
+        raise ProgramlError(f"no pretrained {what} ({listing}; `programl export-pretrained RUN_DIR` installs one)")
+    return [pretrained(name, directory=directory, device=args.device) for name in names]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Graphs (in worker processes)
+
+
+@dataclass(frozen=True)
+class Input:
+    """What a worker needs to make one input's graph."""
+
+    path: str
+    data: bytes | None  # stdin
+    task: str
+    flags: tuple[str, ...]  # after --
+    compile_flags: tuple[str, ...]  # the model's (devmap, classifyapp)
+    timeout: float
+
+
+def make_graph(item: Input) -> bytes:
+    """The serialized ``ProgramGraph`` of an input, built as the model's training graphs were."""
+    from programl.cli.build import Task, build_one
+    from programl.graph_builder.llvm import BuildOptions, graph_from_ir
+
+    path = item.path
+    name = os.path.basename(path)
+    suffix = os.path.splitext(name)[1].lower()
+    if item.data is None and GRAPH_MARK in name:
+        from programl.io.files import read_graph
+
+        return read_graph(path).SerializeToString(deterministic=True)
+    if item.data is None and item.task == "devmap" and suffix == ".cl":
+        from programl.graph_builder import clang
+
+        include = ("-I", os.path.dirname(path) or ".")
+        ir = clang.compile_file(path, (*item.compile_flags, *include, *item.flags), "cl", timeout=item.timeout)
+        return graph_from_ir(ir, path=path).SerializeToString(deterministic=True)
+    if item.data is None and item.task == "classifyapp" and suffix in CXX_SOURCES:
+        return _poj104_graph(path, item).SerializeToString(deterministic=True)
+    task = Task(path, item.data, None, "pb", None, item.flags, item.timeout)
+    return build_one(task, BuildOptions())[2]
+
+
+def _poj104_graph(path: str, item: Input):
+    """A C/C++ program compiled as the POJ-104 graphs (:func:`programl.data.poj104.compile_program`); a compiler
+    error is located in the file, not in the text with the header that clang read from stdin."""
+    from programl.data.poj104 import RECIPES, compile_program
+    from programl.exceptions import GraphCreationError
+    from programl.graph_builder.llvm import graph_from_ir
+
+    try:
+        text = Path(path).read_bytes().decode("utf-8", "replace")
+    except FileNotFoundError:
+        raise GraphCreationError("no such file", path) from None
+    try:
+        ir, _ = compile_program(text, (*item.compile_flags, *item.flags), timeout=item.timeout)
+    except GraphCreationError as error:
+        if error.path not in (None, "-"):
+            raise
+        offset = RECIPES[0].header.count("\n")  # the error is the first recipe's, which prepends its header
+        line = error.line - offset if error.line is not None and error.line > offset else None
+        raise type(error)(error.message, path, line, error.column if line else None) from None
+    return graph_from_ir(ir, path=path)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Output
+
+
+def _dataflow_text(path: str, name: str, graph, result: dict) -> list[str]:
+    lines = []
+    compared = "exact_true" in (result["roots"][0] if result["roots"] else {})
+    for entry in result["roots"]:
+        root = entry["root"]
+        head = (
+            f"{path}: {result['analysis']} (model {name}, T={result['steps']}) root {root['id']} "
+            f"({root['type']} {root['text']}): {entry['predicted_true']} of {len(graph.node)} nodes predicted true"
+        )
+        if compared:
+            c = entry["confusion"]
+            head += (
+                f"; exact {entry['exact_true']} (true positives {c['true_positives']}, false positives "
+                f"{c['false_positives']}, missed {c['false_negatives']})"
+            )
+        lines.append(head)
+        lines.append(f"  {'id':>6}  {'type':<11}  {'p(true)':>7}" + ("  exact " if compared else "") + "  text")
+        for node in entry["nodes"]:
+            mark = ""
+            if compared:
+                mark = "  " + (
+                    "yes   " if node["exact"] and node["predicted"] else "no    " if node["predicted"] else "MISSED"
+                )
+            lines.append(f"  {node['id']:>6}  {node['type']:<11}  {node['probability']:>7.3f}{mark}  {node['text']}")
+    return lines
+
+
+def _devmap_text(path: str, name: str, result: dict) -> list[str]:
+    from programl.data.devmap import PLATFORM_NAMES
+
+    platform = result["platform"]
+    return [
+        f"{path}: {platform} ({PLATFORM_NAMES.get(platform, platform)}): {result['device']} "
+        f"(p={result['probability']:.3f}; transfer {result['transfer']:,} bytes, wgsize {result['wgsize']}: "
+        f"{result['aux_inputs']}; model {name})"
+    ]
+
+
+def _classifyapp_text(path: str, name: str, result: dict) -> list[str]:
+    lines = [f"{path}: POJ-104 classes (model {name})"]
+    lines += [
+        f"  {rank}. class {item['class']:>3}  p={item['probability']:.3f}"
+        for rank, item in enumerate(result["top"], start=1)
+    ]
+    return lines
+
+
+def _predict_dataflow(path: str, graph, model, args: argparse.Namespace, summary: Summary) -> dict:
+    """One data-flow model's prediction; an analysis without an eligible root (or, when the analyses were not
+    named, for which ``--root`` is not eligible) is skipped with a note, not failed."""
+    from programl.exceptions import AnalysisError
+
+    try:
+        prediction = model.predict(
+            graph, roots=args.root, num_roots=args.roots, seed=args.seed, steps=args.steps, compare=args.compare
+        )
+    except AnalysisError as error:
+        no_root = str(error).startswith("No eligible root")
+        if not no_root and _explicit_choice(args):
+            raise
+        if no_root:
+            summary.notes["without a root"] = summary.notes.get("without a root", 0) + 1
+        if not args.json and not args.quiet:
+            print_line(f"{path}: {model.analysis}: {error}")
+        return {"model": model.name, "analysis": model.analysis, "skipped": str(error)}
+    return {"model": model.name, **prediction.to_dict()}
+
+
+def _predict_one(path: str, graph, models, args: argparse.Namespace, summary: Summary) -> dict:
+    """Every model's prediction on one graph (the record ``--json`` prints)."""
+    from programl.exceptions import AnalysisError
+
+    record: dict = {"file": path, "task": args.task, "nodes": len(graph.node), "predictions": []}
+    for model in models:
+        if args.task == "dataflow":
+            entry = _predict_dataflow(path, graph, model, args, summary)
+        elif args.task == "devmap":
+            entry = {"model": model.name, **model.predict(graph, transfer=args.transfer, wgsize=args.wgsize).to_dict()}
+        else:
+            entry = {"model": model.name, **model.predict(graph, top=args.top).to_dict()}
+        record["predictions"].append(entry)
+    if args.task == "dataflow" and args.root and all("skipped" in e for e in record["predictions"]):
+        raise AnalysisError(f"node {args.root[0]} is an eligible root of none of the analyses")
+    return record
+
+
+def _print_record(record: dict, graph, args: argparse.Namespace) -> None:
+    if args.json:
+        print(json.dumps(record, sort_keys=True), flush=True)
+        return
+    lines = []
+    for entry in record["predictions"]:
+        if "skipped" in entry:
+            continue
+        if args.task == "dataflow":
+            lines += _dataflow_text(record["file"], entry["model"], graph, entry)
+        elif args.task == "devmap":
+            lines += _devmap_text(record["file"], entry["model"], entry)
+        else:
+            lines += _classifyapp_text(record["file"], entry["model"], entry)
+    if lines:
+        print("\n".join(lines), flush=True)
+
+
+def _close_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's final flush does not fail again on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture): nothing to flush
+        pass
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The command
+
+
+def run(args: argparse.Namespace) -> int:
+    from programl.cli.common import EXIT_FAILED, one_line
+    from programl.cli.train import describe
+    from programl.exceptions import GraphCreationError, ProgramlError
+    from programl.graph_builder.clang import check_flags
+    from programl.util.executor import PoolError
+
+    parser = args.parser
+    if args.inputs.count("-") > 1:
+        return usage_error(parser, "'-' (stdin) can be given only once")
+    if args.jobs < 0:
+        return usage_error(parser, "-j must be positive")
+    flags = tuple(getattr(args, "extra_args", ()) or ())
+    try:
+        check_flags(flags)
+    except GraphCreationError as error:
+        return usage_error(parser, error.message)
+    try:
+        import torch
+
+        torch.device(args.device)
+    except (RuntimeError, ValueError) as error:
+        return usage_error(parser, f"--device {args.device}: {one_line(str(error))}")
+    try:
+        models = _select_models(args)
+    except (ProgramlError, OSError) as error:
+        print(f"programl predict {args.task}: error: {one_line(describe(error))}", file=sys.stderr)
+        return EXIT_FAILED
+    compile_flags = tuple(models[0].metadata.get("inputs", {}).get("flags", ()))
+    summary = Summary(f"predict {args.task}")
+    stdin = sys.stdin.buffer.read() if "-" in args.inputs else None
+    tasks = [Input(p, stdin if p == "-" else None, args.task, flags, compile_flags, args.timeout) for p in args.inputs]
+    try:
+        with worker_outcomes(make_graph, tasks, args) as outcomes:
+            for outcome in progress(outcomes, len(tasks), "predicting", enabled=not args.quiet and not args.json):
+                path = outcome.input.path
+                if not outcome.ok:
+                    summary.fail(outcome.error, path)
+                    continue
+                try:
+                    from programl.proto import ProgramGraph
+
+                    graph = ProgramGraph.FromString(outcome.value)
+                    record = _predict_one(path, graph, models, args, summary)
+                except (ProgramlError, ValueError, RuntimeError) as error:
+                    summary.fail(error, path)
+                    continue
+                _print_record(record, graph, args)
+                summary.add()
+    except KeyboardInterrupt:
+        summary.interrupted = True
+    except PoolError as error:
+        summary.abort(error)
+    except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly, as a pipeline expects
+        _close_stdout()
+        return summary.exit_code()
+    if not args.quiet and (summary.failed or summary.stopped or summary.notes):
+        print(summary.line("inputs"), file=sys.stderr)
+    return summary.exit_code()

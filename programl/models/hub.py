@@ -1,0 +1,289 @@
+"""Pretrained models shipped inside the package: the on-disk format, listing and loading (issue 11 item 6; the
+models of SPEC §6.1, §6.5, §6.6).
+
+A pretrained model is a directory ``programl/models/pretrained/<name>/`` (or any directory of the same form) holding
+
+* ``weights.pt`` - the model's ``state_dict`` only, read with ``torch.load(..., weights_only=True)``;
+* ``vocab.csv`` - the node-text vocabulary the model was trained with (:mod:`programl.data.vocabulary` format);
+* ``model.json`` - what the model is and how to use it: ``format`` (:data:`FORMAT`), ``name``, ``task``
+  (``dataflow``, ``devmap`` or ``classifyapp``) with ``analysis`` / ``platform`` where they apply, ``model`` (the
+  :mod:`programl.models` class and its constructor arguments, see :func:`build_model`), ``vocabulary`` and
+  ``weights`` (file names and sha256), ``steps`` (message-passing steps of a data-flow model), ``outputs`` (the
+  meaning of the output classes, e.g. ``["CPU", "GPU"]`` for devmap), ``inputs`` (how source files are compiled for
+  it), ``scores`` (copied from the run's ``result.json``) and ``training`` (the run directory, its ``config.json``,
+  the command and commit that trained it where known);
+* ``MODEL_CARD.md`` - data, protocol, scores, compute, limitations, for people.
+
+:func:`programl.models.export.export_pretrained` makes such a directory from a finished run (``programl
+export-pretrained``); :func:`pretrained` loads one and :func:`pretrained_names` lists those shipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from programl.exceptions import ProgramlError
+
+__all__ = [
+    "FORMAT",
+    "PRETRAINED_DIR",
+    "TASKS",
+    "PretrainedModel",
+    "build_model",
+    "find_pretrained",
+    "model_classes",
+    "pretrained",
+    "pretrained_names",
+    "read_metadata",
+]
+
+#: Version of the ``model.json`` layout this module reads and writes.
+FORMAT = 1
+#: Where the shipped models live (one subdirectory per model).
+PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
+#: The tasks a pretrained model can be for.
+TASKS = ("dataflow", "devmap", "classifyapp")
+METADATA_FILE = "model.json"
+CARD_FILE = "MODEL_CARD.md"
+
+
+def model_classes() -> dict[str, type]:
+    """The classes a ``model.json`` may name: every ``torch.nn.Module`` that :mod:`programl.models` exports."""
+    import torch
+
+    import programl.models as models
+
+    out = {}
+    for name in models.__all__:
+        value = getattr(models, name)
+        if isinstance(value, type) and issubclass(value, torch.nn.Module):
+            out[value.__name__] = value
+    return out
+
+
+def build_model(spec: Mapping[str, Any]):
+    """Construct the model a ``model.json`` describes (untrained; load the weights after).
+
+    Args:
+        spec: ``{"class": "DataflowGGNN", "args": [2230], "kwargs": {"num_steps": 30}}``; an argument that is itself
+            such a mapping (e.g. the ``graph_model`` of a :class:`~programl.models.PooledReadoutClassifier`) is built
+            first. ``class`` must be a module of :mod:`programl.models` (:func:`model_classes`).
+
+    Raises:
+        ProgramlError: An unknown class, or arguments the class does not take (one line).
+    """
+    classes = model_classes()
+    name = spec.get("class") if isinstance(spec, Mapping) else None
+    if name not in classes:
+        raise ProgramlError(f"unknown model class {name!r} (expected one of {', '.join(sorted(classes))})")
+
+    def value(v):
+        return build_model(v) if isinstance(v, Mapping) and "class" in v else v
+
+    args = [value(a) for a in spec.get("args", [])]
+    kwargs = {k: value(v) for k, v in spec.get("kwargs", {}).items()}
+    try:
+        return classes[name](*args, **kwargs)
+    except (TypeError, ValueError) as error:
+        raise ProgramlError(f"cannot build {name}: {error}") from None
+
+
+def sha256_bytes(data: bytes) -> str:
+    """The hex sha256 of ``data`` (what ``model.json`` records of each file)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_metadata(directory: str | os.PathLike) -> dict[str, Any]:
+    """The checked ``model.json`` of a pretrained-model directory.
+
+    Raises:
+        ProgramlError: One line: no ``model.json``, not JSON, a newer format, or an entry missing.
+    """
+    path = Path(directory) / METADATA_FILE
+    try:
+        metadata = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ProgramlError(f"{directory}: not a pretrained model (no {METADATA_FILE})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, IsADirectoryError) as error:
+        raise ProgramlError(f"{path}: not JSON ({error})") from None
+    if not isinstance(metadata, dict):
+        raise ProgramlError(f"{path}: not a {METADATA_FILE} (expected an object)")
+    version = metadata.get("format")
+    if not isinstance(version, int) or version > FORMAT:
+        raise ProgramlError(f"{path}: format {version!r}; this programl reads format {FORMAT} (upgrade programl)")
+    missing = [key for key in ("name", "task", "model", "vocabulary", "weights", "outputs") if key not in metadata]
+    if missing:
+        raise ProgramlError(f"{path}: no {', '.join(missing)} entry")
+    if metadata["task"] not in TASKS:
+        raise ProgramlError(f"{path}: unknown task {metadata['task']!r} (expected one of {', '.join(TASKS)})")
+    return metadata
+
+
+def _model_dirs(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        return []
+    return sorted(d for d in directory.iterdir() if (d / METADATA_FILE).is_file())
+
+
+def pretrained_names(directory: str | os.PathLike | None = None) -> list[str]:
+    """Names of the pretrained models in ``directory`` (default: those shipped in the package), sorted."""
+    return [d.name for d in _model_dirs(Path(directory) if directory is not None else PRETRAINED_DIR)]
+
+
+def _resolve(name: str | os.PathLike, directory: str | os.PathLike | None) -> Path:
+    """The directory of model ``name``: a path to a model directory, or a name in ``directory``."""
+    text = os.fspath(name)
+    if not isinstance(name, str) or "/" in text or os.sep in text or text.startswith("."):  # a path
+        if not Path(text, METADATA_FILE).is_file():
+            raise ProgramlError(f"{text}: not a pretrained model (no {METADATA_FILE})")
+        return Path(text)
+    root = Path(directory) if directory is not None else PRETRAINED_DIR
+    candidate = root / text
+    if (candidate / METADATA_FILE).is_file():
+        return candidate
+    known = pretrained_names(root)
+    where = "in this package" if directory is None else f"in {root}"
+    listing = f"known: {', '.join(known)}" if known else f"none are installed {where} yet (programl export-pretrained)"
+    raise ProgramlError(f"unknown pretrained model {text!r}; {listing}")
+
+
+@dataclass
+class PretrainedModel:
+    """A loaded pretrained model: the network in eval mode, its vocabulary and its metadata.
+
+    Attributes:
+        name: The model's name (its directory's).
+        directory: Where it was loaded from.
+        metadata: The contents of ``model.json`` (module docstring).
+        model: The ``torch.nn.Module``, in eval mode, on ``device``.
+        vocabulary: The :class:`~programl.data.vocabulary.Vocabulary` of its inputs.
+    """
+
+    name: str
+    directory: Path
+    metadata: dict[str, Any]
+    model: Any
+    vocabulary: Any
+    device: Any = field(default="cpu")
+
+    @property
+    def task(self) -> str:
+        return self.metadata["task"]
+
+    @property
+    def analysis(self) -> str | None:
+        """The analysis of a data-flow model (else None)."""
+        return self.metadata.get("analysis")
+
+    @property
+    def platform(self) -> str | None:
+        """The platform (``amd`` / ``nvidia``) of a devmap model (else None)."""
+        return self.metadata.get("platform")
+
+    @property
+    def classes(self) -> list[str]:
+        """What each output class means, in output order."""
+        return list(self.metadata["outputs"]["classes"])
+
+    @property
+    def card(self) -> str:
+        """The text of ``MODEL_CARD.md`` ("" when there is none)."""
+        path = self.directory / CARD_FILE
+        return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+    def predict(self, graph, **options):
+        """Predict on a ``ProgramGraph``: :func:`~programl.models.inference.predict_dataflow`,
+        :func:`~programl.models.inference.predict_devmap` or :func:`~programl.models.inference.predict_classifyapp`
+        according to the task (``options`` go to that function)."""
+        from programl.models import inference
+
+        return getattr(inference, f"predict_{self.task}")(self, graph, **options)
+
+
+def pretrained(
+    name: str | os.PathLike, *, directory: str | os.PathLike | None = None, device: Any = "cpu"
+) -> PretrainedModel:
+    """Load a pretrained model.
+
+    Args:
+        name: A shipped model's name (:func:`pretrained_names`, e.g. ``"reachability"``), or the path of a model
+            directory (one with a ``model.json``).
+        directory: Look names up here instead of in the package.
+        device: Where to put the model (``"cpu"``, ``"cuda"`` ...).
+
+    Returns:
+        A :class:`PretrainedModel`, its network in eval mode.
+
+    Raises:
+        ProgramlError: One line: an unknown name (the known ones listed), a damaged directory (a file missing or
+            not matching its sha256 in ``model.json``), or weights that do not fit the model.
+
+    >>> from programl.models import pretrained
+    >>> reachability = pretrained("reachability")                               # doctest: +SKIP
+    >>> reachability.predict(graph, num_roots=3)                                # doctest: +SKIP
+    """
+    import io
+
+    import torch
+
+    from programl.data.vocabulary import Vocabulary
+
+    path = _resolve(name, directory)
+    metadata = read_metadata(path)
+    files = {}
+    for key in ("weights", "vocabulary"):
+        entry = metadata[key]
+        file = path / entry["file"]
+        try:
+            files[key] = file.read_bytes()
+        except OSError as error:
+            raise ProgramlError(f"{file}: {error.strerror or error}") from None
+        if entry.get("sha256") and sha256_bytes(files[key]) != entry["sha256"]:
+            raise ProgramlError(f"{file}: damaged (its sha256 is not the one {METADATA_FILE} records)")
+    try:
+        vocabulary = Vocabulary.from_tsv(files["vocabulary"].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ProgramlError(f"{path / metadata['vocabulary']['file']}: not a vocabulary ({error})") from None
+    model = build_model(metadata["model"])
+    try:
+        state = torch.load(io.BytesIO(files["weights"]), map_location="cpu", weights_only=True)
+        model.load_state_dict(state)
+    except Exception as error:  # noqa: BLE001 - unpickling refuses with many types; one line whatever it is
+        first = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
+        raise ProgramlError(
+            f"{path / metadata['weights']['file']}: weights that do not fit the model ({first})"
+        ) from None
+    try:
+        model.to(device).eval()
+    except (RuntimeError, AssertionError) as error:  # torch asserts when it was built without CUDA
+        raise ProgramlError(f"device {str(device)!r}: {str(error).strip().splitlines()[0][:200]}") from None
+    return PretrainedModel(path.name, path, metadata, model, vocabulary, device)
+
+
+def find_pretrained(
+    task: str,
+    *,
+    analysis: str | None = None,
+    platform: str | None = None,
+    directory: str | os.PathLike | None = None,
+) -> list[str]:
+    """Names of the models in ``directory`` (default: the package's) for ``task`` (and ``analysis`` / ``platform``
+    when given), sorted."""
+    root = Path(directory) if directory is not None else PRETRAINED_DIR
+    out = []
+    for d in _model_dirs(root):
+        metadata = read_metadata(d)
+        if metadata["task"] != task:
+            continue
+        if analysis is not None and metadata.get("analysis") != analysis:
+            continue
+        if platform is not None and metadata.get("platform") != platform:
+            continue
+        out.append(d.name)
+    return out

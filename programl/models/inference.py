@@ -1,0 +1,309 @@
+"""Predictions of the pretrained models on one program graph (issue 11 item 6): the data-flow node labels for
+chosen roots (SPEC §6.1, roots as in §4.1), the device of an OpenCL kernel (SPEC §6.5) and the POJ-104 class of a
+program (SPEC §6.6).
+
+The graph is encoded as in training (:func:`programl.io.pyg.to_pyg` with the model's vocabulary: an unknown node text
+gets the out-of-vocabulary id), and the network runs in eval mode without gradients. Each function returns a small
+result object whose ``to_dict()`` is what ``programl predict --json`` prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from programl.exceptions import AnalysisError, ProgramlError
+
+__all__ = [
+    "ClassifyappPrediction",
+    "DataflowPrediction",
+    "DevmapPrediction",
+    "predict_classifyapp",
+    "predict_dataflow",
+    "predict_devmap",
+]
+
+
+def _encode(graph, vocabulary, device):
+    """The ``Data`` of ``graph`` the models read (``x`` from ``vocabulary``, edges, node types, graph features)."""
+    from programl.io.pyg import to_pyg
+
+    return to_pyg(graph, vocabulary).to(device)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Data-flow analyses
+
+
+def _roots_and_labels(
+    graph, analysis: str, roots: Sequence[int] | None, num_roots: int | None, seed: int, compare: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The roots to predict for, and the analysis's labels of them when ``compare`` (else None).
+
+    ``roots`` are checked by the analysis itself, and without ``roots`` or ``num_roots`` the analysis samples them
+    (:func:`programl.dataflow.analyze.analyze_arrays` with ``seed``: ``min(ceil(eligible / 10), 10)`` roots, those
+    ``programl analyze --seed`` labels); ``num_roots`` takes the first K of the same seeded permutation of the
+    eligible roots.
+
+    Raises:
+        AnalysisError: No eligible root, or a given root that is not eligible (one line).
+    """
+    from programl.dataflow.analyze import analyze_arrays, eligible_roots
+
+    if roots is not None or num_roots is None:
+        result = analyze_arrays(graph, analysis, seed=seed, roots=roots)
+        return result.roots, result.labels.astype(bool) if compare else None
+    if num_roots < 1:
+        raise ProgramlError(f"the number of roots must be positive, not {num_roots}")
+    eligible = eligible_roots(graph, analysis)
+    if not len(eligible):
+        raise AnalysisError(f"No eligible root nodes in graph with {len(graph.node)} nodes")
+    chosen = np.random.default_rng(seed).permutation(np.asarray(eligible, dtype=np.int64))[:num_roots]
+    return chosen, analyze_arrays(graph, analysis, roots=chosen).labels.astype(bool) if compare else None
+
+
+@dataclass
+class DataflowPrediction:
+    """Node labels predicted by a data-flow model, one row per root.
+
+    Attributes:
+        analysis: The analysis the model learned.
+        steps: Message-passing steps it ran.
+        roots: (R,) root node ids.
+        probabilities: (R, N) probability that each node is labelled true.
+        predicted: (R, N) bool, the model's labels (the larger logit).
+        exact: (R, N) bool labels of the analysis itself (:func:`programl.dataflow.analyze`), when compared.
+        node_types, node_texts: Of the graph's N nodes.
+    """
+
+    analysis: str
+    steps: int
+    roots: np.ndarray
+    probabilities: np.ndarray
+    predicted: np.ndarray
+    exact: np.ndarray | None
+    node_types: np.ndarray
+    node_texts: list[str]
+
+    def node(self, i: int, row: int) -> dict[str, Any]:
+        """Node ``i`` as ``to_dict`` lists it, for root row ``row``."""
+        from programl.io.pyg import NODE_TYPE_NAMES
+
+        kind = int(self.node_types[i])
+        out = {
+            "id": int(i),
+            "type": NODE_TYPE_NAMES[kind] if 0 <= kind < len(NODE_TYPE_NAMES) else str(kind),
+            "text": self.node_texts[i],
+            "probability": round(float(self.probabilities[row, i]), 6),
+            "predicted": bool(self.predicted[row, i]),
+        }
+        if self.exact is not None:
+            out["exact"] = bool(self.exact[row, i])
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Per root: the nodes predicted true (and, when compared, those the analysis labels true), in node order;
+        with the exact labels, the true/false positives and negatives of the root."""
+        out: dict[str, Any] = {"analysis": self.analysis, "steps": self.steps, "roots": []}
+        for row, root in enumerate(self.roots.tolist()):
+            shown = self.predicted[row] | (self.exact[row] if self.exact is not None else False)
+            entry: dict[str, Any] = {
+                "root": self.node(root, row),
+                "predicted_true": int(self.predicted[row].sum()),
+                "nodes": [self.node(i, row) for i in np.flatnonzero(shown).tolist()],
+            }
+            if self.exact is not None:
+                p, e = self.predicted[row], self.exact[row]
+                entry["exact_true"] = int(e.sum())
+                entry["confusion"] = {
+                    "true_positives": int((p & e).sum()),
+                    "false_positives": int((p & ~e).sum()),
+                    "false_negatives": int((~p & e).sum()),
+                    "true_negatives": int((~p & ~e).sum()),
+                }
+            out["roots"].append(entry)
+        return out
+
+
+def predict_dataflow(
+    pretrained,
+    graph,
+    *,
+    roots: Sequence[int] | None = None,
+    num_roots: int | None = None,
+    seed: int = 0,
+    steps: int | None = None,
+    compare: bool = False,
+) -> DataflowPrediction:
+    """Run a data-flow model on ``graph`` for each root.
+
+    Args:
+        pretrained: A :class:`~programl.models.hub.PretrainedModel` of task ``dataflow``.
+        graph: A ``ProgramGraph``.
+        roots, num_roots, seed: Which roots: these (each must be eligible), else the first ``num_roots`` of a
+            seeded shuffle of the eligible roots, else the analysis's own sample (``programl analyze --seed``).
+        steps: Message-passing steps (default: the model's, 30 for the paper's runs).
+        compare: Also run the analysis itself on the same roots (``exact``).
+
+    Raises:
+        AnalysisError: No eligible root, or a given root that is not eligible.
+    """
+    import torch
+    from torch_geometric.data import Batch
+
+    analysis = pretrained.analysis
+    chosen, exact = _roots_and_labels(graph, analysis, roots, num_roots, seed, compare)
+    steps = int(steps if steps is not None else pretrained.metadata.get("steps", 30))
+    if steps < 0:
+        raise ProgramlError(f"steps must be >= 0, not {steps}")
+    base = _encode(graph, pretrained.vocabulary, "cpu")
+    n = int(base.num_nodes)
+    examples = []
+    for root in chosen.tolist():
+        data = base.clone()
+        data.root = torch.zeros(n, dtype=torch.long)
+        data.root[root] = 1
+        examples.append(data)
+    batch = Batch.from_data_list(examples).to(pretrained.device)
+    with torch.no_grad():
+        logits = pretrained.model(batch, num_steps=steps).reshape(len(chosen), n, -1).cpu()
+    probabilities = torch.softmax(logits, dim=-1)[..., 1].numpy()
+    predicted = (logits.argmax(-1) == 1).numpy()
+    return DataflowPrediction(
+        analysis=analysis,
+        steps=steps,
+        roots=chosen,
+        probabilities=probabilities,
+        predicted=predicted,
+        exact=exact,
+        node_types=base.node_type.cpu().numpy(),
+        node_texts=[node.text for node in graph.node],
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Graph classification
+
+
+def _graph_feature(graph, key: str) -> int | None:
+    """The first value of the graph's int64 feature ``key`` (None when it has none)."""
+    if key not in graph.features.feature:
+        return None
+    feature = graph.features.feature[key]
+    if feature.WhichOneof("kind") == "int64_list" and len(feature.int64_list.value):
+        return int(feature.int64_list.value[0])
+    return None
+
+
+@dataclass
+class DevmapPrediction:
+    """The faster device for an OpenCL kernel on one platform.
+
+    Attributes:
+        platform: ``amd`` or ``nvidia``.
+        device: ``"CPU"`` or ``"GPU"`` (the model's ``outputs``).
+        probability: Probability of ``device``.
+        probabilities: Probability per device, in the model's class order.
+        transfer, wgsize: The auxiliary inputs used, and where they came from (``source``: ``given``, ``graph``
+            for a graph with DevMap's ``transfer_bytes`` and ``wgsize`` features, or ``default``:
+            :data:`programl.data.devmap.AUX_MEDIANS`).
+    """
+
+    platform: str
+    device: str
+    probability: float
+    probabilities: dict[str, float]
+    transfer: int
+    wgsize: int
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "platform": self.platform,
+            "device": self.device,
+            "probability": round(self.probability, 6),
+            "probabilities": {k: round(v, 6) for k, v in self.probabilities.items()},
+            "transfer": self.transfer,
+            "wgsize": self.wgsize,
+            "aux_inputs": self.source,
+        }
+
+
+def predict_devmap(pretrained, graph, *, transfer: int | None = None, wgsize: int | None = None) -> DevmapPrediction:
+    """Predict the faster device for the kernel of ``graph`` with a devmap model.
+
+    Args:
+        pretrained: A :class:`~programl.models.hub.PretrainedModel` of task ``devmap``.
+        graph: The kernel's ``ProgramGraph`` (clang-22, as the DevMap graphs: see ``programl predict devmap``).
+        transfer: Bytes transferred to the device; default: the graph's ``transfer_bytes`` feature, else the
+            platform's median in the DevMap data (:data:`programl.data.devmap.AUX_MEDIANS`).
+        wgsize: Work-group size; default likewise (``wgsize`` feature, else the default).
+
+    Raises:
+        ProgramlError: A negative auxiliary input.
+    """
+    import torch
+
+    from programl.data.devmap import AUX_MEDIANS
+
+    platform = pretrained.platform
+    defaults = AUX_MEDIANS.get(platform, AUX_MEDIANS["amd"])
+    given = transfer is not None or wgsize is not None
+    from_graph = {"transfer": _graph_feature(graph, "transfer_bytes"), "wgsize": _graph_feature(graph, "wgsize")}
+    source = "given" if given else "graph" if None not in from_graph.values() else "default"
+    values = {}
+    for key, value in (("transfer", transfer), ("wgsize", wgsize)):
+        value = value if value is not None else from_graph[key] if from_graph[key] is not None else defaults[key]
+        if value < 0:
+            raise ProgramlError(f"--{key} must be >= 0, not {value}")
+        values[key] = int(value)
+    data = _encode(graph, pretrained.vocabulary, "cpu")
+    data.graph_x = torch.tensor([[float(values["transfer"]), float(values["wgsize"])]], dtype=torch.float32)
+    with torch.no_grad():
+        logits = pretrained.model(data.to(pretrained.device)).logits.cpu()
+    probabilities = torch.softmax(logits, dim=-1)[0].tolist()
+    classes = pretrained.classes
+    best = int(logits[0].argmax())
+    return DevmapPrediction(
+        platform=platform,
+        device=classes[best],
+        probability=float(probabilities[best]),
+        probabilities=dict(zip(classes, map(float, probabilities))),
+        transfer=values["transfer"],
+        wgsize=values["wgsize"],
+        source=source,
+    )
+
+
+@dataclass
+class ClassifyappPrediction:
+    """The most likely POJ-104 classes of a program, best first.
+
+    Attributes:
+        classes: Class labels (POJ-104's problem numbers, ``"1"`` .. ``"104"``).
+        probabilities: Their probabilities.
+    """
+
+    classes: list[str]
+    probabilities: list[float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"top": [{"class": c, "probability": round(p, 6)} for c, p in zip(self.classes, self.probabilities)]}
+
+
+def predict_classifyapp(pretrained, graph, *, top: int = 5) -> ClassifyappPrediction:
+    """The ``top`` most likely classes of the program of ``graph`` (ties: the lower class first)."""
+    import torch
+
+    if top < 1:
+        raise ProgramlError(f"top must be positive, not {top}")
+    data = _encode(graph, pretrained.vocabulary, pretrained.device)
+    with torch.no_grad():
+        logits = pretrained.model(data).logits.cpu()
+    probabilities = torch.softmax(logits, dim=-1)[0].numpy()
+    order = np.argsort(-probabilities, kind="stable")[:top]
+    classes = pretrained.classes
+    return ClassifyappPrediction([classes[i] for i in order], [float(probabilities[i]) for i in order])
