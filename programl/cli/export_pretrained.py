@@ -2,7 +2,7 @@
 item 6; :mod:`programl.models.export`).
 
 Writes ``NAME/`` (``weights.pt``, ``vocab.csv``, ``model.json``, ``MODEL_CARD.md``) into the package's
-``programl/models/pretrained`` (or ``-o DIR``), where ``programl predict`` and ``programl.models.pretrained(NAME)``
+``programl/models/weights`` (or ``-o DIR``), where ``programl predict`` and ``programl.models.pretrained(NAME)``
 find it. The network is rebuilt from the run's ``config.json`` and loaded from ``best.pt``; the card's scores come
 from ``result.json`` (or ``--card-from``). NAME defaults to the analysis (dataflow), ``devmap-<platform>`` or
 ``classifyapp``.
@@ -42,7 +42,7 @@ def add_parser(subparsers) -> None:
         help="the model's name (default: the analysis, devmap-<platform> or classifyapp)",
     )
     parser.add_argument(
-        "-o", "--output-dir", metavar="DIR", help="write DIR/NAME (default: the package's programl/models/pretrained)"
+        "-o", "--output-dir", metavar="DIR", help="write DIR/NAME (default: the package's programl/models/weights)"
     )
     parser.add_argument("--platform", choices=("amd", "nvidia"), help="devmap: the platform (default: the only one)")
     parser.add_argument(

@@ -101,7 +101,7 @@ def add_parser(subparsers) -> None:
         sub.add_argument(
             "--model-dir",
             metavar="DIR",
-            help="look models up in DIR instead of the package's (programl/models/pretrained)",
+            help="look models up in DIR instead of the package's (programl/models/weights)",
         )
         sub.add_argument("--json", action="store_true", help="one JSON object per input (JSON lines)")
         sub.add_argument("--device", default="cpu", help="where the model runs: cpu (default), cuda, cuda:1 ...")

@@ -7,7 +7,7 @@
   :class:`RGCNGraphClassifier` - its R-GCN alternative for POJ-104; :class:`PooledReadoutClassifier` - devmap with
   another graph readout (K channels, sum or mean pooling).
 * :mod:`programl.models.metrics` - ProGraML's per-batch and per-epoch metrics.
-* :func:`pretrained` / :func:`pretrained_names` - the trained models shipped in ``programl/models/pretrained/``
+* :func:`pretrained` / :func:`pretrained_names` - the trained models shipped in ``programl/models/weights/``
   (:mod:`~programl.models.hub`; made by :mod:`~programl.models.export`, used by :mod:`~programl.models.inference`).
 """
 

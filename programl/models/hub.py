@@ -1,7 +1,7 @@
 """Pretrained models shipped inside the package: the on-disk format, listing and loading (issue 11 item 6; the
 models of SPEC §6.1, §6.5, §6.6).
 
-A pretrained model is a directory ``programl/models/pretrained/<name>/`` (or any directory of the same form) holding
+A pretrained model is a directory ``programl/models/weights/<name>/`` (or any directory of the same form) holding
 
 * ``weights.pt`` - the model's ``state_dict`` only, read with ``torch.load(..., weights_only=True)``;
 * ``vocab.csv`` - the node-text vocabulary the model was trained with (:mod:`programl.data.vocabulary` format);
@@ -46,7 +46,7 @@ __all__ = [
 #: Version of the ``model.json`` layout this module reads and writes.
 FORMAT = 1
 #: Where the shipped models live (one subdirectory per model).
-PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
+PRETRAINED_DIR = Path(__file__).resolve().parent / "weights"
 #: The tasks a pretrained model can be for.
 TASKS = ("dataflow", "devmap", "classifyapp")
 METADATA_FILE = "model.json"

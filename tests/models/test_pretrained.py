@@ -330,8 +330,8 @@ def test_package_data_ships_every_file_of_a_model() -> None:
     pyproject = tomllib.loads((runs.REPO / "pyproject.toml").read_text())
     patterns = pyproject["tool"]["setuptools"]["package-data"]["programl.models"]
     for name in FILES:
-        assert any(fnmatch.fnmatch(f"pretrained/some-model/{name}", p) for p in patterns), name
-    assert "programl.models.pretrained*" in pyproject["tool"]["setuptools"]["packages"]["find"]["exclude"]
+        assert any(fnmatch.fnmatch(f"weights/some-model/{name}", p) for p in patterns), name
+    assert "programl.models.weights*" in pyproject["tool"]["setuptools"]["packages"]["find"]["exclude"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
