@@ -10,8 +10,8 @@ the rest, the same way for every task:
   order seeded by (seed, pass);
 * ``last.pt`` after every epoch and every ``checkpoint_minutes`` within one (with the partial metrics), and a
   bit-exact resumption from it (weights, optimizer, RNG states, pass, cursor, examples, partial metrics);
-* ``best.pt``: the epoch whose validation metrics rank highest by the task's :meth:`~TrainingTask.selection`
-  (compared as tuples; a tie keeps the earlier epoch);
+* ``best.pt``: the epoch whose validation metrics rank highest by the task's :meth:`~TrainingTask.selection` and
+  :meth:`~TrainingTask.better` (a tie keeps the earlier epoch);
 * ``log.jsonl``/``log.csv`` (:class:`~programl.training.logs.EpochLog`), ``curves.png``, the per-epoch line;
 * DDP (:class:`~programl.training.distributed.Distributed`): the model wrapped, every process its share of each
   step, metrics summed through the accumulators' public ``all_reduce``, every process stopping together;
@@ -145,8 +145,13 @@ class TrainingTask:
         raise NotImplementedError
 
     def selection(self, val: dict[str, Any]) -> tuple[float, ...]:
-        """The rank of an epoch by its validation metrics: higher is better, compared as tuples."""
+        """What ranks an epoch, from its validation metrics (kept in checkpoints as ``best``)."""
         raise NotImplementedError
+
+    def better(self, candidate: tuple[float, ...], best: tuple[float, ...]) -> bool:
+        """Whether an epoch of ``candidate`` selection beats the best so far (default: higher, compared as tuples;
+        a tie keeps the earlier epoch)."""
+        return candidate > best
 
     def record(self, train: dict[str, Any], val: dict[str, Any]) -> dict[str, Any]:
         """The metric entries of the epoch's log record (``train_*``, ``val_*``)."""
@@ -413,7 +418,7 @@ class Trainer:
                 state["cursor"] = 0
             record = self._record(epoch, train, val, started, began)
             candidate = task.selection(val)
-            if self.best is None or candidate > self.best:
+            if self.best is None or task.better(candidate, self.best):
                 self.best, self.best_epoch = candidate, epoch
                 if dist.is_main:
                     self._save(self.directory / "best.pt", began, optimizer=False)
