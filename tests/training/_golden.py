@@ -51,7 +51,7 @@ def dataflow_run(ddf: Path, run_dir: Path, *extra: str) -> dict[str, Any]:
 
     argv = ["train", "--analysis", "datadep", "--dataset", str(ddf), "--run-dir", str(run_dir), "--threads", "1",
             "--train-examples", "30", "60", "--val-examples", "20", "--batch-nodes", "600", "--test-steps", "30",
-            "-q", *extra]
+            "--device", "cpu", "-q", *extra]
     assert dataflow.main(argv) == 0
     result = json.loads((run_dir / "result.json").read_text())
     return {"records": records(run_dir), "test": result["tests"]["T30"]["f1"], "best_epoch": result["best_epoch"],
@@ -65,7 +65,7 @@ def devmap_run(source_dir: Path, root: Path, *extra: str) -> dict[str, Any]:
     devmap.add_train_arguments(parser)
     argv = ["--source-dir", source_dir, "--data-dir", root / "data", "--variant", "ncc", "--platform", "amd",
             "--subset", "60", "--folds", "3", "--only-folds", "0", "--hidden", "8", "--steps", "2", "--layers", "1",
-            "--lr", "0.01", "--batch-nodes", "3000", "--threads", "1", "--epochs", "3", "-q", "--run-dir",
+            "--lr", "0.01", "--batch-nodes", "3000", "--threads", "1", "--epochs", "3", "--device", "cpu", "-q", "--run-dir",
             root / "run", *extra]
     assert devmap.train_main(parser.parse_args([str(a) for a in argv])) == 0
     fold = root / "run" / "amd" / "fold_0"
@@ -81,7 +81,7 @@ def classifyapp_run(source: Path, data_dir: Path, run_dir: Path, *extra: str) ->
     classifyapp.add_train_arguments(parser)
     argv = ["--source", source, "--data-dir", data_dir, "--no-verify", "--no-legacy", "--no-build", "--run-dir",
             run_dir, "--hidden", "16", "--layer-timesteps", "1", "1", "--dropout", "0.2", "--lr", "0.01",
-            "--batch-graphs", "6", "--threads", "1", "--epochs", "3", "-q", *extra]
+            "--batch-graphs", "6", "--threads", "1", "--epochs", "3", "--device", "cpu", "-q", *extra]
     assert classifyapp.train_main(parser.parse_args([str(a) for a in argv])) == 0
     result = json.loads((run_dir / "result.json").read_text())
     return {"records": records(run_dir), "test": result["test"]["accuracy"], "best_epoch": result["best_epoch"],
