@@ -119,7 +119,7 @@ def add_parser(subparsers) -> None:
 
 
 def _add_dataflow_arguments(parser: argparse.ArgumentParser) -> None:
-    from programl.dataflow import ANALYSES
+    from programl.dataflow.names import ANALYSES
 
     parser.add_argument(
         "--analysis",
@@ -196,7 +196,7 @@ def _explicit_choice(args: argparse.Namespace) -> bool:
 def _select_models(args: argparse.Namespace) -> list:
     """The pretrained models to run (loaded), or a :class:`~programl.exceptions.ProgramlError` that says why
     there are none."""
-    from programl.dataflow import ANALYSES
+    from programl.dataflow.names import ANALYSES
     from programl.exceptions import ProgramlError
     from programl.models.hub import find_pretrained, pretrained, pretrained_names
 

@@ -15,7 +15,14 @@ from programl.models.dataflow import DataflowGGNN, DataflowRGCN
 from programl.models.ggnn import TypedEdges, TypedGGNNConv, add_backward_edges, sinusoidal_position_table
 from programl.models.graph_classifier import GGNNGraphClassifier, GraphOutput
 from programl.models.hub import PretrainedModel, pretrained, pretrained_names
-from programl.models.metrics import BatchMetrics, MetricsAccumulator, batch_metrics, confusion_matrix, pooled_metrics
+from programl.models.metrics import (
+    AccuracyAccumulator,
+    BatchMetrics,
+    MetricsAccumulator,
+    batch_metrics,
+    confusion_matrix,
+    pooled_metrics,
+)
 from programl.models.pooled_readout import PooledReadoutClassifier
 from programl.models.readout import AuxiliaryReadout, GatedReadout
 from programl.models.rgcn_classifier import RGCNGraphClassifier
@@ -24,6 +31,7 @@ from programl.models.rgcn_classifier import RGCNGraphClassifier
 GGNNLayer = TypedGGNNConv
 
 __all__ = [
+    "AccuracyAccumulator",
     "AuxiliaryReadout",
     "BatchMetrics",
     "DataflowGGNN",

@@ -18,7 +18,14 @@ import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["BatchMetrics", "MetricsAccumulator", "batch_metrics", "confusion_matrix", "pooled_metrics"]
+__all__ = [
+    "AccuracyAccumulator",
+    "BatchMetrics",
+    "MetricsAccumulator",
+    "batch_metrics",
+    "confusion_matrix",
+    "pooled_metrics",
+]
 
 
 def confusion_matrix(pred: Tensor, target: Tensor, num_classes: int = 2) -> np.ndarray:
@@ -176,4 +183,42 @@ class MetricsAccumulator:
         cm = self._confusion()
         out.update({f"pooled_{name}": value for name, value in pooled_metrics(cm).items()})
         out["confusion_matrix"] = cm.tolist()
+        return out
+
+
+@dataclass
+class AccuracyAccumulator:
+    """Top-1 accuracy and mean loss of graph-level predictions over an epoch (SPEC §6.6 "classifyapp"), with the
+    public reduction of :class:`MetricsAccumulator` (``all_reduce``, ``compute``).
+
+    Example:
+        >>> acc = AccuracyAccumulator()
+        >>> acc.update(torch.tensor([[0.1, 0.9], [0.8, 0.2]]), torch.tensor([1, 1]), loss=0.5)
+        >>> acc.compute()["accuracy"]
+        0.5
+    """
+
+    #: loss * n, correct, n (float64)
+    sums: Tensor = field(default_factory=lambda: torch.zeros(3, dtype=torch.float64))
+
+    def update(self, logits: Tensor, target: Tensor, loss: float | Tensor) -> Tensor:
+        """Add one batch (logits, targets, its mean loss); returns the predicted classes."""
+        pred = logits.detach().argmax(-1)
+        n = target.numel()
+        self.sums += torch.tensor([float(loss) * n, float((pred == target).sum()), n], dtype=torch.float64)
+        return pred
+
+    def all_reduce(self, reduce_sum: Callable[[Tensor], Tensor]) -> AccuracyAccumulator:
+        """Merge the accumulators of several processes in place (as :meth:`MetricsAccumulator.all_reduce`)."""
+        summed = reduce_sum(self.sums)
+        if summed is not None:
+            self.sums = summed
+        return self
+
+    def compute(self) -> dict[str, object]:
+        """``loss`` (mean), ``accuracy``, ``count`` and ``error`` (1 - accuracy)."""
+        n = max(float(self.sums[2]), 1.0)
+        out: dict[str, object] = {"loss": float(self.sums[0]) / n, "accuracy": float(self.sums[1]) / n,
+                                  "count": int(self.sums[2])}
+        out["error"] = 1.0 - out["accuracy"]
         return out

@@ -30,9 +30,10 @@ Run directory::
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import logging
 import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,25 +41,28 @@ from typing import Any
 import numpy as np
 
 from programl.training import (
+    SCHEDULE_DEFAULTS,
+    Budget,
     RunLock,
+    TaskOptions,
+    Trainer,
+    TrainingTask,
     UsageError,
     add_data_dir_arguments,
     add_run_arguments,
     add_runtime_arguments,
+    add_schedule_arguments,
     check_options,
     check_same_run,
+    configure_logging,
     configure_threads,
-    info,
     init_distributed,
     load_checkpoint,
     plan_graph_batches,
     plot_confusion_matrix,
-    plot_learning_curves,
     progress,
     read_run_config,
     run_task_module,
-    save_checkpoint,
-    seed_everything,
     shard,
     shared_data,
     unwrap,
@@ -67,6 +71,7 @@ from programl.training import (
 
 __all__ = [
     "PUBLISHED_ERROR",
+    "ClassifyappOptions",
     "add_evaluate_arguments",
     "add_train_arguments",
     "evaluate_main",
@@ -74,6 +79,8 @@ __all__ = [
     "rgcn_graph_classifier",
     "train_main",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: Test error % on POJ-104 (ICML table, SPEC §7.4).
 PUBLISHED_ERROR = {"TBCNN": 6.00, "NCC (inst2vec)": 5.17, "XFG": 4.29, "ProGraML": 3.38}
@@ -90,8 +97,30 @@ examples:
   programl evaluate classifyapp --run-dir runs/classifyapp --split val --checkpoint last
 """
 
-_CONFIG_KEYS = ("model", "hidden", "layer_timesteps", "no_positions", "node_type_gru", "dropout", "lr",
-                "weight_decay", "batch_nodes", "batch_graphs", "settings", "per_class", "split_seed", "seed")
+
+
+@dataclasses.dataclass
+class ClassifyappOptions(TaskOptions):
+    """The options of a run (``config.json``'s ``model`` entry; ``--config`` reads them back)."""
+
+    model: str
+    hidden: int
+    layer_timesteps: list[int]
+    no_positions: bool
+    node_type_gru: bool
+    dropout: float
+    lr: float
+    weight_decay: float
+    batch_nodes: int
+    batch_graphs: int
+    settings: list[int]
+    per_class: int | None
+    split_seed: int
+    seed: int
+
+
+#: What ``evaluate`` reads of a run's options (those of runs written before the schedule options, too).
+_CONFIG_KEYS = tuple(ClassifyappOptions.__annotations__)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -137,6 +166,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     optim.add_argument("--batch-nodes", type=int, default=200_000, help="nodes per batch at most (default: 200,000)")
     optim.add_argument("--time-limit", type=float, metavar="MIN",
                        help="stop before an epoch that would end past this many minutes of training")
+    add_schedule_arguments(parser)
     add_run_arguments(parser, "classifyapp", epochs=25)
     add_runtime_arguments(parser, seed=42)
 
@@ -265,47 +295,90 @@ def _collate(split: _Split, indices: list[int]):
     return Batch.from_data_list([split.data[i] for i in indices])
 
 
-def _run(model, split: _Split, batches: list[list[int]], device, dist, optimizer=None, description: str = "",
-         show: bool = True, collect: bool = False) -> dict[str, Any]:
-    """One pass over this process's ``batches``; loss and accuracy are summed over all processes."""
+def _score(model, split: _Split, batches: list[list[int]], device, dist, description: str = "", show: bool = True,
+           collect: bool = False) -> dict[str, Any]:
+    """Loss and accuracy of ``model`` over this process's ``batches`` (summed over all processes); with ``collect``
+    also the predictions and targets."""
     import torch
 
-    training = optimizer is not None
-    model.train(training)
-    sums = torch.zeros(3, dtype=torch.float64)  # loss * n, correct, n
+    from programl.models import AccuracyAccumulator
+
+    model.train(False)
+    metrics = AccuracyAccumulator()
     predictions, targets = [], []
-    with torch.set_grad_enabled(training):
+    with torch.no_grad():
         for indices in progress(batches, len(batches), description, show):
             batch = _collate(split, indices).to(device)
             output = model(batch)
-            loss = unwrap(model).loss(output, batch.graph_y)
-            if training:
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-            pred = output.logits.detach().argmax(-1)
-            n = batch.graph_y.numel()
-            sums += torch.tensor([float(loss.detach()) * n, float((pred == batch.graph_y).sum()), n],
-                                 dtype=torch.float64)
+            pred = metrics.update(output.logits, batch.graph_y, unwrap(model).loss(output, batch.graph_y))
             if collect:
                 predictions.append(pred.cpu())
                 targets.append(batch.graph_y.cpu())
-    dist.all_reduce_sum(sums)
-    n = max(float(sums[2]), 1.0)
-    out: dict[str, Any] = {"loss": float(sums[0]) / n, "accuracy": float(sums[1]) / n, "count": int(sums[2])}
-    out["error"] = 1.0 - out["accuracy"]
+    out = metrics.all_reduce(dist.all_reduce_sum).compute()
     if collect:
         out["predictions"] = torch.cat(predictions).numpy() if predictions else np.zeros(0, dtype=np.int64)
         out["targets"] = torch.cat(targets).numpy() if targets else np.zeros(0, dtype=np.int64)
     return out
 
 
+class _ClassifyappTask(TrainingTask):
+    """POJ-104 for the engine (SPEC §6.6): graph batches in an order seeded by (seed, epoch), dropout re-seeded per
+    epoch and process, AdamW, top-1 accuracy; the epoch of the best validation accuracy."""
+
+    name = "classifyapp"
+    curve_metrics = ("loss", "accuracy", "error")
+    curve_title = "POJ-104"
+
+    def __init__(self, config: dict[str, Any], splits: dict[str, _Split], vocabulary_size: int, dist, show: bool):
+        self.config, self.splits, self.vocabulary_size = config, splits, vocabulary_size
+        self.dist, self.show = dist, show
+        self.init_seed = config["seed"]
+        self.checkpoint_extra = {"config": config}
+        self.val_batches = shard(_plan(splits["val"], config, False, 0), dist.rank, dist.world_size)
+
+    def build(self, device):
+        import torch
+
+        model = _make_model(self.config, self.vocabulary_size).to(device)
+        return model, torch.optim.AdamW(model.parameters(), lr=self.config["lr"],
+                                        weight_decay=self.config["weight_decay"])
+
+    def epoch_seed(self, epoch: int, rank: int) -> int:
+        return self.config["seed"] * 100_003 + epoch * 101 + rank
+
+    def plan(self, pass_index: int) -> list[list[int]]:
+        return _plan(self.splits["train"], self.config, True, pass_index)
+
+    def new_metrics(self):
+        from programl.models import AccuracyAccumulator
+
+        return AccuracyAccumulator()
+
+    def step(self, model, indices: list[int], metrics):
+        batch = _collate(self.splits["train"], indices).to(self.dist.device)
+        output = model(batch)
+        loss = unwrap(model).loss(output, batch.graph_y)
+        metrics.update(output.logits, batch.graph_y, loss.detach())
+        return loss
+
+    def validate(self, model) -> dict[str, Any]:
+        return _score(model, self.splits["val"], self.val_batches, self.dist.device, self.dist, "validation",
+                      self.show)
+
+    def selection(self, val: dict[str, Any]) -> tuple[float, ...]:
+        return (val["accuracy"],)
+
+    def record(self, train: dict[str, Any], val: dict[str, Any]) -> dict[str, Any]:
+        return {**{f"train_{k}": v for k, v in train.items() if k != "count"},
+                **{f"val_{k}": v for k, v in val.items() if k != "count"}}
+
+    def epoch_line(self, r: dict[str, Any]) -> str:
+        return (f"epoch {r['epoch']}: train loss {r['train_loss']:.3f} acc {r['train_accuracy']:.3f} | val loss "
+                f"{r['val_loss']:.3f} error {100 * r['val_error']:.2f} % ({r['seconds']:.0f} s)")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Training
-
-
-def _config(args: argparse.Namespace) -> dict[str, Any]:
-    return {key: getattr(args, key) for key in _CONFIG_KEYS}
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -334,8 +407,9 @@ def _prepare_data(args, config, data_dir: Path, dist, show: bool) -> tuple[dict[
         selected = [p for p in programs if p.id in wanted]
         report = poj104.build_poj104(source, data_dir, config["settings"], programs=selected, jobs=args.jobs or None,
                                      progress=_build_progress if show else None)
-        info(f"POJ-104 graphs: {report.built} built, {report.skipped} up to date, {len(report.failed)} failed "
-             f"(do not compile)", show)
+        if show:
+            logger.info(f"POJ-104 graphs: {report.built} built, {report.skipped} up to date, {len(report.failed)} "
+                        "failed (do not compile)")
         if legacy is not None:
             poj104.build_legacy(legacy, data_dir, jobs=args.jobs or None)
     dist.barrier()
@@ -365,6 +439,7 @@ def train_main(args: argparse.Namespace) -> int:
     _check(args)
     configure_threads(args.threads)
     dist = init_distributed(args.device)
+    configure_logging(args.quiet, dist.is_main)
     try:
         with RunLock(args.run_dir, enabled=dist.is_main):
             return _train(args, dist)
@@ -374,18 +449,15 @@ def train_main(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace, dist) -> int:
     """The training run of :func:`train_main`, in a locked run directory."""
-    import torch
-
-    from programl.training import EpochLog
-
     show = dist.is_main and not args.quiet
-    config = _config(args)
+    options = ClassifyappOptions.from_args(args)
+    config = options.config()
     run_dir = Path(args.run_dir)
     data_dir = Path(os.path.expanduser(args.data_dir))
-    last = run_dir / "last.pt"
-    resuming = last.is_file() and not args.restart
+    resuming = (run_dir / "last.pt").is_file() and not args.restart
     if resuming:
-        check_same_run(run_dir, "classifyapp", config, paths={"data_dir": data_dir}, ignore=("epochs",))
+        check_same_run(run_dir, "classifyapp", config, paths={"data_dir": data_dir}, ignore=("epochs",),
+                       defaults=SCHEDULE_DEFAULTS)
     files, scope = _prepare_data(args, config, data_dir, dist, show)
     table = _Interner()
     splits = {name: _read_graphs(paths, table, f"reading {name}", show) for name, paths in files.items()}
@@ -397,62 +469,19 @@ def _train(args: argparse.Namespace, dist) -> int:
             run_dir.mkdir(parents=True, exist_ok=True)
             vocabulary.save(run_dir / "vocab.csv")
     _apply_vocabulary(list(splits.values()), table, vocabulary)
-
-    seed_everything(config["seed"])
-    model = _make_model(config, len(vocabulary)).to(dist.device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
-    log = EpochLog(run_dir, enabled=dist.is_main, load=resuming)
-    start, best, best_epoch = 1, None, None
-    if resuming:
-        state = load_checkpoint(last, model=model, optimizer=optimizer, map_location=dist.device)
-        start, best, best_epoch = state["epoch"] + 1, state["best_metric"], state["best_epoch"]
-        log.truncate(state["epoch"])
-        info(f"{run_dir}: resuming after epoch {state['epoch']}", show)
-    else:
-        log.truncate(0)
+    task = _ClassifyappTask(config, splits, len(vocabulary), dist, show)
+    budget = Budget(epochs=args.epochs, time_limit=args.time_limit, time_rule="before")
+    trainer = Trainer(task, run_dir, budget, dist=dist, resume=not args.restart, show=show,
+                      checkpoint_minutes=args.checkpoint_minutes, schedule=options.schedule()).start()
     if dist.is_main:  # once the run is known to resume (or start) well
         write_json(run_dir / "config.json", {"task": "classifyapp", "model": config, "data_dir": str(data_dir),
                                              "scope": scope, "world_size": dist.world_size})
-    ddp_model = dist.wrap(model)
-    val_batches = shard(_plan(splits["val"], config, False, 0), dist.rank, dist.world_size)
-    began = time.perf_counter()
-    for epoch in range(start, args.epochs + 1):
-        started = time.perf_counter()
-        # seeded per epoch and process: a resumed run continues exactly as an uninterrupted one
-        seed_everything(config["seed"] * 100_003 + epoch * 101 + dist.rank)
-        batches = shard(_plan(splits["train"], config, True, epoch), dist.rank, dist.world_size)
-        train = _run(ddp_model, splits["train"], batches, dist.device, dist, optimizer,
-                     f"epoch {epoch}/{args.epochs}", show)
-        val = _run(ddp_model, splits["val"], val_batches, dist.device, dist, description="validation", show=show)
-        record = {"epoch": epoch, **{f"train_{k}": v for k, v in train.items() if k != "count"},
-                  **{f"val_{k}": v for k, v in val.items() if k != "count"},
-                  "seconds": round(time.perf_counter() - started, 2)}
-        if best is None or val["accuracy"] > best:
-            best, best_epoch = val["accuracy"], epoch
-            if dist.is_main:
-                save_checkpoint(run_dir / "best.pt", model=model, epoch=epoch, best_metric=best,
-                                best_epoch=epoch, extra={"config": config})
-        log.append(record)
-        if dist.is_main:
-            save_checkpoint(last, model=model, optimizer=optimizer, epoch=epoch, best_metric=best,
-                            best_epoch=best_epoch, extra={"config": config})
-            plot_learning_curves(log.records, run_dir / "curves.png", metrics=("loss", "accuracy", "error"),
-                                 splits=("train", "val"), title="POJ-104", mark_epoch=best_epoch)
-        info(f"epoch {epoch}: train loss {train['loss']:.3f} acc {train['accuracy']:.3f} | val loss "
-             f"{val['loss']:.3f} error {100 * val['error']:.2f} % ({record['seconds']:.0f} s)", show)
-        dist.barrier()
-        # stop when the next epoch (as long as this one) would end past the time limit; all processes agree
-        late = bool(args.time_limit) and time.perf_counter() - began + record["seconds"] > 60 * args.time_limit
-        if dist.any(late):
-            info(f"stopping after epoch {epoch}: another epoch would pass the time limit of "
-                 f"{args.time_limit:g} min", dist.is_main)
-            break
+    fit = trainer.run()
     result = _evaluate(run_dir, "best", splits, config, len(vocabulary), dist, show,
                        ("test", "legacy") if splits["legacy"].data else ("test",))
     if dist.is_main:
-        result.update(best_epoch=best_epoch, best_val_accuracy=best, scope=scope,
-                      train_seconds=round(time.perf_counter() - began, 1), world_size=dist.world_size,
-                      device=str(dist.device))
+        result.update(best_epoch=fit.best_epoch, best_val_accuracy=fit.best[0] if fit.best else None, scope=scope,
+                      train_seconds=round(fit.seconds, 1), world_size=dist.world_size, device=str(dist.device))
         write_json(run_dir / "result.json", result)
         print(_result_line(result))
     return 0
@@ -470,7 +499,7 @@ def _evaluate(run_dir: Path, which: str, splits: dict[str, _Split], config, voca
             continue
         batches = _plan(split, config, False, 0)
         # every process evaluates everything: confusion matrices need all predictions in one place
-        result = _run(model, split, batches, dist.device, _single(), description=name, show=show, collect=True)
+        result = _score(model, split, batches, dist.device, _single(), description=name, show=show, collect=True)
         out[name] = {"error": result["error"], "accuracy": result["accuracy"], "loss": result["loss"],
                      "count": result["count"]}
         if name == "test" and dist.is_main:
@@ -521,6 +550,7 @@ def evaluate_main(args: argparse.Namespace) -> int:
     check_options(args)
     configure_threads(args.threads)
     dist = init_distributed(args.device)
+    configure_logging(args.quiet, dist.is_main)
     try:
         show = dist.is_main and not args.quiet
         run_dir = Path(args.run_dir)

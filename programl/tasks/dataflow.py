@@ -39,6 +39,7 @@ Run directory::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import os
 import platform
@@ -49,25 +50,28 @@ from typing import Any
 
 import numpy as np
 
-from programl.dataflow.analyze import ANALYSES
+from programl.dataflow.names import ANALYSES
 from programl.training import (
+    SCHEDULE_DEFAULTS,
+    Budget,
     RunLock,
+    TaskOptions,
+    Trainer,
+    TrainingTask,
     UsageError,
     add_run_arguments,
     add_runtime_arguments,
+    add_schedule_arguments,
     check_options,
     check_same_run,
+    configure_logging,
     configure_threads,
-    info,
     init_distributed,
     load_checkpoint,
     plot_confusion_matrix,
-    plot_learning_curves,
     progress,
     read_run_config,
     run_task_module,
-    save_checkpoint,
-    seed_everything,
     shard,
     unwrap,
     write_json,
@@ -76,6 +80,7 @@ from programl.training import (
 __all__ = [
     "ANALYSES",
     "EVAL_BATCH_NODES",
+    "DataflowOptions",
     "PAPER_DDF30",
     "TRAIN_SCHEDULE",
     "add_evaluate_arguments",
@@ -116,23 +121,25 @@ examples:
   programl evaluate dataflow --run-dir runs/reachability --test-steps 30 --split val --checkpoint last
 """
 
-_CONFIG_KEYS = (
-    "analysis",
-    "model",
-    "steps",
-    "max_steps",
-    "max_nodes",
-    "batch_nodes",
-    "batch_policy",
-    "eval_batch_nodes",
-    "eval_batch_policy",
-    "lr",
-    "weight_decay",
-    "train_examples",
-    "val_examples",
-    "val_seed",
-    "seed",
-)
+@dataclasses.dataclass
+class DataflowOptions(TaskOptions):
+    """The options of a run (``config.json``'s ``model`` entry; ``--config`` reads them back)."""
+
+    analysis: str
+    model: str
+    steps: int
+    max_steps: int
+    max_nodes: int
+    batch_nodes: int
+    batch_policy: str
+    eval_batch_nodes: int
+    eval_batch_policy: str
+    lr: float
+    weight_decay: float
+    train_examples: list[int]
+    val_examples: int
+    val_seed: int
+    seed: int
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -227,18 +234,12 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--val-seed", type=int, default=205, help="seed of the validation sample (default: 205)")
     group.add_argument(
-        "--checkpoint-minutes",
-        type=float,
-        default=10.0,
-        metavar="M",
-        help="also write last.pt every M minutes within an epoch (default: 10)",
-    )
-    group.add_argument(
         "--time-limit",
         type=float,
         metavar="MIN",
         help="stop training after the first epoch that ends past MIN minutes, then test",
     )
+    add_schedule_arguments(parser)
     _add_test_arguments(parser, train=True)
     add_runtime_arguments(parser, seed=204)
     add_run_arguments(parser, "dataflow", len(TRAIN_SCHEDULE), default_dir="runs/dataflow/ANALYSIS")
@@ -316,12 +317,10 @@ def _collate(dataset, indices: list[int]):
     return Batch.from_data_list([dataset[i] for i in indices])
 
 
-def _reduce(accumulator, dist) -> dict[str, Any]:
-    """The epoch metrics of a :class:`~programl.models.MetricsAccumulator`, summed over all DDP processes: the
-    per-batch means as ``precision``, ``recall``, ``f1`` ... and the pooled values as ``pooled_*``."""
-    accumulator.all_reduce(dist.all_reduce_sum)
-    out = accumulator.compute()
-    return {k.removeprefix("mean_"): v for k, v in out.items()}
+def _metrics(computed: dict[str, Any]) -> dict[str, Any]:
+    """The epoch metrics of a :class:`~programl.models.MetricsAccumulator` (``compute()``): the per-batch means as
+    ``precision``, ``recall``, ``f1`` ... and the pooled values as ``pooled_*``."""
+    return {k.removeprefix("mean_"): v for k, v in computed.items()}
 
 
 def _evaluate(model, dataset, batches: list[list[int]], device, steps: int, dist, description: str, show: bool):
@@ -337,7 +336,7 @@ def _evaluate(model, dataset, batches: list[list[int]], device, steps: int, dist
             batch = _collate(dataset, indices).to(device)
             logits = unwrap(model)(batch, num_steps=steps)
             accumulator.update(logits, batch.y, loss=unwrap(model).loss(logits, batch.y))
-    return _reduce(accumulator, dist)
+    return _metrics(accumulator.all_reduce(dist.all_reduce_sum).compute())
 
 
 def _parameter_digest(model) -> str:
@@ -360,12 +359,6 @@ def _machine(device) -> str:
     except OSError:
         pass
     return f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)"
-
-
-def _config(args: argparse.Namespace) -> dict[str, Any]:
-    config = {key: getattr(args, key) for key in _CONFIG_KEYS}
-    config["train_examples"] = list(config["train_examples"])
-    return config
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -393,11 +386,72 @@ def _run_dir(args: argparse.Namespace) -> Path:
 # Training
 
 
+class _DataflowTask(TrainingTask):
+    """The data-flow protocol for the engine (SPEC §6.1): batches of up to ``batch_nodes`` nodes in an order seeded
+    by (seed, pass), AdamW, node-level metrics, the epoch of the best validation F1."""
+
+    name = "dataflow"
+    curve_metrics = ("loss", "f1", "precision", "recall", "accuracy")
+
+    def __init__(self, config: dict[str, Any], train, val, vocabulary_size: int, dist, show: bool,
+                 schedule: list[int]) -> None:
+        self.config, self.train, self.val, self.vocabulary_size = config, train, val, vocabulary_size
+        self.dist, self.show = dist, show
+        self.init_seed = config["seed"]
+        self.checkpoint_extra = {"config": config}
+        self.val_batches = shard(_eval_plan(val.sizes, config), dist.rank, dist.world_size)
+        self.curve_title = (f"{config['analysis']}: DDF-{config['max_steps']}, T={config['steps']} "
+                            f"(epoch k ends at {schedule[0]:,}..{schedule[-1]:,} examples)")
+
+    def build(self, device):
+        import torch
+
+        model = _make_model(self.config, self.vocabulary_size).to(device)
+        return model, torch.optim.AdamW(model.parameters(), lr=self.config["lr"],
+                                        weight_decay=self.config["weight_decay"])
+
+    def plan(self, pass_index: int) -> list[list[int]]:
+        return _train_plan(self.train.sizes, self.config, pass_index)
+
+    def new_metrics(self):
+        from programl.models import MetricsAccumulator
+
+        return MetricsAccumulator()
+
+    def step(self, model, indices: list[int], metrics):
+        batch = _collate(self.train, indices).to(self.dist.device)
+        logits = model(batch)
+        loss = unwrap(model).loss(logits, batch.y)
+        metrics.update(logits.detach(), batch.y, loss=loss.detach())
+        return loss
+
+    def train_metrics(self, computed: dict[str, Any]) -> dict[str, Any]:
+        return _metrics(computed)
+
+    def validate(self, model) -> dict[str, Any]:
+        return _evaluate(model, self.val, self.val_batches, self.dist.device, self.config["steps"], self.dist,
+                         "validation", self.show)
+
+    def selection(self, val: dict[str, Any]) -> tuple[float, ...]:
+        return (val["f1"],)
+
+    def record(self, train: dict[str, Any], val: dict[str, Any]) -> dict[str, Any]:
+        cm = "confusion_matrix"
+        return {**{f"train_{k}": v for k, v in train.items() if k != cm},
+                **{f"val_{k}": v for k, v in val.items() if k != cm}, "val_confusion_matrix": val[cm]}
+
+    def epoch_line(self, r: dict[str, Any]) -> str:
+        return (f"epoch {r['epoch']}: {r['train_examples']:,} examples, train loss {r['train_loss']:.4f} "
+                f"F1 {r['train_f1']:.4f} | val F1 {r['val_f1']:.4f} (pooled {r['val_pooled_f1']:.4f}) "
+                f"P {r['val_precision']:.4f} R {r['val_recall']:.4f} ({r['seconds']:.0f} s)")
+
+
 def train_main(args: argparse.Namespace) -> int:
     """``programl train dataflow`` (module docstring)."""
     _check(args)
     configure_threads(args.threads)
     dist = init_distributed(args.device)
+    configure_logging(args.quiet, dist.is_main)
     run_dir = _run_dir(args)
     try:
         with RunLock(run_dir, enabled=dist.is_main):
@@ -408,22 +462,15 @@ def train_main(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
     """The training run of :func:`train_main`, in a locked run directory."""
-    import torch
-
     from programl.data.vocabulary import Vocabulary
-    from programl.models import MetricsAccumulator
-    from programl.training import EpochLog
 
     show = dist.is_main and not args.quiet
-    config = _config(args)
+    options = DataflowOptions.from_args(args)
+    config = options.config()
     schedule = config["train_examples"][: args.epochs] if args.epochs else config["train_examples"]
-    last = run_dir / "last.pt"
-    resuming = last.is_file() and not args.restart
-    if resuming:
-        check_same_run(
-            run_dir, "dataflow", config, paths={"dataset": args.dataset}, ignore=("train_examples",),
-            defaults=_EVAL_DEFAULTS,
-        )
+    if (run_dir / "last.pt").is_file() and not args.restart:
+        check_same_run(run_dir, "dataflow", config, paths={"dataset": args.dataset}, ignore=("train_examples",),
+                       defaults={**_EVAL_DEFAULTS, **SCHEDULE_DEFAULTS})
     # rank 0 converts the data set once; the others wait and then read it
     datasets: dict[str, Any] = {}
     for turn in (0, 1):
@@ -438,150 +485,29 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
 
         raise ProgramlError(f"{args.dataset}: no {args.analysis} examples to train or validate on ({train!r})")
     vocabulary = Vocabulary.load(train.vocabulary_path)
-    seed_everything(config["seed"])
-    model = _make_model(config, len(vocabulary)).to(dist.device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
-    log = EpochLog(run_dir, enabled=dist.is_main, load=resuming)
-    state: dict[str, Any] = {"epoch": 0, "examples": 0, "pass": 0, "cursor": 0, "seconds": 0.0, "partial": None}
-    best, best_epoch = None, None
-    if resuming:
-        saved_state = load_checkpoint(last, model=model, optimizer=optimizer, map_location=dist.device)
-        if not isinstance(saved_state["extra"].get("state"), dict) or set(state) - set(saved_state["extra"]["state"]):
-            from programl.exceptions import ProgramlError
-
-            raise ProgramlError(f"{last}: not a checkpoint of `programl train dataflow` (no training state)")
-        best, best_epoch = saved_state.get("best_metric"), saved_state.get("best_epoch")
-        state.update(saved_state["extra"]["state"])
-        log.truncate(state["epoch"])
-        info(f"{run_dir}: resuming after {state['examples']:,} training examples (epoch {state['epoch']})", show)
-    else:
-        log.truncate(0)
+    task = _DataflowTask(config, train, val, len(vocabulary), dist, show, schedule)
+    budget = Budget(examples=schedule, total_examples=config["train_examples"][-1], time_limit=args.time_limit)
+    trainer = Trainer(task, run_dir, budget, dist=dist, resume=not args.restart, show=show,
+                      checkpoint_minutes=args.checkpoint_minutes, schedule=options.schedule()).start()
     if dist.is_main:
-        run_dir.mkdir(parents=True, exist_ok=True)
         vocabulary.save(run_dir / "vocab.csv")
-        write_json(
-            run_dir / "config.json",
-            {
-                "task": "dataflow",
-                "model": config,
-                "dataset": str(Path(args.dataset).resolve()),
-                "processed_dir": args.processed_dir,
-                "scope": {
-                    "train_examples_available": len(train),
-                    "train_records": train.num_records,
-                    "val_examples": len(val),
-                    "val_examples_available": len(val_all),
-                    "vocabulary": len(vocabulary),
-                },
-                "world_size": dist.world_size,
-            },
-        )
-    ddp_model = dist.wrap(model)
-    sizes = train.sizes
-    val_batches = shard(_eval_plan(val.sizes, config), dist.rank, dist.world_size)
-    plan = _train_plan(sizes, config, state["pass"])
-    began = time.perf_counter() - state["seconds"]
-    last_save = time.perf_counter()
-
-    def checkpoint(accumulator=None, path=last) -> None:
-        state["seconds"] = time.perf_counter() - began
-        state["partial"] = None if accumulator is None else accumulator
-        save_checkpoint(
-            path,
-            model=model,
-            optimizer=optimizer,
-            epoch=state["epoch"],
-            best_metric=best,
-            best_epoch=best_epoch,
-            extra={"config": config, "state": dict(state)},
-        )
-
-    for epoch in range(state["epoch"] + 1, len(schedule) + 1):
-        started = time.perf_counter()
-        target = schedule[epoch - 1]
-        accumulator = state["partial"] or MetricsAccumulator()
-        state["partial"] = None
-        model.train()
-
-        def steps(target=target):
-            """This process's batches until the epoch's example count is reached (advances ``state``)."""
-            nonlocal plan
-            while state["examples"] < target:
-                world = dist.world_size
-                if state["cursor"] >= len(plan) or (state["cursor"] + world > len(plan) >= world):
-                    state["pass"] += 1  # next pass, in a new order (a tail shorter than a step is left out)
-                    state["cursor"] = 0
-                    plan = _train_plan(sizes, config, state["pass"])
-                # one batch per process; a plan of fewer batches than processes is repeated
-                step = [plan[(state["cursor"] + r) % len(plan)] for r in range(world)]
-                state["cursor"] += world
-                state["examples"] += sum(len(b) for b in step)
-                yield step[dist.rank]
-
-        description = f"epoch {epoch}/{len(schedule)} (to {target:,} examples)"
-        for indices in progress(steps(), None, description, enabled=show):
-            batch = _collate(train, indices).to(dist.device)
-            optimizer.zero_grad(set_to_none=True)
-            logits = ddp_model(batch)
-            loss = unwrap(model).loss(logits, batch.y)
-            loss.backward()
-            optimizer.step()
-            accumulator.update(logits.detach(), batch.y, loss=loss.detach())
-            if dist.is_main and time.perf_counter() - last_save > 60 * args.checkpoint_minutes:
-                state["epoch"] = epoch - 1
-                checkpoint(accumulator)
-                last_save = time.perf_counter()
-        trained = _reduce(accumulator, dist)
-        validated = _evaluate(ddp_model, val, val_batches, dist.device, config["steps"], dist, "validation", show)
-        state["epoch"] = epoch
-        record = {
-            "epoch": epoch,
-            "train_examples": state["examples"],
-            **{f"train_{k}": v for k, v in trained.items() if k != "confusion_matrix"},
-            **{f"val_{k}": v for k, v in validated.items() if k != "confusion_matrix"},
-            "val_confusion_matrix": validated["confusion_matrix"],
-            "seconds": round(time.perf_counter() - started, 2),
-            "elapsed_seconds": round(time.perf_counter() - began, 1),
-        }
-        if best is None or validated["f1"] > best:
-            best, best_epoch = validated["f1"], epoch
-            if dist.is_main:
-                checkpoint(path=run_dir / "best.pt")
-        log.append(record)
-        if dist.is_main:
-            checkpoint()
-            last_save = time.perf_counter()
-            plot_learning_curves(
-                log.records,
-                run_dir / "curves.png",
-                metrics=("loss", "f1", "precision", "recall", "accuracy"),
-                splits=("train", "val"),
-                title=f"{args.analysis}: DDF-{config['max_steps']}, T={config['steps']} "
-                f"(epoch k ends at {schedule[0]:,}..{schedule[-1]:,} examples)",
-                mark_epoch=best_epoch,
-            )
-        info(
-            f"epoch {epoch}: {state['examples']:,} examples, train loss {trained['loss']:.4f} "
-            f"F1 {trained['f1']:.4f} | val F1 {validated['f1']:.4f} (pooled {validated['pooled_f1']:.4f}) "
-            f"P {validated['precision']:.4f} R {validated['recall']:.4f} ({record['seconds']:.0f} s)",
-            dist.is_main and not args.quiet,
-        )
-        over = bool(args.time_limit) and time.perf_counter() - began > 60 * args.time_limit
-        if dist.any(over):  # every process stops together
-            info(f"time limit of {args.time_limit:g} min reached after epoch {epoch}", dist.is_main)
-            break
-    train_seconds = time.perf_counter() - began
-    digests = _gather_digests(model, dist)
+        scope = {"train_examples_available": len(train), "train_records": train.num_records,
+                 "val_examples": len(val), "val_examples_available": len(val_all), "vocabulary": len(vocabulary)}
+        write_json(run_dir / "config.json", {"task": "dataflow", "model": config, "scope": scope,
+                                             "dataset": str(Path(args.dataset).resolve()),
+                                             "processed_dir": args.processed_dir, "world_size": dist.world_size})
+    fit = trainer.run()
+    digests = _gather_digests(trainer.model, dist)
     result = _test(run_dir, "best", args, config, len(vocabulary), dist, show)
     if dist.is_main:
         result.update(
             analysis=args.analysis,
-            best_epoch=best_epoch,
-            best_val_f1=best,
-            train_examples_seen=state["examples"],
+            best_epoch=fit.best_epoch,
+            best_val_f1=fit.best[0] if fit.best else None,
+            train_examples_seen=fit.examples,
             train_examples_available=len(train),
             val_examples=len(val),
-            train_seconds=round(train_seconds, 1),
+            train_seconds=round(fit.seconds, 1),
             world_size=dist.world_size,
             device=str(dist.device),
             machine=_machine(dist.device),
@@ -703,6 +629,7 @@ def evaluate_main(args: argparse.Namespace) -> int:
         raise UsageError("--eval-batch-nodes must be positive")
     configure_threads(args.threads)
     dist = init_distributed(args.device)
+    configure_logging(args.quiet, dist.is_main)
     run_dir = Path(args.run_dir)
     try:
         saved = read_run_config(run_dir, "dataflow", required=_MODEL_KEYS)

@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
+import logging
 import math
 import os
 import time
@@ -46,36 +48,43 @@ from typing import Any
 import numpy as np
 
 from programl.training import (
+    SCHEDULE_DEFAULTS,
+    Budget,
+    Distributed,
     RunLock,
+    TaskOptions,
+    Trainer,
+    TrainingTask,
     UsageError,
     add_data_dir_arguments,
     add_run_arguments,
     add_runtime_arguments,
+    add_schedule_arguments,
     check_options,
     check_same_run,
+    configure_logging,
     configure_threads,
-    info,
     load_checkpoint,
     plan_graph_batches,
     plot_confusion_matrix,
-    plot_learning_curves,
     progress,
     read_run_config,
     resolve_device,
-    save_checkpoint,
-    seed_everything,
     shared_data,
     write_json,
 )
 
 __all__ = [
     "PUBLISHED",
+    "DevmapOptions",
     "add_evaluate_arguments",
     "add_train_arguments",
     "devmap_metrics",
     "evaluate_main",
     "train_main",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: arXiv table (SPEC §7.3): accuracy %, precision, recall, F1 per platform.
 PUBLISHED = {
@@ -146,6 +155,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     optim.add_argument("--batch-nodes", type=int, default=18_000, help="node budget per batch (default: 18,000)")
     optim.add_argument("--batch-graphs", type=int, metavar="N",
                        help="at most N kernels per batch (default: no limit; the branch code used 64)")
+    add_schedule_arguments(parser, checkpoint_minutes=False)
     add_run_arguments(parser, "devmap", epochs=100)
     add_runtime_arguments(parser)
 
@@ -297,31 +307,67 @@ def _text_map(texts: list[str], vocabulary) -> Any:
     return torch.tensor([vocabulary.get(t, oov) for t in texts], dtype=torch.long)
 
 
-def _batches(examples: _Examples, indices: np.ndarray, config: dict[str, Any], shuffle: bool, seed: int,
-             epoch: int, text_map) -> list:
-    """Batches of ``indices`` (at most ``batch_nodes`` nodes and ``batch_graphs`` graphs); training batches never
-    hold a single graph (the auxiliary head's BatchNorm needs two)."""
-    import torch
-    from torch_geometric.data import Batch
-
+def _plan(examples: _Examples, indices: np.ndarray, config: dict[str, Any], shuffle: bool, seed: int,
+          epoch: int) -> list[list[int]]:
+    """Batches of ``indices`` (at most ``batch_nodes`` nodes and ``batch_graphs`` graphs), in an order seeded by
+    (seed, epoch) when shuffled; training batches never hold a single graph (the auxiliary head's BatchNorm needs
+    two)."""
     order = np.asarray(indices)
     if shuffle:
         order = order[np.random.default_rng([seed, epoch]).permutation(len(order))]
-    plan = plan_graph_batches(examples.sizes, order, config["batch_nodes"], config.get("batch_graphs"),
+    return plan_graph_batches(examples.sizes, order, config["batch_nodes"], config.get("batch_graphs"),
                               min_graphs=2 if shuffle else 1)
-    batches = []
-    for group in plan:
-        batch = Batch.from_data_list([examples.data[i] for i in group])
-        batch.x = text_map[batch.x]
-        batch.rows = torch.tensor(group, dtype=torch.long)
-        batches.append(batch)
-    return batches
+
+
+def _collate(examples: _Examples, group: list[int], text_map):
+    """One batch: the fold's vocabulary ids, and the rows it holds (``rows``)."""
+    import torch
+    from torch_geometric.data import Batch
+
+    batch = Batch.from_data_list([examples.data[i] for i in group])
+    batch.x = text_map[batch.x]
+    batch.rows = torch.tensor(group, dtype=torch.long)
+    return batch
+
+
+def _batches(examples: _Examples, indices: np.ndarray, config: dict[str, Any], text_map) -> list:
+    """The evaluation batches of ``indices``, in order."""
+    return [_collate(examples, group, text_map) for group in _plan(examples, indices, config, False, 0, 0)]
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Model
 
 
+@dataclasses.dataclass
+class DevmapOptions(TaskOptions):
+    """The options of a run (``config.json``'s ``model`` entry; ``--config`` reads them back)."""
+
+    hidden: int
+    steps: int
+    layers: int
+    positions: bool
+    node_type_gru: bool
+    message_dropout: float
+    state_dropout: float
+    aux_dropout: float
+    aux_hidden: int
+    readout_channels: int
+    pooling: str
+    intermediate_loss_weight: float
+    variant: str
+    folds: int
+    fold_seed: int
+    subset: int | None
+    lr: float
+    weight_decay: float
+    batch_nodes: int
+    batch_graphs: int | None
+    epochs: int
+    seed: int
+
+
+#: The options of the model (``evaluate`` needs them).
 _MODEL_KEYS = ("hidden", "steps", "layers", "positions", "node_type_gru", "message_dropout", "state_dropout",
                "aux_dropout", "aux_hidden", "readout_channels", "pooling", "intermediate_loss_weight")
 
@@ -358,37 +404,47 @@ def _model(config: dict[str, Any], vocabulary_size: int):
     )
 
 
-def _run_epoch(model, batches, device, optimizer=None) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
-    """Train (with ``optimizer``) or evaluate on ``batches``; returns loss/accuracy, the rows and predictions."""
+class _Predictions:
+    """The mean loss, rows and predicted devices of an epoch (the engine's accumulator API; one process)."""
+
+    def __init__(self) -> None:
+        self.total_loss, self.count, self.rows, self.predictions = 0.0, 0, [], []
+
+    def update(self, output, batch, loss) -> None:
+        n = int(batch.graph_y.numel())
+        self.total_loss += float(loss.detach()) * n
+        self.count += n
+        self.rows.append(batch.rows.cpu().numpy())
+        self.predictions.append(output.logits.argmax(-1).cpu().numpy())
+
+    def all_reduce(self, reduce_sum) -> _Predictions:  # noqa: ARG002 - devmap trains in one process
+        return self
+
+    def compute(self) -> dict[str, Any]:
+        """``loss``, and the ``rows`` and ``predictions`` in batch order."""
+        rows = np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=np.int64)
+        predictions = np.concatenate(self.predictions) if self.predictions else np.zeros(0, dtype=np.int64)
+        return {"loss": self.total_loss / max(self.count, 1), "rows": rows, "predictions": predictions}
+
+
+def _predict(model, batches, device) -> dict[str, Any]:
+    """Evaluate on ``batches``: loss, rows and predictions (:meth:`_Predictions.compute`)."""
     import torch
 
-    training = optimizer is not None
-    model.train(training)
-    total_loss, count = 0.0, 0
-    rows, predictions = [], []
-    with torch.set_grad_enabled(training):
+    model.train(False)
+    out = _Predictions()
+    with torch.no_grad():
         for batch in batches:
             batch = batch.to(device)
             output = model(batch)
-            loss = model.loss(output, batch.graph_y)
-            if training:
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-            n = int(batch.graph_y.numel())
-            total_loss += float(loss.detach()) * n
-            count += n
-            rows.append(batch.rows.cpu().numpy())
-            predictions.append(output.logits.argmax(-1).cpu().numpy())
-    rows_array = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-    pred_array = np.concatenate(predictions) if predictions else np.zeros(0, dtype=np.int64)
-    return {"loss": total_loss / max(count, 1)}, rows_array, pred_array
+            out.update(output, batch, model.loss(output, batch.graph_y))
+    return out.compute()
 
 
-def _epoch_metrics(examples: _Examples, stats: dict[str, float], rows: np.ndarray, predictions: np.ndarray,
-                   static_device: int) -> dict[str, float]:
-    metrics = devmap_metrics(examples.labels[rows], predictions, examples.runtimes[rows], static_device)
-    return {"loss": stats["loss"], "accuracy": metrics["accuracy"], "f1": metrics["f1"]}
+def _epoch_metrics(examples: _Examples, predicted: dict[str, Any], static_device: int) -> dict[str, float]:
+    rows = predicted["rows"]
+    metrics = devmap_metrics(examples.labels[rows], predicted["predictions"], examples.runtimes[rows], static_device)
+    return {"loss": predicted["loss"], "accuracy": metrics["accuracy"], "f1": metrics["f1"]}
 
 
 def _better(candidate: tuple[float, float], best: tuple[float, float] | None) -> bool:
@@ -400,58 +456,71 @@ def _better(candidate: tuple[float, float], best: tuple[float, float] | None) ->
 # Training
 
 
-def _train_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Path, device, args) -> dict:
+class _FoldTask(TrainingTask):
+    """One cross-validation fold for the engine (SPEC §7.3): the fold's vocabulary, Adam, dropout re-seeded per
+    epoch, batches in an order seeded by (fold seed, epoch), the epoch chosen by :func:`_better`."""
+
+    curve_metrics = ("loss", "accuracy", "f1")
+
+    def __init__(self, examples: _Examples, split, config: dict[str, Any], fold_dir: Path, vocabulary, text_map,
+                 device) -> None:
+        self.examples, self.split, self.config, self.device = examples, split, config, device
+        self.vocabulary_size, self.text_map = len(vocabulary), text_map
+        self.static_device = int(np.bincount(examples.labels[split.train], minlength=2).argmax())
+        self.init_seed = config["seed"] * 1000 + split.fold
+        self.name = f"{fold_dir.parent.name} fold {split.fold}"
+        self.curve_title = f"devmap {fold_dir.parent.name}, fold {split.fold}"
+        self.checkpoint_extra = {"config": config, "fold": split.fold}
+        self.val_batches = _batches(examples, split.val, config, text_map)
+
+    def build(self, device):
+        import torch
+
+        model = _model(self.config, self.vocabulary_size).to(device)
+        return model, torch.optim.Adam(model.parameters(), lr=self.config["lr"],
+                                       weight_decay=self.config["weight_decay"])
+
+    def epoch_seed(self, epoch: int, rank: int) -> int:  # noqa: ARG002 - one process
+        return self.init_seed * 1009 + epoch
+
+    def plan(self, pass_index: int) -> list[list[int]]:
+        return _plan(self.examples, self.split.train, self.config, True, self.init_seed, pass_index)
+
+    def new_metrics(self) -> _Predictions:
+        return _Predictions()
+
+    def step(self, model, indices: list[int], metrics: _Predictions):
+        batch = _collate(self.examples, indices, self.text_map).to(self.device)
+        output = model(batch)
+        loss = model.loss(output, batch.graph_y)
+        metrics.update(output, batch, loss)
+        return loss
+
+    def train_metrics(self, computed: dict[str, Any]) -> dict[str, float]:
+        return _epoch_metrics(self.examples, computed, self.static_device)
+
+    def validate(self, model) -> dict[str, float]:
+        return _epoch_metrics(self.examples, _predict(model, self.val_batches, self.device), self.static_device)
+
+    def selection(self, val: dict[str, Any]) -> tuple[float, float]:
+        return (val["accuracy"], val["loss"])
+
+    def better(self, candidate: tuple[float, ...], best: tuple[float, ...]) -> bool:
+        return _better(candidate, best)
+
+
+def _train_fold(examples: _Examples, split, options: DevmapOptions, fold_dir: Path, device, args) -> dict:
     """Train one fold (resuming from ``last.pt``), test the chosen epoch's model, write ``result.json``."""
-    import torch
-
-    from programl.training import EpochLog
-
+    config = options.config()
     fold_dir.mkdir(parents=True, exist_ok=True)
     vocabulary, text_map = _fold_vocabulary(examples, split.train)
     vocabulary.save(fold_dir / "vocab.csv")
-    static_device = int(np.bincount(examples.labels[split.train], minlength=2).argmax())
-    seed = config["seed"] * 1000 + split.fold
-    seed_everything(seed)  # the initial weights
-    model = _model(config, len(vocabulary)).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
-    start_epoch, best, best_epoch = 1, None, None
-    last = fold_dir / "last.pt"
-    resuming = last.is_file() and not args.restart
-    log = EpochLog(fold_dir, load=resuming)
-    if resuming:
-        state = load_checkpoint(last, model=model, optimizer=optimizer, map_location=device)
-        start_epoch = state["epoch"] + 1
-        best, best_epoch = state["extra"].get("best"), state["best_epoch"]
-        best = tuple(best) if best is not None else None
-        log.truncate(state["epoch"])
-        info(f"{fold_dir}: resuming after epoch {state['epoch']}", not args.quiet)
-    else:
-        log.truncate(0)
-    val_batches = _batches(examples, split.val, config, False, seed, 0, text_map)
-    epochs = range(start_epoch, config["epochs"] + 1)
-    bar = progress(epochs, len(epochs), f"{fold_dir.parent.name} fold {split.fold}", not args.quiet, unit="epoch")
-    for epoch in bar:
-        started = time.perf_counter()
-        seed_everything(seed * 1009 + epoch)  # dropout: a resumed run continues exactly as an uninterrupted one
-        train_batches = _batches(examples, split.train, config, True, seed, epoch, text_map)
-        stats, rows, pred = _run_epoch(model, train_batches, device, optimizer)
-        train = _epoch_metrics(examples, stats, rows, pred, static_device)
-        stats, rows, pred = _run_epoch(model, val_batches, device)
-        val = _epoch_metrics(examples, stats, rows, pred, static_device)
-        record = {"epoch": epoch, **{f"train_{k}": v for k, v in train.items()},
-                  **{f"val_{k}": v for k, v in val.items()}, "seconds": round(time.perf_counter() - started, 2)}
-        candidate = (val["accuracy"], val["loss"])
-        if _better(candidate, best):
-            best, best_epoch = candidate, epoch
-            save_checkpoint(fold_dir / "best.pt", model=model, epoch=epoch, best_metric=best[0], best_epoch=epoch,
-                            extra={"config": config, "fold": split.fold})
-        log.append(record)
-        save_checkpoint(last, model=model, optimizer=optimizer, epoch=epoch, best_metric=best[0],
-                        best_epoch=best_epoch, extra={"best": list(best), "config": config, "fold": split.fold})
-    plot_learning_curves(log.records, fold_dir / "curves.png", metrics=("loss", "accuracy", "f1"),
-                         title=f"devmap {fold_dir.parent.name}, fold {split.fold}", mark_epoch=best_epoch)
-    result = _test_fold(examples, split, config, fold_dir, device, static_device)
-    result.update(best_epoch=best_epoch, val_accuracy=best[0] if best else None, epochs=config["epochs"])
+    task = _FoldTask(examples, split, config, fold_dir, vocabulary, text_map, device)
+    fit = Trainer(task, fold_dir, Budget(epochs=config["epochs"]), dist=Distributed(device=device),
+                  resume=not args.restart, schedule=options.schedule(), show=not args.quiet, bar="epochs",
+                  plot_each_epoch=False).run()
+    result = _test_fold(examples, split, config, fold_dir, device, task.static_device)
+    result.update(best_epoch=fit.best_epoch, val_accuracy=fit.best[0] if fit.best else None, epochs=config["epochs"])
     write_json(fold_dir / "result.json", result)
     return result
 
@@ -464,20 +533,11 @@ def _test_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Pat
     vocabulary = Vocabulary.load(fold_dir / "vocab.csv")
     model = _model(config, len(vocabulary)).to(device)
     load_checkpoint(fold_dir / "best.pt", model=model, map_location=device, restore_rng=False)
-    text_map = _text_map(examples.texts, vocabulary)
-    batches = _batches(examples, split.test, config, False, 0, 0, text_map)
-    _, rows, pred = _run_epoch(model, batches, device)
+    predicted = _predict(model, _batches(examples, split.test, config, _text_map(examples.texts, vocabulary)), device)
+    rows, pred = predicted["rows"], predicted["predictions"]
     metrics = devmap_metrics(examples.labels[rows], pred, examples.runtimes[rows], static_device)
     return {"fold": split.fold, "static_device": static_device, "test": metrics,
             "rows": rows.tolist(), "predictions": pred.tolist()}
-
-
-def _config(args: argparse.Namespace) -> dict[str, Any]:
-    config = {key: getattr(args, key) for key in _MODEL_KEYS}
-    config.update(variant=args.variant, folds=args.folds, fold_seed=args.fold_seed, subset=args.subset, lr=args.lr,
-                  weight_decay=args.weight_decay, batch_nodes=args.batch_nodes,
-                  batch_graphs=args.batch_graphs, epochs=args.epochs, seed=args.seed)
-    return config
 
 
 def _check_config(args: argparse.Namespace) -> None:
@@ -517,11 +577,11 @@ def _fold_result(fold_dir: Path) -> dict | None:
     try:
         result = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        info(f"{path}: damaged ({error}); the fold is tested again")
+        logger.warning(f"{path}: damaged ({error}); the fold is tested again")
         return None
     keys = ("fold", "static_device", "test", "rows", "predictions")
     if not isinstance(result, dict) or any(key not in result for key in keys):
-        info(f"{path}: not a fold result; the fold is tested again")
+        logger.warning(f"{path}: not a fold result; the fold is tested again")
         return None
     return result
 
@@ -534,6 +594,7 @@ def train_main(args: argparse.Namespace) -> int:
     """``programl train devmap``: build the graphs if needed, cross-validate per platform, write the reports."""
     _check_config(args)
     configure_threads(args.threads)
+    configure_logging(args.quiet)
     device = resolve_device(args.device)
     source_dir = _source_dir(args)
     run_dir = Path(args.run_dir)
@@ -546,10 +607,11 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
     from programl.data.devmap import build_devmap
 
     data_dir = Path(os.path.expanduser(args.data_dir))
-    config = _config(args)
+    options = DevmapOptions.from_args(args)
+    config = options.config()
     if (run_dir / "config.json").exists() and not args.restart:
         check_same_run(run_dir, "devmap", config, paths={"source_dir": source_dir, "data_dir": data_dir},
-                       ignore=("epochs",))
+                       ignore=("epochs",), defaults=SCHEDULE_DEFAULTS)
     write_json(run_dir / "config.json", {"task": "devmap", "model": config, "source_dir": str(source_dir),
                                          "data_dir": str(data_dir)})
     rows = _subset_rows(source_dir, args.subset, args.fold_seed)
@@ -557,8 +619,8 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
                           progress=None if args.quiet else _build_progress)
     if not report.ok:
         for name, error in report.failed[args.variant]:
-            info(f"{name}: error: {error}")
-        info(f"devmap: {len(report.failed[args.variant])} kernels failed to build; they are left out")
+            logger.warning(f"{name}: error: {error}")
+        logger.warning(f"devmap: {len(report.failed[args.variant])} kernels failed to build; they are left out")
     summary = {}
     for platform in _platforms(args.platform):
         examples = _examples(source_dir, data_dir, platform, args.variant, rows)
@@ -575,9 +637,9 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
                 results.append(previous)  # finished (asked for more epochs: resumed from last.pt)
                 continue
             started = time.perf_counter()
-            result = _train_fold(examples, split, config, fold_dir, device, args)
-            info(f"devmap {platform} fold {split.fold}: test accuracy {result['test']['accuracy']:.3f} "
-                 f"(epoch {result['best_epoch']}, {time.perf_counter() - started:.0f} s)", not args.quiet)
+            result = _train_fold(examples, split, options, fold_dir, device, args)
+            logger.info(f"devmap {platform} fold {split.fold}: test accuracy {result['test']['accuracy']:.3f} "
+                        f"(epoch {result['best_epoch']}, {time.perf_counter() - started:.0f} s)")
             results.append(result)
         summary[platform] = _platform_report(examples, results, run_dir / platform, platform)
     _write_summary(run_dir, summary, config)
@@ -673,6 +735,7 @@ def evaluate_main(args: argparse.Namespace) -> int:
 
     check_options(args)
     configure_threads(args.threads)
+    configure_logging(args.quiet)
     device = resolve_device(args.device)
     run_dir = Path(args.run_dir)
     saved = read_run_config(run_dir, "devmap", required=_MODEL_KEYS + ("variant", "folds", "fold_seed", "batch_nodes"))
@@ -704,7 +767,7 @@ def _evaluate(args: argparse.Namespace, device, run_dir: Path, saved: dict[str, 
             if previous is not None:
                 result["best_epoch"] = previous.get("best_epoch")
                 if previous["predictions"] != result["predictions"]:
-                    info(f"{fold_dir}: predictions differ from those recorded at training time")
+                    logger.warning(f"{fold_dir}: predictions differ from those recorded at training time")
             results.append(result)
         if not results:
             raise ProgramlError(f"{run_dir / platform}: no trained fold (best.pt) to evaluate")

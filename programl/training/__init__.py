@@ -7,7 +7,10 @@ One concept per module:
   :class:`RunLock`, :func:`shared_data`;
 * :mod:`~programl.training.runtime` - devices, threads, seeds and RNG states;
 * :mod:`~programl.training.checkpoint` - atomic checkpoints and JSON results, resumption;
-* :mod:`~programl.training.logs` - the per-epoch log, status lines and progress bars;
+* :mod:`~programl.training.engine` - the one training loop (:class:`Trainer`; budgets, resumption, best checkpoint,
+  DDP, the optional warm-up / decay / clipping schedule);
+* :mod:`~programl.training.logs` - the per-epoch log, :func:`configure_logging` (messages through :mod:`logging`,
+  ``-q``) and progress bars;
 * :mod:`~programl.training.plots` - learning curves and confusion matrices;
 * :mod:`~programl.training.batches` - graph-count batches (node-budget batches: :mod:`programl.data.batching`);
 * :mod:`~programl.training.distributed` - DDP under ``torchrun``;
@@ -22,13 +25,17 @@ from __future__ import annotations
 from programl.training.batches import plan_graph_batches
 from programl.training.checkpoint import load_checkpoint, save_checkpoint, unwrap, write_json
 from programl.training.distributed import Distributed, init_distributed, shard
+from programl.training.engine import Budget, Fit, Schedule, Trainer, TrainingTask, lr_factor
 from programl.training.entry import run_task_module
-from programl.training.logs import EpochLog, info, progress
+from programl.training.logs import EpochLog, configure_logging, progress
 from programl.training.options import (
+    SCHEDULE_DEFAULTS,
+    TaskOptions,
     UsageError,
     add_data_dir_arguments,
     add_run_arguments,
     add_runtime_arguments,
+    add_schedule_arguments,
     check_options,
     read_config_options,
 )
@@ -37,19 +44,28 @@ from programl.training.rundir import RunLock, check_same_run, read_run_config, s
 from programl.training.runtime import configure_threads, resolve_device, rng_state, seed_everything, set_rng_state
 
 __all__ = [
+    "SCHEDULE_DEFAULTS",
+    "Budget",
     "Distributed",
     "EpochLog",
+    "Fit",
     "RunLock",
+    "Schedule",
+    "TaskOptions",
+    "Trainer",
+    "TrainingTask",
     "UsageError",
     "add_data_dir_arguments",
     "add_run_arguments",
     "add_runtime_arguments",
+    "add_schedule_arguments",
     "check_options",
     "check_same_run",
+    "configure_logging",
     "configure_threads",
-    "info",
     "init_distributed",
     "load_checkpoint",
+    "lr_factor",
     "plan_graph_batches",
     "plot_confusion_matrix",
     "plot_learning_curves",

@@ -49,11 +49,17 @@ class Distributed:
             dist.barrier()
 
     def all_reduce_sum(self, tensor):
-        """Sum ``tensor`` over all processes, in place (no-op for one process); returns it."""
+        """Sum ``tensor`` over all processes, in place (no-op for one process); returns it. A CPU tensor (the
+        metric accumulators') is summed on this process's GPU under nccl, which reduces GPU tensors only."""
         if self.enabled:
             import torch.distributed as dist
 
-            dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+            if self.backend == "nccl" and tensor.device.type != "cuda":
+                moved = tensor.to(self.device)
+                dist.all_reduce(moved, op=dist.ReduceOp.SUM)
+                tensor.copy_(moved.cpu())
+            else:
+                dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
         return tensor
 
     def any(self, flag: bool) -> bool:

@@ -1,6 +1,11 @@
 """The per-epoch log of a run (SPEC §6.5): :class:`EpochLog` keeps one JSON line (``log.jsonl``) and one CSV row
-(``log.csv``) per epoch, rewritten atomically, truncated to the checkpoint on resumption; :func:`info` prints a
-status line and :func:`progress` draws a bar (both through :mod:`programl.util.progress`).
+(``log.csv``) per epoch, rewritten atomically, truncated to the checkpoint on resumption; :func:`progress` draws a
+bar (:mod:`programl.util.progress`).
+
+Library messages go through :mod:`logging` (``programl.training``, ``programl.tasks.<task>``);
+:func:`configure_logging`, which the training and evaluation commands call, shows them on stderr as plain lines that
+do not break a progress bar, and gives ``-q`` its one meaning: no progress bars and no per-epoch or status lines
+(INFO); warnings, errors and the final result still print.
 """
 
 from __future__ import annotations
@@ -8,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,7 +24,7 @@ from programl.training.checkpoint import _jsonable, _write_bytes
 from programl.util.progress import message as _message
 from programl.util.progress import progress as _progress
 
-__all__ = ["EpochLog", "info", "progress"]
+__all__ = ["EpochLog", "configure_logging", "progress"]
 
 
 class EpochLog:
@@ -104,6 +110,32 @@ def progress(items, total: int | None = None, description: str = "", enabled: bo
     return _progress(items, total, description, enabled=enabled, unit=unit)
 
 
-def info(line: str, enabled: bool = True) -> None:
-    """An epoch or status line on stderr that does not break a progress bar (``enabled``: main process, not ``-q``)."""
-    _message(line, enabled)
+class _LineHandler(logging.Handler):
+    """Each record as one line on the current stderr, through :func:`programl.util.progress.message` (a bar being
+    drawn is not broken)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            _message(self.format(record))
+        except Exception:  # noqa: BLE001 - logging's contract: a handler never raises
+            self.handleError(record)
+
+
+def configure_logging(quiet: bool = False, main: bool = True) -> logging.Logger:
+    """Show the messages of the ``programl`` loggers on stderr, one plain line each (idempotent: one handler).
+
+    Args:
+        quiet: ``-q``: only warnings and errors (no per-epoch or status lines).
+        main: False on a non-main DDP process: only warnings and errors.
+
+    Returns:
+        The ``programl`` logger. Records still propagate to the root logger (an application's own handlers, pytest's
+        ``caplog``); its level is set on every call, so a later run in the same process may be louder.
+    """
+    root = logging.getLogger("programl")
+    if not any(isinstance(h, _LineHandler) for h in root.handlers):
+        handler = _LineHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        root.addHandler(handler)
+    root.setLevel(logging.WARNING if quiet or not main else logging.INFO)
+    return root

@@ -8,16 +8,21 @@ numbers with a :class:`UsageError` (the CLI exits 2).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
+from typing import Any
 
 from programl.exceptions import ProgramlError
 
 __all__ = [
+    "SCHEDULE_DEFAULTS",
+    "TaskOptions",
     "UsageError",
     "add_data_dir_arguments",
     "add_run_arguments",
     "add_runtime_arguments",
+    "add_schedule_arguments",
     "check_options",
     "read_config_options",
 ]
@@ -40,7 +45,76 @@ def add_runtime_arguments(parser: argparse.ArgumentParser, seed: int = 204) -> N
         "--threads", type=int, default=0, metavar="N", help="CPU threads for torch (default: torch's choice)"
     )
     group.add_argument("--seed", type=int, default=seed, help=f"random seed (default: {seed})")
-    group.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    group.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bars and no per-epoch or status lines; warnings, errors and the final result still print",
+    )
+
+
+#: The schedule options of :func:`add_schedule_arguments` as a run written before they existed had them (off).
+SCHEDULE_DEFAULTS: dict[str, Any] = {"warmup_examples": 0, "lr_decay": "off", "clip_grad_norm": None}
+
+
+def add_schedule_arguments(parser: argparse.ArgumentParser, checkpoint_minutes: bool = True) -> None:
+    """The training engine's options: ``--checkpoint-minutes`` (when ``checkpoint_minutes``), ``--warmup-examples``,
+    ``--lr-decay`` and ``--clip-grad-norm`` (all off by default: the numerics of a run without them are unchanged)."""
+    group = parser.add_argument_group("schedule (the training engine; off by default)")
+    if checkpoint_minutes:
+        group.add_argument(
+            "--checkpoint-minutes",
+            type=float,
+            default=10.0,
+            metavar="M",
+            help="also write last.pt every M minutes within an epoch (default: 10)",
+        )
+    group.add_argument(
+        "--warmup-examples",
+        type=int,
+        default=0,
+        metavar="N",
+        help="raise the learning rate linearly from 0 over the first N training examples (default: 0, none)",
+    )
+    group.add_argument(
+        "--lr-decay",
+        choices=("off", "cosine"),
+        default="off",
+        help="cosine: decay the learning rate to 0 over the training budget (default: off)",
+    )
+    group.add_argument(
+        "--clip-grad-norm",
+        type=float,
+        metavar="X",
+        help="clip the gradient norm to X before each step; the log records the norms before clipping "
+        "(train_grad_norm, train_grad_norm_max; default: no clipping)",
+    )
+
+
+@dataclasses.dataclass(kw_only=True)
+class TaskOptions:
+    """A task's options as ``config.json`` keeps them (its ``model`` entry; the engine's schedule options
+    included): a subclass declares one field per option, by ``argparse`` destination."""
+
+    warmup_examples: int = 0
+    lr_decay: str = "off"
+    clip_grad_norm: float | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace):
+        """The options of ``args`` (lists copied, so that the dataclass owns its values)."""
+        values = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls)}
+        return cls(**{k: list(v) if isinstance(v, (list, tuple)) else v for k, v in values.items()})
+
+    def config(self) -> dict[str, Any]:
+        """The ``model`` entry of ``config.json``."""
+        return dataclasses.asdict(self)
+
+    def schedule(self):
+        """The engine's :class:`~programl.training.engine.Schedule` of these options."""
+        from programl.training.engine import Schedule
+
+        return Schedule(self.warmup_examples, self.lr_decay, self.clip_grad_norm)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, task: str, epochs: int, default_dir: str | None = None) -> None:
@@ -149,6 +223,8 @@ _RANGES: dict[str, tuple[float, float | None, str]] = {
     "threads": (0, 4096, "in 0..4096 (0: torch's choice)"),
     "jobs": (0, 4096, "in 0..4096 (0: all CPUs)"),
     "epochs": (1, 10**9, "in 1..10^9"),
+    "warmup_examples": (0, None, ">= 0"),
+    "clip_grad_norm": (math.ulp(0.0), None, "positive"),
 }
 
 

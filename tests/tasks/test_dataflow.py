@@ -257,3 +257,24 @@ def test_ddp_two_processes_agree(ddf: Path, tmp_path: Path) -> None:
     assert len(digests) == 2 and digests[0] == digests[1] and result["ddp"]["agree"]
     records = _records(run)
     assert [r["epoch"] for r in records] == [1, 2] and records[-1]["train_examples"] >= 60
+
+
+def test_schedule_options_are_recorded_and_resumed(ddf: Path, tmp_path: Path) -> None:
+    """The engine's warm-up, cosine decay and clipping (off by default): kept in config.json, the pre-clip gradient
+    norms in the log, and a resumption must keep them (another value is another run)."""
+    run = tmp_path / "run"
+    extra = ("--test-steps", "30", "--warmup-examples", "20", "--lr-decay", "cosine", "--clip-grad-norm", "0.5")
+    assert _train(ddf, run, *extra, schedule=("30",)) == 0
+    model = json.loads((run / "config.json").read_text())["model"]
+    assert (model["warmup_examples"], model["lr_decay"], model["clip_grad_norm"]) == (20, "cosine", 0.5)
+    record = _records(run)[0]
+    assert record["train_grad_norm_max"] >= record["train_grad_norm"] > 0
+    with pytest.raises(SystemExit) as info:
+        _train(ddf, run, *extra[:-1], "0.25")
+    assert info.value.code == 2
+    assert _train(ddf, run, *extra) == 0 and [r["epoch"] for r in _records(run)] == [1, 2]
+    plain = tmp_path / "plain"
+    assert _train(ddf, plain, "--test-steps", "30", schedule=("30",)) == 0
+    assert "train_grad_norm" not in _records(plain)[0]
+    model = json.loads((plain / "config.json").read_text())["model"]
+    assert (model["warmup_examples"], model["lr_decay"], model["clip_grad_norm"]) == (0, "off", None)

@@ -186,18 +186,22 @@ def test_check_same_run_names_every_changed_option(tmp_path) -> None:
 
 @pytest.mark.parametrize("task", ["devmap", "classifyapp"])
 def test_config_option_reads_back_what_a_run_writes(tmp_path, task) -> None:
-    """``--config`` of the graph tasks: the options that ``_config`` writes into config.json come back as parsed."""
+    """``--config`` of the graph tasks: the options dataclass that a run writes into config.json comes back as
+    parsed."""
     import argparse
     import importlib
 
     module = importlib.import_module(f"programl.tasks.{task}")
+    options = getattr(module, f"{task.capitalize()}Options")
     parser = argparse.ArgumentParser()
     module.add_train_arguments(parser)
-    args = parser.parse_args(["--lr", "0.125", "--seed", "7", "--epochs", "3", "--data-dir", str(tmp_path)])
-    config = {"task": task, "model": module._config(args), "data_dir": str(tmp_path), "scope": {"x": 1}}
+    args = parser.parse_args(["--lr", "0.125", "--seed", "7", "--epochs", "3", "--data-dir", str(tmp_path),
+                              "--warmup-examples", "50"])
+    config = {"task": task, "model": options.from_args(args).config(), "data_dir": str(tmp_path), "scope": {"x": 1}}
     common.write_json(tmp_path / "config.json", config)
     again = parser.parse_args(["--config", str(tmp_path / "config.json")])
-    assert module._config(again) == module._config(args) and again.data_dir == str(tmp_path)
+    assert options.from_args(again) == options.from_args(args) and again.data_dir == str(tmp_path)
+    assert again.warmup_examples == 50
     override = parser.parse_args(["--config", str(tmp_path / "config.json"), "--seed", "8"])
     assert override.seed == 8 and override.lr == 0.125
     with pytest.raises(ProgramlError, match=f"`programl train {task}` run, not of dataflow"):

@@ -1,0 +1,468 @@
+"""The one training loop of the three tasks (SPEC §6.1 protocol, §6.5 run directories, §6.6 DDP): :class:`Trainer`.
+
+A task (:class:`TrainingTask`) says what is particular to it: its model and optimizer, the training batches of a
+pass over its data, the forward step and its metric accumulator, validation and its selection rule. The engine does
+the rest, the same way for every task:
+
+* budgets: a number of epochs (an epoch is a pass: devmap, classifyapp), or cumulative training examples at the end
+  of each epoch (passes run on across epochs: dataflow), and a time limit (:class:`Budget`);
+* seeds: the initial weights from the task's seed, an optional re-seed at the start of every epoch, batches in an
+  order seeded by (seed, pass);
+* ``last.pt`` after every epoch and every ``checkpoint_minutes`` within one (with the partial metrics), and a
+  bit-exact resumption from it (weights, optimizer, RNG states, pass, cursor, examples, partial metrics);
+* ``best.pt``: the epoch whose validation metrics rank highest by the task's :meth:`~TrainingTask.selection` and
+  :meth:`~TrainingTask.better` (a tie keeps the earlier epoch);
+* ``log.jsonl``/``log.csv`` (:class:`~programl.training.logs.EpochLog`), ``curves.png``, the per-epoch line;
+* DDP (:class:`~programl.training.distributed.Distributed`): the model wrapped, every process its share of each
+  step, metrics summed through the accumulators' public ``all_reduce``, every process stopping together;
+* the optional schedule of :class:`Schedule` (linear warm-up, cosine decay, gradient clipping), off by default:
+  with it off the arithmetic is the loop's as it was before these options existed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from programl.training.checkpoint import load_checkpoint, save_checkpoint, unwrap
+from programl.training.distributed import Distributed, shard
+from programl.training.logs import EpochLog, progress
+from programl.training.plots import plot_learning_curves
+from programl.training.runtime import seed_everything
+
+__all__ = ["Budget", "Fit", "Schedule", "Trainer", "TrainingTask", "lr_factor"]
+
+logger = logging.getLogger("programl.training")
+
+#: The training state kept in ``last.pt`` (``extra["state"]``); older dataflow checkpoints hold these keys.
+_STATE = ("epoch", "examples", "pass", "cursor", "seconds", "partial")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long to train.
+
+    Attributes:
+        epochs: The number of epochs, each one pass over the training data (when ``examples`` is None).
+        examples: Cumulative training examples at the end of each epoch (dataflow's ``--train-examples``); passes
+            over the data then run on across epochs, each in a new order.
+        total_examples: The examples of the whole schedule (the cosine decay's horizon), when only its first epochs
+            are run (``--epochs`` with ``--train-examples``); default: ``examples[-1]``.
+        time_limit: Minutes of training (over every resumption of the run), or None.
+        time_rule: ``"after"``: stop after the first epoch that ends past the limit; ``"before"``: stop before an
+            epoch that, as long as the last one, would end past it.
+    """
+
+    epochs: int | None = None
+    examples: Sequence[int] | None = None
+    total_examples: int | None = None
+    time_limit: float | None = None
+    time_rule: str = "after"
+
+    @property
+    def num_epochs(self) -> int:
+        return len(self.examples) if self.examples is not None else int(self.epochs or 0)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Optional optimisation steps around ``optimizer.step()`` (``--warmup-examples``, ``--lr-decay``,
+    ``--clip-grad-norm``). The learning rate of each step is the optimizer's own times :func:`lr_factor`; with
+    ``clip_grad_norm`` the epoch record gets the mean and largest gradient norm before clipping
+    (``train_grad_norm``, ``train_grad_norm_max``)."""
+
+    warmup_examples: int = 0
+    lr_decay: str = "off"
+    clip_grad_norm: float | None = None
+
+    @property
+    def changes_lr(self) -> bool:
+        return bool(self.warmup_examples) or self.lr_decay != "off"
+
+
+def lr_factor(schedule: Schedule, examples: int, progress_fraction: float) -> float:
+    """The multiplier of the learning rate for a step that ends at ``examples`` training examples, at
+    ``progress_fraction`` (0..1) of the training budget: ``min(1, examples / warmup_examples)`` times, with cosine
+    decay, ``(1 + cos(pi * progress_fraction)) / 2``."""
+    factor = 1.0
+    if schedule.warmup_examples:
+        factor = min(1.0, examples / schedule.warmup_examples)
+    if schedule.lr_decay == "cosine":
+        factor *= 0.5 * (1.0 + math.cos(math.pi * min(max(progress_fraction, 0.0), 1.0)))
+    return factor
+
+
+class TrainingTask:
+    """What the engine asks of a task (subclass it; the methods without a body must be given).
+
+    Attributes:
+        name: How progress bars and messages name the run (``"dataflow"``, ``"amd fold 3"`` ...).
+        init_seed: Seeds the initial weights (:func:`~programl.training.runtime.seed_everything` before
+            :meth:`build`).
+        curve_metrics: The panels of ``curves.png`` (None: every metric found).
+        curve_title: Its title.
+        checkpoint_extra: Kept in every checkpoint's ``extra`` (``config``, devmap's ``fold``).
+    """
+
+    name: str = "training"
+    init_seed: int = 0
+    curve_metrics: Sequence[str] | None = None
+    curve_title: str = ""
+    checkpoint_extra: dict[str, Any] = {}
+
+    def build(self, device) -> tuple[Any, Any]:
+        """The model (on ``device``) and its optimizer."""
+        raise NotImplementedError
+
+    def epoch_seed(self, epoch: int, rank: int) -> int | None:  # noqa: ARG002 - a task that re-seeds uses them
+        """A seed for :func:`seed_everything` at the start of ``epoch`` (dropout draws), or None."""
+        return None
+
+    def plan(self, pass_index: int) -> list[list[int]]:
+        """The training batches of one pass over the data (lists of example indices), in order."""
+        raise NotImplementedError
+
+    def new_metrics(self) -> Any:
+        """An empty accumulator of training metrics: ``all_reduce(sum_fn)`` and ``compute() -> dict``
+        (:class:`~programl.models.MetricsAccumulator`'s public API); it is pickled into mid-epoch checkpoints."""
+        raise NotImplementedError
+
+    def step(self, model, indices: list[int], metrics) -> Any:
+        """The forward pass of one training batch: add it to ``metrics`` and return the loss to minimise."""
+        raise NotImplementedError
+
+    def train_metrics(self, computed: dict[str, Any]) -> dict[str, Any]:
+        """The epoch's training metrics from ``metrics.compute()`` (summed over processes)."""
+        return computed
+
+    def validate(self, model) -> dict[str, Any]:
+        """Validation metrics of ``model`` (the same in every process)."""
+        raise NotImplementedError
+
+    def selection(self, val: dict[str, Any]) -> tuple[float, ...]:
+        """What ranks an epoch, from its validation metrics (kept in checkpoints as ``best``)."""
+        raise NotImplementedError
+
+    def better(self, candidate: tuple[float, ...], best: tuple[float, ...]) -> bool:
+        """Whether an epoch of ``candidate`` selection beats the best so far (default: higher, compared as tuples;
+        a tie keeps the earlier epoch)."""
+        return candidate > best
+
+    def record(self, train: dict[str, Any], val: dict[str, Any]) -> dict[str, Any]:
+        """The metric entries of the epoch's log record (``train_*``, ``val_*``)."""
+        return {**{f"train_{k}": v for k, v in train.items()}, **{f"val_{k}": v for k, v in val.items()}}
+
+    def epoch_line(self, record: dict[str, Any]) -> str | None:
+        """The line the user sees after each epoch (None: none)."""
+        return None
+
+
+@dataclass
+class Fit:
+    """What :meth:`Trainer.run` ends with: the best epoch and its selection value, the epochs logged, the training
+    examples and seconds of the whole run (over resumptions)."""
+
+    best: tuple[float, ...] | None
+    best_epoch: int | None
+    epochs: int
+    examples: int
+    seconds: float
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Trainer:
+    """Train ``task`` in ``directory``: :meth:`start` (the model, and the state of ``last.pt`` when resuming), then
+    :meth:`run` (the epochs).
+
+    Args:
+        task: The task.
+        directory: Where ``last.pt``, ``best.pt``, ``log.jsonl``/``log.csv`` and ``curves.png`` go.
+        budget: Epochs or examples, and the time limit.
+        dist: This process's place in a DDP job (a single process by default).
+        resume: Continue from ``last.pt`` when there is one (False: ``--restart``).
+        checkpoint_minutes: Also write ``last.pt`` every so many minutes within an epoch (None: only after epochs).
+        schedule: Warm-up, decay and clipping (off by default).
+        show: Progress bars and per-epoch lines (main process, not ``-q``).
+        bar: ``"batches"``: a bar per epoch over its batches; ``"epochs"``: one bar over the epochs (tasks of many
+            short epochs, such as devmap's folds).
+        plot_each_epoch: Redraw ``curves.png`` after every epoch (else once, at the end of :meth:`run`).
+    """
+
+    def __init__(
+        self,
+        task: TrainingTask,
+        directory: str | Path,
+        budget: Budget,
+        *,
+        dist: Distributed | None = None,
+        resume: bool = True,
+        checkpoint_minutes: float | None = None,
+        schedule: Schedule | None = None,
+        show: bool = True,
+        bar: str = "batches",
+        plot_each_epoch: bool = True,
+    ) -> None:
+        self.task = task
+        self.directory = Path(directory)
+        self.budget = budget
+        self.dist = dist or Distributed()
+        self.last = self.directory / "last.pt"
+        self.resuming = resume and self.last.is_file()
+        self.checkpoint_minutes = checkpoint_minutes
+        self.schedule = schedule or Schedule()
+        self.show = show
+        self.bar = bar
+        self.plot_each_epoch = plot_each_epoch
+        self.state: dict[str, Any] = {
+            "epoch": 0, "examples": 0, "pass": 0, "cursor": 0, "seconds": 0.0, "partial": None, "grad_norms": None
+        }
+        self.best: tuple[float, ...] | None = None
+        self.best_epoch: int | None = None
+        self.model = self.optimizer = self.log = None
+        self._base_lrs: list[float] = []
+        self._before = 0  # training examples before the current step
+
+    # -------------------------------------------------------------------------------------------------------------
+    # Start
+
+    def start(self) -> Trainer:
+        """Seed, build the model and optimizer, read the log and, when resuming, ``last.pt``; nothing is written
+        until both were read (a damaged file leaves the run as it was).
+
+        Raises:
+            ProgramlError: ``last.pt`` or ``log.jsonl`` is damaged, of another model, or holds no training state.
+        """
+        seed_everything(self.task.init_seed)
+        self.model, self.optimizer = self.task.build(self.dist.device)
+        self._base_lrs = [group["lr"] for group in self.optimizer.param_groups]
+        self.log = EpochLog(self.directory, enabled=self.dist.is_main, load=self.resuming)
+        if self.resuming:
+            device = self.dist.device
+            self._restore(load_checkpoint(self.last, model=self.model, optimizer=self.optimizer, map_location=device))
+            self.log.truncate(self.state["epoch"])
+            if self.show:
+                logger.info(
+                    f"{self.directory}: resuming after {self.state['examples']:,} training examples "
+                    f"(epoch {self.state['epoch']})"
+                )
+        else:
+            self.log.truncate(0)
+        return self
+
+    def _restore(self, saved: dict[str, Any]) -> None:
+        extra = saved["extra"]
+        state = extra.get("state")
+        if isinstance(state, dict) and not set(_STATE) - set(state):
+            self.state.update(state)
+        elif self.budget.examples is not None:  # the position in the passes cannot be derived
+            from programl.exceptions import ProgramlError
+
+            what = f"`programl train {self.task.name}`"
+            raise ProgramlError(f"{self.last}: not a checkpoint of {what} (no training state)")
+        else:  # a checkpoint written after an epoch, before checkpoints kept the state: passes are epochs
+            epoch = saved["epoch"]
+            examples = sum(total for e in range(1, epoch + 1) for _, total in self._shares(self.task.plan(e)))
+            self.state.update(epoch=epoch, examples=examples, **{"pass": epoch})
+        best = extra.get("best")
+        if best is None and saved.get("best_metric") is not None:
+            best = [saved["best_metric"]]
+        self.best = tuple(best) if best is not None else None
+        self.best_epoch = saved.get("best_epoch")
+
+    # -------------------------------------------------------------------------------------------------------------
+    # Steps
+
+    def _shares(self, plan: list[list[int]]) -> list[tuple[list[int], int]]:
+        """An epoch-budget pass: this process's batches (``DistributedSampler``-style shares, :func:`shard`), each
+        with the examples of its step over all processes."""
+        world = self.dist.world_size
+        shares = [shard(plan, rank, world) for rank in range(world)]
+        return [(shares[self.dist.rank][i], sum(len(s[i]) for s in shares)) for i in range(len(shares[0]))]
+
+    def _epoch_steps(self, shares: list[tuple[list[int], int]]) -> Iterator[list[int]]:
+        """The batches of an epoch (one pass, :meth:`_shares`) from the cursor on; advances ``state``."""
+        state = self.state
+        for indices, total in shares[state["cursor"] :]:
+            self._before = state["examples"]
+            state["cursor"] += 1
+            state["examples"] += total
+            yield indices
+
+    def _example_steps(self, target: int) -> Iterator[list[int]]:
+        """Batches until the run has seen ``target`` examples, passes running on across epochs; advances
+        ``state``. Every step takes one batch per process from the common order; a pass's tail shorter than a step
+        is left out, and a plan of fewer batches than processes is repeated."""
+        state, world = self.state, self.dist.world_size
+        plan = self.task.plan(state["pass"])
+        while state["examples"] < target:
+            if state["cursor"] >= len(plan) or (state["cursor"] + world > len(plan) >= world):
+                state["pass"] += 1
+                state["cursor"] = 0
+                plan = self.task.plan(state["pass"])
+            step = [plan[(state["cursor"] + r) % len(plan)] for r in range(world)]
+            self._before = state["examples"]
+            state["cursor"] += world
+            state["examples"] += sum(len(b) for b in step)
+            yield step[self.dist.rank]
+
+    def _progress_fraction(self, epoch: int, steps: int | None) -> float:
+        """How far the budget was spent when the current step began (the cosine decay's clock)."""
+        if self.budget.examples is not None:
+            return self._before / (self.budget.total_examples or self.budget.examples[-1])
+        done = (epoch - 1) + (self.state["cursor"] - 1) / max(steps or 1, 1)
+        return done / max(self.budget.num_epochs, 1)
+
+    def _optimise(self, loss, epoch: int, steps: int | None) -> None:
+        """Backward, the schedule's learning rate and clipping, the optimizer's step."""
+        optimizer, schedule = self.optimizer, self.schedule
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if schedule.changes_lr:
+            factor = lr_factor(schedule, self.state["examples"], self._progress_fraction(epoch, steps))
+            for group, base in zip(optimizer.param_groups, self._base_lrs):
+                group["lr"] = base * factor
+        if schedule.clip_grad_norm is not None:
+            import torch
+
+            norm = float(torch.nn.utils.clip_grad_norm_(unwrap(self.model).parameters(), schedule.clip_grad_norm))
+            total, largest, count = self.state["grad_norms"] or (0.0, 0.0, 0)
+            self.state["grad_norms"] = (total + norm, max(largest, norm), count + 1)
+        optimizer.step()
+
+    # -------------------------------------------------------------------------------------------------------------
+    # Checkpoints
+
+    def _save(self, path: Path, began: float, *, optimizer: bool = True, partial=None) -> None:
+        state = self.state
+        state["seconds"] = time.perf_counter() - began
+        state["partial"] = partial
+        extra = {**self.task.checkpoint_extra, "state": dict(state)}
+        if self.best is not None:
+            extra["best"] = list(self.best)
+        save_checkpoint(
+            path,
+            model=self.model,
+            optimizer=self.optimizer if optimizer else None,
+            epoch=state["epoch"],
+            best_metric=self.best[0] if self.best is not None else None,
+            best_epoch=self.best_epoch,
+            extra=extra,
+        )
+
+    def _plot(self) -> None:
+        plot_learning_curves(
+            self.log.records,
+            self.directory / "curves.png",
+            metrics=self.task.curve_metrics,
+            splits=("train", "val"),
+            title=self.task.curve_title,
+            mark_epoch=self.best_epoch,
+        )
+
+    # -------------------------------------------------------------------------------------------------------------
+    # Run
+
+    def run(self) -> Fit:
+        """Train until the budget is spent (from where :meth:`start` left off)."""
+        if self.model is None:
+            self.start()
+        task, dist, state, budget = self.task, self.dist, self.state, self.budget
+        ddp_model = dist.wrap(self.model)
+        began = time.perf_counter() - state["seconds"]
+        last_save = time.perf_counter()
+        epochs = range(state["epoch"] + 1, budget.num_epochs + 1)
+        if self.bar == "epochs":
+            epochs = progress(epochs, len(epochs), task.name, self.show, unit="epoch")
+        for epoch in epochs:
+            started = time.perf_counter()
+            mid_epoch = state["partial"] is not None
+            metrics = state["partial"] if mid_epoch else task.new_metrics()
+            if not mid_epoch:
+                state["grad_norms"] = None
+            steps: int | None = None
+            if budget.examples is not None:
+                target = budget.examples[epoch - 1]
+                batches = self._example_steps(target)
+                description = f"epoch {epoch}/{budget.num_epochs} (to {target:,} examples)"
+            else:
+                if not mid_epoch:
+                    state["cursor"], state["pass"] = 0, epoch
+                    seed = task.epoch_seed(epoch, dist.rank)
+                    if seed is not None:  # a resumed run draws as an uninterrupted one
+                        seed_everything(seed)
+                shares = self._shares(task.plan(epoch))
+                steps = len(shares)
+                batches = self._epoch_steps(shares)
+                description = f"epoch {epoch}/{budget.num_epochs}"
+            state["partial"] = None
+            ddp_model.train()
+            shown = self.show and self.bar == "batches"
+            for indices in progress(batches, steps, description, shown):
+                loss = task.step(ddp_model, indices, metrics)
+                self._optimise(loss, epoch, steps)
+                minutes = self.checkpoint_minutes
+                if dist.is_main and minutes is not None and time.perf_counter() - last_save > 60 * minutes:
+                    state["epoch"] = epoch - 1
+                    self._save(self.last, began, partial=metrics)
+                    last_save = time.perf_counter()
+            metrics.all_reduce(dist.all_reduce_sum)
+            train = task.train_metrics(metrics.compute())
+            val = task.validate(ddp_model)
+            state["epoch"] = epoch
+            if budget.epochs is not None and budget.examples is None:
+                state["cursor"] = 0
+            record = self._record(epoch, train, val, started, began)
+            candidate = task.selection(val)
+            if self.best is None or task.better(candidate, self.best):
+                self.best, self.best_epoch = candidate, epoch
+                if dist.is_main:
+                    self._save(self.directory / "best.pt", began, optimizer=False)
+            self.log.append(record)
+            if dist.is_main:
+                self._save(self.last, began)
+                last_save = time.perf_counter()
+                if self.plot_each_epoch:
+                    self._plot()
+            line = task.epoch_line(record)
+            if line and self.show:
+                logger.info(line)
+            if self._out_of_time(epoch, record["seconds"], began):
+                break
+        if dist.is_main and not self.plot_each_epoch:
+            self._plot()
+        return Fit(
+            self.best, self.best_epoch, state["epoch"], state["examples"], time.perf_counter() - began,
+            self.log.records,
+        )
+
+    def _record(self, epoch: int, train: dict, val: dict, started: float, began: float) -> dict[str, Any]:
+        record = {"epoch": epoch, "train_examples": self.state["examples"], **self.task.record(train, val)}
+        if self.state["grad_norms"] is not None:
+            total, largest, count = self.state["grad_norms"]
+            record.update(train_grad_norm=total / max(count, 1), train_grad_norm_max=largest)
+        now = time.perf_counter()
+        record.update(seconds=round(now - started, 2), elapsed_seconds=round(now - began, 1))
+        return record
+
+    def _out_of_time(self, epoch: int, seconds: float, began: float) -> bool:
+        """Whether to stop after ``epoch`` for the time limit (every process gets the same answer)."""
+        limit = self.budget.time_limit
+        elapsed = time.perf_counter() - began
+        if self.budget.time_rule == "before":
+            over = bool(limit) and elapsed + seconds > 60 * limit
+        else:
+            over = bool(limit) and elapsed > 60 * limit
+        if not self.dist.any(over):
+            return False
+        if self.dist.is_main:
+            if self.budget.time_rule == "before":
+                logger.warning(f"stopping after epoch {epoch}: another epoch would pass the time limit of "
+                               f"{limit:g} min")
+            else:
+                logger.warning(f"time limit of {limit:g} min reached after epoch {epoch}")
+        return True

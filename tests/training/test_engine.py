@@ -1,0 +1,239 @@
+"""Tests of programl.training.engine (the one training loop of the three tasks) on a toy task: budgets in epochs,
+examples and time, bit-exact resumption within an epoch, the best-checkpoint rule, the warm-up / cosine / clipping
+schedule, messages through :mod:`logging`, and quiet progress bars off a terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import math
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from programl.models import AccuracyAccumulator  # noqa: E402
+from programl.training import (  # noqa: E402
+    Budget,
+    Schedule,
+    Trainer,
+    TrainingTask,
+    configure_logging,
+    load_checkpoint,
+    lr_factor,  # noqa: E402
+)
+from programl.util import progress as progress_module  # noqa: E402
+
+TIMING = ("seconds", "elapsed_seconds")
+
+
+class Toy(TrainingTask):
+    """20 examples of 4 features, batches of 3 in a seeded order, a dropout MLP; ``val`` scripts the validation
+    accuracy of each epoch (else it is measured); ``stop_at`` raises after that many steps (an interruption)."""
+
+    name = "toy"
+    curve_metrics = ("loss", "accuracy")
+
+    def __init__(self, val=None, stop_at=None, reseed=True, lower_is_better=False):
+        generator = torch.Generator().manual_seed(0)
+        self.x = torch.randn(20, 4, generator=generator)
+        self.y = (self.x[:, 0] > 0).long()
+        self.val, self.stop_at, self.reseed, self.lower_is_better = val, stop_at, reseed, lower_is_better
+        self.steps, self.lrs, self.clipped = 0, [], []
+        self.init_seed = 3
+        self.checkpoint_extra = {"config": {"toy": 1}}
+
+    def build(self, device):
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.3), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+        optimizer = torch.optim.AdamW(model.parameters(), lr=0.05)
+
+        def observe(opt, args, kwargs):
+            self.lrs.append(opt.param_groups[0]["lr"])
+            grads = [p.grad.norm() for p in model.parameters() if p.grad is not None]
+            self.clipped.append(float(torch.norm(torch.stack(grads))))
+
+        optimizer.register_step_pre_hook(observe)
+        return model.to(device), optimizer
+
+    def epoch_seed(self, epoch, rank):
+        return 1000 + epoch if self.reseed else None
+
+    def plan(self, pass_index):
+        order = np.random.default_rng([7, pass_index]).permutation(20)
+        return [order[i : i + 3].tolist() for i in range(0, 20, 3)]
+
+    def new_metrics(self):
+        return AccuracyAccumulator()
+
+    def step(self, model, indices, metrics):
+        self.steps += 1
+        if self.stop_at is not None and self.steps > self.stop_at:
+            raise KeyboardInterrupt
+        logits = model(self.x[indices])
+        loss = torch.nn.functional.cross_entropy(logits, self.y[indices])
+        metrics.update(logits, self.y[indices], loss.detach())
+        return loss
+
+    def validate(self, model):
+        model.eval()
+        with torch.no_grad():
+            logits = model(self.x)
+        accuracy = float((logits.argmax(-1) == self.y).float().mean())
+        if self.val is not None:
+            accuracy = self.val.pop(0)
+        return {"accuracy": accuracy, "loss": float(torch.nn.functional.cross_entropy(logits, self.y))}
+
+    def selection(self, val):
+        return (val["accuracy"],)
+
+    def better(self, candidate, best):
+        return candidate < best if self.lower_is_better else candidate > best
+
+    def epoch_line(self, record):
+        return f"epoch {record['epoch']}: toy"
+
+
+def fit(tmp_path, task=None, budget=None, **options):
+    options.setdefault("plot_each_epoch", False)  # curves.png once, at the end
+    trainer = Trainer(task or Toy(), tmp_path, budget or Budget(epochs=3), **options)
+    return trainer, trainer.run()
+
+
+def weights(trainer) -> list:
+    return [t.clone() for t in trainer.model.state_dict().values()]
+
+
+def records(directory) -> list[dict]:
+    lines = (directory / "log.jsonl").read_text().splitlines()
+    return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines]
+
+
+def test_epoch_budget(tmp_path) -> None:
+    trainer, result = fit(tmp_path)
+    assert result.epochs == 3 and [r["epoch"] for r in records(tmp_path)] == [1, 2, 3]
+    assert [r["train_examples"] for r in records(tmp_path)] == [20, 40, 60]  # every example once per epoch
+    assert len(trainer.task.lrs) == 3 * 7
+    for name in ("last.pt", "best.pt", "log.csv", "curves.png"):
+        assert (tmp_path / name).is_file(), name
+
+
+def test_example_budget_runs_passes_across_epochs(tmp_path) -> None:
+    trainer, result = fit(tmp_path, budget=Budget(examples=[7, 15, 40]))
+    seen = [r["train_examples"] for r in records(tmp_path)]
+    # steps of 3 until each target; a pass is 6 batches of 3 and one of 2 (20), then a new pass in a new order
+    assert seen == [9, 15, 40]
+    state = load_checkpoint(tmp_path / "last.pt", restore_rng=False)["extra"]["state"]
+    assert state["pass"] == 1 and state["cursor"] == 7 and result.examples == 40
+
+
+@pytest.mark.parametrize("rule", ["after", "before"])
+def test_time_budget_stops_every_process_after_an_epoch(tmp_path, rule, caplog) -> None:
+    caplog.set_level(logging.WARNING, logger="programl")
+    _, result = fit(tmp_path, budget=Budget(epochs=5, time_limit=1e-12, time_rule=rule))
+    assert result.epochs == 1 and [r["epoch"] for r in records(tmp_path)] == [1]
+    assert any("time limit" in r.getMessage() and r.name == "programl.training" for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    [Schedule(), Schedule(warmup_examples=25, lr_decay="cosine", clip_grad_norm=0.5)],
+    ids=["defaults", "warmup-cosine-clip"],
+)
+@pytest.mark.parametrize("examples", [False, True], ids=["epochs", "examples"])
+def test_resuming_within_an_epoch_is_bit_exact(tmp_path, schedule, examples) -> None:
+    budget = Budget(examples=[10, 30, 50]) if examples else Budget(epochs=3)
+    whole, _ = fit(tmp_path / "whole", budget=budget, schedule=schedule)
+    with pytest.raises(KeyboardInterrupt):  # after 9 steps: in the middle of the second epoch
+        fit(tmp_path / "cut", Toy(stop_at=9), budget=budget, schedule=schedule, checkpoint_minutes=0)
+    state = load_checkpoint(tmp_path / "cut" / "last.pt", restore_rng=False)["extra"]["state"]
+    assert state["epoch"] == 1 and state["cursor"] > 0 and state["partial"] is not None
+    resumed, _ = fit(tmp_path / "cut", budget=budget, schedule=schedule)
+    for a, b in zip(weights(whole), weights(resumed)):
+        assert torch.equal(a, b)
+    assert records(tmp_path / "whole") == records(tmp_path / "cut")
+    assert whole.task.lrs[-len(resumed.task.lrs) :] == resumed.task.lrs  # the schedule went on where it stopped
+
+
+def test_resuming_after_the_last_epoch_trains_no_more(tmp_path) -> None:
+    first, _ = fit(tmp_path)
+    again, result = fit(tmp_path)
+    assert again.task.steps == 0 and result.epochs == 3 and len(records(tmp_path)) == 3
+    for a, b in zip(weights(first), weights(again)):
+        assert torch.equal(a, b)
+
+
+def test_best_checkpoint_rule(tmp_path) -> None:
+    trainer, result = fit(tmp_path / "up", Toy(val=[0.5, 0.7, 0.7, 0.6]), budget=Budget(epochs=4))
+    assert result.best == (0.7,) and result.best_epoch == 2  # a tie keeps the earlier epoch
+    assert load_checkpoint(tmp_path / "up" / "best.pt", restore_rng=False)["epoch"] == 2
+    saved = load_checkpoint(tmp_path / "up" / "last.pt", restore_rng=False)
+    assert saved["best_metric"] == 0.7 and saved["best_epoch"] == 2 and saved["extra"]["best"] == [0.7]
+    _, result = fit(tmp_path / "down", Toy(val=[0.5, 0.7, 0.4, 0.6], lower_is_better=True), budget=Budget(epochs=4))
+    assert result.best_epoch == 3  # the task's rule
+
+
+def test_lr_factor_values() -> None:
+    warm = Schedule(warmup_examples=100)
+    assert [lr_factor(warm, n, 0.0) for n in (10, 50, 100, 400)] == [0.1, 0.5, 1.0, 1.0]
+    cosine = Schedule(lr_decay="cosine")
+    assert [lr_factor(cosine, 0, p) for p in (0.0, 1.0)] == [1.0, 0.0]
+    assert lr_factor(cosine, 0, 0.5) == pytest.approx(0.5) and lr_factor(cosine, 0, 0.25) == pytest.approx(
+        (1 + math.cos(math.pi / 4)) / 2
+    )
+    assert lr_factor(Schedule(warmup_examples=10, lr_decay="cosine"), 5, 0.5) == pytest.approx(0.25)
+
+
+def test_warmup_raises_the_learning_rate_by_examples(tmp_path) -> None:
+    trainer, _ = fit(tmp_path / "warm", budget=Budget(epochs=1), schedule=Schedule(warmup_examples=9))
+    assert trainer.task.lrs[:4] == pytest.approx([0.05 * 3 / 9, 0.05 * 6 / 9, 0.05, 0.05])
+    plain, _ = fit(tmp_path / "plain", budget=Budget(epochs=1))
+    assert set(plain.task.lrs) == {0.05}  # off by default: the optimizer's own rate, untouched
+    assert "train_grad_norm" not in records(tmp_path / "plain")[0]
+
+
+def test_clipping_is_applied_and_recorded(tmp_path) -> None:
+    trainer, _ = fit(tmp_path, schedule=Schedule(clip_grad_norm=0.01))
+    assert max(trainer.task.clipped) <= 0.01 * (1 + 1e-5)  # what the optimizer stepped with
+    for record in records(tmp_path):
+        assert record["train_grad_norm_max"] >= record["train_grad_norm"] > 0.01  # the norms before clipping
+
+
+def test_messages_go_through_logging(tmp_path, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="programl")
+    fit(tmp_path, budget=Budget(epochs=1))
+    fit(tmp_path, budget=Budget(epochs=2))
+    lines = [(r.name, r.levelname, r.getMessage()) for r in caplog.records]
+    assert ("programl.training", "INFO", "epoch 1: toy") in lines
+    assert any(m.endswith("resuming after 20 training examples (epoch 1)") for _, _, m in lines)
+    caplog.clear()
+    fit(tmp_path / "quiet", budget=Budget(epochs=1), show=False)
+    assert not caplog.records  # the engine's show=False is -q: no epoch or status lines
+
+
+def test_configure_logging_gives_quiet_one_meaning(capsys) -> None:
+    logger = logging.getLogger("programl.tasks.toy")
+    configure_logging(quiet=True)
+    logger.info("an epoch line")
+    logger.warning("a warning")
+    configure_logging(quiet=False)
+    configure_logging(quiet=False)  # one handler however often it is called
+    logger.info("a status line")
+    assert capsys.readouterr().err.splitlines() == ["a warning", "a status line"]
+    configure_logging(quiet=False, main=False)  # a non-main DDP process
+    logger.info("not shown")
+    assert capsys.readouterr().err == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bars_only_on_a_terminal(monkeypatch) -> None:
+    for stream, drawn in ((io.StringIO(), False), (_Terminal(), True)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        assert list(progress_module.progress(range(5), 5, "epoch 1")) == list(range(5))
+        assert ("epoch 1" in stream.getvalue()) is drawn
