@@ -35,10 +35,16 @@ def vocabulary_of(*graphs):
 
 
 def task_config(module, argv: list[str]) -> dict:
-    """The ``model`` options a task writes to ``config.json`` for ``programl train <task> ARGV``."""
+    """The ``model`` options a task writes to ``config.json`` for ``programl train <task> ARGV`` (through the task's
+    options dataclass)."""
+    from programl.training.options import TaskOptions
+
     parser = argparse.ArgumentParser()
     module.add_train_arguments(parser)
-    return module._config(parser.parse_args(argv))
+    (options,) = [
+        v for v in vars(module).values() if isinstance(v, type) and issubclass(v, TaskOptions) and v is not TaskOptions
+    ]
+    return options.from_args(parser.parse_args(argv)).config()
 
 
 def dataflow_run(tmp: Path, analysis: str = "reachability") -> Path:
