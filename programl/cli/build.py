@@ -18,7 +18,15 @@ import re
 import sys
 from dataclasses import dataclass
 
-from programl.cli.common import EXIT_USAGE, Summary, add_limit_options, progress, usage_error, worker_outcomes
+from programl.cli.common import (
+    EXIT_USAGE,
+    Summary,
+    add_limit_options,
+    add_output_option,
+    progress,
+    usage_error,
+    worker_outcomes,
+)
 from programl.cli.formats import FORMATS, SUFFIXES
 from programl.cli.helptext import description
 from programl.util.freshness import FreshnessRecord, file_key
@@ -54,7 +62,7 @@ def add_parser(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("inputs", nargs="+", metavar="FILE", help="input files; '-' reads IR (or bitcode) from stdin")
-    parser.add_argument("-o", "--output", metavar="DIR", help="write <DIR>/<name><suffix> per input (default: stdout)")
+    add_output_option(parser)
     parser.add_argument("--format", choices=FORMATS, help="output format (default: pb with -o, pbtxt on stdout)")
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: all CPUs)")
     add_limit_options(parser)

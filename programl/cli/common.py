@@ -100,6 +100,22 @@ def _describe_error(error: BaseException, path: str | None) -> str:
     return f"{prefix}error: internal error: {type(error).__name__}: {first_line}"
 
 
+def parse_output_dir(text: str) -> str | None:
+    """``-o DIR``: a directory, or ``-`` for standard output (as with most Unix tools), which is also the default."""
+    return None if text == "-" else text
+
+
+def add_output_option(parser: argparse.ArgumentParser) -> None:
+    """``-o DIR`` of ``build`` and ``convert``."""
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        type=parse_output_dir,
+        help="write <DIR>/<name><suffix> per input (default, or '-': standard output)",
+    )
+
+
 def parse_timeout(text: str) -> float:
     """``--timeout``: seconds, a finite number above 0 and at most ``MAX_TIMEOUT`` (argparse makes a bad one a
     usage error, exit 2)."""

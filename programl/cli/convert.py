@@ -9,7 +9,7 @@ import argparse
 import os
 import sys
 
-from programl.cli.common import Summary, progress, usage_error
+from programl.cli.common import Summary, add_output_option, progress, usage_error
 from programl.cli.formats import FORMATS, SUFFIXES
 from programl.cli.helptext import description
 
@@ -35,7 +35,7 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("inputs", nargs="+", metavar="GRAPH", help="graph files (.pb, .pbtxt, .json, .gz)")
     parser.add_argument("--format", choices=FORMATS, required=True, help="output format")
-    parser.add_argument("-o", "--output", metavar="DIR", help="write <DIR>/<name><suffix> per input (default: stdout)")
+    add_output_option(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     parser.set_defaults(run=run, parser=parser)
 

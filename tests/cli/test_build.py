@@ -45,6 +45,18 @@ def test_single_file_to_stdout_is_pbtxt(inputs, capsys) -> None:
     assert len(graph.node) == 19
 
 
+def test_dash_output_is_stdout_not_a_directory(inputs, tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(["build", inputs / "good.ll", "-o", "-"], capsys)
+    assert code == 0 and err == "" and out.startswith("node {")
+    pb = tmp_path / "good.pb"
+    assert run_cli(["build", inputs / "good.ll", "-o", tmp_path / "out"], capsys)[0] == 0
+    (tmp_path / "out" / "good.ProgramGraph.pb").rename(pb)
+    code, out, _ = run_cli(["convert", pb, "--format", "json", "-o", "-"], capsys)
+    assert code == 0 and json.loads(out)["directed"] is True
+    assert not (tmp_path / "-").exists()
+
+
 def test_output_directory_pb_is_the_graph(inputs, tmp_path, capsys) -> None:
     code, _, err = run_cli(["build", inputs / "good.ll", "-o", tmp_path / "out"], capsys)
     assert code == 0
