@@ -146,6 +146,8 @@ class Manifest:
         self.path = Path(path)
         self.report = report
         self.entries = read_manifest(self.path)
+        #: Whether :meth:`record` added an entry (a build that had nothing to do leaves the file as it was).
+        self.changed = False
         self._appending = True
         self._last_sync = time.monotonic()
 
@@ -177,6 +179,7 @@ class Manifest:
             if sync:
                 self._last_sync = time.monotonic()
         self.entries[entry["name"]] = entry
+        self.changed = True
 
     def compact(self, entries: Iterable[Mapping[str, Any]]) -> bool:
         """Rewrite the manifest with exactly ``entries`` (in the builder's order); False when the write failed."""
