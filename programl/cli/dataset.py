@@ -262,12 +262,11 @@ def run_build(args: argparse.Namespace) -> int:
         examples = ", ".join(f"{a} {sum(s.values()):,}" for a, s in report.examples.items())
         splits = "/".join(f"{report.splits.get(s, 0):,}" for s in ("train", "val", "test"))
         print(
-            f"programl dataset build: {report.built:,} built, {report.skipped:,} up to date, "
-            f"{len(report.failed):,} failed of {report.total:,} inputs in {report.seconds:.1f} s; "
+            f"programl dataset build: {report.summary()}; "
             f"graphs train/val/test {splits}; examples {examples}; vocabulary {report.vocabulary_size}",
             file=sys.stderr,
         )
-    return EXIT_FAILED if report.failed or report.errors else EXIT_OK
+    return report.exit_code
 
 
 def run_info(args: argparse.Namespace) -> int:

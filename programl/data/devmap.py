@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import math
 import os
 import shutil
@@ -59,6 +58,9 @@ from pathlib import Path
 import numpy as np
 
 from programl.data.download import download_url, fetch, sha256_file
+from programl.data.manifest import Manifest
+from programl.data.pipeline import run_tasks
+from programl.data.report import BuildReport as _BuildReport
 from programl.exceptions import ProgramlError
 from programl.proto import ProgramGraph
 from programl.util.fs import atomic_write_bytes, atomic_write_text
@@ -563,15 +565,34 @@ def _build_row(task: _BuildTask) -> dict:
 
 @dataclass
 class BuildReport:
-    """What :func:`build_devmap` did, per variant: rows built now, rows already done, and failures."""
+    """What :func:`build_devmap` did, per variant: one :class:`programl.data.report.BuildReport` each
+    (:attr:`variants`), and its counts by variant: rows built now, rows already done, and failures."""
 
-    built: dict[str, int] = field(default_factory=dict)
-    skipped: dict[str, int] = field(default_factory=dict)
-    failed: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    variants: dict[str, _BuildReport] = field(default_factory=dict)
+
+    @property
+    def built(self) -> dict[str, int]:
+        return {variant: report.built for variant, report in self.variants.items()}
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        return {variant: report.skipped for variant, report in self.variants.items()}
+
+    @property
+    def failed(self) -> dict[str, list[tuple[str, str]]]:
+        return {variant: report.failed for variant, report in self.variants.items()}
+
+    @property
+    def errors(self) -> list[OSError]:
+        return [error for report in self.variants.values() for error in report.errors]
 
     @property
     def ok(self) -> bool:
-        return not any(self.failed.values())
+        return all(report.ok for report in self.variants.values())
+
+    @property
+    def exit_code(self) -> int:
+        return max((report.exit_code for report in self.variants.values()), default=0)
 
 
 def _load_manifest_rows(
@@ -626,8 +647,6 @@ def build_devmap(
         A :class:`BuildReport`. A row that fails is recorded (``manifest.jsonl`` status ``failed``) and the others go
         on; it is retried by the next call.
     """
-    from programl.util.executor import TimeoutProcessPool, execute_outcomes
-
     for variant in variants:
         if variant not in VARIANTS:
             raise ProgramlError(f"unknown devmap variant {variant!r} (expected one of {', '.join(VARIANTS)})")
@@ -635,68 +654,51 @@ def build_devmap(
     sources = check_sources(source_dir, verify=verify)
     tables = _read_tables(sources)
     kernels_cl, kernels_ir = extract_sources(sources, data_dir)
-    manifest = _load_manifest_rows(sources, tables["amd"], kernels_cl, kernels_ir)
+    manifest_rows = _load_manifest_rows(sources, tables["amd"], kernels_cl, kernels_ir)
     if rows is not None:
-        manifest = [manifest[i] for i in sorted(set(rows))]
+        manifest_rows = [manifest_rows[i] for i in sorted(set(rows))]
     report = BuildReport()
     for variant in variants:
-        entries = _read_jsonl(data_dir / variant / "manifest.jsonl")
+        start = time.perf_counter()
+        report.variants[variant] = variant_report = _BuildReport()
+        manifest = Manifest(data_dir / variant / "manifest.jsonl", variant_report)
         tasks = []
-        skipped = 0
-        for m in manifest:
+        for m in manifest_rows:
             outputs = tuple(
                 (str(_graph_path(data_dir, variant, p, m.name)), devmap_features(tables[p][m.row])) for p in PLATFORMS
             )
-            if (
-                not force
-                and all(os.path.isfile(path) for path, _ in outputs)
-                and entries.get(m.name, {}).get("status") == "ok"
-            ):
-                skipped += 1
-                continue
-            ir_output = str(data_dir / variant / "ir" / f"{m.name}.ll") if variant == "clang22" else None
-            tasks.append(_BuildTask(m, variant, str(kernels_cl), str(kernels_ir), ir_output, outputs, timeout))
-        failed: list[tuple[str, str]] = []
-        if tasks:
-            pool = TimeoutProcessPool(max_workers=min(jobs or os.cpu_count() or 1, len(tasks)))
-            try:
-                outcomes = execute_outcomes(_build_row, tasks, executor=pool, timeout=timeout)
-                if progress is not None:
-                    outcomes = progress(outcomes, len(tasks), f"devmap {variant}")
-                for outcome in outcomes:
-                    m = outcome.input.row
-                    entry = {
-                        "row": m.row,
-                        "name": m.name,
-                        "input": m.kernels_cl_file if variant == "clang22" else m.kernels_ir_file,
-                        "flags": list(m.flags) if variant == "clang22" else [],
-                    }
-                    if outcome.ok:
-                        entry.update(status="ok", error=None, **outcome.value)
-                    else:
-                        message = str(outcome.error) or type(outcome.error).__name__
-                        entry.update(status="failed", error=message)
-                        failed.append((m.name, message))
-                    entries[m.name] = entry
-            finally:
-                pool.shutdown(cancel_futures=True)
-            lines = [json.dumps(e, sort_keys=True) for e in sorted(entries.values(), key=lambda e: e["row"])]
-            atomic_write_text(data_dir / variant / "manifest.jsonl", "\n".join(lines) + "\n")
-        report.built[variant] = len(tasks) - len(failed)
-        report.skipped[variant] = skipped
-        report.failed[variant] = failed
+            if manifest.check(m.name, None, _outputs_exist(outputs), force=force):
+                ir_output = str(data_dir / variant / "ir" / f"{m.name}.ll") if variant == "clang22" else None
+                tasks.append(_BuildTask(m, variant, str(kernels_cl), str(kernels_ir), ir_output, outputs, timeout))
+        run_tasks(
+            _build_row,
+            tasks,
+            manifest,
+            _describe,
+            jobs=jobs,
+            timeout=timeout,
+            progress=progress,
+            description=f"devmap {variant}",
+        )
+        if manifest.changed:  # one line per row, in row order
+            manifest.compact(sorted(manifest.entries.values(), key=lambda e: e["row"]))
+        variant_report.seconds = time.perf_counter() - start
     return report
 
 
-def _read_jsonl(path: Path) -> dict[str, dict]:
-    if not path.is_file():
-        return {}
-    entries = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            entry = json.loads(line)
-            entries[entry["name"]] = entry
-    return entries
+def _outputs_exist(outputs: Sequence[tuple[str, dict]]) -> Callable[[object], bool]:
+    return lambda _entry: all(os.path.isfile(path) for path, _ in outputs)
+
+
+def _describe(task: _BuildTask) -> dict:
+    """A row's manifest entry before it is built."""
+    m = task.row
+    return {
+        "row": m.row,
+        "name": m.name,
+        "input": m.kernels_cl_file if task.variant == "clang22" else m.kernels_ir_file,
+        "flags": list(m.flags) if task.variant == "clang22" else [],
+    }
 
 
 # ---------------------------------------------------------------------------------------------------------------

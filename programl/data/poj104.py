@@ -33,7 +33,6 @@ subset's test programs inside the full test split.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import tarfile
@@ -46,6 +45,9 @@ from pathlib import Path
 import numpy as np
 
 from programl.data.download import sha256_file
+from programl.data.manifest import Manifest
+from programl.data.pipeline import run_tasks
+from programl.data.report import BuildReport as _BuildReport
 from programl.exceptions import ProgramlError
 from programl.proto import ProgramGraph
 from programl.util.fs import atomic_write_bytes, atomic_write_text
@@ -371,74 +373,15 @@ def _build_one(task: _Task) -> dict:
 
 
 @dataclass
-class BuildReport:
-    """Counts of :func:`build_poj104` / :func:`build_legacy`: built now, already there, failed (name, error)."""
+class BuildReport(_BuildReport):
+    """What :func:`build_poj104` / :func:`build_legacy` did: the counts of :class:`programl.data.report.BuildReport`
+    (built now, already there, failed ``(name, error)``, ...) and the programs compiled now per recipe."""
 
-    built: int = 0
-    skipped: int = 0
-    failed: list[tuple[str, str]] = field(default_factory=list)
     recipes: dict[str, int] = field(default_factory=dict)
 
-    @property
-    def total(self) -> int:
-        return self.built + self.skipped + len(self.failed)
 
-
-def _read_manifest(path: Path) -> dict[str, dict]:
-    entries: dict[str, dict] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                entry = json.loads(line)
-                entries[entry["name"]] = entry
-    return entries
-
-
-def _write_manifest(path: Path, entries: dict[str, dict]) -> None:
-    atomic_write_text(path, "".join(json.dumps(entries[k], sort_keys=True) + "\n" for k in sorted(entries)))
-
-
-def _run_tasks(
-    tasks: list,
-    fn: Callable,
-    jobs: int | None,
-    timeout: float,
-    manifest: Path,
-    entries: dict[str, dict],
-    describe: Callable,
-    report: BuildReport,
-    progress: Callable | None,
-    description: str,
-    checkpoint_every: int = 2000,
-) -> None:
-    """Run ``fn`` over ``tasks`` in a process pool, recording each outcome in ``entries`` (and on disk)."""
-    from programl.util.executor import TimeoutProcessPool, execute_outcomes
-
-    if not tasks:
-        return
-    pool = TimeoutProcessPool(max_workers=min(jobs or os.cpu_count() or 1, len(tasks)))
-    try:
-        outcomes = execute_outcomes(fn, tasks, executor=pool, timeout=timeout, chunksize=64)
-        if progress is not None:
-            outcomes = progress(outcomes, len(tasks), description)
-        for done, outcome in enumerate(outcomes, start=1):
-            entry = describe(outcome.input)
-            if outcome.ok:
-                entry.update(status="ok", error=None, **outcome.value)
-                report.built += 1
-                recipe = outcome.value.get("recipe")
-                if recipe:
-                    report.recipes[recipe] = report.recipes.get(recipe, 0) + 1
-            else:
-                message = (str(outcome.error) or type(outcome.error).__name__).splitlines()[0]
-                entry.update(status="failed", error=message)
-                report.failed.append((entry["name"], message))
-            entries[entry["name"]] = entry
-            if done % checkpoint_every == 0:
-                _write_manifest(manifest, entries)
-    finally:
-        pool.shutdown(cancel_futures=True)
-        _write_manifest(manifest, entries)
+def _output_exists(path: Path) -> Callable[[object], bool]:
+    return lambda _entry: path.is_file()
 
 
 def build_poj104(
@@ -466,12 +409,26 @@ def build_poj104(
         retry_failed: Retry programs the manifest records as failed (default: skip them).
         progress: Wraps the stream of finished programs (e.g. a tqdm bar).
     """
+    start = time.perf_counter()
     data_dir = Path(data_dir)
     if programs is None:
         programs = read_programs(source)
-    manifest = data_dir / "manifest.jsonl"
-    entries = _read_manifest(manifest)
     report = BuildReport()
+    manifest = Manifest(data_dir / "manifest.jsonl", report)
+
+    def count_recipe(entry: dict) -> None:
+        if entry.get("recipe"):
+            report.recipes[entry["recipe"]] = report.recipes.get(entry["recipe"], 0) + 1
+
+    def describe(task: _Task) -> dict:
+        return {
+            "name": graph_name(task.program, task.setting_index),
+            "program": task.program.id,
+            "label": task.program.label,
+            "setting": " ".join(OPT_SETTINGS[task.setting_index]),
+            "sha256": task.program.sha256,
+        }
+
     for index in settings:
         if not 0 <= index < len(OPT_SETTINGS):
             raise ProgramlError(f"unknown optimisation setting {index} (expected 0..{len(OPT_SETTINGS) - 1})")
@@ -480,39 +437,30 @@ def build_poj104(
         for program in programs:
             name = graph_name(program, index)
             output = data_dir / "graphs" / f"{name}.ProgramGraph.pb"
-            previous = entries.get(name, {})
-            same_input = previous.get("sha256") == program.sha256
-            if same_input and previous.get("status") == "ok" and output.is_file():
-                report.skipped += 1
-                continue
-            if same_input and previous.get("status") == "failed" and not retry_failed:
-                report.failed.append((name, previous.get("error") or ""))
-                continue
-            ir_output = str(data_dir / "ir" / f"{name}.ll") if keep_ir else None
-            tasks.append(_Task(program, index, pch, str(output), ir_output, timeout))
-
-        def describe(task: _Task) -> dict:
-            return {
-                "name": graph_name(task.program, task.setting_index),
-                "program": task.program.id,
-                "label": task.program.label,
-                "setting": " ".join(OPT_SETTINGS[task.setting_index]),
-                "sha256": task.program.sha256,
-            }
-
-        _run_tasks(
-            tasks,
+            if manifest.check(name, program.sha256, _output_exists(output), retry_failed=retry_failed):
+                ir_output = str(data_dir / "ir" / f"{name}.ll") if keep_ir else None
+                tasks.append(_Task(program, index, pch, str(output), ir_output, timeout))
+        run_tasks(
             _build_one,
-            jobs,
-            timeout,
+            tasks,
             manifest,
-            entries,
             describe,
-            report,
-            progress,
-            f"POJ-104 {' '.join(OPT_SETTINGS[index])}",
+            jobs=jobs,
+            timeout=timeout,
+            chunksize=64,
+            progress=progress,
+            description=f"POJ-104 {' '.join(OPT_SETTINGS[index])}",
+            on_entry=count_recipe,
         )
+    _finish(manifest, report, start)
     return report
+
+
+def _finish(manifest: Manifest, report: BuildReport, start: float) -> None:
+    """Compact the manifest (one line per name, sorted by name) when this build added to it; the wall time."""
+    if manifest.changed:
+        manifest.compact(manifest.entries[name] for name in sorted(manifest.entries))
+    report.seconds = time.perf_counter() - start
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -651,29 +599,27 @@ def build_legacy(
     progress: Callable | None = None,
 ) -> BuildReport:
     """Build the graphs of the legacy IR files into ``data_dir/legacy`` (resumable, like :func:`build_poj104`)."""
+    start = time.perf_counter()
     directory = Path(data_dir) / "legacy"
-    manifest = directory / "manifest.jsonl"
-    entries = _read_manifest(manifest)
     report = BuildReport()
+    manifest = Manifest(directory / "manifest.jsonl", report)
     tasks = []
     for name, label, text in read_legacy_ir(archive):
         output = directory / "graphs" / f"{name[:-3]}.ProgramGraph.pb"
-        if entries.get(name, {}).get("status") == "ok" and output.is_file():
-            report.skipped += 1
-            continue
-        tasks.append(_LegacyTask(name, label, text, str(output)))
-    _run_tasks(
-        tasks,
+        if manifest.check(name, None, _output_exists(output)):  # no key: the archive's sha256 is checked instead
+            tasks.append(_LegacyTask(name, label, text, str(output)))
+    run_tasks(
         _build_legacy_one,
-        jobs,
-        timeout,
+        tasks,
         manifest,
-        entries,
         lambda t: {"name": t.name, "label": t.label},
-        report,
-        progress,
-        "legacy IR",
+        jobs=jobs,
+        timeout=timeout,
+        chunksize=64,
+        progress=progress,
+        description="legacy IR",
     )
+    _finish(manifest, report, start)
     return report
 
 

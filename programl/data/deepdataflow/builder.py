@@ -30,6 +30,7 @@ the order or the number of inputs.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -40,14 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from programl.data.deepdataflow.inputs import Input
-from programl.data.deepdataflow.layout import (
-    SPLITS,
-    Layout,
-    append_manifest,
-    read_manifest,
-    write_manifest,
-)
+from programl.data.deepdataflow.layout import SPLITS, Layout
 from programl.data.deepdataflow.split import split_groups, write_split_links
+from programl.data.manifest import Manifest
+from programl.data.pipeline import error_text, run_tasks
+from programl.data.report import BuildReport as _BuildReport
 from programl.dataflow.names import ANALYSES, check_analysis
 
 __all__ = [
@@ -175,48 +173,22 @@ def build_input(task: BuildTask) -> dict[str, Any]:
 
 
 @dataclass
-class BuildReport:
-    """What :func:`build_dataset` did.
+class BuildReport(_BuildReport):
+    """What :func:`build_dataset` did: the counts of :class:`programl.data.report.BuildReport` (``built``,
+    ``skipped``, ``failed``, ``errors`` - here the writes of ``manifest.jsonl``, the splits, the vocabulary and
+    ``dataset.json`` - and ``seconds``), and the data set after the build.
 
     Attributes:
-        built: Inputs built now.
-        skipped: Inputs already up to date.
-        failed: ``(name, error)`` of the inputs that failed (now, or before and not retried).
         splits: Graphs per split after the build.
         examples: Label records per analysis and split (``{analysis: {split: count}}``).
         within_steps: Label records with a step count up to 30, 60 and 200, ``{analysis: {split: {"30": n}}}``.
         vocabulary_size: Entries of the training vocabulary.
-        seconds: Wall time of the build.
-        errors: Writes of the data set's own files that failed (``manifest.jsonl``, splits, vocabulary,
-            ``dataset.json``; e.g. a full disk), as ``OSError`` s: the build went on, and a rerun redoes what they
-            did not record.
     """
 
-    built: int = 0
-    skipped: int = 0
-    failed: list[tuple[str, str]] = field(default_factory=list)
     splits: dict[str, int] = field(default_factory=dict)
     examples: dict[str, dict[str, int]] = field(default_factory=dict)
     within_steps: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     vocabulary_size: int | None = None
-    seconds: float = 0.0
-    errors: list[OSError] = field(default_factory=list)
-
-    def _write(self, where: os.PathLike, what: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
-        """Run ``what``, a write of the data set's own files at ``where``; an ``OSError`` is kept in :attr:`errors`
-        (with ``where`` as its file name when it has none) and False returned, not raised."""
-        try:
-            what(*args, **kwargs)
-        except OSError as error:
-            if error.filename is None:
-                error = OSError(error.errno, error.strerror or str(error), os.fspath(where))
-            self.errors.append(error)
-            return False
-        return True
-
-    @property
-    def total(self) -> int:
-        return self.built + self.skipped + len(self.failed)
 
 
 def _describe(item: Input, digest: str) -> dict[str, Any]:
@@ -229,22 +201,6 @@ def _describe(item: Input, digest: str) -> dict[str, Any]:
         "flags": list(item.flags),
         "sha256": digest,
     }
-
-
-def _error_text(error: BaseException) -> str:
-    """One line for the manifest: ``file:line:col: message`` for compile errors, the message for ours and
-    timeouts, the type and first line otherwise."""
-    from programl.exceptions import ProgramlError
-    from programl.util.executor import WorkerCrashedError
-
-    first_line = (str(error).strip().splitlines() or [""])[0]
-    if isinstance(error, TimeoutError):
-        return first_line or "timed out"
-    if isinstance(error, WorkerCrashedError):
-        return f"crashed: {first_line}"
-    if isinstance(error, (ProgramlError, OSError)):
-        return first_line
-    return f"internal error: {type(error).__name__}: {first_line}"
 
 
 def _remove_outputs(layout: Layout, name: str, analyses: Iterable[str]) -> None:
@@ -310,7 +266,7 @@ def build_dataset(
         KeyboardInterrupt: Interrupted; the inputs in flight were killed (what finished is in the manifest).
     """
     from programl.graph_builder.llvm import LLVM_VERSION
-    from programl.util.executor import TimeoutProcessPool, check_max_memory, check_timeout, execute_outcomes
+    from programl.util.executor import check_max_memory, check_timeout
 
     start = time.perf_counter()
     timeout = check_timeout(timeout)
@@ -331,77 +287,41 @@ def build_dataset(
         "analyses": list(analyses),
         "llvm": LLVM_VERSION,
     }
-    entries = read_manifest(layout.manifest)
     report = BuildReport()
-    manifest_ok = True  # until an append fails (a full disk): then the final rewrite is the manifest's last chance
+    manifest = Manifest(layout.manifest, report)
+    entries = manifest.entries
 
-    def record(entry: dict[str, Any], sync: bool = True) -> None:
-        nonlocal manifest_ok
-        if manifest_ok:
-            manifest_ok = report._write(layout.manifest, append_manifest, layout.manifest, [entry], sync=sync)
-
+    outputs_exist = functools.partial(_outputs_exist, layout)
     tasks: list[BuildTask] = []
     digests: dict[str, str] = {}
     for item in inputs:
         try:
             digest = item.digest(config, root=layout.root)
         except Exception as error:  # noqa: BLE001 - an unreadable input is a failure like any other
-            entry = {**_describe(item, ""), "status": "failed", "error": _error_text(error)}
-            record(entry)
-            entries[item.name] = entry
+            entry = {**_describe(item, ""), "status": "failed", "error": error_text(error)}
+            manifest.record(entry, sync=True)
             report.failed.append((item.name, entry["error"]))
             if on_failure:
                 on_failure(item.name, error)
             continue
         digests[item.name] = digest
-        previous = entries.get(item.name)
-        if previous and previous.get("sha256") == digest and not force:
-            if previous.get("status") == "ok" and _outputs_exist(layout, previous):
-                report.skipped += 1
-                continue
-            if previous.get("status") == "failed" and not retry_failed and not previous.get("transient"):
-                report.failed.append((item.name, previous.get("error") or ""))
-                continue
-        tasks.append(BuildTask(item, str(layout.root), analyses, max_roots, seed, timeout))
+        if manifest.check(item.name, digest, outputs_exist, force=force, retry_failed=retry_failed):
+            tasks.append(BuildTask(item, str(layout.root), analyses, max_roots, seed, timeout))
 
-    pool = None
-    if executor is None and tasks:  # one input gets the same isolation (timeout, memory limit) as many
-        workers = min(jobs or os.cpu_count() or 1, len(tasks))
-        pool = executor = TimeoutProcessPool(max_workers=workers, max_memory=max_memory)
-    outcomes = execute_outcomes(build_input, tasks, executor=executor, timeout=timeout)
-    if progress is not None:
-        outcomes = progress(outcomes, len(tasks), "building")
-    last_sync = time.monotonic()
-    completed = False
-    try:
-        for outcome in outcomes:
-            item = outcome.input.input
-            entry = _describe(item, digests[item.name])
-            if outcome.ok:
-                entry.update(status="ok", error=None, **outcome.value)
-                report.built += 1
-            else:
-                entry.update(status="failed", error=_error_text(outcome.error))
-                if _is_transient(outcome.error):  # not the input's fault: a rerun retries it
-                    entry["transient"] = True
-                report._write(layout.root, _remove_outputs, layout, item.name, analyses)
-                report.failed.append((item.name, entry["error"]))
-                if on_failure:
-                    on_failure(item.name, outcome.error)
-            sync = time.monotonic() - last_sync > 2.0
-            record(entry, sync=sync)
-            if sync:
-                last_sync = time.monotonic()
-            entries[item.name] = entry
-            if on_entry:
-                on_entry(entry)
-        completed = True
-    finally:
-        if pool is not None:
-            if completed:
-                pool.shutdown(cancel_futures=True)
-            else:  # interrupted or broken: kill what runs rather than wait for it
-                pool.terminate()
+    run_tasks(
+        build_input,
+        tasks,
+        manifest,
+        lambda task: _describe(task.input, digests[task.input.name]),
+        jobs=jobs,
+        timeout=timeout,
+        max_memory=max_memory,
+        executor=executor,
+        progress=progress,
+        on_failed=lambda task: _remove_outputs(layout, task.input.name, analyses),
+        on_entry=on_entry,
+        on_failure=on_failure,
+    )
 
     current = {item.name for item in inputs}
     # each of these is a write of the data set's own files: one that fails (a full disk) is kept in report.errors
@@ -416,22 +336,12 @@ def build_dataset(
         report=report,
     )
     # compacted manifest: the current inputs in input order, then older entries by name
-    report._write(
-        layout.manifest,
-        write_manifest,
-        layout.manifest,
-        [entries[n] for n in names if n in entries] + [entries[n] for n in sorted(entries) if n not in current],
+    manifest.compact(
+        [entries[n] for n in names if n in entries] + [entries[n] for n in sorted(entries) if n not in current]
     )
     report.seconds = time.perf_counter() - start
     report._write(layout.summary, _write_summary, layout, report, config, len(inputs))
     return report
-
-
-def _is_transient(error: BaseException) -> bool:
-    """Whether a failure says nothing about the input (a full disk, a directory that cannot be written)."""
-    from programl.exceptions import ProgramlError
-
-    return isinstance(error, OSError) and not isinstance(error, (ProgramlError, TimeoutError))
 
 
 def finalize(

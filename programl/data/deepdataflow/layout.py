@@ -15,17 +15,17 @@ ProGraML's released DeepDataFlow (``*_20.06.01`` tarballs) has the same shape: i
 analysis when its label file exists (the original's scripts delete empty label files, and graphs with no eligible
 root have none).
 
-The manifest is a JSON-lines file appended to as inputs finish (a line torn by a crash is ignored when read); the
-latest line of a name wins. :func:`read_manifest` and :func:`append_manifest` read and write it.
+The manifest is the JSON-lines file of every builder (:mod:`programl.data.manifest`, whose :func:`read_manifest`,
+:func:`append_manifest` and :func:`write_manifest` are re-exported here): appended to as inputs finish (a line torn
+by a crash is ignored when read); the latest line of a name wins.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+
+from programl.data.manifest import append_manifest, read_manifest, write_manifest
 
 __all__ = [
     "GRAPH_SUFFIX",
@@ -128,63 +128,3 @@ def _names_in(directory: Path) -> list[str]:
     except FileNotFoundError:
         return []
     return sorted(e[: -len(GRAPH_SUFFIX)] for e in entries if e.endswith(GRAPH_SUFFIX))
-
-
-# ---------------------------------------------------------------------------------------------------- manifest
-def read_manifest(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
-    """The latest entry of every name in a manifest (JSON lines; torn or invalid lines are skipped).
-
-    Returns:
-        ``{name: entry}`` in first-seen order; an empty dict when the file does not exist.
-    """
-    entries: dict[str, dict[str, Any]] = {}
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line torn by a crash
-                if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-                    entries[entry["name"]] = entry
-    except FileNotFoundError:
-        pass
-    return entries
-
-
-def append_manifest(path: str | os.PathLike, entries: Iterable[Mapping[str, Any]], sync: bool = True) -> None:
-    """Append entries to a manifest, one JSON line each, in one ``write`` (then ``fsync`` when ``sync``).
-
-    A crash can tear at most the last line, which :func:`read_manifest` skips.
-    """
-    text = "".join(json.dumps(dict(e), sort_keys=True, separators=(",", ":")) + "\n" for e in entries)
-    if not text:
-        return
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # less the umask, as any new file
-    try:
-        # a torn previous line (no newline at the end) must not swallow this one
-        if os.fstat(fd).st_size and not _ends_with_newline(path):
-            text = "\n" + text
-        os.write(fd, text.encode("utf-8"))
-        if sync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _ends_with_newline(path: str | os.PathLike) -> bool:
-    with open(path, "rb") as f:
-        f.seek(-1, os.SEEK_END)
-        return f.read(1) == b"\n"
-
-
-def write_manifest(path: str | os.PathLike, entries: Iterable[Mapping[str, Any]]) -> None:
-    """Rewrite a manifest atomically with exactly ``entries`` (compaction: one line per name)."""
-    from programl.util.fs import atomic_write_text
-
-    text = "".join(json.dumps(dict(e), sort_keys=True, separators=(",", ":")) + "\n" for e in entries)
-    atomic_write_text(path, text)
