@@ -121,21 +121,29 @@ class _LineHandler(logging.Handler):
             self.handleError(record)
 
 
-def configure_logging(quiet: bool = False, main: bool = True) -> logging.Logger:
-    """Show the messages of the ``programl`` loggers on stderr, one plain line each (idempotent: one handler).
+#: The loggers whose records the training and evaluation commands show (the engine, the tasks, the data sets they
+#: convert). Other ``programl`` loggers (the graph builder's warnings, say) keep Python's defaults, so that a program
+#: which trains and then builds graphs in one process does not see those twice or lose them to this handler.
+TRAINING_LOGGERS = ("programl.training", "programl.tasks", "programl.datasets", "programl.data")
+
+
+def configure_logging(quiet: bool = False, main: bool = True) -> list[logging.Logger]:
+    """Show the messages of the training loggers (:data:`TRAINING_LOGGERS`) on stderr, one plain line each
+    (idempotent: one handler each).
 
     Args:
         quiet: ``-q``: only warnings and errors (no per-epoch or status lines).
         main: False on a non-main DDP process: only warnings and errors.
 
     Returns:
-        The ``programl`` logger. Records still propagate to the root logger (an application's own handlers, pytest's
-        ``caplog``); its level is set on every call, so a later run in the same process may be louder.
+        The loggers. Records still propagate to the root logger (an application's own handlers, pytest's
+        ``caplog``); their level is set on every call, so a later run in the same process may be louder.
     """
-    root = logging.getLogger("programl")
-    if not any(isinstance(h, _LineHandler) for h in root.handlers):
-        handler = _LineHandler()
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        root.addHandler(handler)
-    root.setLevel(logging.WARNING if quiet or not main else logging.INFO)
-    return root
+    loggers = [logging.getLogger(name) for name in TRAINING_LOGGERS]
+    for logger in loggers:
+        if not any(isinstance(h, _LineHandler) for h in logger.handlers):
+            handler = _LineHandler()
+            handler.setFormatter(logging.Formatter("%(message)s"))
+            logger.addHandler(handler)
+        logger.setLevel(logging.WARNING if quiet or not main else logging.INFO)
+    return loggers

@@ -227,6 +227,14 @@ def test_configure_logging_gives_quiet_one_meaning(capsys) -> None:
     assert capsys.readouterr().err == ""
 
 
+def test_configure_logging_leaves_other_programl_loggers_alone(capsys, caplog) -> None:
+    # a training command run in-process (tests, notebooks) must not take over the graph builder's warnings
+    configure_logging(quiet=False)
+    logging.getLogger("programl.graph_builder").warning("a.ll: warning: ignoring invalid debug info")
+    assert capsys.readouterr().err == ""
+    assert [r.getMessage() for r in caplog.records] == ["a.ll: warning: ignoring invalid debug info"]
+
+
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True

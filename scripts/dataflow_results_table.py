@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""The data-flow table of ``docs/results.md`` §5 from finished ``programl train dataflow`` run directories.
+
+Reads each run's ``result.json`` (test of the best checkpoint, scored in the run's validation/test batches) and, when
+present, ``drop-T30.json`` (the same checkpoint at T=30 under the original code's batch policy, written by
+``programl evaluate dataflow --eval-batch-policy drop --test-steps 30`` and copied from
+``evaluation_best_test.json``), and prints one markdown row per run, so that the published numbers are the measured
+ones.
+
+Usage::
+
+    python scripts/dataflow_results_table.py runs/reachability runs/dominance ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HEADER = (
+    "| analysis | train examples seen (available, DDF-30) | CPU time | best epoch (val F1) | test examples T=30 "
+    "| P | R | F1 | pooled F1 | F1, drop policy (examples scored) | paper DDF-30 P / R / F1 | T=60 F1 | T=200 F1 |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min"
+
+
+def row(run_dir: Path) -> str:
+    """One markdown row for ``run_dir``."""
+    result = json.loads((run_dir / "result.json").read_text(encoding="utf-8"))
+    tests = result["tests"]
+    t30 = tests["T30"]
+    assert t30["batch_nodes"] == 10000 and t30["batch_policy"] == "carry", (run_dir, t30["batch_nodes"])
+    drop = "–"
+    drop_path = run_dir / "drop-T30.json"
+    if drop_path.is_file():
+        dropped = json.loads(drop_path.read_text(encoding="utf-8"))["tests"]["T30"]
+        assert dropped["batch_policy"] == "drop", drop_path
+        drop = f"{dropped['f1']:.3f} ({dropped['examples_scored']:,})"
+    paper = result["paper_ddf30"]
+    test_seconds = sum(t.get("seconds", 0.0) for t in tests.values())
+
+    def f1(key: str) -> str:
+        return f"{tests[key]['f1']:.3f}" if key in tests else "–"
+
+    return (
+        f"| {result['analysis']} | {result['train_examples_seen']:,} ({result['train_examples_available']:,}) "
+        f"| {_minutes(result['train_seconds'])} + {_minutes(test_seconds)} test "
+        f"| {result['best_epoch']} ({result['best_val_f1']:.3f}) | {t30['examples_scored']:,} "
+        f"| {t30['precision']:.3f} | {t30['recall']:.3f} | **{t30['f1']:.3f}** | {t30['pooled_f1']:.3f} | {drop} "
+        f"| {paper['precision']:.3f} / {paper['recall']:.3f} / {paper['f1']:.3f} | {f1('T60')} | {f1('T200')} |"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="run directories of `programl train dataflow`")
+    args = parser.parse_args(argv)
+    print(HEADER)
+    for run_dir in args.runs:
+        try:
+            print(row(run_dir))
+        except (OSError, KeyError, ValueError) as error:
+            print(f"{run_dir}: not a finished dataflow run ({error})", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
