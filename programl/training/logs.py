@@ -136,14 +136,18 @@ def configure_logging(quiet: bool = False, main: bool = True) -> list[logging.Lo
         main: False on a non-main DDP process: only warnings and errors.
 
     Returns:
-        The loggers. Records still propagate to the root logger (an application's own handlers, pytest's
-        ``caplog``); their level is set on every call, so a later run in the same process may be louder.
+        The loggers, at level INFO. Records still propagate to the root logger (an application's own handlers,
+        pytest's ``caplog``); the level of the stderr handler is set on every call, so a later run in the same
+        process may be louder.
     """
     loggers = [logging.getLogger(name) for name in TRAINING_LOGGERS]
     for logger in loggers:
-        if not any(isinstance(h, _LineHandler) for h in logger.handlers):
-            handler = _LineHandler()
-            handler.setFormatter(logging.Formatter("%(message)s"))
-            logger.addHandler(handler)
-        logger.setLevel(logging.WARNING if quiet or not main else logging.INFO)
+        handlers = [h for h in logger.handlers if isinstance(h, _LineHandler)]
+        if not handlers:
+            handlers = [_LineHandler()]
+            handlers[0].setFormatter(logging.Formatter("%(message)s"))
+            logger.addHandler(handlers[0])
+        # the logger passes status lines on (to an application's handlers too); this handler shows what -q allows
+        logger.setLevel(logging.INFO)
+        handlers[0].setLevel(logging.WARNING if quiet or not main else logging.INFO)
     return loggers
