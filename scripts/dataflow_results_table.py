@@ -7,9 +7,14 @@ present, ``drop-T30.json`` (the same checkpoint at T=30 under the original code'
 ``evaluation_best_test.json``), and prints one markdown row per run, so that the published numbers are the measured
 ones.
 
+With ``--json docs/results.json`` it also writes each run's headline numbers into the ``"dataflow"`` entry of that
+file (other entries are kept): ``{"f1", "pooled_f1", "examples", "cpu_hours"}`` per analysis, ``examples`` being the
+training examples seen and ``cpu_hours`` the training and test time times processes (``tests/test_results_doc.py``
+checks them against ``docs/results.md``).
+
 Usage::
 
-    python scripts/dataflow_results_table.py runs/reachability runs/dominance ...
+    python scripts/dataflow_results_table.py runs/reachability runs/dominance ... [--json docs/results.json]
 """
 
 from __future__ import annotations
@@ -57,17 +62,38 @@ def row(run_dir: Path) -> str:
     )
 
 
+def headline(run_dir: Path) -> tuple[str, dict]:
+    """The analysis of ``run_dir`` and its ``docs/results.json`` entry."""
+    result = json.loads((run_dir / "result.json").read_text(encoding="utf-8"))
+    t30 = result["tests"]["T30"]
+    seconds = result["train_seconds"] + sum(t.get("seconds", 0.0) for t in result["tests"].values())
+    return result["analysis"], {
+        "f1": round(t30["f1"], 3),
+        "pooled_f1": round(t30["pooled_f1"], 3),
+        "examples": result["train_examples_seen"],
+        "cpu_hours": round(seconds * result.get("world_size", 1) / 3600, 2),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="run directories of `programl train dataflow`")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the headline numbers into FILE")
     args = parser.parse_args(argv)
     print(HEADER)
+    headlines = {}
     for run_dir in args.runs:
         try:
             print(row(run_dir))
+            name, numbers = headline(run_dir)
         except (OSError, KeyError, ValueError) as error:
             print(f"{run_dir}: not a finished dataflow run ({error})", file=sys.stderr)
             return 1
+        headlines[name] = numbers
+    if args.json:
+        doc = json.loads(args.json.read_text(encoding="utf-8")) if args.json.is_file() else {}
+        doc["dataflow"] = headlines
+        args.json.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return 0
 
 
