@@ -1,0 +1,55 @@
+"""``docs/results.json`` holds the headline numbers of ``docs/results.md`` (issue 11): every number in the JSON is the
+one the markdown tables print, so that neither can change without the other."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from programl.dataflow.names import ANALYSES
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+RESULTS = json.loads((DOCS / "results.json").read_text(encoding="utf-8"))
+MARKDOWN = (DOCS / "results.md").read_text(encoding="utf-8")
+
+
+def _section(number: int) -> str:
+    start = MARKDOWN.index(f"\n## {number}. ")
+    end = MARKDOWN.find("\n## ", start + 1)
+    return MARKDOWN[start : end if end >= 0 else None]
+
+
+def _row(section: str, first_cell: str) -> str:
+    rows = [line for line in section.splitlines() if line.startswith(f"| {first_cell} |")]
+    assert len(rows) == 1, (first_cell, rows)
+    return rows[0]
+
+
+def test_every_analysis_has_its_headline_numbers() -> None:
+    assert set(RESULTS["dataflow"]) == set(ANALYSES)
+    for numbers in RESULTS["dataflow"].values():
+        assert set(numbers) == {"f1", "pooled_f1", "examples", "cpu_hours"}
+        assert 0.0 <= numbers["pooled_f1"] <= 1.0 and 0.0 <= numbers["f1"] <= 1.0 and numbers["cpu_hours"] > 0
+
+
+@pytest.mark.parametrize("analysis", ANALYSES)
+def test_dataflow_numbers_are_the_tables(analysis: str) -> None:
+    numbers = RESULTS["dataflow"][analysis]
+    cells = [cell.strip() for cell in _row(_section(5), analysis).split("|")[1:-1]]
+    assert cells[7] == f"**{numbers['f1']:.3f}**"  # F1, the paper's per-batch mean
+    assert cells[8] == f"{numbers['pooled_f1']:.3f}"
+    assert cells[1].startswith(f"{numbers['examples']:,} (")
+
+
+def test_devmap_numbers_are_the_tables() -> None:
+    cells = [cell.strip() for cell in _row(_section(6), "**programl GGNN (this run)**").split("|")[1:-1]]
+    assert cells[1].startswith(f"**{RESULTS['devmap']['amd']['accuracy']:.1f} ±")
+    assert cells[3].startswith(f"**{RESULTS['devmap']['nvidia']['accuracy']:.1f} ±")
+
+
+def test_classifyapp_number_is_the_tables() -> None:
+    rows = [line for line in _section(7).splitlines() if line.startswith("| **programl GGNN, this run")]
+    assert len(rows) == 1
+    assert f"**{RESULTS['classifyapp']['error']:.2f} %**" in rows[0]
