@@ -29,3 +29,14 @@ def write_sources(directory: Path, chains: Iterable[int] = ()) -> Path:
     for n in chains:
         (directory / f"chain{n}.ll").write_text(chain_ir(n))
     return directory
+
+
+def tiny_dataset(directory: Path, chains: Iterable[int] = (2, 3, 4, 6, 8)) -> Path:
+    """``directory/ddf``: a DeepDataFlow data set of the IR fixtures and ``chains`` (built once, in about a second;
+    no compiler needed), its sources in ``directory/src``."""
+    from programl.data.deepdataflow import build_dataset, discover_inputs
+
+    root = directory / "ddf"
+    if not root.is_dir():
+        build_dataset(discover_inputs([write_sources(directory / "src", chains=chains)]), root, jobs=1)
+    return root

@@ -50,13 +50,10 @@ def task_config(module, argv: list[str]) -> dict:
 def dataflow_run(tmp: Path, analysis: str = "reachability") -> Path:
     """A real run of ``programl train dataflow`` (one short epoch, tested at T=30) in ``tmp/run-<analysis>``, on the
     tiny data set ``tmp/ddf`` (built on first use)."""
-    from programl.data.deepdataflow import build_dataset, discover_inputs
     from programl.tasks import dataflow
-    from tests.data._ddf import write_sources
+    from tests.data._ddf import tiny_dataset
 
-    if not (tmp / "ddf").is_dir():
-        source = write_sources(tmp / "src", chains=(2, 3, 4, 6, 8))
-        build_dataset(discover_inputs([source]), tmp / "ddf", jobs=1)
+    tiny_dataset(tmp)
     run = tmp / f"run-{analysis}"
     argv = [
         "train",
