@@ -4,9 +4,14 @@
 Reads each run directory's ``log.jsonl`` (one record per epoch, SPEC §6.1) and, when present, its ``result.json``
 (the test F1 at T=30 of the best checkpoint, drawn as a star at the best epoch).
 
+``--label settings`` names each line by its optimisation settings (learning rate, warm-up, clipping, decay) instead
+of its analysis, to compare runs of one analysis; ``--grad-norms`` adds a panel of the largest gradient norm of each
+epoch (``train_grad_norm_max``, logged by runs with ``--clip-grad-norm``: the norm before clipping).
+
 Usage::
 
     python scripts/plot_dataflow_runs.py runs/reachability runs/dominance ... -o docs/img/dataflow-learning.png
+    python scripts/plot_dataflow_runs.py runs/datadep-* --label settings --grad-norms -o docs/img/datadep-lr.png
 """
 
 from __future__ import annotations
@@ -23,10 +28,27 @@ def read_log(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def settings_label(config: dict) -> str:
+    """A run's optimisation settings in a few words, e.g. ``lr 1e-3, warm-up 2k, clip 1``."""
+    model = config.get("model", {})
+    parts = [f"lr {model.get('lr', '?'):g}" if isinstance(model.get("lr"), float) else "lr ?"]
+    if model.get("warmup_examples"):
+        parts.append(f"warm-up {model['warmup_examples'] / 1000:g}k")
+    clip = model.get("clip_grad_norm")
+    if clip and clip < 1e6:  # a huge limit only records the norms
+        parts.append(f"clip {clip:g}")
+    if model.get("lr_decay", "off") != "off":
+        parts.append(f"{model['lr_decay']} decay")
+    return ", ".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="run directories of `programl train dataflow`")
     parser.add_argument("-o", "--output", type=Path, required=True, help="PNG file to write")
+    parser.add_argument("--label", choices=("analysis", "settings", "dir"), default="analysis", help="line names")
+    parser.add_argument("--grad-norms", action="store_true", help="add a panel of the largest gradient norm per epoch")
+    parser.add_argument("--title", help="figure title (default: the DeepDataFlow-22 one)")
     args = parser.parse_args(argv)
 
     import matplotlib
@@ -34,7 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(8, 5))
+    if args.grad_norms:
+        figure, (axes, norms) = plt.subplots(1, 2, figsize=(13, 5))
+    else:
+        figure, axes = plt.subplots(figsize=(8, 5))
     for run_dir in args.runs:
         try:
             records = read_log(run_dir)
@@ -42,7 +67,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{run_dir}: {error.strerror or error}", file=sys.stderr)
             return 1
         config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-        label = config.get("model", {}).get("analysis", run_dir.name)
+        label = {
+            "analysis": config.get("model", {}).get("analysis", run_dir.name),
+            "settings": settings_label(config),
+            "dir": run_dir.name,
+        }[args.label]
         examples = [r["train_examples"] for r in records]
         (line,) = axes.plot(examples, [r["val_f1"] for r in records], marker="o", label=f"{label} (val)")
         result_path = run_dir / "result.json"
@@ -52,12 +81,23 @@ def main(argv: list[str] | None = None) -> int:
             best = [r["train_examples"] for r in records if r["epoch"] == result.get("best_epoch")]
             if test and best:
                 axes.plot(best, [test["f1"]], marker="*", markersize=14, color=line.get_color(), linestyle="none")
+        if args.grad_norms:
+            logged = [(r["train_examples"], r["train_grad_norm_max"]) for r in records if r.get("train_grad_norm_max")]
+            if logged:
+                norms.plot(*zip(*logged), marker="o", color=line.get_color(), label=label)
     axes.set_xscale("log")
     axes.set_xlabel("training examples seen")
     axes.set_ylabel("F1 (per-batch mean, SPEC §6.1)")
-    axes.set_title("DeepDataFlow-22, typed GGNN, DDF-30, T=30 (lines: validation; stars: test)")
+    axes.set_title(args.title or "DeepDataFlow-22, typed GGNN, DDF-30, T=30 (lines: validation; stars: test)")
     axes.grid(alpha=0.3)
     axes.legend(loc="lower right")
+    if args.grad_norms:
+        norms.set_xscale("log")
+        norms.set_yscale("log")
+        norms.set_xlabel("training examples seen")
+        norms.set_ylabel("largest gradient norm of the epoch (before clipping)")
+        norms.set_title("gradient norms")
+        norms.grid(alpha=0.3)
     figure.tight_layout()
     args.output.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(args.output, dpi=120)

@@ -46,3 +46,17 @@ def test_missing_log_is_an_error(tmp_path: Path, capsys) -> None:
     assert module.main([str(tmp_path / "nope"), "-o", str(tmp_path / "x.png")]) == 1
     assert "nope" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
+
+
+def test_settings_labels_and_gradient_norm_panel(tmp_path: Path) -> None:
+    module = load_script()
+    run = make_run(tmp_path / "a", "datadep", False)
+    config = {"model": {"analysis": "datadep", "lr": 0.001, "warmup_examples": 2000, "clip_grad_norm": 1.0}}
+    (run / "config.json").write_text(json.dumps(config))
+    records = [{"epoch": 1, "train_examples": 2500, "val_f1": 0.3, "train_grad_norm_max": 6.5}]
+    (run / "log.jsonl").write_text(json.dumps(records[0]) + "\n")
+    assert module.settings_label(config) == "lr 0.001, warm-up 2k, clip 1"
+    assert module.settings_label({"model": {"lr": 0.001, "clip_grad_norm": 1e9}}) == "lr 0.001"
+    out = tmp_path / "lr.png"
+    assert module.main([str(run), "-o", str(out), "--label", "settings", "--grad-norms", "--title", "t"]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
