@@ -53,3 +53,27 @@ def test_classifyapp_number_is_the_tables() -> None:
     rows = [line for line in _section(7).splitlines() if line.startswith("| **programl GGNN, this run")]
     assert len(rows) == 1
     assert f"**{RESULTS['classifyapp']['error']:.2f} %**" in rows[0]
+
+
+def _headline(first_cell: str) -> list[str]:
+    start = MARKDOWN.index("\n## Headline")
+    section = MARKDOWN[start : MARKDOWN.index("\n## ", start + 1)]
+    return [cell.strip() for cell in _row(section, first_cell).split("|")[1:-1]]
+
+
+@pytest.mark.parametrize("analysis", ANALYSES)
+def test_headline_dataflow_rows_are_the_json(analysis: str) -> None:
+    numbers = RESULTS["dataflow"][analysis]
+    assert _headline(f"{analysis}, test F1 T=30")[1] == f"{numbers['f1']:.3f} (pooled {numbers['pooled_f1']:.3f})"
+
+
+def test_headline_devmap_and_classifyapp_rows_are_the_json() -> None:
+    assert _headline("devmap AMD, accuracy")[1:3] == [
+        f"{RESULTS['devmap']['amd']['accuracy']:.1f} %",
+        f"{RESULTS['devmap']['amd']['paper_accuracy']:.1f} %",
+    ]
+    assert _headline("devmap NVIDIA, accuracy")[1] == f"{RESULTS['devmap']['nvidia']['accuracy']:.1f} %"
+    assert _headline("POJ-104, test error")[1:3] == [
+        f"{RESULTS['classifyapp']['error']:.2f} %",
+        f"{RESULTS['classifyapp']['paper_error']:.2f} %",
+    ]
