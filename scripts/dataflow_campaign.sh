@@ -6,7 +6,7 @@
 #
 # 1. builds DeepDataFlow-22 in DATA_DIR (default data/ddf22; SIZE=N for a --size N build, empty: all 104,534 inputs),
 #    resuming a partial build (some inputs never compile: the build then exits 1 with its data set complete);
-# 2. trains the faithful typed GGNN (SPEC §6.1: T=30, DDF-30, 10,000-node batches) on both cores (--threads 2: as
+# 2. trains the faithful typed GGNN (SPEC §6.1: T=30, DDF-30, scored in 10,000-node batches) on both cores (--threads 2: as
 #    fast as DDP on two processes, docs/results.md §4) with the optimiser settings chosen in docs/results.md §5
 #    (LR 1e-3, WARMUP 2500 examples, CLIP 1, BATCH_NODES 2500; validation and test at 10,000-node batches), to the
 #    example budgets of SCHEDULE, stopping after the first epoch past TIME_LIMIT minutes
@@ -20,7 +20,7 @@
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ $# -gt 3 ]; then
-    sed -n "2,19p" "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0" >&2  # the comment block above
     exit 2
 fi
 ANALYSIS=$1

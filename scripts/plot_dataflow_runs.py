@@ -31,7 +31,8 @@ def read_log(run_dir: Path) -> list[dict]:
 def settings_label(config: dict) -> str:
     """A run's optimisation settings in a few words, e.g. ``lr 1e-3, warm-up 2k, clip 1``."""
     model = config.get("model", {})
-    parts = [f"lr {model.get('lr', '?'):g}" if isinstance(model.get("lr"), float) else "lr ?"]
+    lr = model.get("lr")
+    parts = [f"lr {lr:g}" if isinstance(lr, (int, float)) else "lr ?"]
     if model.get("warmup_examples"):
         parts.append(f"warm-up {model['warmup_examples'] / 1000:g}k")
     clip = model.get("clip_grad_norm")

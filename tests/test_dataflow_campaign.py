@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "dataflow_campaign.sh"
 SHARED = Path(os.environ.get("PROGRAML_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
-pytestmark = [
+needs_data = [
     pytest.mark.skipif(shutil.which("clang-22") is None, reason="clang-22 not installed (apt-get install clang-22)"),
     pytest.mark.skipif(not (SHARED / "poj104" / "poj104.tar.xz").is_file(), reason=f"no POJ-104 archive in {SHARED}"),
 ]
@@ -38,6 +38,8 @@ def run(tmp_path: Path) -> subprocess.CompletedProcess:
     return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
 
+@needs_data[0]
+@needs_data[1]
 def test_one_command_from_data_to_model_and_again(tmp_path: Path) -> None:
     first = run(tmp_path)
     assert first.returncode == 0, first.stderr[-2000:]
