@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from programl.dataflow.columnar import CONTROL, DATA, INSTRUCTION, GraphView, as_view
+from programl.util.scores import precision_recall_f1, ratio
 
 __all__ = [
     "BUCKETS",
@@ -164,16 +165,6 @@ def bucket_index(distances) -> np.ndarray:
     return np.where(d < 0, len(BUCKETS) - 1, out)
 
 
-def _ratio(numerator: float, denominator: float) -> float:
-    return numerator / denominator if denominator else 0.0
-
-
-def _prf(tp: int, fn: int, fp: int) -> dict[str, float]:
-    """Precision, recall and F1 of the positive class (an undefined ratio is 0, as scikit-learn and SPEC §6.1)."""
-    precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
-    return {"precision": precision, "recall": recall, "f1": _ratio(2 * precision * recall, precision + recall)}
-
-
 @dataclass
 class DistanceScores:
     """Confusion counts of node predictions per distance bucket (module docstring).
@@ -231,7 +222,7 @@ class DistanceScores:
             "false_negatives": fn,
             "false_positives": fp,
             "true_negatives": tn,
-            **_prf(tp, fn, fp),
+            **precision_recall_f1(tp, fn, fp),
         }
 
     def rows(self) -> list[dict[str, Any]]:
@@ -248,9 +239,9 @@ class DistanceScores:
                     "true_positives": tp,
                     "false_negatives": fn,
                     "false_positives": fp,
-                    **_prf(tp, fn, fp),
-                    "positive_share": _ratio(tp + fn, positives),
-                    "miss_share": _ratio(fn, misses),
+                    **precision_recall_f1(tp, fn, fp),
+                    "positive_share": ratio(tp + fn, positives),
+                    "miss_share": ratio(fn, misses),
                 }
             )
         return out

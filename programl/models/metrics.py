@@ -18,6 +18,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from programl.util.scores import precision_recall_f1, ratio
+
 __all__ = [
     "AccuracyAccumulator",
     "BatchMetrics",
@@ -34,10 +36,6 @@ def confusion_matrix(pred: Tensor, target: Tensor, num_classes: int = 2) -> np.n
     target = target.detach().reshape(-1).to("cpu", torch.long)
     counts = torch.bincount(target * num_classes + pred, minlength=num_classes * num_classes)
     return counts[: num_classes * num_classes].reshape(num_classes, num_classes).numpy().astype(np.int64)
-
-
-def _ratio(numerator: float, denominator: float) -> float:
-    return numerator / denominator if denominator else 0.0
 
 
 @dataclass(frozen=True)
@@ -64,9 +62,7 @@ def pooled_metrics(cm) -> dict[str, float]:
     if cm.shape[0] < 2:
         return {"precision": 0.0, "recall": 0.0, "f1": 0.0}
     tp = float(cm[1, 1])
-    precision = _ratio(tp, float(cm[:, 1].sum()))
-    recall = _ratio(tp, float(cm[1, :].sum()))
-    return {"precision": precision, "recall": recall, "f1": _ratio(2 * precision * recall, precision + recall)}
+    return precision_recall_f1(tp, float(cm[1, :].sum()) - tp, float(cm[:, 1].sum()) - tp)
 
 
 def batch_metrics(pred: Tensor, target: Tensor, num_classes: int = 2) -> BatchMetrics:
@@ -84,13 +80,12 @@ def batch_metrics(pred: Tensor, target: Tensor, num_classes: int = 2) -> BatchMe
     tp = float(cm[1, 1]) if num_classes > 1 else 0.0
     fp = float(cm[:, 1].sum() - cm[1, 1]) if num_classes > 1 else 0.0
     fn = float(cm[1, :].sum() - cm[1, 1]) if num_classes > 1 else 0.0
-    precision = _ratio(tp, tp + fp)
-    recall = _ratio(tp, tp + fn)
+    scores = precision_recall_f1(tp, fn, fp)
     return BatchMetrics(
-        accuracy=_ratio(float(np.trace(cm)), count),
-        precision=precision,
-        recall=recall,
-        f1=_ratio(2 * precision * recall, precision + recall),
+        accuracy=ratio(float(np.trace(cm)), count),
+        precision=scores["precision"],
+        recall=scores["recall"],
+        f1=scores["f1"],
         count=count,
         confusion=cm,
     )
