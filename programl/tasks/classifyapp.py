@@ -472,7 +472,8 @@ def _train(args: argparse.Namespace, dist) -> int:
     task = _ClassifyappTask(config, splits, len(vocabulary), dist, show)
     budget = Budget(epochs=args.epochs, time_limit=args.time_limit, time_rule="before")
     trainer = Trainer(task, run_dir, budget, dist=dist, resume=not args.restart, show=show,
-                      checkpoint_minutes=args.checkpoint_minutes, schedule=options.schedule()).start()
+                      checkpoint_minutes=args.checkpoint_minutes, schedule=options.schedule(),
+                      init_from=options.init_from).start()
     if dist.is_main:  # once the run is known to resume (or start) well
         write_json(run_dir / "config.json", {"task": "classifyapp", "model": config, "data_dir": str(data_dir),
                                              "scope": scope, "world_size": dist.world_size})

@@ -488,7 +488,8 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
     task = _DataflowTask(config, train, val, len(vocabulary), dist, show, schedule)
     budget = Budget(examples=schedule, total_examples=config["train_examples"][-1], time_limit=args.time_limit)
     trainer = Trainer(task, run_dir, budget, dist=dist, resume=not args.restart, show=show,
-                      checkpoint_minutes=args.checkpoint_minutes, schedule=options.schedule()).start()
+                      checkpoint_minutes=args.checkpoint_minutes, schedule=options.schedule(),
+                      init_from=options.init_from).start()
     if dist.is_main:
         vocabulary.save(run_dir / "vocab.csv")
         scope = {"train_examples_available": len(train), "train_records": train.num_records,

@@ -155,7 +155,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     optim.add_argument("--batch-nodes", type=int, default=18_000, help="node budget per batch (default: 18,000)")
     optim.add_argument("--batch-graphs", type=int, metavar="N",
                        help="at most N kernels per batch (default: no limit; the branch code used 64)")
-    add_schedule_arguments(parser, checkpoint_minutes=False)
+    add_schedule_arguments(parser, checkpoint_minutes=False, init_from=False)  # one start for every fold
     add_run_arguments(parser, "devmap", epochs=100)
     add_runtime_arguments(parser)
 

@@ -191,6 +191,8 @@ class Trainer:
         bar: ``"batches"``: a bar per epoch over its batches; ``"epochs"``: one bar over the epochs (tasks of many
             short epochs, such as devmap's folds).
         plot_each_epoch: Redraw ``curves.png`` after every epoch (else once, at the end of :meth:`run`).
+        init_from: A checkpoint whose weights a new run starts from (``--init-from``: fine-tuning, or going on at
+            another learning rate); the optimizer starts anew. A resumed run ignores it (its ``last.pt`` rules).
     """
 
     def __init__(
@@ -206,6 +208,7 @@ class Trainer:
         show: bool = True,
         bar: str = "batches",
         plot_each_epoch: bool = True,
+        init_from: str | Path | None = None,
     ) -> None:
         self.task = task
         self.directory = Path(directory)
@@ -218,6 +221,7 @@ class Trainer:
         self.show = show
         self.bar = bar
         self.plot_each_epoch = plot_each_epoch
+        self.init_from = Path(init_from) if init_from else None
         self.state: dict[str, Any] = {
             "epoch": 0, "examples": 0, "pass": 0, "cursor": 0, "seconds": 0.0, "partial": None, "grad_norms": None
         }
@@ -251,6 +255,10 @@ class Trainer:
                     f"(epoch {self.state['epoch']})"
                 )
         else:
+            if self.init_from is not None:
+                load_checkpoint(self.init_from, model=self.model, map_location=self.dist.device, restore_rng=False)
+                if self.show:
+                    logger.info(f"{self.directory}: starting from the weights of {self.init_from}")
             self.log.truncate(0)
         return self
 

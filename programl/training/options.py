@@ -54,12 +54,20 @@ def add_runtime_arguments(parser: argparse.ArgumentParser, seed: int = 204) -> N
 
 
 #: The schedule options of :func:`add_schedule_arguments` as a run written before they existed had them (off).
-SCHEDULE_DEFAULTS: dict[str, Any] = {"warmup_examples": 0, "lr_decay": "off", "clip_grad_norm": None}
+SCHEDULE_DEFAULTS: dict[str, Any] = {
+    "warmup_examples": 0,
+    "lr_decay": "off",
+    "clip_grad_norm": None,
+    "init_from": None,
+}
 
 
-def add_schedule_arguments(parser: argparse.ArgumentParser, checkpoint_minutes: bool = True) -> None:
+def add_schedule_arguments(
+    parser: argparse.ArgumentParser, checkpoint_minutes: bool = True, init_from: bool = True
+) -> None:
     """The training engine's options: ``--checkpoint-minutes`` (when ``checkpoint_minutes``), ``--warmup-examples``,
-    ``--lr-decay`` and ``--clip-grad-norm`` (all off by default: the numerics of a run without them are unchanged)."""
+    ``--lr-decay``, ``--clip-grad-norm`` and ``--init-from`` (when ``init_from``; all off by default: the numerics of
+    a run without them are unchanged)."""
     group = parser.add_argument_group("schedule (the training engine; off by default)")
     if checkpoint_minutes:
         group.add_argument(
@@ -89,6 +97,13 @@ def add_schedule_arguments(parser: argparse.ArgumentParser, checkpoint_minutes: 
         help="clip the gradient norm to X before each step; the log records the norms before clipping "
         "(train_grad_norm, train_grad_norm_max; default: no clipping)",
     )
+    if init_from:
+        group.add_argument(
+            "--init-from",
+            metavar="CHECKPOINT",
+            help="start from the weights of CHECKPOINT (best.pt or last.pt of a run of the same model and vocabulary)"
+            " with a new optimizer, e.g. to go on at a lower learning rate (default: random weights)",
+        )
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -99,11 +114,12 @@ class TaskOptions:
     warmup_examples: int = 0
     lr_decay: str = "off"
     clip_grad_norm: float | None = None
+    init_from: str | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace):
         """The options of ``args`` (lists copied, so that the dataclass owns its values)."""
-        values = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls)}
+        values = {f.name: getattr(args, f.name, f.default) for f in dataclasses.fields(cls)}
         return cls(**{k: list(v) if isinstance(v, (list, tuple)) else v for k, v in values.items()})
 
     def config(self) -> dict[str, Any]:

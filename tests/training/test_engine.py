@@ -245,3 +245,21 @@ def test_progress_bars_only_on_a_terminal(monkeypatch) -> None:
         monkeypatch.setattr(sys, "stderr", stream)
         assert list(progress_module.progress(range(5), 5, "epoch 1")) == list(range(5))
         assert ("epoch 1" in stream.getvalue()) is drawn
+
+
+def test_init_from_starts_from_a_checkpoints_weights_with_a_new_optimizer(tmp_path) -> None:
+    from programl.exceptions import ProgramlError
+
+    fit(tmp_path / "first")
+    best = load_checkpoint(tmp_path / "first" / "best.pt", restore_rng=False)["model"]
+    second = Trainer(Toy(), tmp_path / "second", Budget(epochs=1), init_from=tmp_path / "first" / "best.pt").start()
+    assert all(torch.equal(a, b) for a, b in zip(second.model.state_dict().values(), best.values(), strict=True))
+    assert not second.optimizer.state  # Adam's moments start anew
+    fresh = Trainer(Toy(), tmp_path / "fresh", Budget(epochs=1)).start()
+    assert not all(torch.equal(a, b) for a, b in zip(fresh.model.state_dict().values(), best.values(), strict=True))
+    second.run()
+    resumed = Trainer(Toy(), tmp_path / "second", Budget(epochs=2), init_from=tmp_path / "nowhere.pt").start()
+    assert resumed.state["epoch"] == 1  # a resumed run continues from its last.pt; init_from is not read
+    torch.save({"model": {"w": torch.zeros(1)}, "epoch": 0}, tmp_path / "other.pt")
+    with pytest.raises(ProgramlError, match="other.pt: a checkpoint of another model"):
+        Trainer(Toy(), tmp_path / "third", Budget(epochs=1), init_from=tmp_path / "other.pt").start()
