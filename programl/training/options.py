@@ -104,6 +104,8 @@ def add_schedule_arguments(
             help="start from the weights of CHECKPOINT (best.pt or last.pt of a run of the same model and vocabulary)"
             " with a new optimizer, e.g. to go on at a lower learning rate (default: random weights)",
         )
+    else:  # the option is off for this task, and its options still have the field
+        parser.set_defaults(init_from=None)
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -119,7 +121,7 @@ class TaskOptions:
     @classmethod
     def from_args(cls, args: argparse.Namespace):
         """The options of ``args`` (lists copied, so that the dataclass owns its values)."""
-        values = {f.name: getattr(args, f.name, f.default) for f in dataclasses.fields(cls)}
+        values = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls)}
         return cls(**{k: list(v) if isinstance(v, (list, tuple)) else v for k, v in values.items()})
 
     def config(self) -> dict[str, Any]:
