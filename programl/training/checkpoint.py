@@ -72,8 +72,13 @@ def load_checkpoint(
     optimizer=None,
     map_location: Any = "cpu",
     restore_rng: bool = True,
+    missing_hint: str = "train first, or choose another --checkpoint",
+    mismatch_hint: str = "use another --run-dir, or --restart",
 ) -> dict[str, Any]:
     """Load a checkpoint written by :func:`save_checkpoint` into ``model`` / ``optimizer`` (when given).
+
+    ``missing_hint`` and ``mismatch_hint`` are the advice of the errors for a missing file and for a checkpoint of
+    another model: what the caller's user can do about it.
 
     Returns:
         The checkpoint's dictionary (``epoch``, ``best_metric``, ``best_epoch``, ``extra`` ...).
@@ -86,7 +91,7 @@ def load_checkpoint(
 
     path = Path(path)
     if not path.is_file():
-        raise ProgramlError(f"{path}: no checkpoint (train first, or choose another --checkpoint)")
+        raise ProgramlError(f"{path}: no checkpoint ({missing_hint})")
     try:
         payload = torch.load(path, map_location=map_location, weights_only=False)
     except OSError:
@@ -110,8 +115,7 @@ def load_checkpoint(
             set_rng_state(payload["rng"])
     except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as error:
         raise ProgramlError(
-            f"{path}: a checkpoint of another model or options ({_first_sentence(error)}); use "
-            "another --run-dir, or --restart"
+            f"{path}: a checkpoint of another model or options ({_first_sentence(error)}); {mismatch_hint}"
         ) from None
     return payload
 

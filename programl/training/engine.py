@@ -256,7 +256,14 @@ class Trainer:
                 )
         else:
             if self.init_from is not None:
-                load_checkpoint(self.init_from, model=self.model, map_location=self.dist.device, restore_rng=False)
+                load_checkpoint(
+                    self.init_from,
+                    model=self.model,
+                    map_location=self.dist.device,
+                    restore_rng=False,
+                    missing_hint="--init-from needs a best.pt or last.pt",
+                    mismatch_hint="--init-from needs a run of the same model options and vocabulary",
+                )
                 if self.show:
                     logger.info(f"{self.directory}: starting from the weights of {self.init_from}")
             self.log.truncate(0)
