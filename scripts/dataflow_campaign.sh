@@ -10,15 +10,17 @@
 #    convert with one, inside its time limit), then trains the faithful typed GGNN (SPEC §6.1: T=30, DDF-30, scored
 #    in 10,000-node batches) on both cores (--threads 2: as fast as DDP on two processes, docs/results.md §4) with
 #    the optimiser settings chosen in docs/results.md §5
-#    (LR 1e-3, WARMUP 2500 examples, CLIP 1, BATCH_NODES 2500; validation and test at 10,000-node batches), to the
-#    example budgets of SCHEDULE, stopping after the first epoch past TIME_LIMIT minutes
-#    (then testing the best checkpoint), checkpointing every 5 minutes (RUN_ROOT/ANALYSIS; rerun = resume);
+#    (LR 1e-3, WARMUP 2500 examples, CLIP 1, BATCH_NODES 2500; LR_DECAY cosine decays the rate to 0 at the last
+#    budget; validation and test at 10,000-node batches), to the example budgets of SCHEDULE, stopping after the
+#    first epoch past TIME_LIMIT minutes (then testing the best checkpoint), checkpointing every 5 minutes
+#    (RUN_ROOT/ANALYSIS; rerun = resume);
 # 3. installs the best checkpoint as the pretrained model ANALYSIS (programl export-pretrained --force);
 # 4. prints the results table of every run under RUN_ROOT (scripts/dataflow_results_table.py).
 #
 # Settings by environment: PROGRAML (.venv/bin/programl), PYTHON (.venv/bin/python), SHARED (../shared/data),
-# SIZE, LR, WARMUP, CLIP, BATCH_NODES, SCHEDULE, TIME_LIMIT, JOBS (2), EXPORT_DIR (default: the package's
-# programl/models/weights), DDP=1 (train as JOBS torchrun processes of one thread each instead of one process).
+# SIZE, LR, WARMUP, CLIP, LR_DECAY (off), BATCH_NODES, SCHEDULE, TIME_LIMIT, JOBS (2), EXPORT_DIR (default: the
+# package's programl/models/weights), DDP=1 (train as JOBS torchrun processes of one thread each instead of one
+# process).
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ $# -gt 3 ]; then
@@ -35,6 +37,7 @@ SIZE=${SIZE:-}
 LR=${LR:-1e-3}
 WARMUP=${WARMUP:-2500}
 CLIP=${CLIP:-1}
+LR_DECAY=${LR_DECAY:-off}
 SCHEDULE=${SCHEDULE:-10000 20000 50000 100000 150000 200000 300000 400000 500000}
 TIME_LIMIT=${TIME_LIMIT:-0}
 JOBS=${JOBS:-2}
@@ -58,7 +61,7 @@ say "convert the $ANALYSIS splits to the PyG form (-j $JOBS; once)"
 
 limit=()
 if [ "$TIME_LIMIT" != 0 ]; then limit=(--time-limit "$TIME_LIMIT"); fi
-say "train $ANALYSIS: lr $LR, warm-up $WARMUP examples, clip $CLIP, $BATCH_NODES-node batches, budgets $SCHEDULE"
+say "train $ANALYSIS: lr $LR, warm-up $WARMUP examples, decay $LR_DECAY, clip $CLIP, $BATCH_NODES-node batches, budgets $SCHEDULE"
 # shellcheck disable=SC2086  # SCHEDULE is a list of numbers
 train=("$PROGRAML" train dataflow --threads "$JOBS")
 if [ "$DDP" = 1 ]; then
@@ -66,7 +69,8 @@ if [ "$DDP" = 1 ]; then
         --threads 1)
 fi
 "${train[@]}" --analysis "$ANALYSIS" --dataset "$DATA" --run-dir "$RUNS/$ANALYSIS" \
-    --batch-nodes "$BATCH_NODES" --lr "$LR" --warmup-examples "$WARMUP" --clip-grad-norm "$CLIP" --train-examples $SCHEDULE \
+    --batch-nodes "$BATCH_NODES" --lr "$LR" --warmup-examples "$WARMUP" --lr-decay "$LR_DECAY" \
+    --clip-grad-norm "$CLIP" --train-examples $SCHEDULE \
     "${limit[@]}" --checkpoint-minutes 5 --test-steps 30 60 200 --test-examples 0 1000 500 -q
 
 say "export the best checkpoint as the pretrained model '$ANALYSIS'"

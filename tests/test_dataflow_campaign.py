@@ -30,6 +30,7 @@ def run(tmp_path: Path) -> subprocess.CompletedProcess:
         SHARED=str(SHARED),
         SIZE="2",
         SCHEDULE="50 100",
+        LR_DECAY="cosine",
         JOBS="1",
         EXPORT_DIR=str(tmp_path / "models"),
         OMP_NUM_THREADS="1",
@@ -49,6 +50,8 @@ def test_one_command_from_data_to_model_and_again(tmp_path: Path) -> None:
     assert "| datadep |" in first.stdout
     log = (tmp_path / "runs" / "datadep" / "log.jsonl").read_text()
     assert [json.loads(line)["epoch"] for line in log.splitlines()] == [1, 2]
+    config = json.loads((tmp_path / "runs" / "datadep" / "config.json").read_text())
+    assert config["model"]["lr_decay"] == "cosine" and config["model"]["train_examples"] == [50, 100]
     second = run(tmp_path)  # everything done: nothing is rebuilt or retrained, the same table comes out
     assert second.returncode == 0, second.stderr[-2000:]
     assert (tmp_path / "runs" / "datadep" / "log.jsonl").read_text() == log
