@@ -214,14 +214,16 @@ def _compute(m: Mapping[str, Any]) -> list[str]:
     seconds, processes = c.get("train_seconds"), c.get("processes")
     device = c.get("device")
     kind = "GPU" if isinstance(device, str) and device.startswith("cuda") else "CPU"
-    hours = seconds * processes / 3600 if seconds is not None and processes else None
+    threads = c.get("threads") or 1  # runs from before results recorded threads: one per process
+    hours = seconds * processes * threads / 3600 if seconds is not None and processes else None
+    per_process = f" of {threads} thread(s)" if c.get("threads") else ""
     lines = [
         "",
         "## Compute",
         "",
-        f"Training: {_fmt(seconds, '.1f')} s wall-clock on {_fmt(processes)} process(es), device "
+        f"Training: {_fmt(seconds, '.1f')} s wall-clock on {_fmt(processes)} process(es){per_process}, device "
         f"{_fmt(device)} ({_fmt(c.get('machine'))}): {_fmt(hours, '.3f')} {kind}-hours (wall-clock x "
-        "processes; testing not included).",
+        f"processes{' x threads' if per_process else ''}; testing not included).",
     ]
     if m["task"] == "devmap":
         lines[-1] = (

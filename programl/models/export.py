@@ -404,6 +404,7 @@ def _compute(files: RunFiles) -> dict[str, Any]:
     return {
         "train_seconds": result.get("train_seconds"),
         "processes": result.get("world_size"),
+        "threads": result.get("threads"),
         "device": result.get("device"),
         "machine": result.get("machine"),
     }

@@ -54,6 +54,7 @@ from programl.training import (
     add_schedule_arguments,
     check_options,
     check_same_run,
+    compute_threads,
     configure_logging,
     configure_threads,
     init_distributed,
@@ -482,7 +483,8 @@ def _train(args: argparse.Namespace, dist) -> int:
                        ("test", "legacy") if splits["legacy"].data else ("test",))
     if dist.is_main:
         result.update(best_epoch=fit.best_epoch, best_val_accuracy=fit.best[0] if fit.best else None, scope=scope,
-                      train_seconds=round(fit.seconds, 1), world_size=dist.world_size, device=str(dist.device))
+                      train_seconds=round(fit.seconds, 1), world_size=dist.world_size,
+                      threads=compute_threads(dist.device), device=str(dist.device))
         write_json(run_dir / "result.json", result)
         print(_result_line(result))
     return 0

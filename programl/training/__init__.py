@@ -41,7 +41,14 @@ from programl.training.options import (
 )
 from programl.training.plots import plot_confusion_matrix, plot_learning_curves
 from programl.training.rundir import RunLock, check_same_run, read_run_config, shared_data
-from programl.training.runtime import configure_threads, resolve_device, rng_state, seed_everything, set_rng_state
+from programl.training.runtime import (
+    compute_threads,
+    configure_threads,
+    resolve_device,
+    rng_state,
+    seed_everything,
+    set_rng_state,
+)
 
 __all__ = [
     "SCHEDULE_DEFAULTS",
@@ -61,6 +68,7 @@ __all__ = [
     "add_schedule_arguments",
     "check_options",
     "check_same_run",
+    "compute_threads",
     "configure_logging",
     "configure_threads",
     "init_distributed",

@@ -13,7 +13,7 @@ from typing import Any
 
 from programl.training.options import UsageError
 
-__all__ = ["configure_threads", "resolve_device", "rng_state", "seed_everything", "set_rng_state"]
+__all__ = ["compute_threads", "configure_threads", "resolve_device", "rng_state", "seed_everything", "set_rng_state"]
 
 
 def resolve_device(spec: str = "auto", local_rank: int | None = None):
@@ -53,6 +53,14 @@ def configure_threads(threads: int) -> None:
     if threads and threads > 0:
         torch.set_num_threads(threads)
     torch.set_flush_denormal(True)
+
+
+def compute_threads(device) -> int:
+    """The CPU threads each process computes with on ``device`` (1 on a GPU), as results record them: a run's
+    CPU-hours are wall-clock x processes x threads."""
+    import torch
+
+    return 1 if device.type == "cuda" else torch.get_num_threads()
 
 
 def seed_everything(seed: int) -> None:

@@ -70,7 +70,9 @@ def test_export_writes_the_four_files_from_the_run(dataflow_export) -> None:
     card = (directory / "MODEL_CARD.md").read_text()
     t30 = result["tests"]["T30"]
     assert f"| T30 | 30 | DDF-30 | {t30['examples']} | {t30['precision']:.3f} | {t30['recall']:.3f} " in card
-    assert f"{result['train_seconds']:.1f} s wall-clock on 1 process(es)" in card
+    threads = result["threads"]  # CPU-hours: wall-clock x processes x threads
+    assert f"{result['train_seconds']:.1f} s wall-clock on 1 process(es) of {threads} thread(s)" in card
+    assert f"{result['train_seconds'] * threads / 3600:.3f} CPU-hours (wall-clock x processes x threads" in card
     for section in ("## Data", "## Protocol", "## Scores", "## Compute", "## Limitations", "## Provenance"):
         assert section in card
 

@@ -69,6 +69,7 @@ def test_train_writes_a_complete_run(ddf: Path, tmp_path: Path, capsys) -> None:
         assert 0 <= test["precision"] <= 1 and 0 <= test["recall"] <= 1 and 0 <= test["f1"] <= 1
         assert sum(map(sum, test["confusion_matrix"])) == test["nodes"]
     assert result["best_epoch"] in (1, 2) and result["world_size"] == 1 and result["ddp"]["agree"]
+    assert result["threads"] == 1  # --threads 1
     config = json.loads((run / "config.json").read_text())
     assert config["model"]["lr"] == 2.5e-4 and config["model"]["max_steps"] == 30
     scope = config["scope"]
