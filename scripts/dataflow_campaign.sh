@@ -15,7 +15,8 @@
 #    first epoch past TIME_LIMIT minutes (then testing the best checkpoint), checkpointing every 5 minutes
 #    (RUN_ROOT/ANALYSIS; rerun = resume);
 # 3. installs the best checkpoint as the pretrained model ANALYSIS (programl export-pretrained --force);
-# 4. prints the results table of every run under RUN_ROOT (scripts/dataflow_results_table.py).
+# 4. prints the results table of every finished run under RUN_ROOT (scripts/dataflow_results_table.py; a run that was
+#    stopped has no result.json and is left out).
 #
 # Settings by environment: PROGRAML (.venv/bin/programl), PYTHON (.venv/bin/python), SHARED (../shared/data),
 # SIZE, LR, WARMUP, CLIP, LR_DECAY (off), BATCH_NODES, SCHEDULE, TIME_LIMIT, JOBS (2), EXPORT_DIR (default: the
@@ -77,4 +78,5 @@ say "export the best checkpoint as the pretrained model '$ANALYSIS'"
 "$PROGRAML" export-pretrained "$RUNS/$ANALYSIS" "$ANALYSIS" ${EXPORT_DIR:+-o "$EXPORT_DIR"} --force --commit "$(git rev-parse --short HEAD)"
 
 say "results"
-"$PYTHON" scripts/dataflow_results_table.py "$RUNS"/*/
+finished=("$RUNS"/*/result.json)
+"$PYTHON" scripts/dataflow_results_table.py "${finished[@]%/result.json}"

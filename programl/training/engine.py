@@ -448,12 +448,12 @@ class Trainer:
                 logger.info(line)
             if self._out_of_time(epoch, record["seconds"], began):
                 break
+        # the training time is the checkpoint's (saved at every epoch's end): plotting is not training, and a run
+        # resumed after its last epoch reports the time it was trained in, not that plus its own start-up
+        seconds = state["seconds"] if dist.is_main else time.perf_counter() - began
         if dist.is_main and not self.plot_each_epoch:
             self._plot()
-        return Fit(
-            self.best, self.best_epoch, state["epoch"], state["examples"], time.perf_counter() - began,
-            self.log.records,
-        )
+        return Fit(self.best, self.best_epoch, state["epoch"], state["examples"], seconds, self.log.records)
 
     def _record(self, epoch: int, train: dict, val: dict, started: float, began: float) -> dict[str, Any]:
         record = {"epoch": epoch, "train_examples": self.state["examples"], **self.task.record(train, val)}

@@ -47,7 +47,9 @@ class Toy(TrainingTask):
         self.checkpoint_extra = {"config": {"toy": 1}}
 
     def build(self, device):
-        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.3), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+        model = torch.nn.Sequential(
+            torch.nn.Linear(4, 8), torch.nn.Dropout(0.3), torch.nn.ReLU(), torch.nn.Linear(8, 2)
+        )
         optimizer = torch.optim.AdamW(model.parameters(), lr=0.05)
 
         def observe(opt, args, kwargs):
@@ -158,9 +160,15 @@ def test_resuming_within_an_epoch_is_bit_exact(tmp_path, schedule, examples) -> 
 
 
 def test_resuming_after_the_last_epoch_trains_no_more(tmp_path) -> None:
-    first, _ = fit(tmp_path)
+    first, done = fit(tmp_path)
     again, result = fit(tmp_path)
     assert again.task.steps == 0 and result.epochs == 3 and len(records(tmp_path)) == 3
+    # the training time is the checkpoint's, not that plus the second start (and plotting)
+    assert (
+        result.seconds
+        == done.seconds
+        == load_checkpoint(tmp_path / "last.pt", restore_rng=False)["extra"]["state"]["seconds"]
+    )
     for a, b in zip(weights(first), weights(again)):
         assert torch.equal(a, b)
 
