@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a data-flow run's gradient spikes come from (issue 11 item 4, docs/results.md §5 "The first long run").
+"""Where a data-flow run's gradient spikes come from (issue 11 item 4, docs/results.md §5 "The long runs").
 
 Loads a checkpoint of ``programl train dataflow`` and, without changing its weights, computes the loss and the
 gradient norm of the training batches the run would see between two example counts (the same batches in the same
@@ -49,11 +49,15 @@ def probe(args: argparse.Namespace) -> list[dict]:
 
     from programl.data.dataset import DeepDataFlowDataset
     from programl.data.vocabulary import Vocabulary
+    from programl.exceptions import ProgramlError
     from programl.tasks.dataflow import _collate, _make_model, _train_plan
+    from programl.training import load_checkpoint
 
     torch.set_num_threads(args.threads)
-    saved = torch.load(args.checkpoint, map_location="cpu", weights_only=False)
-    config = saved["extra"]["config"]
+    saved = load_checkpoint(args.checkpoint, restore_rng=False, missing_hint="give a best.pt or last.pt")
+    config = saved["extra"].get("config")
+    if not isinstance(config, dict) or "analysis" not in config:
+        raise ProgramlError(f"{args.checkpoint}: not a checkpoint of programl train dataflow")
     train = DeepDataFlowDataset(
         args.dataset,
         config["analysis"],
@@ -126,11 +130,14 @@ def summary(rows: list[dict], top: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from programl.exceptions import ProgramlError
+
     args = parse_args(argv)
-    if not args.checkpoint.is_file():
-        print(f"dataflow_grad_probe: no checkpoint {args.checkpoint}", file=sys.stderr)
+    try:
+        rows = probe(args)
+    except (ProgramlError, OSError) as error:  # a bad checkpoint or data set: one line, no traceback
+        print(f"dataflow_grad_probe: {error}", file=sys.stderr)
         return 1
-    rows = probe(args)
     if not rows:
         print("dataflow_grad_probe: no batches in that range", file=sys.stderr)
         return 1

@@ -12,9 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
-from programl.data.deepdataflow import build_dataset, discover_inputs  # noqa: E402
 from programl.tasks import dataflow  # noqa: E402
-from tests.data._ddf import write_sources  # noqa: E402
+from tests.data._ddf import tiny_dataset  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "dataflow_grad_probe.py"
 
@@ -22,9 +21,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "dataflow_grad_probe.
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> tuple[Path, Path]:
     """(data set, checkpoint) of a datadep run of 60 examples in batches of at most 600 nodes."""
-    src = write_sources(tmp_path_factory.mktemp("src"), chains=(2, 3, 4, 6, 8, 10, 12, 14, 16, 18, 20))
-    root = tmp_path_factory.mktemp("ddf")
-    build_dataset(discover_inputs([src]), root, jobs=1)
+    root = tiny_dataset(tmp_path_factory.mktemp("tiny"), chains=(2, 3, 4, 6, 8, 10, 12, 14, 16, 18, 20))
     run_dir = tmp_path_factory.mktemp("run")
     args = [
         "train",
@@ -85,8 +82,13 @@ def test_probes_the_runs_own_batches(run, main, tmp_path: Path, capsys) -> None:
 
 
 def test_errors(run, main, tmp_path: Path, capsys) -> None:
-    root, _ = run
+    root, checkpoint = run
     assert main([str(tmp_path / "none.pt"), "--dataset", str(root), "--to", "10"]) == 1
     assert "no checkpoint" in capsys.readouterr().err
+    (tmp_path / "junk.pt").write_bytes(b"junk")
+    assert main([str(tmp_path / "junk.pt"), "--dataset", str(root), "--to", "10"]) == 1
+    assert "not a readable checkpoint" in capsys.readouterr().err
+    assert main([str(checkpoint), "--dataset", str(tmp_path / "nowhere"), "--to", "10"]) == 1
+    assert "no vocabulary" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main([str(tmp_path / "none.pt"), "--dataset", str(root), "--from", "10", "--to", "5"])
