@@ -43,11 +43,26 @@ def settings_label(config: dict) -> str:
     return ", ".join(parts)
 
 
+def line_label(run_dir: Path, config: dict, how: str) -> str:
+    """A run's name in the legend: its analysis, its optimisation settings, or its directory as given (``how``)."""
+    if how == "settings":
+        return settings_label(config)
+    if how == "dir":
+        return str(run_dir)
+    return config.get("model", {}).get("analysis", run_dir.name)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="run directories of `programl train dataflow`")
     parser.add_argument("-o", "--output", type=Path, required=True, help="PNG file to write")
-    parser.add_argument("--label", choices=("analysis", "settings", "dir"), default="analysis", help="line names")
+    parser.add_argument(
+        "--label",
+        choices=("analysis", "settings", "dir"),
+        default="analysis",
+        help="line names: the run's analysis, its optimisation settings, or its directory as given "
+        "(to tell apart runs of one analysis under several run roots)",
+    )
     parser.add_argument("--grad-norms", action="store_true", help="add a panel of the largest gradient norm per epoch")
     parser.add_argument("--title", help="figure title (default: the DeepDataFlow-22 one)")
     args = parser.parse_args(argv)
@@ -68,11 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{run_dir}: {error.strerror or error}", file=sys.stderr)
             return 1
         config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-        label = {
-            "analysis": config.get("model", {}).get("analysis", run_dir.name),
-            "settings": settings_label(config),
-            "dir": run_dir.name,
-        }[args.label]
+        label = line_label(run_dir, config, args.label)
         examples = [r["train_examples"] for r in records]
         (line,) = axes.plot(examples, [r["val_f1"] for r in records], marker="o", label=f"{label} (val)")
         result_path = run_dir / "result.json"

@@ -21,7 +21,7 @@ def load_script():
 
 
 def make_run(directory: Path, analysis: str, with_result: bool) -> Path:
-    directory.mkdir()
+    directory.mkdir(parents=True)
     (directory / "config.json").write_text(json.dumps({"model": {"analysis": analysis}}))
     records = [{"epoch": e, "train_examples": 2500 * e, "val_f1": 0.2 * e} for e in (1, 2, 3)]
     (directory / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -39,6 +39,18 @@ def test_plots_runs_with_and_without_results(tmp_path: Path, capsys) -> None:
     assert module.main([str(r) for r in runs] + ["-o", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "wrote" in capsys.readouterr().out
+
+
+def test_dir_labels_tell_apart_runs_of_one_analysis(tmp_path: Path) -> None:
+    module = load_script()
+    runs = [
+        make_run(tmp_path / "campaign" / "liveness", "liveness", True),
+        make_run(tmp_path / "campaign4" / "liveness", "liveness", True),
+    ]
+    configs = [json.loads((r / "config.json").read_text()) for r in runs]
+    assert {module.line_label(r, c, "analysis") for r, c in zip(runs, configs)} == {"liveness"}
+    assert [module.line_label(r, c, "dir") for r, c in zip(runs, configs)] == [str(r) for r in runs]
+    assert module.main([str(r) for r in runs] + ["-o", str(tmp_path / "x.png"), "--label", "dir"]) == 0
 
 
 def test_missing_log_is_an_error(tmp_path: Path, capsys) -> None:
