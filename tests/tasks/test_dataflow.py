@@ -216,20 +216,33 @@ def test_registered_with_the_cli(ddf: Path, tmp_path: Path, monkeypatch) -> None
     assert out.stdout.strip() == "False"
 
 
+def _worker_logs(logs: Path, tail: int = 4000) -> str:
+    """The end of every torchrun worker's redirected stdout and stderr (``--log-dir``/``--redirects``)."""
+    parts = []
+    for path in sorted(logs.rglob("*.log")):
+        text = path.read_text(errors="replace")
+        parts.append(f"--- {path.relative_to(logs)} ---\n{text[-tail:]}")
+    return "\n".join(parts) + "\n--- torchrun ---\n"
+
+
 def test_ddp_two_processes_agree(ddf: Path, tmp_path: Path) -> None:
     import torch.distributed as tdist
 
     if not tdist.is_available() or not tdist.is_gloo_available():
         pytest.skip("torch.distributed with gloo is not available")
-    run = tmp_path / "ddp"
+    run, logs = tmp_path / "ddp", tmp_path / "logs"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     env["OMP_NUM_THREADS"] = "1"
-    args = "--standalone --nproc_per_node 2 -m programl.tasks.dataflow train --analysis datadep --device cpu"
+    # each process's output goes to its own file under logs/, so a failure shows the process that failed first
+    args = "--standalone --nproc_per_node 2 --redirects 3"
+    args += " -m programl.tasks.dataflow train --analysis datadep --device cpu"
     args += " --threads 1 --train-examples 30 60 --val-examples 20 --batch-nodes 600 --test-steps 30 -q"
     command = [
         sys.executable,
         "-m",
         "torch.distributed.run",
+        "--log-dir",
+        str(logs),
         *args.split(),
         "--dataset",
         str(ddf),
@@ -251,7 +264,7 @@ def test_ddp_two_processes_agree(ddf: Path, tmp_path: Path) -> None:
         os.killpg(process.pid, signal.SIGKILL)  # torchrun and both workers
         process.communicate()
         pytest.fail("the two-process run did not finish in 10 minutes")
-    assert process.returncode == 0, stderr[-3000:]
+    assert process.returncode == 0, _worker_logs(logs) + stderr[-2000:]
     result = json.loads((run / "result.json").read_text())
     assert result["world_size"] == 2
     digests = result["ddp"]["parameter_digests"]
