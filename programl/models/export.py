@@ -87,7 +87,8 @@ def model_spec(task: str, config: Mapping[str, Any], vocabulary_size: int, where
             where,
         )
         channels, pooling = config.get("readout_channels", 2), config.get("pooling", "sum")
-        paper = channels == 2 and pooling == "sum"
+        aux_bins = config.get("aux_bins", 0)  # the thresholds are a buffer of the saved weights
+        paper = channels == 2 and pooling == "sum" and not aux_bins
         graph_model = {
             "class": "GGNNGraphClassifier",
             "args": [vocabulary_size, channels],
@@ -109,7 +110,12 @@ def model_spec(task: str, config: Mapping[str, Any], vocabulary_size: int, where
         return {
             "class": "PooledReadoutClassifier",
             "args": [graph_model],
-            "kwargs": {"pooling": pooling, "aux_hidden": o["aux_hidden"], "aux_dropout": o["aux_dropout"]},
+            "kwargs": {
+                "pooling": pooling,
+                "aux_hidden": o["aux_hidden"],
+                "aux_dropout": o["aux_dropout"],
+                **({"aux_bins": aux_bins} if aux_bins else {}),
+            },
         }
     if task == "classifyapp":
         from programl.data.poj104 import NUM_CLASSES

@@ -5,6 +5,8 @@ It wraps a :class:`~programl.models.GGNNGraphClassifier` built with K output cha
 gated node readout has K channels, pooled per graph by sum or mean; an auxiliary head reads all K with the graph's
 auxiliary inputs (``data.graph_x``, 2 per graph), and the intermediate loss is taken on the first 2 channels, the
 paper's graph logits. With K = 2 and sum pooling this is the paper's model, which the task then builds directly.
+``aux_bins`` > 0 feeds the auxiliary inputs to the head as thermometer bits
+(:class:`~programl.models.readout.ThermometerEncoding`; ``programl train devmap --aux-bins N``).
 """
 
 from __future__ import annotations
@@ -28,15 +30,23 @@ class PooledReadoutClassifier(nn.Module):
         pooling: ``"sum"`` or ``"mean"`` over each graph's nodes.
         aux_hidden: Hidden size of the auxiliary head.
         aux_dropout: Dropout of the auxiliary head.
+        aux_bins: Thermometer bits per auxiliary input (0: their ``log1p``, the paper's head); the thresholds are set
+            by :meth:`fit_aux` from the training rows and saved with the weights.
     """
 
     def __init__(
-        self, graph_model: GGNNGraphClassifier, *, pooling: str = "sum", aux_hidden: int = 32, aux_dropout: float = 0.0
+        self,
+        graph_model: GGNNGraphClassifier,
+        *,
+        pooling: str = "sum",
+        aux_hidden: int = 32,
+        aux_dropout: float = 0.0,
+        aux_bins: int = 0,
     ) -> None:
         super().__init__()
         self.graph_model = graph_model
         self.pooling = pooling
-        self.aux = AuxiliaryReadout(graph_model.num_classes, 2, aux_hidden, 2, dropout=aux_dropout)
+        self.aux = AuxiliaryReadout(graph_model.num_classes, 2, aux_hidden, 2, dropout=aux_dropout, aux_bins=aux_bins)
         self.intermediate_loss_weight = graph_model.intermediate_loss_weight
 
     def forward(self, data) -> GraphOutput:
@@ -47,6 +57,10 @@ class PooledReadoutClassifier(nn.Module):
             batch = node_logits.new_zeros(node_logits.size(0), dtype=torch.long)
         channels = scatter(node_logits, batch, dim=0, dim_size=data.graph_x.view(-1, 2).size(0), reduce=self.pooling)
         return GraphOutput(self.aux(channels, data.graph_x.view(channels.size(0), -1)), channels[:, :2])
+
+    def fit_aux(self, graph_x: Tensor) -> None:
+        """Fit the auxiliary head's thermometer thresholds to the training rows' ``graph_x`` (N, 2)."""
+        self.aux.fit_aux(graph_x.view(-1, 2))
 
     def predict(self, data) -> Tensor:
         """Predicted class per graph, (B,) long."""

@@ -149,6 +149,9 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--readout-channels", type=int, default=2, metavar="K",
                        help="graph readout channels fed to the auxiliary head (default: 2, the paper's graph logits; "
                             "K > 2 adds K - 2 learned graph features)")
+    model.add_argument("--aux-bins", type=int, default=0, metavar="N",
+                       help="feed each auxiliary input to the head as N threshold bits at quantiles of the fold's "
+                            "training inputs (a thermometer code; default: 0, the paper's log1p values)")
     optim = parser.add_argument_group("optimisation")
     optim.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default: 1e-3)")
     optim.add_argument("--weight-decay", type=float, default=0.0, help="default: 0")
@@ -354,6 +357,7 @@ class DevmapOptions(TaskOptions):
     aux_hidden: int
     readout_channels: int
     pooling: str
+    aux_bins: int
     intermediate_loss_weight: float
     variant: str
     folds: int
@@ -370,16 +374,19 @@ class DevmapOptions(TaskOptions):
 #: The options of the model (``evaluate`` needs them).
 _MODEL_KEYS = ("hidden", "steps", "layers", "positions", "node_type_gru", "message_dropout", "state_dropout",
                "aux_dropout", "aux_hidden", "readout_channels", "pooling", "intermediate_loss_weight")
+#: What runs written before an option existed are taken to have used.
+_MODEL_DEFAULTS = {"aux_bins": 0}
 
 
 def _model(config: dict[str, Any], vocabulary_size: int):
-    """The paper's model (2 readout channels summed per graph), or :class:`~programl.models.PooledReadoutClassifier`
-    otherwise."""
+    """The paper's model (2 readout channels summed per graph, ``log1p`` auxiliary inputs), or
+    :class:`~programl.models.PooledReadoutClassifier` otherwise."""
     from programl.models import GGNNGraphClassifier
 
     schedule = [step % config["layers"] for step in range(config["steps"])]
     channels = config.get("readout_channels", 2)
-    paper = channels == 2 and config.get("pooling", "sum") == "sum"
+    aux_bins = config.get("aux_bins", 0)
+    paper = channels == 2 and config.get("pooling", "sum") == "sum" and not aux_bins
     graph_model = GGNNGraphClassifier(
         vocabulary_size,
         channels,
@@ -400,7 +407,7 @@ def _model(config: dict[str, Any], vocabulary_size: int):
 
     return PooledReadoutClassifier(
         graph_model, pooling=config.get("pooling", "sum"), aux_hidden=config["aux_hidden"],
-        aux_dropout=config["aux_dropout"]
+        aux_dropout=config["aux_dropout"], aux_bins=aux_bins
     )
 
 
@@ -476,7 +483,10 @@ class _FoldTask(TrainingTask):
     def build(self, device):
         import torch
 
-        model = _model(self.config, self.vocabulary_size).to(device)
+        model = _model(self.config, self.vocabulary_size)
+        if self.config.get("aux_bins", 0):  # thresholds from the training rows only (a resumed run reloads them)
+            model.fit_aux(torch.cat([self.examples.data[i].graph_x.view(1, -1) for i in self.split.train]))
+        model = model.to(device)
         return model, torch.optim.Adam(model.parameters(), lr=self.config["lr"],
                                        weight_decay=self.config["weight_decay"])
 
@@ -550,6 +560,8 @@ def _check_config(args: argparse.Namespace) -> None:
         raise UsageError("need --steps >= 1 and 1 <= --layers <= --steps")
     if args.readout_channels < 2:
         raise UsageError("--readout-channels must be at least 2")
+    if args.aux_bins < 0:
+        raise UsageError("--aux-bins must be >= 0")
     if args.hidden < 2 or args.hidden % 2:
         raise UsageError("--hidden must be an even number >= 2")
     if args.batch_graphs is not None and args.batch_graphs < 2:
@@ -611,7 +623,7 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
     config = options.config()
     if (run_dir / "config.json").exists() and not args.restart:
         check_same_run(run_dir, "devmap", config, paths={"source_dir": source_dir, "data_dir": data_dir},
-                       ignore=("epochs",), defaults=SCHEDULE_DEFAULTS)
+                       ignore=("epochs",), defaults={**SCHEDULE_DEFAULTS, **_MODEL_DEFAULTS})
     write_json(run_dir / "config.json", {"task": "devmap", "model": config, "source_dir": str(source_dir),
                                          "data_dir": str(data_dir)})
     rows = _subset_rows(source_dir, args.subset, args.fold_seed)

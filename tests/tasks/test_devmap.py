@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -175,3 +176,43 @@ def test_a_model_too_large_for_memory_is_one_line(tiny_run, tmp_path) -> None:
     assert done.returncode == 1, done.stderr[-2000:]
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("programl train devmap: error: out of memory")
+
+
+def test_aux_bins_fit_on_the_training_rows_and_travel_with_the_model(tiny_run, tmp_path) -> None:
+    """``--aux-bins``: the thermometer thresholds are quantiles of log1p of the fold's training inputs only, kept
+    in ``best.pt``, re-tested by ``evaluate`` and exported with the weights; an older run counts as 0 bins."""
+    from programl.data.devmap import cross_validation_splits
+    from programl.models import pretrained
+    from programl.models.export import export_pretrained
+
+    root, argv = tiny_run
+    run = tmp_path / "bins"
+    argv = [a if a != root / "run" else run for a in argv]
+    options = ("--epochs", "2", "--only-folds", "0", "--readout-channels", "4", "--aux-bins", "8")
+    assert devmap.train_main(parse("train", *argv, *options)) == 0
+    config = json.loads((run / "config.json").read_text())["model"]
+    assert config["aux_bins"] == 8
+    source = Path(argv[argv.index("--source-dir") + 1])
+    examples = devmap._examples(source, root / "data", "amd", "ncc", devmap._subset_rows(source, 60, 204))
+    train = cross_validation_splits(examples.labels, 3, 204)[0].train
+    inputs = torch.log1p(torch.cat([examples.data[i].graph_x.view(1, 2) for i in train]).double())
+    levels = torch.linspace(0, 1, 10, dtype=torch.float64)[1:-1]
+    saved = load_checkpoint(run / "amd" / "fold_0" / "best.pt", restore_rng=False)["model"]
+    thresholds = saved["aux.encoding.thresholds"]
+    assert thresholds.shape == (2, 8)
+    for j in range(2):
+        expected = torch.unique(torch.quantile(inputs[:, j], levels)).float()
+        torch.testing.assert_close(thresholds[j, : len(expected)], expected)
+        assert torch.isinf(thresholds[j, len(expected) :]).all()
+    result = json.loads((run / "amd" / "fold_0" / "result.json").read_text())
+    assert devmap.evaluate_main(parse("evaluate", "--run-dir", run, "--platform", "amd", "-q")) == 0
+    assert json.loads((run / "amd" / "fold_0" / "result.json").read_text())["predictions"] == result["predictions"]
+    directory = export_pretrained(run, output_dir=tmp_path / "models", platform="amd")
+    model = pretrained(str(directory))
+    assert torch.equal(model.model.aux.encoding.thresholds, thresholds)
+    # the paper's model (0 bins) is still built for runs that never had the option
+    paper = {k: v for k, v in config.items() if k != "aux_bins"} | {"readout_channels": 2}
+    assert type(devmap._model(paper, 10)).__name__ == "GGNNGraphClassifier"
+    assert type(devmap._model(config, 10)).__name__ == "PooledReadoutClassifier"
+    with pytest.raises(UsageError, match="--aux-bins"):
+        devmap.train_main(parse("train", *argv, "--aux-bins", "-1"))
