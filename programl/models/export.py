@@ -87,8 +87,11 @@ def model_spec(task: str, config: Mapping[str, Any], vocabulary_size: int, where
             where,
         )
         channels, pooling = config.get("readout_channels", 2), config.get("pooling", "sum")
-        aux_bins = config.get("aux_bins", 0)  # the thresholds are a buffer of the saved weights
-        paper = channels == 2 and pooling == "sum" and not aux_bins
+        from programl.models.pooled_readout import is_paper_head
+
+        # the thermometer thresholds and the text-count scales are buffers of the saved weights
+        aux_bins, text_counts = config.get("aux_bins", 0), config.get("text_counts", False)
+        paper = is_paper_head(channels, pooling, aux_bins, text_counts)
         graph_model = {
             "class": "GGNNGraphClassifier",
             "args": [vocabulary_size, channels],
@@ -115,6 +118,7 @@ def model_spec(task: str, config: Mapping[str, Any], vocabulary_size: int, where
                 "aux_hidden": o["aux_hidden"],
                 "aux_dropout": o["aux_dropout"],
                 **({"aux_bins": aux_bins} if aux_bins else {}),
+                **({"text_counts": vocabulary_size + 1} if text_counts else {}),
             },
         }
     if task == "classifyapp":

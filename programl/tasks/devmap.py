@@ -152,6 +152,9 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--aux-bins", type=int, default=0, metavar="N",
                        help="feed each auxiliary input to the head as N threshold bits at quantiles of the fold's "
                             "training inputs (a thermometer code; default: 0, the paper's log1p values)")
+    model.add_argument("--text-counts", action="store_true",
+                       help="feed the head each kernel's node-text counts as well (log1p, scaled by the fold's "
+                            "training kernels; not in the paper)")
     optim = parser.add_argument_group("optimisation")
     optim.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default: 1e-3)")
     optim.add_argument("--weight-decay", type=float, default=0.0, help="default: 0")
@@ -358,6 +361,7 @@ class DevmapOptions(TaskOptions):
     readout_channels: int
     pooling: str
     aux_bins: int
+    text_counts: bool
     intermediate_loss_weight: float
     variant: str
     folds: int
@@ -375,18 +379,19 @@ class DevmapOptions(TaskOptions):
 _MODEL_KEYS = ("hidden", "steps", "layers", "positions", "node_type_gru", "message_dropout", "state_dropout",
                "aux_dropout", "aux_hidden", "readout_channels", "pooling", "intermediate_loss_weight")
 #: What runs written before an option existed are taken to have used.
-_MODEL_DEFAULTS = {"aux_bins": 0}
+_MODEL_DEFAULTS = {"aux_bins": 0, "text_counts": False}
 
 
 def _model(config: dict[str, Any], vocabulary_size: int):
     """The paper's model (2 readout channels summed per graph, ``log1p`` auxiliary inputs), or
     :class:`~programl.models.PooledReadoutClassifier` otherwise."""
     from programl.models import GGNNGraphClassifier
+    from programl.models.pooled_readout import is_paper_head
 
     schedule = [step % config["layers"] for step in range(config["steps"])]
     channels = config.get("readout_channels", 2)
-    aux_bins = config.get("aux_bins", 0)
-    paper = channels == 2 and config.get("pooling", "sum") == "sum" and not aux_bins
+    aux_bins, text_counts = config.get("aux_bins", 0), config.get("text_counts", False)
+    paper = is_paper_head(channels, config.get("pooling", "sum"), aux_bins, text_counts)
     graph_model = GGNNGraphClassifier(
         vocabulary_size,
         channels,
@@ -407,7 +412,7 @@ def _model(config: dict[str, Any], vocabulary_size: int):
 
     return PooledReadoutClassifier(
         graph_model, pooling=config.get("pooling", "sum"), aux_hidden=config["aux_hidden"],
-        aux_dropout=config["aux_dropout"], aux_bins=aux_bins
+        aux_dropout=config["aux_dropout"], aux_bins=aux_bins, text_counts=vocabulary_size + 1 if text_counts else 0
     )
 
 
@@ -486,6 +491,10 @@ class _FoldTask(TrainingTask):
         model = _model(self.config, self.vocabulary_size)
         if self.config.get("aux_bins", 0):  # thresholds from the training rows only (a resumed run reloads them)
             model.fit_aux(torch.cat([self.examples.data[i].graph_x.view(1, -1) for i in self.split.train]))
+        if self.config.get("text_counts", False):  # scales from the training rows only, as the thresholds
+            train = [self.text_map[self.examples.data[i].x] for i in self.split.train]
+            batch = torch.cat([torch.full((len(x),), g, dtype=torch.long) for g, x in enumerate(train)])
+            model.fit_text_counts(torch.cat(train), batch, len(train))
         model = model.to(device)
         return model, torch.optim.Adam(model.parameters(), lr=self.config["lr"],
                                        weight_decay=self.config["weight_decay"])

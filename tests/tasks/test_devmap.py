@@ -216,3 +216,37 @@ def test_aux_bins_fit_on_the_training_rows_and_travel_with_the_model(tiny_run, t
     assert type(devmap._model(config, 10)).__name__ == "PooledReadoutClassifier"
     with pytest.raises(UsageError, match="--aux-bins"):
         devmap.train_main(parse("train", *argv, "--aux-bins", "-1"))
+
+
+def test_text_counts_scale_from_the_training_rows_and_travel_with_the_model(tiny_run, tmp_path) -> None:
+    """``--text-counts``: the head's count scales are the largest log1p node-text counts of the fold's training
+    kernels (in the fold's vocabulary), kept in ``best.pt``, re-tested by ``evaluate`` and exported."""
+    from programl.data.devmap import cross_validation_splits
+    from programl.data.vocabulary import Vocabulary
+    from programl.models import pretrained
+    from programl.models.export import export_pretrained
+
+    root, argv = tiny_run
+    run = tmp_path / "counts"
+    argv = [a if a != root / "run" else run for a in argv]
+    assert devmap.train_main(parse("train", *argv, "--epochs", "2", "--only-folds", "0", "--text-counts")) == 0
+    config = json.loads((run / "config.json").read_text())["model"]
+    assert config["text_counts"] is True and config["aux_bins"] == 0
+    fold = run / "amd" / "fold_0"
+    vocabulary = Vocabulary.load(fold / "vocab.csv")
+    source = Path(argv[argv.index("--source-dir") + 1])
+    examples = devmap._examples(source, root / "data", "amd", "ncc", devmap._subset_rows(source, 60, 204))
+    text_map = devmap._text_map(examples.texts, vocabulary)
+    train = cross_validation_splits(examples.labels, 3, 204)[0].train
+    largest = torch.zeros(len(vocabulary) + 1)
+    for i in train:
+        counts = torch.bincount(text_map[examples.data[i].x], minlength=len(vocabulary) + 1).float()
+        largest = torch.maximum(largest, torch.log1p(counts))
+    saved = load_checkpoint(fold / "best.pt", restore_rng=False)["model"]
+    torch.testing.assert_close(saved["text_counts.scale"], torch.where(largest > 0, largest, torch.ones_like(largest)))
+    result = json.loads((fold / "result.json").read_text())
+    assert devmap.evaluate_main(parse("evaluate", "--run-dir", run, "--platform", "amd", "-q")) == 0
+    assert json.loads((fold / "result.json").read_text())["predictions"] == result["predictions"]
+    model = pretrained(str(export_pretrained(run, output_dir=tmp_path / "models", platform="amd")))
+    assert torch.equal(model.model.text_counts.scale, saved["text_counts.scale"])
+    assert type(devmap._model(config, 10)).__name__ == "PooledReadoutClassifier"
