@@ -82,3 +82,17 @@ def test_head_learns_a_label_that_only_the_text_counts_decide() -> None:
     blind = PooledReadoutClassifier(graph_model, aux_hidden=16)
     blind.eval()
     assert len(set(blind.predict(batch).tolist())) == 1
+
+
+def test_a_single_graph_counts_as_inside_a_batch() -> None:
+    """``programl predict devmap`` passes one graph without a ``batch`` vector: the same logits as in a batch."""
+    vocab, batch = devmap_like_dataset()
+    torch.manual_seed(0)
+    graph_model = GGNNGraphClassifier(len(vocab), 4, hidden_channels=8, layer_schedule=[0, 0], use_positions=False)
+    model = PooledReadoutClassifier(graph_model, aux_hidden=16, aux_bins=4, text_counts=len(vocab) + 1)
+    model.fit_aux(batch.graph_x)
+    model.fit_text_counts(batch.x, batch.batch, batch.num_graphs)
+    model.eval()
+    single = batch.to_data_list()[3]
+    del single.batch
+    torch.testing.assert_close(model(single).logits[0], model(batch).logits[3])
