@@ -45,6 +45,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--min-kernels", type=int, default=2, help="fewest kernels per module (default: 2)")
     parser.add_argument("--max-kernels", type=int, default=8, help="most kernels per module (default: 8)")
     parser.add_argument("--seed", type=int, default=204, help="seed of the kernel sets and the roots (default: 204)")
+    parser.add_argument("--max-roots", type=int, default=10, help="label records per module (default: 10)")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="build workers (default: 1)")
     parser.add_argument("--llvm-link", default="llvm-link-22", help="the linker (default: llvm-link-22)")
     args = parser.parse_args(argv)
@@ -155,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         "subexpressions",
         "--seed",
         str(args.seed),
+        "--max-roots",
+        str(args.max_roots),
         "-j",
         str(args.jobs),
     ]
