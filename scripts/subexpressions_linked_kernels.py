@@ -45,6 +45,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--min-kernels", type=int, default=2, help="fewest kernels per module (default: 2)")
     parser.add_argument("--max-kernels", type=int, default=8, help="most kernels per module (default: 8)")
     parser.add_argument("--seed", type=int, default=204, help="seed of the kernel sets and the roots (default: 204)")
+    parser.add_argument("--prefix", default="linked", help="module names: PREFIX-<k> (default: linked)")
     parser.add_argument("--max-roots", type=int, default=10, help="label records per module (default: 10)")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="build workers (default: 1)")
     parser.add_argument("--llvm-link", default="llvm-link-22", help="the linker (default: llvm-link-22)")
@@ -82,7 +83,7 @@ def link_modules(args: argparse.Namespace, kernels: list[str]) -> Path:
             names = [n for m in members for n in defined[m]]
             if len(names) == len(set(names)):
                 break
-        path = linked / f"linked-{k:03d}.ll"
+        path = linked / f"{args.prefix}-{k:03d}.ll"
         if not path.is_file():
             tmp = path.with_suffix(".tmp")
             inputs = [str(args.base / "ir" / f"{m}.ll") for m in members]
@@ -94,12 +95,15 @@ def link_modules(args: argparse.Namespace, kernels: list[str]) -> Path:
 
 
 def link_all(target_dir: Path, source_dir: Path, names: list[str] | None = None) -> None:
-    """Symlink every file of ``source_dir`` (or ``names``) into ``target_dir``."""
+    """Symlink every file of ``source_dir`` (or ``names``) into ``target_dir``; a name that is already linked to
+    another file is an error (two module sets with one ``--prefix``), not silently the first one."""
     target_dir.mkdir(parents=True, exist_ok=True)
     for name in names if names is not None else os.listdir(source_dir):
-        link = target_dir / name
-        if not link.exists():
-            os.symlink(os.path.abspath(source_dir / name), link)
+        link, target = target_dir / name, os.path.abspath(source_dir / name)
+        if link.is_symlink() and os.readlink(link) != target:
+            raise SystemExit(f"error: {link} already links {os.readlink(link)}, not {target}: use another --prefix")
+        if not link.is_symlink():
+            os.symlink(target, link)
 
 
 def assemble(args: argparse.Namespace, build: Path) -> Path:
