@@ -139,6 +139,17 @@ def assemble(args: argparse.Namespace, build: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    try:
+        return run(args)
+    except subprocess.CalledProcessError as error:  # the tool has printed its own message
+        print(f"error: {error.cmd[0]} {error.cmd[1]}... exited with status {error.returncode}", file=sys.stderr)
+    except OSError as error:  # a missing base directory or linker, a full disk
+        print(f"error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
+    return 1
+
+
+def run(args: argparse.Namespace) -> int:
+    """Link, build and assemble (module docstring); 1 when the base has too few kernels."""
     kernels = training_kernels(args.base, args.pattern, args.suffix)
     if len(kernels) < args.min_kernels:
         print(
