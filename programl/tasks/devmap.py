@@ -172,7 +172,8 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a run of 'programl train devmap' (default: runs/devmap)")
     parser.add_argument("--source-dir", metavar="DIR", help="as for training (default: the run's)")
     parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
-    parser.add_argument("--platform", choices=("amd", "nvidia", "all"), default="all", help="default: all")
+    parser.add_argument("--platform", choices=("amd", "nvidia", "all"), default="all",
+                        help="default: all, the platforms the run has trained folds of")
     add_runtime_arguments(parser)
 
 
@@ -775,7 +776,10 @@ def _evaluate(args: argparse.Namespace, device, run_dir: Path, saved: dict[str, 
     data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
     summary = {}
     rows = _subset_rows(source_dir, config.get("subset"), config["fold_seed"])
-    for platform in _platforms(args.platform):
+    platforms = _platforms(args.platform)
+    if args.platform == "all":  # a one-platform run: its platform, not an error about the other
+        platforms = tuple(p for p in platforms if any((run_dir / p).glob("fold_*/best.pt"))) or platforms
+    for platform in platforms:
         examples = _examples(source_dir, data_dir, platform, config["variant"], rows)
         results = []
         for split in _splits(examples, config["folds"], config["fold_seed"]):

@@ -97,6 +97,10 @@ def test_evaluate_reproduces_the_training_predictions(tiny_run, capsys) -> None:
     after = json.loads((root / "run" / "amd" / "report.json").read_text())
     assert after["per_fold"] == before["per_fold"]
     assert "AMD Tahiti 7970" in capsys.readouterr().out
+    # the default --platform all: the run trained AMD only, so AMD only, not an error about NVIDIA
+    assert devmap.evaluate_main(parse("evaluate", "--run-dir", root / "run", "-q")) == 0
+    assert json.loads((root / "run" / "amd" / "report.json").read_text())["per_fold"] == before["per_fold"]
+    assert "NVIDIA" not in capsys.readouterr().out
 
 
 def test_more_epochs_resume_from_the_checkpoint(tiny_run, tmp_path) -> None:
