@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""More distinct training examples from the same training graphs: further seeded root draws (issue 11 item 1).
+
+A DeepDataFlow build labels each graph once, with ``min(ceil(eligible / 10), 10)`` roots drawn with the build's
+seed (SPEC §4.1), so the number of examples is fixed by the corpus: DeepDataFlow-22 holds 69,372 DDF-30 training
+examples for subexpressions, not the 200k of issue 11. A draw with another seed picks other roots of the same
+eligible set. This script draws again for the *training* graphs only (``programl analyze ANALYSIS BASE/train
+--seed S``, one directory per seed, resumable), and merges each training graph's records into one label file: the
+base build's records first, then each draw's records whose root is not labelled yet, so every (graph, root)
+example is distinct and the base build's examples are all kept. Validation and test keep the base build's single
+draw, untouched, so scores stay comparable with every other run.
+
+It assembles a derived data set root ``OUT/root``: the base build's graphs (symlinks), ``train``/``val``/``test``
+(symlinks to the base's), the merged training labels of ANALYSIS (a graph with no new root links the base file),
+the base's validation and test labels (symlinks), its vocabulary, and its converted val/test splits (symlinks, so
+only ``train`` is converted again). It prints the training examples (all, and DDF-30) before and after.
+
+Usage::
+
+    python scripts/dataflow_more_roots.py --base data/ddf22-full --out data/ddf22-roots --seeds 1 2 3 -j 2
+    programl train dataflow --analysis subexpressions --dataset data/ddf22-roots/root ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+GRAPH_SUFFIX = ".ProgramGraph.pb"
+LABEL_SUFFIX = ".ProgramGraphFeaturesList.pb"
+ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--base", type=Path, required=True, help="the DeepDataFlow build (programl dataset build)")
+    parser.add_argument("--out", type=Path, required=True, help="where the draws and the derived root go")
+    parser.add_argument("--analysis", choices=ANALYSES, default="subexpressions", help="default: subexpressions")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[1, 2, 3],
+        help="seeds of the further draws (default: 1 2 3; the build's own seed adds nothing)",
+    )
+    parser.add_argument(
+        "--max-roots", type=int, default=10, help="roots per graph and draw, as the build (default: 10)"
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=30,
+        help="also count the examples of at most this many steps (DDF-30; default: 30)",
+    )
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="labelling workers (default: 1)")
+    return parser.parse_args(argv)
+
+
+def draw(args: argparse.Namespace, seed: int) -> Path:
+    """Label the base's training graphs with ``seed`` into ``OUT/draw-<seed>`` (up-to-date files are kept)."""
+    out = args.out / f"draw-{seed}"
+    command = [
+        sys.executable,
+        "-m",
+        "programl",
+        "analyze",
+        args.analysis,
+        str(args.base / "train"),
+        "-o",
+        str(out),
+        "--seed",
+        str(seed),
+        "--max-roots",
+        str(args.max_roots),
+        "-j",
+        str(args.jobs),
+        "-q",
+    ]
+    subprocess.run(command, check=True)
+    return out / "labels" / args.analysis
+
+
+def merge(base_file: Path, draw_files: list[Path], target: Path, max_steps: int) -> np.ndarray:
+    """Write ``target``: the base's records, then the draws' records of roots not yet labelled (a graph with no new
+    root gets a symlink to the base's file). Returns the counts (records, records of at most ``max_steps`` steps)
+    before and after, as ``[before, before_ddf, after, after_ddf]``."""
+    from programl.dataflow.base import AnalysisResult
+    from programl.dataflow.records import load_labels, save_labels
+
+    parts = [load_labels(f) for f in [base_file, *draw_files]]
+    seen: set[int] = set()
+    rows = []
+    for part in parts:
+        for k, root in enumerate(part.roots.tolist()):
+            if root not in seen:
+                seen.add(root)
+                rows.append((part, k))
+    base = parts[0]
+    steps = np.array([p.step_counts[k] for p, k in rows], dtype=np.int64)
+    counts = np.array([len(base), (base.step_counts <= max_steps).sum(), len(rows), (steps <= max_steps).sum()])
+    if len(rows) == len(base):
+        os.symlink(os.path.abspath(base_file), target)
+        return counts
+    merged = AnalysisResult(
+        analysis=base.analysis,
+        roots=np.array([p.roots[k] for p, k in rows], dtype=np.int64),
+        labels=np.stack([p.labels[k] for p, k in rows]),
+        step_counts=steps,
+        active_node_counts=np.array([p.active_node_counts[k] for p, k in rows], dtype=np.int64),
+    )
+    save_labels(target, merged)
+    return counts
+
+
+def link(target: Path, source: Path) -> None:
+    """``target`` -> ``source`` (absolute) unless it exists; an existing link elsewhere is an error."""
+    source = Path(os.path.abspath(source))
+    if target.is_symlink():
+        if Path(os.readlink(target)) != source:
+            raise SystemExit(f"error: {target} already links {os.readlink(target)}, not {source}: use another --out")
+        return
+    if not target.exists():
+        os.symlink(source, target)
+
+
+def assemble(args: argparse.Namespace, draws: list[Path]) -> tuple[Path, np.ndarray]:
+    """The derived root ``OUT/root`` (module docstring); returns it and the training counts of :func:`merge`."""
+    base, root = args.base.resolve(), args.out / "root"
+    labels = root / "labels" / args.analysis
+    labels.mkdir(parents=True, exist_ok=True)
+    for name in ("graphs", "train", "val", "test"):
+        link(root / name, base / name)
+    (root / "vocab").mkdir(exist_ok=True)
+    shutil.copyfile(base / "vocab" / "programl.csv", root / "vocab" / "programl.csv")
+    base_labels = base / "labels" / args.analysis
+    train = {p.name[: -len(GRAPH_SUFFIX)] for p in (base / "train").iterdir() if p.name.endswith(GRAPH_SUFFIX)}
+    counts = np.zeros(4, dtype=np.int64)
+    for path in sorted(base_labels.iterdir()):
+        name = path.name[: -len(LABEL_SUFFIX)]
+        target = labels / path.name
+        if name not in train:  # validation and test: the base's draw
+            link(target, path)
+            continue
+        if target.is_symlink() or target.is_file():  # merged by an earlier, interrupted run: count it again
+            target.unlink()
+        counts += merge(path, [d / path.name for d in draws if (d / path.name).is_file()], target, args.max_steps)
+    # The base build's converted val/test splits (same vocabulary, so the same key): only train is converted again.
+    for key_dir in (base / "processed" / "ddf-v1").glob("*"):
+        for split in ("val", "test"):
+            target = root / "processed" / "ddf-v1" / key_dir.name / split
+            if (key_dir / split).is_dir():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                link(target, key_dir / split)
+    return root, counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        if not (args.base / "train").is_dir() or not (args.base / "labels" / args.analysis).is_dir():
+            print(
+                f"error: {args.base}: not a DeepDataFlow build with {args.analysis} labels (train/, labels/)",
+                file=sys.stderr,
+            )
+            return 1
+        draws = [draw(args, seed) for seed in args.seeds]
+        root, counts = assemble(args, draws)
+    except subprocess.CalledProcessError as error:  # the tool has printed its own message
+        print(f"error: programl analyze exited with status {error.returncode}", file=sys.stderr)
+        return 1
+    except OSError as error:  # a missing directory, a full disk
+        print(f"error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    print(
+        f"{root}: {args.analysis} training examples {counts[0]:,} -> {counts[2]:,}, of at most {args.max_steps} "
+        f"steps {counts[1]:,} -> {counts[3]:,} (seeds {' '.join(map(str, args.seeds))}; validation and test "
+        "unchanged)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
