@@ -32,9 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-GRAPH_SUFFIX = ".ProgramGraph.pb"
-LABEL_SUFFIX = ".ProgramGraphFeaturesList.pb"
-ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
+from programl.data.deepdataflow.derived import DerivedRootError, link, link_converted_splits
+from programl.data.deepdataflow.layout import GRAPH_SUFFIX, LABEL_SUFFIX
+from programl.dataflow.names import ANALYSES
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -120,15 +120,13 @@ def merge(base_file: Path, draw_files: list[Path], target: Path, max_steps: int)
     return counts
 
 
-def link(target: Path, source: Path) -> None:
-    """``target`` -> ``source`` (absolute) unless it exists; an existing link elsewhere is an error."""
-    source = Path(os.path.abspath(source))
-    if target.is_symlink():
-        if Path(os.readlink(target)) != source:
-            raise SystemExit(f"error: {target} already links {os.readlink(target)}, not {source}: use another --out")
-        return
-    if not target.exists():
-        os.symlink(source, target)
+def start_root(args: argparse.Namespace) -> None:
+    """Link the base's graphs and splits into ``OUT/root`` before any draw, so an ``--out`` that holds another
+    base's root fails at once (:class:`DerivedRootError`), not after the draws."""
+    root = args.out / "root"
+    root.mkdir(parents=True, exist_ok=True)
+    for name in ("graphs", "train", "val", "test"):
+        link(root / name, args.base.resolve() / name)
 
 
 def assemble(args: argparse.Namespace, draws: list[Path]) -> tuple[Path, np.ndarray]:
@@ -136,8 +134,6 @@ def assemble(args: argparse.Namespace, draws: list[Path]) -> tuple[Path, np.ndar
     base, root = args.base.resolve(), args.out / "root"
     labels = root / "labels" / args.analysis
     labels.mkdir(parents=True, exist_ok=True)
-    for name in ("graphs", "train", "val", "test"):
-        link(root / name, base / name)
     (root / "vocab").mkdir(exist_ok=True)
     shutil.copyfile(base / "vocab" / "programl.csv", root / "vocab" / "programl.csv")
     base_labels = base / "labels" / args.analysis
@@ -152,13 +148,8 @@ def assemble(args: argparse.Namespace, draws: list[Path]) -> tuple[Path, np.ndar
         if target.is_symlink() or target.is_file():  # merged by an earlier, interrupted run: count it again
             target.unlink()
         counts += merge(path, [d / path.name for d in draws if (d / path.name).is_file()], target, args.max_steps)
-    # The base build's converted val/test splits (same vocabulary, so the same key): only train is converted again.
-    for key_dir in (base / "processed" / "ddf-v1").glob("*"):
-        for split in ("val", "test"):
-            target = root / "processed" / "ddf-v1" / key_dir.name / split
-            if (key_dir / split).is_dir():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                link(target, key_dir / split)
+    # The base build's converted val/test splits: only train is converted again.
+    link_converted_splits(base, root)
     return root, counts
 
 
@@ -171,10 +162,14 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 1
+        start_root(args)
         draws = [draw(args, seed) for seed in args.seeds]
         root, counts = assemble(args, draws)
     except subprocess.CalledProcessError as error:  # the tool has printed its own message
         print(f"error: programl analyze exited with status {error.returncode}", file=sys.stderr)
+        return 1
+    except DerivedRootError as error:  # --out holds another derived root
+        print(f"error: {error}", file=sys.stderr)
         return 1
     except OSError as error:  # a missing directory, a full disk
         print(f"error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)

@@ -32,6 +32,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from programl.data.deepdataflow.derived import DerivedRootError, link, link_all, link_converted_splits
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
@@ -94,29 +96,17 @@ def link_modules(args: argparse.Namespace, kernels: list[str]) -> Path:
     return linked
 
 
-def link_all(target_dir: Path, source_dir: Path, names: list[str] | None = None) -> None:
-    """Symlink every file of ``source_dir`` (or ``names``) into ``target_dir``; a name that is already linked to
-    another file is an error (two module sets with one ``--prefix``), not silently the first one."""
-    target_dir.mkdir(parents=True, exist_ok=True)
-    for name in names if names is not None else os.listdir(source_dir):
-        link, target = target_dir / name, os.path.abspath(source_dir / name)
-        if link.is_symlink() and os.readlink(link) != target:
-            raise SystemExit(f"error: {link} already links {os.readlink(link)}, not {target}: use another --prefix")
-        if not link.is_symlink():
-            os.symlink(target, link)
-
-
 def assemble(args: argparse.Namespace, build: Path) -> Path:
     """The derived root ``out/root`` (module docstring)."""
     base, root = args.base.resolve(), (args.out / "root")
     root.mkdir(parents=True, exist_ok=True)
     labels = "labels/subexpressions"
+    # Two module sets with one --prefix would give one name two files: an error, not silently the first one.
     for sub in ("graphs", labels):
-        link_all(root / sub, base / sub)
-        link_all(root / sub, build / sub)
+        link_all(root / sub, base / sub, hint="use another --prefix")
+        link_all(root / sub, build / sub, hint="use another --prefix")
     for split in ("val", "test"):
-        if not (root / split).exists():
-            os.symlink(base / split, root / split)
+        link(root / split, base / split)
     (root / "vocab").mkdir(exist_ok=True)
     shutil.copyfile(base / "vocab" / "programl.csv", root / "vocab" / "programl.csv")
     labelled = {p.name[: -len(".ProgramGraphFeaturesList.pb")] for p in (base / labels).iterdir()}
@@ -127,13 +117,8 @@ def assemble(args: argparse.Namespace, build: Path) -> Path:
     for name in names:
         if not (train / name).exists():
             os.symlink(f"../graphs/{name}", train / name)
-    # The base build's converted val/test splits (same vocabulary, so the same key): only train is converted again.
-    for key_dir in (base / "processed" / "ddf-v1").glob("*"):
-        for split in ("val", "test"):
-            target = root / "processed" / "ddf-v1" / key_dir.name / split
-            if (key_dir / split).is_dir() and not target.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.symlink(key_dir / split, target)
+    # The base build's converted val/test splits: only train is converted again.
+    link_converted_splits(base, root)
     return root
 
 
@@ -143,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     except subprocess.CalledProcessError as error:  # the tool has printed its own message
         print(f"error: {error.cmd[0]} {error.cmd[1]}... exited with status {error.returncode}", file=sys.stderr)
+    except DerivedRootError as error:  # --out holds another module set under the same names
+        print(f"error: {error}", file=sys.stderr)
     except OSError as error:  # a missing base directory or linker, a full disk
         print(f"error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
     return 1

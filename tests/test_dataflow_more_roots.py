@@ -92,3 +92,14 @@ def test_errors_are_one_line(main, tmp_path: Path, capsys) -> None:
     assert main(["--base", str(tmp_path / "missing"), "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a DeepDataFlow build" in err and "Traceback" not in err
+
+
+def test_an_out_that_holds_another_base_fails_before_drawing(main, base: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out"
+    assert main(["--base", str(base), "--out", str(out), "--analysis", "datadep", "--seeds", "1", "-j", "1"]) == 0
+    other = tiny_dataset(tmp_path / "other", chains=(2, 3, 4))
+    capsys.readouterr()
+    assert main(["--base", str(other), "--out", str(out), "--analysis", "datadep", "--seeds", "2", "-j", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "already links" in err and "use another output directory" in err
+    assert not (out / "draw-2").exists()  # no work done into the wrong root
