@@ -82,14 +82,31 @@ def main(argv: list[str] | None = None) -> int:
         for name, folds in per_method.items():
             acc = np.array([f["accuracy"] for f in folds])
             f1 = np.array([f["f1"] for f in folds])
-            results[platform][name] = {"accuracy_mean": acc.mean(), "accuracy_std": acc.std(), "f1_mean": f1.mean(),
-                                       "f1_std": f1.std(), "folds": folds}
-            print(f"| {name} | {platform} | {100 * acc.mean():.1f} ± {100 * acc.std():.1f} "
-                  f"| {f1.mean():.2f} ± {f1.std():.2f} |")
+            results[platform][name] = {
+                "accuracy_mean": acc.mean(),
+                "accuracy_std": acc.std(),
+                "f1_mean": f1.mean(),
+                "f1_std": f1.std(),
+                "folds": folds,
+            }
+            print(
+                f"| {name} | {platform} | {100 * acc.mean():.1f} ± {100 * acc.std():.1f} "
+                f"| {f1.mean():.2f} ± {f1.std():.2f} |"
+            )
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"variant": args.variant, "folds": args.folds, "fold_seed": args.fold_seed,
-                               "seconds": time.perf_counter() - started, "results": results}, indent=1))
+    out.write_text(
+        json.dumps(
+            {
+                "variant": args.variant,
+                "folds": args.folds,
+                "fold_seed": args.fold_seed,
+                "seconds": time.perf_counter() - started,
+                "results": results,
+            },
+            indent=1,
+        )
+    )
     print(f"wrote {out} ({time.perf_counter() - started:.0f} s)")
     return 0
 

@@ -213,7 +213,10 @@ class AccuracyAccumulator:
     def compute(self) -> dict[str, object]:
         """``loss`` (mean), ``accuracy``, ``count`` and ``error`` (1 - accuracy)."""
         n = max(float(self.sums[2]), 1.0)
-        out: dict[str, object] = {"loss": float(self.sums[0]) / n, "accuracy": float(self.sums[1]) / n,
-                                  "count": int(self.sums[2])}
+        out: dict[str, object] = {
+            "loss": float(self.sums[0]) / n,
+            "accuracy": float(self.sums[1]) / n,
+            "count": int(self.sums[2]),
+        }
         out["error"] = 1.0 - out["accuracy"]
         return out

@@ -99,7 +99,6 @@ examples:
 """
 
 
-
 @dataclasses.dataclass
 class ClassifyappOptions(TaskOptions):
     """The options of a run (``config.json``'s ``model`` entry; ``--config`` reads them back)."""
@@ -130,33 +129,53 @@ _CONFIG_KEYS = tuple(ClassifyappOptions.__annotations__)
 
 def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("data")
-    group.add_argument("--source", metavar="PATH",
-                       help="poj104.tar.xz, its directory or a codexglue/ directory (default: "
-                            "$PROGRAML_SHARED_DATA/poj104 or ../shared/data/poj104)")
-    group.add_argument("--legacy-source", metavar="PATH",
-                       help="llvm_ir.tar.bz2 or its directory, the extra test set (default: beside --source in "
-                            "../legacy-ir, when present)")
+    group.add_argument(
+        "--source",
+        metavar="PATH",
+        help="poj104.tar.xz, its directory or a codexglue/ directory (default: "
+        "$PROGRAML_SHARED_DATA/poj104 or ../shared/data/poj104)",
+    )
+    group.add_argument(
+        "--legacy-source",
+        metavar="PATH",
+        help="llvm_ir.tar.bz2 or its directory, the extra test set (default: beside --source in "
+        "../legacy-ir, when present)",
+    )
     group.add_argument("--no-legacy", action="store_true", help="no legacy IR test set")
     add_data_dir_arguments(group, "poj104")
-    group.add_argument("--no-verify", action="store_true",
-                       help="accept a source that is not the published POJ-104 (other programs, tests)")
+    group.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="accept a source that is not the published POJ-104 (other programs, tests)",
+    )
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``programl train classifyapp``."""
     _add_data_arguments(parser)
     data = parser.add_argument_group("scope")
-    data.add_argument("--settings", type=int, nargs="+", default=[0], metavar="I",
-                      help="optimisation settings 0..7 (-O0..-O3, then with -ffast-math; default: 0)")
-    data.add_argument("--per-class", type=int, metavar="N",
-                      help="use N programs per class, 3:1:1 (default: all, ~500)")
+    data.add_argument(
+        "--settings",
+        type=int,
+        nargs="+",
+        default=[0],
+        metavar="I",
+        help="optimisation settings 0..7 (-O0..-O3, then with -ffast-math; default: 0)",
+    )
+    data.add_argument("--per-class", type=int, metavar="N", help="use N programs per class, 3:1:1 (default: all, ~500)")
     data.add_argument("--split-seed", type=int, default=204, help="seed of the 3:1:1 split (default: 204)")
     data.add_argument("--no-build", action="store_true", help="use the graphs already built; build nothing")
     model = parser.add_argument_group("model")
     model.add_argument("--model", choices=("ggnn", "rgcn"), default="ggnn", help="default: ggnn")
     model.add_argument("--hidden", type=int, default=200, help="embedding and state size (default: 200)")
-    model.add_argument("--layer-timesteps", type=int, nargs="+", default=[2, 2, 2, 2], metavar="T",
-                       help="steps per parameter set (default: 2 2 2 2 = 8 steps, 4 sets)")
+    model.add_argument(
+        "--layer-timesteps",
+        type=int,
+        nargs="+",
+        default=[2, 2, 2, 2],
+        metavar="T",
+        help="steps per parameter set (default: 2 2 2 2 = 8 steps, 4 sets)",
+    )
     model.add_argument("--no-positions", action="store_true", help="no position gating")
     model.add_argument("--node-type-gru", action="store_true", help="one GRU per node type")
     model.add_argument("--dropout", type=float, default=0.2, help="graph-state dropout (default: 0.2)")
@@ -165,8 +184,12 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     optim.add_argument("--weight-decay", type=float, default=0.01, help="AdamW weight decay (default: 0.01)")
     optim.add_argument("--batch-graphs", type=int, default=128, help="graphs per batch at most (default: 128)")
     optim.add_argument("--batch-nodes", type=int, default=200_000, help="nodes per batch at most (default: 200,000)")
-    optim.add_argument("--time-limit", type=float, metavar="MIN",
-                       help="stop before an epoch that would end past this many minutes of training")
+    optim.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="MIN",
+        help="stop before an epoch that would end past this many minutes of training",
+    )
     add_schedule_arguments(parser)
     add_run_arguments(parser, "classifyapp", epochs=25)
     add_runtime_arguments(parser, seed=42)
@@ -174,11 +197,16 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``programl evaluate classifyapp``."""
-    parser.add_argument("--run-dir", default=os.path.join("runs", "classifyapp"), metavar="DIR",
-                        help="a run of 'programl train classifyapp' (default: runs/classifyapp)")
+    parser.add_argument(
+        "--run-dir",
+        default=os.path.join("runs", "classifyapp"),
+        metavar="DIR",
+        help="a run of 'programl train classifyapp' (default: runs/classifyapp)",
+    )
     parser.add_argument("--checkpoint", choices=("best", "last"), default="best", help="default: best")
-    parser.add_argument("--split", choices=("test", "val", "legacy", "all"), default="all",
-                        help="default: all (test, val and legacy)")
+    parser.add_argument(
+        "--split", choices=("test", "val", "legacy", "all"), default="all", help="default: all (test, val and legacy)"
+    )
     parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
     add_runtime_arguments(parser)
 
@@ -199,8 +227,13 @@ def _make_model(config: dict[str, Any], vocabulary_size: int):
     from programl.models import GGNNGraphClassifier
 
     if config["model"] == "rgcn":
-        return rgcn_graph_classifier(vocabulary_size, NUM_CLASSES, hidden_channels=config["hidden"],
-                                   layer_timesteps=config["layer_timesteps"], dropout=config["dropout"])
+        return rgcn_graph_classifier(
+            vocabulary_size,
+            NUM_CLASSES,
+            hidden_channels=config["hidden"],
+            layer_timesteps=config["layer_timesteps"],
+            dropout=config["dropout"],
+        )
     return GGNNGraphClassifier(
         vocabulary_size,
         NUM_CLASSES,
@@ -296,8 +329,16 @@ def _collate(split: _Split, indices: list[int]):
     return Batch.from_data_list([split.data[i] for i in indices])
 
 
-def _score(model, split: _Split, batches: list[list[int]], device, dist, description: str = "", show: bool = True,
-           collect: bool = False) -> dict[str, Any]:
+def _score(
+    model,
+    split: _Split,
+    batches: list[list[int]],
+    device,
+    dist,
+    description: str = "",
+    show: bool = True,
+    collect: bool = False,
+) -> dict[str, Any]:
     """Loss and accuracy of ``model`` over this process's ``batches`` (summed over all processes); with ``collect``
     also the predictions and targets."""
     import torch
@@ -341,8 +382,9 @@ class _ClassifyappTask(TrainingTask):
         import torch
 
         model = _make_model(self.config, self.vocabulary_size).to(device)
-        return model, torch.optim.AdamW(model.parameters(), lr=self.config["lr"],
-                                        weight_decay=self.config["weight_decay"])
+        return model, torch.optim.AdamW(
+            model.parameters(), lr=self.config["lr"], weight_decay=self.config["weight_decay"]
+        )
 
     def epoch_seed(self, epoch: int, rank: int) -> int:
         return self.config["seed"] * 100_003 + epoch * 101 + rank
@@ -363,19 +405,22 @@ class _ClassifyappTask(TrainingTask):
         return loss
 
     def validate(self, model) -> dict[str, Any]:
-        return _score(model, self.splits["val"], self.val_batches, self.dist.device, self.dist, "validation",
-                      self.show)
+        return _score(model, self.splits["val"], self.val_batches, self.dist.device, self.dist, "validation", self.show)
 
     def selection(self, val: dict[str, Any]) -> tuple[float, ...]:
         return (val["accuracy"],)
 
     def record(self, train: dict[str, Any], val: dict[str, Any]) -> dict[str, Any]:
-        return {**{f"train_{k}": v for k, v in train.items() if k != "count"},
-                **{f"val_{k}": v for k, v in val.items() if k != "count"}}
+        return {
+            **{f"train_{k}": v for k, v in train.items() if k != "count"},
+            **{f"val_{k}": v for k, v in val.items() if k != "count"},
+        }
 
     def epoch_line(self, r: dict[str, Any]) -> str:
-        return (f"epoch {r['epoch']}: train loss {r['train_loss']:.3f} acc {r['train_accuracy']:.3f} | val loss "
-                f"{r['val_loss']:.3f} error {100 * r['val_error']:.2f} % ({r['seconds']:.0f} s)")
+        return (
+            f"epoch {r['epoch']}: train loss {r['train_loss']:.3f} acc {r['train_accuracy']:.3f} | val loss "
+            f"{r['val_loss']:.3f} error {100 * r['val_error']:.2f} % ({r['seconds']:.0f} s)"
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -406,11 +451,19 @@ def _prepare_data(args, config, data_dir: Path, dist, show: bool) -> tuple[dict[
     if dist.is_main and not args.no_build:
         wanted = set(split["train"]) | set(split["val"]) | set(split["test"])
         selected = [p for p in programs if p.id in wanted]
-        report = poj104.build_poj104(source, data_dir, config["settings"], programs=selected, jobs=args.jobs or None,
-                                     progress=_build_progress if show else None)
+        report = poj104.build_poj104(
+            source,
+            data_dir,
+            config["settings"],
+            programs=selected,
+            jobs=args.jobs or None,
+            progress=_build_progress if show else None,
+        )
         if show:
-            logger.info(f"POJ-104 graphs: {report.built} built, {report.skipped} up to date, {len(report.failed)} "
-                        "failed (do not compile)")
+            logger.info(
+                f"POJ-104 graphs: {report.built} built, {report.skipped} up to date, {len(report.failed)} "
+                "failed (do not compile)"
+            )
         if legacy is not None:
             poj104.build_legacy(legacy, data_dir, jobs=args.jobs or None)
     dist.barrier()
@@ -457,8 +510,9 @@ def _train(args: argparse.Namespace, dist) -> int:
     data_dir = Path(os.path.expanduser(args.data_dir))
     resuming = (run_dir / "last.pt").is_file() and not args.restart
     if resuming:
-        check_same_run(run_dir, "classifyapp", config, paths={"data_dir": data_dir}, ignore=("epochs",),
-                       defaults=SCHEDULE_DEFAULTS)
+        check_same_run(
+            run_dir, "classifyapp", config, paths={"data_dir": data_dir}, ignore=("epochs",), defaults=SCHEDULE_DEFAULTS
+        )
     files, scope = _prepare_data(args, config, data_dir, dist, show)
     table = _Interner()
     splits = {name: _read_graphs(paths, table, f"reading {name}", show) for name, paths in files.items()}
@@ -472,26 +526,64 @@ def _train(args: argparse.Namespace, dist) -> int:
     _apply_vocabulary(list(splits.values()), table, vocabulary)
     task = _ClassifyappTask(config, splits, len(vocabulary), dist, show)
     budget = Budget(epochs=args.epochs, time_limit=args.time_limit, time_rule="before")
-    trainer = Trainer(task, run_dir, budget, dist=dist, resume=not args.restart, show=show,
-                      checkpoint_minutes=args.checkpoint_minutes, schedule=options.schedule(),
-                      init_from=options.init_from).start()
+    trainer = Trainer(
+        task,
+        run_dir,
+        budget,
+        dist=dist,
+        resume=not args.restart,
+        show=show,
+        checkpoint_minutes=args.checkpoint_minutes,
+        schedule=options.schedule(),
+        init_from=options.init_from,
+    ).start()
     if dist.is_main:  # once the run is known to resume (or start) well
-        write_json(run_dir / "config.json", {"task": "classifyapp", "model": config, "data_dir": str(data_dir),
-                                             "scope": scope, "world_size": dist.world_size})
+        write_json(
+            run_dir / "config.json",
+            {
+                "task": "classifyapp",
+                "model": config,
+                "data_dir": str(data_dir),
+                "scope": scope,
+                "world_size": dist.world_size,
+            },
+        )
     fit = trainer.run()
-    result = _evaluate(run_dir, "best", splits, config, len(vocabulary), dist, show,
-                       ("test", "legacy") if splits["legacy"].data else ("test",))
+    result = _evaluate(
+        run_dir,
+        "best",
+        splits,
+        config,
+        len(vocabulary),
+        dist,
+        show,
+        ("test", "legacy") if splits["legacy"].data else ("test",),
+    )
     if dist.is_main:
-        result.update(best_epoch=fit.best_epoch, best_val_accuracy=fit.best[0] if fit.best else None, scope=scope,
-                      train_seconds=round(fit.seconds, 1), world_size=dist.world_size,
-                      threads=compute_threads(dist.device), device=str(dist.device))
+        result.update(
+            best_epoch=fit.best_epoch,
+            best_val_accuracy=fit.best[0] if fit.best else None,
+            scope=scope,
+            train_seconds=round(fit.seconds, 1),
+            world_size=dist.world_size,
+            threads=compute_threads(dist.device),
+            device=str(dist.device),
+        )
         write_json(run_dir / "result.json", result)
         print(_result_line(result))
     return 0
 
 
-def _evaluate(run_dir: Path, which: str, splits: dict[str, _Split], config, vocabulary_size: int, dist, show: bool,
-              names: tuple[str, ...]) -> dict[str, Any]:
+def _evaluate(
+    run_dir: Path,
+    which: str,
+    splits: dict[str, _Split],
+    config,
+    vocabulary_size: int,
+    dist,
+    show: bool,
+    names: tuple[str, ...],
+) -> dict[str, Any]:
     """Top-1 error of ``<which>.pt`` on the named splits; the test confusion matrix as a PNG (rank 0)."""
     model = _make_model(config, vocabulary_size).to(dist.device)
     state = load_checkpoint(run_dir / f"{which}.pt", model=model, map_location=dist.device, restore_rng=False)
@@ -503,16 +595,23 @@ def _evaluate(run_dir: Path, which: str, splits: dict[str, _Split], config, voca
         batches = _plan(split, config, False, 0)
         # every process evaluates everything: confusion matrices need all predictions in one place
         result = _score(model, split, batches, dist.device, _single(), description=name, show=show, collect=True)
-        out[name] = {"error": result["error"], "accuracy": result["accuracy"], "loss": result["loss"],
-                     "count": result["count"]}
+        out[name] = {
+            "error": result["error"],
+            "accuracy": result["accuracy"],
+            "loss": result["loss"],
+            "count": result["count"],
+        }
         if name == "test" and dist.is_main:
             from programl.data.poj104 import NUM_CLASSES
 
             cm = np.zeros((NUM_CLASSES, NUM_CLASSES), dtype=np.int64)
             np.add.at(cm, (result["targets"], result["predictions"]), 1)
-            plot_confusion_matrix(cm, run_dir / "confusion.png", labels=[str(i + 1) for i in range(NUM_CLASSES)],
-                                  title=f"POJ-104 test: {result['count']} graphs, "
-                                        f"top-1 error {100 * result['error']:.2f} %")
+            plot_confusion_matrix(
+                cm,
+                run_dir / "confusion.png",
+                labels=[str(i + 1) for i in range(NUM_CLASSES)],
+                title=f"POJ-104 test: {result['count']} graphs, top-1 error {100 * result['error']:.2f} %",
+            )
             out[name]["per_class_accuracy"] = (np.diag(cm) / np.maximum(cm.sum(1), 1)).round(4).tolist()
     return out
 
@@ -535,8 +634,11 @@ def _single():
 
 
 def _result_line(result: dict[str, Any]) -> str:
-    parts = [f"{name} top-1 error {100 * result[name]['error']:.2f} % ({result[name]['count']} graphs)"
-             for name in ("test", "val", "legacy") if name in result]
+    parts = [
+        f"{name} top-1 error {100 * result[name]['error']:.2f} % ({result[name]['count']} graphs)"
+        for name in ("test", "val", "legacy")
+        if name in result
+    ]
     paper = ", ".join(f"{k} {v:.2f} %" for k, v in PUBLISHED_ERROR.items())
     return "classifyapp: " + "; ".join(parts) + f"  [published: {paper}]"
 
@@ -565,8 +667,9 @@ def evaluate_main(args: argparse.Namespace) -> int:
         split_dir = data_dir / "splits" / f"seed{config['split_seed']}"
         if not split_dir.is_dir():
             raise ProgramlError(f"{split_dir}: missing (the run's split)")
-        split = poj104.subset_split({n: (split_dir / f"{n}.txt").read_text().split() for n in ("train", "val", "test")},
-                                    config["per_class"])
+        split = poj104.subset_split(
+            {n: (split_dir / f"{n}.txt").read_text().split() for n in ("train", "val", "test")}, config["per_class"]
+        )
         names = ("test", "val", "legacy") if args.split == "all" else (args.split,)
         files = {n: poj104.poj104_examples(data_dir, split[n], config["settings"])[0] for n in names if n != "legacy"}
         if "legacy" in names:

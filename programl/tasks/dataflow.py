@@ -122,6 +122,7 @@ examples:
   programl evaluate dataflow --run-dir runs/reachability --test-steps 30 --split val --checkpoint last
 """
 
+
 @dataclasses.dataclass
 class DataflowOptions(TaskOptions):
     """The options of a run (``config.json``'s ``model`` entry; ``--config`` reads them back)."""
@@ -170,7 +171,8 @@ def _add_test_arguments(parser: argparse.ArgumentParser, train: bool) -> None:
         choices=("carry", "drop"),
         default="carry" if train else None,
         help="carry: every example is scored; drop: the original code's batches, which left out the example that "
-        "overflowed a batch and examples over N nodes (default: " + ("carry" if train else "the run's, else carry")
+        "overflowed a batch and examples over N nodes (default: "
+        + ("carry" if train else "the run's, else carry")
         + ")",
     )
     group.add_argument(
@@ -394,22 +396,26 @@ class _DataflowTask(TrainingTask):
     name = "dataflow"
     curve_metrics = ("loss", "f1", "precision", "recall", "accuracy")
 
-    def __init__(self, config: dict[str, Any], train, val, vocabulary_size: int, dist, show: bool,
-                 schedule: list[int]) -> None:
+    def __init__(
+        self, config: dict[str, Any], train, val, vocabulary_size: int, dist, show: bool, schedule: list[int]
+    ) -> None:
         self.config, self.train, self.val, self.vocabulary_size = config, train, val, vocabulary_size
         self.dist, self.show = dist, show
         self.init_seed = config["seed"]
         self.checkpoint_extra = {"config": config}
         self.val_batches = shard(_eval_plan(val.sizes, config), dist.rank, dist.world_size)
-        self.curve_title = (f"{config['analysis']}: DDF-{config['max_steps']}, T={config['steps']} "
-                            f"(epoch k ends at {schedule[0]:,}..{schedule[-1]:,} examples)")
+        self.curve_title = (
+            f"{config['analysis']}: DDF-{config['max_steps']}, T={config['steps']} "
+            f"(epoch k ends at {schedule[0]:,}..{schedule[-1]:,} examples)"
+        )
 
     def build(self, device):
         import torch
 
         model = _make_model(self.config, self.vocabulary_size).to(device)
-        return model, torch.optim.AdamW(model.parameters(), lr=self.config["lr"],
-                                        weight_decay=self.config["weight_decay"])
+        return model, torch.optim.AdamW(
+            model.parameters(), lr=self.config["lr"], weight_decay=self.config["weight_decay"]
+        )
 
     def plan(self, pass_index: int) -> list[list[int]]:
         return _train_plan(self.train.sizes, self.config, pass_index)
@@ -430,21 +436,34 @@ class _DataflowTask(TrainingTask):
         return _metrics(computed)
 
     def validate(self, model) -> dict[str, Any]:
-        return _evaluate(model, self.val, self.val_batches, self.dist.device, self.config["steps"], self.dist,
-                         "validation", self.show)
+        return _evaluate(
+            model,
+            self.val,
+            self.val_batches,
+            self.dist.device,
+            self.config["steps"],
+            self.dist,
+            "validation",
+            self.show,
+        )
 
     def selection(self, val: dict[str, Any]) -> tuple[float, ...]:
         return (val["f1"],)
 
     def record(self, train: dict[str, Any], val: dict[str, Any]) -> dict[str, Any]:
         cm = "confusion_matrix"
-        return {**{f"train_{k}": v for k, v in train.items() if k != cm},
-                **{f"val_{k}": v for k, v in val.items() if k != cm}, "val_confusion_matrix": val[cm]}
+        return {
+            **{f"train_{k}": v for k, v in train.items() if k != cm},
+            **{f"val_{k}": v for k, v in val.items() if k != cm},
+            "val_confusion_matrix": val[cm],
+        }
 
     def epoch_line(self, r: dict[str, Any]) -> str:
-        return (f"epoch {r['epoch']}: {r['train_examples']:,} examples, train loss {r['train_loss']:.4f} "
-                f"F1 {r['train_f1']:.4f} | val F1 {r['val_f1']:.4f} (pooled {r['val_pooled_f1']:.4f}) "
-                f"P {r['val_precision']:.4f} R {r['val_recall']:.4f} ({r['seconds']:.0f} s)")
+        return (
+            f"epoch {r['epoch']}: {r['train_examples']:,} examples, train loss {r['train_loss']:.4f} "
+            f"F1 {r['train_f1']:.4f} | val F1 {r['val_f1']:.4f} (pooled {r['val_pooled_f1']:.4f}) "
+            f"P {r['val_precision']:.4f} R {r['val_recall']:.4f} ({r['seconds']:.0f} s)"
+        )
 
 
 def train_main(args: argparse.Namespace) -> int:
@@ -470,8 +489,14 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
     config = options.config()
     schedule = config["train_examples"][: args.epochs] if args.epochs else config["train_examples"]
     if (run_dir / "last.pt").is_file() and not args.restart:
-        check_same_run(run_dir, "dataflow", config, paths={"dataset": args.dataset}, ignore=("train_examples",),
-                       defaults={**_EVAL_DEFAULTS, **SCHEDULE_DEFAULTS})
+        check_same_run(
+            run_dir,
+            "dataflow",
+            config,
+            paths={"dataset": args.dataset},
+            ignore=("train_examples",),
+            defaults={**_EVAL_DEFAULTS, **SCHEDULE_DEFAULTS},
+        )
     # rank 0 converts the data set once; the others wait and then read it
     datasets: dict[str, Any] = {}
     for turn in (0, 1):
@@ -488,16 +513,37 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
     vocabulary = Vocabulary.load(train.vocabulary_path)
     task = _DataflowTask(config, train, val, len(vocabulary), dist, show, schedule)
     budget = Budget(examples=schedule, total_examples=config["train_examples"][-1], time_limit=args.time_limit)
-    trainer = Trainer(task, run_dir, budget, dist=dist, resume=not args.restart, show=show,
-                      checkpoint_minutes=args.checkpoint_minutes, schedule=options.schedule(),
-                      init_from=options.init_from).start()
+    trainer = Trainer(
+        task,
+        run_dir,
+        budget,
+        dist=dist,
+        resume=not args.restart,
+        show=show,
+        checkpoint_minutes=args.checkpoint_minutes,
+        schedule=options.schedule(),
+        init_from=options.init_from,
+    ).start()
     if dist.is_main:
         vocabulary.save(run_dir / "vocab.csv")
-        scope = {"train_examples_available": len(train), "train_records": train.num_records,
-                 "val_examples": len(val), "val_examples_available": len(val_all), "vocabulary": len(vocabulary)}
-        write_json(run_dir / "config.json", {"task": "dataflow", "model": config, "scope": scope,
-                                             "dataset": str(Path(args.dataset).resolve()),
-                                             "processed_dir": args.processed_dir, "world_size": dist.world_size})
+        scope = {
+            "train_examples_available": len(train),
+            "train_records": train.num_records,
+            "val_examples": len(val),
+            "val_examples_available": len(val_all),
+            "vocabulary": len(vocabulary),
+        }
+        write_json(
+            run_dir / "config.json",
+            {
+                "task": "dataflow",
+                "model": config,
+                "scope": scope,
+                "dataset": str(Path(args.dataset).resolve()),
+                "processed_dir": args.processed_dir,
+                "world_size": dist.world_size,
+            },
+        )
     fit = trainer.run()
     digests = _gather_digests(trainer.model, dist)
     result = _test(run_dir, "best", args, config, len(vocabulary), dist, show)

@@ -111,11 +111,14 @@ examples:
 
 def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("data")
-    group.add_argument("--source-dir", metavar="DIR",
-                       help="the CSVs, zips and manifest (default: $PROGRAML_SHARED_DATA/devmap or "
-                            "../shared/data/devmap)")
-    group.add_argument("--download", action="store_true",
-                       help="download missing source files into DATA_DIR/download (sha256-checked)")
+    group.add_argument(
+        "--source-dir",
+        metavar="DIR",
+        help="the CSVs, zips and manifest (default: $PROGRAML_SHARED_DATA/devmap or ../shared/data/devmap)",
+    )
+    group.add_argument(
+        "--download", action="store_true", help="download missing source files into DATA_DIR/download (sha256-checked)"
+    )
     add_data_dir_arguments(group, "devmap")
     group.add_argument("--platform", choices=("amd", "nvidia", "all"), default="all", help="default: all")
 
@@ -123,44 +126,82 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``programl train devmap``."""
     _add_data_arguments(parser)
-    parser.add_argument("--variant", choices=("clang22", "ncc"), default="clang22",
-                        help="graphs from clang-22 (default) or from NCC's released IR")
+    parser.add_argument(
+        "--variant",
+        choices=("clang22", "ncc"),
+        default="clang22",
+        help="graphs from clang-22 (default) or from NCC's released IR",
+    )
     cv = parser.add_argument_group("cross-validation")
     cv.add_argument("--folds", type=int, default=10, help="number of folds (default: 10)")
     cv.add_argument("--fold-seed", type=int, default=204, help="seed of the stratified partition (default: 204)")
     cv.add_argument("--only-folds", type=int, nargs="+", metavar="K", help="run only these folds")
-    cv.add_argument("--subset", type=int, metavar="N",
-                    help="use a stratified sample of N kernels-with-inputs instead of all 680 (quick looks, tests)")
+    cv.add_argument(
+        "--subset",
+        type=int,
+        metavar="N",
+        help="use a stratified sample of N kernels-with-inputs instead of all 680 (quick looks, tests)",
+    )
     model = parser.add_argument_group("model")
     model.add_argument("--hidden", type=int, default=64, help="node state size (default: 64)")
     model.add_argument("--steps", type=int, default=6, help="message-passing steps (default: 6)")
-    model.add_argument("--layers", type=int, default=2,
-                       help="distinct parameter sets, used in turn (default: 2 = even/odd steps share)")
+    model.add_argument(
+        "--layers",
+        type=int,
+        default=2,
+        help="distinct parameter sets, used in turn (default: 2 = even/odd steps share)",
+    )
     model.add_argument("--positions", action="store_true", help="gate messages by edge position")
     model.add_argument("--node-type-gru", action="store_true", help="one GRU per node type")
     model.add_argument("--message-dropout", type=float, default=0.1, help="default: 0.1")
     model.add_argument("--state-dropout", type=float, default=0.0, help="default: 0")
     model.add_argument("--aux-dropout", type=float, default=0.0, help="dropout in the auxiliary head (default: 0)")
     model.add_argument("--aux-hidden", type=int, default=32, help="default: 32")
-    model.add_argument("--intermediate-loss-weight", type=float, default=0.2, metavar="W",
-                       help="weight of CE(graph logits before the auxiliary head) in the loss (default: 0.2)")
-    model.add_argument("--pooling", choices=("sum", "mean"), default="sum",
-                       help="pool the node readout per graph by sum (default, the paper) or mean")
-    model.add_argument("--readout-channels", type=int, default=2, metavar="K",
-                       help="graph readout channels fed to the auxiliary head (default: 2, the paper's graph logits; "
-                            "K > 2 adds K - 2 learned graph features)")
-    model.add_argument("--aux-bins", type=int, default=0, metavar="N",
-                       help="feed each auxiliary input to the head as N threshold bits at quantiles of the fold's "
-                            "training inputs (a thermometer code; default: 0, the paper's log1p values)")
-    model.add_argument("--text-counts", action="store_true",
-                       help="feed the head each kernel's node-text counts as well (log1p, scaled by the fold's "
-                            "training kernels; not in the paper)")
+    model.add_argument(
+        "--intermediate-loss-weight",
+        type=float,
+        default=0.2,
+        metavar="W",
+        help="weight of CE(graph logits before the auxiliary head) in the loss (default: 0.2)",
+    )
+    model.add_argument(
+        "--pooling",
+        choices=("sum", "mean"),
+        default="sum",
+        help="pool the node readout per graph by sum (default, the paper) or mean",
+    )
+    model.add_argument(
+        "--readout-channels",
+        type=int,
+        default=2,
+        metavar="K",
+        help="graph readout channels fed to the auxiliary head (default: 2, the paper's graph logits; "
+        "K > 2 adds K - 2 learned graph features)",
+    )
+    model.add_argument(
+        "--aux-bins",
+        type=int,
+        default=0,
+        metavar="N",
+        help="feed each auxiliary input to the head as N threshold bits at quantiles of the fold's "
+        "training inputs (a thermometer code; default: 0, the paper's log1p values)",
+    )
+    model.add_argument(
+        "--text-counts",
+        action="store_true",
+        help="feed the head each kernel's node-text counts as well (log1p, scaled by the fold's "
+        "training kernels; not in the paper)",
+    )
     optim = parser.add_argument_group("optimisation")
     optim.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default: 1e-3)")
     optim.add_argument("--weight-decay", type=float, default=0.0, help="default: 0")
     optim.add_argument("--batch-nodes", type=int, default=18_000, help="node budget per batch (default: 18,000)")
-    optim.add_argument("--batch-graphs", type=int, metavar="N",
-                       help="at most N kernels per batch (default: no limit; the branch code used 64)")
+    optim.add_argument(
+        "--batch-graphs",
+        type=int,
+        metavar="N",
+        help="at most N kernels per batch (default: no limit; the branch code used 64)",
+    )
     add_schedule_arguments(parser, checkpoint_minutes=False, init_from=False)  # one start for every fold
     add_run_arguments(parser, "devmap", epochs=100)
     add_runtime_arguments(parser)
@@ -168,12 +209,20 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``programl evaluate devmap``."""
-    parser.add_argument("--run-dir", default=os.path.join("runs", "devmap"), metavar="DIR",
-                        help="a run of 'programl train devmap' (default: runs/devmap)")
+    parser.add_argument(
+        "--run-dir",
+        default=os.path.join("runs", "devmap"),
+        metavar="DIR",
+        help="a run of 'programl train devmap' (default: runs/devmap)",
+    )
     parser.add_argument("--source-dir", metavar="DIR", help="as for training (default: the run's)")
     parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
-    parser.add_argument("--platform", choices=("amd", "nvidia", "all"), default="all",
-                        help="default: all, the platforms the run has trained folds of")
+    parser.add_argument(
+        "--platform",
+        choices=("amd", "nvidia", "all"),
+        default="all",
+        help="default: all, the platforms the run has trained folds of",
+    )
     add_runtime_arguments(parser)
 
 
@@ -181,8 +230,9 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
 # Metrics
 
 
-def devmap_metrics(labels: np.ndarray, predictions: np.ndarray, runtimes: np.ndarray, static_device: int
-                   ) -> dict[str, float]:
+def devmap_metrics(
+    labels: np.ndarray, predictions: np.ndarray, runtimes: np.ndarray, static_device: int
+) -> dict[str, float]:
     """Accuracy, weighted and GPU-class precision / recall / F1, and speedups over the static mapping.
 
     Args:
@@ -272,8 +322,9 @@ def _subset_rows(source_dir: Path, size: int | None, seed: int) -> list[int] | N
     return sorted(chosen)
 
 
-def _examples(source_dir: Path, data_dir: Path, platform: str, variant: str, rows: list[int] | None = None
-              ) -> _Examples:
+def _examples(
+    source_dir: Path, data_dir: Path, platform: str, variant: str, rows: list[int] | None = None
+) -> _Examples:
     from programl.data.devmap import load_devmap
     from programl.io.pyg import to_pyg
 
@@ -314,16 +365,18 @@ def _text_map(texts: list[str], vocabulary) -> Any:
     return torch.tensor([vocabulary.get(t, oov) for t in texts], dtype=torch.long)
 
 
-def _plan(examples: _Examples, indices: np.ndarray, config: dict[str, Any], shuffle: bool, seed: int,
-          epoch: int) -> list[list[int]]:
+def _plan(
+    examples: _Examples, indices: np.ndarray, config: dict[str, Any], shuffle: bool, seed: int, epoch: int
+) -> list[list[int]]:
     """Batches of ``indices`` (at most ``batch_nodes`` nodes and ``batch_graphs`` graphs), in an order seeded by
     (seed, epoch) when shuffled; training batches never hold a single graph (the auxiliary head's BatchNorm needs
     two)."""
     order = np.asarray(indices)
     if shuffle:
         order = order[np.random.default_rng([seed, epoch]).permutation(len(order))]
-    return plan_graph_batches(examples.sizes, order, config["batch_nodes"], config.get("batch_graphs"),
-                              min_graphs=2 if shuffle else 1)
+    return plan_graph_batches(
+        examples.sizes, order, config["batch_nodes"], config.get("batch_graphs"), min_graphs=2 if shuffle else 1
+    )
 
 
 def _collate(examples: _Examples, group: list[int], text_map):
@@ -377,8 +430,20 @@ class DevmapOptions(TaskOptions):
 
 
 #: The options of the model (``evaluate`` needs them).
-_MODEL_KEYS = ("hidden", "steps", "layers", "positions", "node_type_gru", "message_dropout", "state_dropout",
-               "aux_dropout", "aux_hidden", "readout_channels", "pooling", "intermediate_loss_weight")
+_MODEL_KEYS = (
+    "hidden",
+    "steps",
+    "layers",
+    "positions",
+    "node_type_gru",
+    "message_dropout",
+    "state_dropout",
+    "aux_dropout",
+    "aux_hidden",
+    "readout_channels",
+    "pooling",
+    "intermediate_loss_weight",
+)
 #: What runs written before an option existed are taken to have used.
 _MODEL_DEFAULTS = {"aux_bins": 0, "text_counts": False}
 
@@ -412,8 +477,12 @@ def _model(config: dict[str, Any], vocabulary_size: int):
     from programl.models import PooledReadoutClassifier
 
     return PooledReadoutClassifier(
-        graph_model, pooling=config.get("pooling", "sum"), aux_hidden=config["aux_hidden"],
-        aux_dropout=config["aux_dropout"], aux_bins=aux_bins, text_counts=vocabulary_size + 1 if text_counts else 0
+        graph_model,
+        pooling=config.get("pooling", "sum"),
+        aux_hidden=config["aux_hidden"],
+        aux_dropout=config["aux_dropout"],
+        aux_bins=aux_bins,
+        text_counts=vocabulary_size + 1 if text_counts else 0,
     )
 
 
@@ -475,8 +544,9 @@ class _FoldTask(TrainingTask):
 
     curve_metrics = ("loss", "accuracy", "f1")
 
-    def __init__(self, examples: _Examples, split, config: dict[str, Any], fold_dir: Path, vocabulary, text_map,
-                 device) -> None:
+    def __init__(
+        self, examples: _Examples, split, config: dict[str, Any], fold_dir: Path, vocabulary, text_map, device
+    ) -> None:
         self.examples, self.split, self.config, self.device = examples, split, config, device
         self.vocabulary_size, self.text_map = len(vocabulary), text_map
         self.static_device = int(np.bincount(examples.labels[split.train], minlength=2).argmax())
@@ -497,8 +567,9 @@ class _FoldTask(TrainingTask):
             batch = torch.cat([torch.full((len(x),), g, dtype=torch.long) for g, x in enumerate(train)])
             model.fit_text_counts(torch.cat(train), batch, len(train))
         model = model.to(device)
-        return model, torch.optim.Adam(model.parameters(), lr=self.config["lr"],
-                                       weight_decay=self.config["weight_decay"])
+        return model, torch.optim.Adam(
+            model.parameters(), lr=self.config["lr"], weight_decay=self.config["weight_decay"]
+        )
 
     def epoch_seed(self, epoch: int, rank: int) -> int:  # noqa: ARG002 - one process
         return self.init_seed * 1009 + epoch
@@ -536,17 +607,24 @@ def _train_fold(examples: _Examples, split, options: DevmapOptions, fold_dir: Pa
     vocabulary, text_map = _fold_vocabulary(examples, split.train)
     vocabulary.save(fold_dir / "vocab.csv")
     task = _FoldTask(examples, split, config, fold_dir, vocabulary, text_map, device)
-    fit = Trainer(task, fold_dir, Budget(epochs=config["epochs"]), dist=Distributed(device=device),
-                  resume=not args.restart, schedule=options.schedule(), show=not args.quiet, bar="epochs",
-                  plot_each_epoch=False).run()
+    fit = Trainer(
+        task,
+        fold_dir,
+        Budget(epochs=config["epochs"]),
+        dist=Distributed(device=device),
+        resume=not args.restart,
+        schedule=options.schedule(),
+        show=not args.quiet,
+        bar="epochs",
+        plot_each_epoch=False,
+    ).run()
     result = _test_fold(examples, split, config, fold_dir, device, task.static_device)
     result.update(best_epoch=fit.best_epoch, val_accuracy=fit.best[0] if fit.best else None, epochs=config["epochs"])
     write_json(fold_dir / "result.json", result)
     return result
 
 
-def _test_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Path, device, static_device: int
-               ) -> dict:
+def _test_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Path, device, static_device: int) -> dict:
     """Predict the test fold with ``best.pt``; returns its metrics and predictions."""
     from programl.data.vocabulary import Vocabulary
 
@@ -556,8 +634,13 @@ def _test_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Pat
     predicted = _predict(model, _batches(examples, split.test, config, _text_map(examples.texts, vocabulary)), device)
     rows, pred = predicted["rows"], predicted["predictions"]
     metrics = devmap_metrics(examples.labels[rows], pred, examples.runtimes[rows], static_device)
-    return {"fold": split.fold, "static_device": static_device, "test": metrics,
-            "rows": rows.tolist(), "predictions": pred.tolist()}
+    return {
+        "fold": split.fold,
+        "static_device": static_device,
+        "test": metrics,
+        "rows": rows.tolist(),
+        "predictions": pred.tolist(),
+    }
 
 
 def _check_config(args: argparse.Namespace) -> None:
@@ -632,13 +715,27 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
     options = DevmapOptions.from_args(args)
     config = options.config()
     if (run_dir / "config.json").exists() and not args.restart:
-        check_same_run(run_dir, "devmap", config, paths={"source_dir": source_dir, "data_dir": data_dir},
-                       ignore=("epochs",), defaults={**SCHEDULE_DEFAULTS, **_MODEL_DEFAULTS})
-    write_json(run_dir / "config.json", {"task": "devmap", "model": config, "source_dir": str(source_dir),
-                                         "data_dir": str(data_dir)})
+        check_same_run(
+            run_dir,
+            "devmap",
+            config,
+            paths={"source_dir": source_dir, "data_dir": data_dir},
+            ignore=("epochs",),
+            defaults={**SCHEDULE_DEFAULTS, **_MODEL_DEFAULTS},
+        )
+    write_json(
+        run_dir / "config.json",
+        {"task": "devmap", "model": config, "source_dir": str(source_dir), "data_dir": str(data_dir)},
+    )
     rows = _subset_rows(source_dir, args.subset, args.fold_seed)
-    report = build_devmap(source_dir, data_dir, [args.variant], jobs=args.jobs or None, rows=rows,
-                          progress=None if args.quiet else _build_progress)
+    report = build_devmap(
+        source_dir,
+        data_dir,
+        [args.variant],
+        jobs=args.jobs or None,
+        rows=rows,
+        progress=None if args.quiet else _build_progress,
+    )
     if not report.ok:
         for name, error in report.failed[args.variant]:
             logger.warning(f"{name}: error: {error}")
@@ -660,8 +757,10 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
                 continue
             started = time.perf_counter()
             result = _train_fold(examples, split, options, fold_dir, device, args)
-            logger.info(f"devmap {platform} fold {split.fold}: test accuracy {result['test']['accuracy']:.3f} "
-                        f"(epoch {result['best_epoch']}, {time.perf_counter() - started:.0f} s)")
+            logger.info(
+                f"devmap {platform} fold {split.fold}: test accuracy {result['test']['accuracy']:.3f} "
+                f"(epoch {result['best_epoch']}, {time.perf_counter() - started:.0f} s)"
+            )
             results.append(result)
         summary[platform] = _platform_report(examples, results, run_dir / platform, platform)
     _write_summary(run_dir, summary, config)
@@ -708,14 +807,28 @@ def _platform_report(examples: _Examples, results: list[dict], directory: Path, 
     writer.writerow(["row", "name", "fold", "label", "prediction", "static", "runtime_cpu", "runtime_gpu"])
     fold_of = [r["fold"] for r in results for _ in r["rows"]]
     for row, p, s, f in zip(rows, pred, static, fold_of):
-        writer.writerow([int(examples.csv_rows[row]), examples.names[row], f, int(examples.labels[row]), int(p), int(s),
-                         examples.runtimes[row, 0], examples.runtimes[row, 1]])
+        writer.writerow(
+            [
+                int(examples.csv_rows[row]),
+                examples.names[row],
+                f,
+                int(examples.labels[row]),
+                int(p),
+                int(s),
+                examples.runtimes[row, 0],
+                examples.runtimes[row, 1],
+            ]
+        )
     from programl.util.fs import atomic_write_text
 
     atomic_write_text(directory / "predictions.csv", out.getvalue())
     if rows.size:
-        plot_confusion_matrix(cm, directory / "confusion.png", labels=["CPU", "GPU"],
-                              title=f"devmap {PLATFORM_NAMES[platform]}: {rows.size} test predictions")
+        plot_confusion_matrix(
+            cm,
+            directory / "confusion.png",
+            labels=["CPU", "GPU"],
+            title=f"devmap {PLATFORM_NAMES[platform]}: {rows.size} test predictions",
+        )
     return report
 
 
@@ -729,9 +842,11 @@ def _write_summary(run_dir: Path, summary: dict, config: dict) -> None:
 def _summary_table(summary: dict) -> str:
     from programl.data.devmap import PLATFORM_NAMES
 
-    lines = ["| platform | folds | accuracy % | precision | recall | F1 | F1 (GPU) | speedup (geo / mean) "
-             "| oracle speedup (geo / mean) | ProGraML (paper) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| platform | folds | accuracy % | precision | recall | F1 | F1 (GPU) | speedup (geo / mean) "
+        "| oracle speedup (geo / mean) | ProGraML (paper) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for platform, report in summary.items():
         if not report["folds"]:
             continue

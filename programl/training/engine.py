@@ -223,7 +223,13 @@ class Trainer:
         self.plot_each_epoch = plot_each_epoch
         self.init_from = Path(init_from) if init_from else None
         self.state: dict[str, Any] = {
-            "epoch": 0, "examples": 0, "pass": 0, "cursor": 0, "seconds": 0.0, "partial": None, "grad_norms": None
+            "epoch": 0,
+            "examples": 0,
+            "pass": 0,
+            "cursor": 0,
+            "seconds": 0.0,
+            "partial": None,
+            "grad_norms": None,
         }
         self.best: tuple[float, ...] | None = None
         self.best_epoch: int | None = None
@@ -476,8 +482,9 @@ class Trainer:
             return False
         if self.dist.is_main:
             if self.budget.time_rule == "before":
-                logger.warning(f"stopping after epoch {epoch}: another epoch would pass the time limit of "
-                               f"{limit:g} min")
+                logger.warning(
+                    f"stopping after epoch {epoch}: another epoch would pass the time limit of {limit:g} min"
+                )
             else:
                 logger.warning(f"time limit of {limit:g} min reached after epoch {epoch}")
         return True

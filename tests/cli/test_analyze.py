@@ -58,15 +58,20 @@ def test_rerun_skips_finished_work_and_same_seed_same_bytes(dataset, capsys) -> 
     assert path.read_bytes() == first
     run_cli(["analyze", "dominance", dataset, "-o", dataset / "other", "--seed", "1", "-q"], capsys)
     other = (dataset / "other" / "labels" / "dominance" / "example_c.ProgramGraphFeaturesList.pb").read_bytes()
-    assert load_labels(path).roots.tolist() != load_labels(dataset / "other" / "labels" / "dominance" /
-                                                           "example_c.ProgramGraphFeaturesList.pb").roots.tolist()
+    assert (
+        load_labels(path).roots.tolist()
+        != load_labels(
+            dataset / "other" / "labels" / "dominance" / "example_c.ProgramGraphFeaturesList.pb"
+        ).roots.tolist()
+    )
     assert other != first
 
 
 def test_max_roots_and_readable_formats(dataset, capsys) -> None:
     graph = dataset / "graphs" / "example_c.ProgramGraph.pb"
-    code, _, _ = run_cli(["analyze", "reachability", graph, "-o", dataset, "--format", "json", "--max-roots", "1"],
-                         capsys)
+    code, _, _ = run_cli(
+        ["analyze", "reachability", graph, "-o", dataset, "--format", "json", "--max-roots", "1"], capsys
+    )
     assert code == 0
     labels = read_features_list(dataset / "labels" / "reachability" / "example_c.ProgramGraphFeaturesList.json")
     assert len(labels.graph) == 1

@@ -38,7 +38,13 @@ COMMANDS = list(_parsers(make_parser()))
 
 def test_every_command_is_walked() -> None:
     assert {path[0] for path in COMMANDS if path} == {
-        "build", "analyze", "convert", "stats", "dataset", "predict", "export-pretrained"
+        "build",
+        "analyze",
+        "convert",
+        "stats",
+        "dataset",
+        "predict",
+        "export-pretrained",
     }
     assert ("dataset", "build") in COMMANDS and ("dataset", "prepare") in COMMANDS
 

@@ -53,8 +53,10 @@ def test_task_help_has_examples(capsys) -> None:
 
 
 def test_building_the_parser_does_not_import_torch() -> None:
-    code = ("import sys, programl.cli as c; c.COMMANDS.update(train='programl.cli.train', "
-            "evaluate='programl.cli.evaluate'); c.make_parser(); print('torch' in sys.modules)")
+    code = (
+        "import sys, programl.cli as c; c.COMMANDS.update(train='programl.cli.train', "
+        "evaluate='programl.cli.evaluate'); c.make_parser(); print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
@@ -74,13 +76,33 @@ def test_bad_option_values_exit_2(capsys, tmp_path) -> None:
 
 
 def test_missing_data_is_one_line_and_exit_1(capsys, tmp_path) -> None:
-    code, _, err = run_cli(capsys, "train", "devmap", "--source-dir", tmp_path / "nowhere", "--data-dir",
-                           tmp_path / "data", "--run-dir", tmp_path / "run", "-q")
+    code, _, err = run_cli(
+        capsys,
+        "train",
+        "devmap",
+        "--source-dir",
+        tmp_path / "nowhere",
+        "--data-dir",
+        tmp_path / "data",
+        "--run-dir",
+        tmp_path / "run",
+        "-q",
+    )
     assert code == 1
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("programl train devmap: ") and "cgo17-amd.csv: missing" in lines[0]
-    code, _, err = run_cli(capsys, "train", "classifyapp", "--source", tmp_path / "nowhere", "--data-dir",
-                           tmp_path / "data", "--run-dir", tmp_path / "run2", "-q")
+    code, _, err = run_cli(
+        capsys,
+        "train",
+        "classifyapp",
+        "--source",
+        tmp_path / "nowhere",
+        "--data-dir",
+        tmp_path / "data",
+        "--run-dir",
+        tmp_path / "run2",
+        "-q",
+    )
     assert code == 1 and len(err.strip().splitlines()) == 1 and "missing" in err
 
 
@@ -88,8 +110,10 @@ def test_missing_data_is_one_line_and_exit_1(capsys, tmp_path) -> None:
 def test_evaluate_without_a_run_is_one_line_and_exit_1(capsys, tmp_path, task) -> None:
     code, _, err = run_cli(capsys, "evaluate", task, "--run-dir", tmp_path, "-q")
     assert code == 1
-    assert err.strip() == f"programl evaluate {task}: error: {tmp_path}: no config.json (not a `programl train " \
-                          f"{task}` run)"
+    assert (
+        err.strip() == f"programl evaluate {task}: error: {tmp_path}: no config.json (not a `programl train "
+        f"{task}` run)"
+    )
 
 
 @pytest.mark.parametrize("command", ["train", "evaluate"])

@@ -76,12 +76,20 @@ def test_freshness(previous, key, outputs, options, expected) -> None:
 
 def test_manifest_counts_what_it_skips_and_keeps_a_failed_write(tmp_path) -> None:
     path = tmp_path / "manifest.jsonl"
-    append_manifest(path, [{"name": "a", "sha256": "1", "status": "ok"}, {"name": "b", "sha256": "2",
-                                                                           "status": "failed", "error": "boom"}])
+    append_manifest(
+        path,
+        [
+            {"name": "a", "sha256": "1", "status": "ok"},
+            {"name": "b", "sha256": "2", "status": "failed", "error": "boom"},
+        ],
+    )
     report = BuildReport()
     manifest = Manifest(path, report)
     assert [manifest.check(n, k, lambda e: True) for n, k in (("a", "1"), ("b", "2"), ("c", "3"))] == [
-        False, False, True]
+        False,
+        False,
+        True,
+    ]
     assert (report.skipped, report.failed) == (1, [("b", "boom")]) and not manifest.changed
     path.unlink()
     path.mkdir()  # appending now fails: kept in the report, not raised
@@ -137,7 +145,8 @@ def test_poj104_old_manifest_is_up_to_date_and_a_torn_line_is_rebuilt(tmp_path, 
     assert (resumed.built, resumed.skipped, len(resumed.failed)) == (1, 1, 1)
     assert read_manifest(manifest).keys() == entries.keys()
     assert {k: v for k, v in files_of(out).items() if k.startswith("graphs/")} == {
-        k: v for k, v in before.items() if k.startswith("graphs/")}
+        k: v for k, v in before.items() if k.startswith("graphs/")
+    }
 
 
 def test_devmap_old_manifest_is_up_to_date(shared_data, tmp_path) -> None:
@@ -155,4 +164,5 @@ def test_devmap_old_manifest_is_up_to_date(shared_data, tmp_path) -> None:
     forced = devmap.build_devmap(shared_data / "devmap", tmp_path, variants=["ncc"], rows=rows, force=True)
     assert forced.built == {"ncc": 2}
     assert {k: v for k, v in files_of(tmp_path / "ncc").items() if k.startswith("graphs_")} == {
-        k: v for k, v in before.items() if k.startswith("graphs_")}
+        k: v for k, v in before.items() if k.startswith("graphs_")
+    }

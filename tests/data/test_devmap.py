@@ -41,7 +41,11 @@ def test_tables(source) -> None:
     assert Counter(r.oracle for r in nvidia) == {"GPU": 387, "CPU": 293}  # static mapping GPU: 56.9 %
     first = amd[0]
     assert (first.name, first.transfer, first.wgsize, first.label) == (
-        "amd-app-sdk-3.0-BinomialOption-binomial_options-default", 2048, 255, 1)
+        "amd-app-sdk-3.0-BinomialOption-binomial_options-default",
+        2048,
+        255,
+        1,
+    )
     for row in amd + nvidia:  # the oracle is the faster device
         assert row.label == int(row.runtime_gpu < row.runtime_cpu)
     assert sum(a.transfer != b.transfer or a.wgsize != b.wgsize for a, b in zip(amd, nvidia)) > 0
@@ -99,7 +103,8 @@ def test_build_writes_labelled_graphs_for_both_variants(source, built) -> None:
                 assert features["transfer_bytes"].int64_list.value == [expected.transfer]
                 assert features["wgsize_log1p"].float_list.value[0] == pytest.approx(math.log1p(expected.wgsize))
                 assert features["transfer_bytes_log1p"].float_list.value[0] == pytest.approx(
-                    math.log1p(expected.transfer))
+                    math.log1p(expected.transfer)
+                )
                 assert len(graph.node) > 10 and graph.node[0].text == "[external]"
             assert np.array_equal(data.labels, [tables[platform][i].label for i in ROWS])
             assert data.runtimes.shape == (len(ROWS), 2)

@@ -45,14 +45,17 @@ def test_read_programs_deduplicates_the_archive(programs) -> None:
 
 
 def test_read_programs_rules_on_a_small_directory(tmp_path) -> None:
-    root = write_codexglue(tmp_path, {
-        "1/7.cpp": "int main(){return 1;}",
-        "1/3.cpp": "int main(){return 1;}",  # duplicate: keeps the lower index
-        "2/4.cpp": "int main(){return 2;}",
-        "2/5.cpp": "int main(){return 3;}",
-        "3/1.cpp": "int main(){return 3;}",  # same text as 2/5 under another label: ambiguous, dropped
-        "3/notes.txt": "ignored",
-    })
+    root = write_codexglue(
+        tmp_path,
+        {
+            "1/7.cpp": "int main(){return 1;}",
+            "1/3.cpp": "int main(){return 1;}",  # duplicate: keeps the lower index
+            "2/4.cpp": "int main(){return 2;}",
+            "2/5.cpp": "int main(){return 3;}",
+            "3/1.cpp": "int main(){return 3;}",  # same text as 2/5 under another label: ambiguous, dropped
+            "3/notes.txt": "ignored",
+        },
+    )
     found = poj104.read_programs(root, verify=False)
     assert [p.id for p in found] == ["1.3", "2.4"]
     with pytest.raises(ProgramlError, match="contents differ"):

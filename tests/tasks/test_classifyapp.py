@@ -87,9 +87,32 @@ def parse(command: str, *argv: str) -> argparse.Namespace:
 
 def tiny(dataset, run_dir, *extra: str) -> list[str]:
     source, data_dir = dataset
-    return ["--source", source, "--data-dir", data_dir, "--no-verify", "--no-legacy", "--no-build",
-            "--run-dir", run_dir, "--hidden", "16", "--layer-timesteps", "1", "1", "--dropout", "0",
-            "--lr", "0.01", "--batch-graphs", "6", "--threads", "1", "-q", *extra]
+    return [
+        "--source",
+        source,
+        "--data-dir",
+        data_dir,
+        "--no-verify",
+        "--no-legacy",
+        "--no-build",
+        "--run-dir",
+        run_dir,
+        "--hidden",
+        "16",
+        "--layer-timesteps",
+        "1",
+        "1",
+        "--dropout",
+        "0",
+        "--lr",
+        "0.01",
+        "--batch-graphs",
+        "6",
+        "--threads",
+        "1",
+        "-q",
+        *extra,
+    ]
 
 
 def test_tiny_training_beats_chance_on_held_out_programs(dataset, tmp_path, capsys) -> None:
@@ -138,8 +161,7 @@ def test_changed_options_need_restart(dataset, tmp_path) -> None:
     shutil.copytree(data_dir, elsewhere)
     with pytest.raises(UsageError, match=r"other options \(data_dir\)"):
         classifyapp.train_main(parse("train", *tiny((source, elsewhere), run, "--epochs", "2")))
-    assert classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "1", "--lr", "0.5",
-                                                       "--restart"))) == 0
+    assert classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "1", "--lr", "0.5", "--restart"))) == 0
 
 
 def test_rgcn_alternative(dataset, tmp_path) -> None:
@@ -150,14 +172,24 @@ def test_rgcn_alternative(dataset, tmp_path) -> None:
     assert json.loads((run / "result.json").read_text())["test"]["count"] == 9
 
 
-@pytest.mark.skipif(shutil.which("torchrun") is None and not os.path.exists(os.path.join(os.path.dirname(
-    sys.executable), "torchrun")), reason="torchrun not installed")
+@pytest.mark.skipif(
+    shutil.which("torchrun") is None and not os.path.exists(os.path.join(os.path.dirname(sys.executable), "torchrun")),
+    reason="torchrun not installed",
+)
 def test_ddp_with_torchrun_on_two_cpu_processes(dataset, tmp_path) -> None:
     torchrun = shutil.which("torchrun") or os.path.join(os.path.dirname(sys.executable), "torchrun")
     run = tmp_path / "ddp"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
-    command = [torchrun, "--standalone", "--nproc_per_node", "2", "-m", "programl.tasks.classifyapp", "train",
-               *map(str, tiny(dataset, run, "--epochs", "2", "--device", "cpu"))]
+    command = [
+        torchrun,
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "programl.tasks.classifyapp",
+        "train",
+        *map(str, tiny(dataset, run, "--epochs", "2", "--device", "cpu")),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     config = json.loads((run / "config.json").read_text())

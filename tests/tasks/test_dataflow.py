@@ -185,8 +185,12 @@ def test_config_reads_back_the_config_json_of_a_run(ddf: Path, tmp_path: Path) -
     assert changed["lr"] == 0.01 and changed["seed"] == 9 and changed["analysis"] == "datadep"
     (tmp_path / "devmap.json").write_text(json.dumps({"task": "devmap", "model": {}}))
     (tmp_path / "broken.json").write_text('{"model": {"analysis": "datadep",}}')
-    for bad in (["--config", str(tmp_path / "devmap.json")], ["--config", str(tmp_path / "broken.json")],
-                ["--config", str(tmp_path / "none.json")], ["--dataset", str(ddf)]):
+    for bad in (
+        ["--config", str(tmp_path / "devmap.json")],
+        ["--config", str(tmp_path / "broken.json")],
+        ["--config", str(tmp_path / "none.json")],
+        ["--dataset", str(ddf)],
+    ):
         with pytest.raises(SystemExit) as info:
             dataflow.main(["train", *bad, "--run-dir", str(tmp_path / "bad")])
         assert info.value.code == 2, bad

@@ -62,10 +62,37 @@ def parse(command: str, *argv) -> argparse.Namespace:
 def tiny_run(shared_data, tmp_path_factory):
     """60 AMD kernels-with-inputs (NCC's IR: no compiler needed), 3 folds, a tiny model, 8 epochs."""
     root = tmp_path_factory.mktemp("devmap")
-    argv = ["--source-dir", shared_data / "devmap", "--data-dir", root / "data", "--variant", "ncc",
-            "--platform", "amd", "--subset", "60", "--folds", "3", "--hidden", "8", "--steps", "2", "--layers", "1",
-            "--message-dropout", "0", "--lr", "0.01", "--batch-nodes", "3000", "--threads", "1", "-q",
-            "--run-dir", root / "run"]
+    argv = [
+        "--source-dir",
+        shared_data / "devmap",
+        "--data-dir",
+        root / "data",
+        "--variant",
+        "ncc",
+        "--platform",
+        "amd",
+        "--subset",
+        "60",
+        "--folds",
+        "3",
+        "--hidden",
+        "8",
+        "--steps",
+        "2",
+        "--layers",
+        "1",
+        "--message-dropout",
+        "0",
+        "--lr",
+        "0.01",
+        "--batch-nodes",
+        "3000",
+        "--threads",
+        "1",
+        "-q",
+        "--run-dir",
+        root / "run",
+    ]
     assert devmap.train_main(parse("train", *argv, "--epochs", "8")) == 0
     return root, argv
 
@@ -173,10 +200,29 @@ def test_a_model_too_large_for_memory_is_one_line(tiny_run, tmp_path) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     repo = Path(__file__).resolve().parents[2]
-    command = [sys.executable, "-m", "programl", "train", "devmap", *argv, "--hidden", str(2**24), "--epochs", "1",
-               "--only-folds", "0"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, preexec_fn=limited,
-                          env={**os.environ, "PYTHONPATH": str(repo)}, cwd=tmp_path)
+    command = [
+        sys.executable,
+        "-m",
+        "programl",
+        "train",
+        "devmap",
+        *argv,
+        "--hidden",
+        str(2**24),
+        "--epochs",
+        "1",
+        "--only-folds",
+        "0",
+    ]
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=limited,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        cwd=tmp_path,
+    )
     assert done.returncode == 1, done.stderr[-2000:]
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("programl train devmap: error: out of memory")

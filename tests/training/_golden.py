@@ -49,13 +49,38 @@ def ddf_dataset(root: Path) -> Path:
 def dataflow_run(ddf: Path, run_dir: Path, *extra: str) -> dict[str, Any]:
     from programl.tasks import dataflow
 
-    argv = ["train", "--analysis", "datadep", "--dataset", str(ddf), "--run-dir", str(run_dir), "--threads", "1",
-            "--train-examples", "30", "60", "--val-examples", "20", "--batch-nodes", "600", "--test-steps", "30",
-            "--device", "cpu", "-q", *extra]
+    argv = [
+        "train",
+        "--analysis",
+        "datadep",
+        "--dataset",
+        str(ddf),
+        "--run-dir",
+        str(run_dir),
+        "--threads",
+        "1",
+        "--train-examples",
+        "30",
+        "60",
+        "--val-examples",
+        "20",
+        "--batch-nodes",
+        "600",
+        "--test-steps",
+        "30",
+        "--device",
+        "cpu",
+        "-q",
+        *extra,
+    ]
     assert dataflow.main(argv) == 0
     result = json.loads((run_dir / "result.json").read_text())
-    return {"records": records(run_dir), "test": result["tests"]["T30"]["f1"], "best_epoch": result["best_epoch"],
-            "digest": weights_digest(run_dir / "last.pt")}
+    return {
+        "records": records(run_dir),
+        "test": result["tests"]["T30"]["f1"],
+        "best_epoch": result["best_epoch"],
+        "digest": weights_digest(run_dir / "last.pt"),
+    }
 
 
 def devmap_run(source_dir: Path, root: Path, *extra: str) -> dict[str, Any]:
@@ -63,15 +88,51 @@ def devmap_run(source_dir: Path, root: Path, *extra: str) -> dict[str, Any]:
 
     parser = argparse.ArgumentParser()
     devmap.add_train_arguments(parser)
-    argv = ["--source-dir", source_dir, "--data-dir", root / "data", "--variant", "ncc", "--platform", "amd",
-            "--subset", "60", "--folds", "3", "--only-folds", "0", "--hidden", "8", "--steps", "2", "--layers", "1",
-            "--lr", "0.01", "--batch-nodes", "3000", "--threads", "1", "--epochs", "3", "--device", "cpu", "-q", "--run-dir",
-            root / "run", *extra]
+    argv = [
+        "--source-dir",
+        source_dir,
+        "--data-dir",
+        root / "data",
+        "--variant",
+        "ncc",
+        "--platform",
+        "amd",
+        "--subset",
+        "60",
+        "--folds",
+        "3",
+        "--only-folds",
+        "0",
+        "--hidden",
+        "8",
+        "--steps",
+        "2",
+        "--layers",
+        "1",
+        "--lr",
+        "0.01",
+        "--batch-nodes",
+        "3000",
+        "--threads",
+        "1",
+        "--epochs",
+        "3",
+        "--device",
+        "cpu",
+        "-q",
+        "--run-dir",
+        root / "run",
+        *extra,
+    ]
     assert devmap.train_main(parser.parse_args([str(a) for a in argv])) == 0
     fold = root / "run" / "amd" / "fold_0"
     result = json.loads((fold / "result.json").read_text())
-    return {"records": records(fold), "test": result["test"]["accuracy"], "best_epoch": result["best_epoch"],
-            "digest": weights_digest(fold / "last.pt")}
+    return {
+        "records": records(fold),
+        "test": result["test"]["accuracy"],
+        "best_epoch": result["best_epoch"],
+        "digest": weights_digest(fold / "last.pt"),
+    }
 
 
 def classifyapp_run(source: Path, data_dir: Path, run_dir: Path, *extra: str) -> dict[str, Any]:
@@ -79,13 +140,44 @@ def classifyapp_run(source: Path, data_dir: Path, run_dir: Path, *extra: str) ->
 
     parser = argparse.ArgumentParser()
     classifyapp.add_train_arguments(parser)
-    argv = ["--source", source, "--data-dir", data_dir, "--no-verify", "--no-legacy", "--no-build", "--run-dir",
-            run_dir, "--hidden", "16", "--layer-timesteps", "1", "1", "--dropout", "0.2", "--lr", "0.01",
-            "--batch-graphs", "6", "--threads", "1", "--epochs", "3", "--device", "cpu", "-q", *extra]
+    argv = [
+        "--source",
+        source,
+        "--data-dir",
+        data_dir,
+        "--no-verify",
+        "--no-legacy",
+        "--no-build",
+        "--run-dir",
+        run_dir,
+        "--hidden",
+        "16",
+        "--layer-timesteps",
+        "1",
+        "1",
+        "--dropout",
+        "0.2",
+        "--lr",
+        "0.01",
+        "--batch-graphs",
+        "6",
+        "--threads",
+        "1",
+        "--epochs",
+        "3",
+        "--device",
+        "cpu",
+        "-q",
+        *extra,
+    ]
     assert classifyapp.train_main(parser.parse_args([str(a) for a in argv])) == 0
     result = json.loads((run_dir / "result.json").read_text())
-    return {"records": records(run_dir), "test": result["test"]["accuracy"], "best_epoch": result["best_epoch"],
-            "digest": weights_digest(run_dir / "last.pt")}
+    return {
+        "records": records(run_dir),
+        "test": result["test"]["accuracy"],
+        "best_epoch": result["best_epoch"],
+        "digest": weights_digest(run_dir / "last.pt"),
+    }
 
 
 def poj104_dataset(root: Path) -> tuple[Path, Path]:

@@ -195,8 +195,9 @@ def test_config_option_reads_back_what_a_run_writes(tmp_path, task) -> None:
     options = getattr(module, f"{task.capitalize()}Options")
     parser = argparse.ArgumentParser()
     module.add_train_arguments(parser)
-    args = parser.parse_args(["--lr", "0.125", "--seed", "7", "--epochs", "3", "--data-dir", str(tmp_path),
-                              "--warmup-examples", "50"])
+    args = parser.parse_args(
+        ["--lr", "0.125", "--seed", "7", "--epochs", "3", "--data-dir", str(tmp_path), "--warmup-examples", "50"]
+    )
     config = {"task": task, "model": options.from_args(args).config(), "data_dir": str(tmp_path), "scope": {"x": 1}}
     common.write_json(tmp_path / "config.json", config)
     again = parser.parse_args(["--config", str(tmp_path / "config.json")])
