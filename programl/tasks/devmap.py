@@ -223,6 +223,20 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         default="all",
         help="default: all, the platforms the run has trained folds of",
     )
+    parser.add_argument(
+        "--ensemble",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="more runs of the same folds (e.g. another --seed): each test kernel is predicted by the mean of the "
+        "runs' probabilities (their chosen models); the reports go to --out",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="where the reports of an --ensemble go (required with it; the runs' own reports are left as they are)",
+    )
     add_runtime_arguments(parser)
 
 
@@ -490,7 +504,7 @@ class _Predictions:
     """The mean loss, rows and predicted devices of an epoch (the engine's accumulator API; one process)."""
 
     def __init__(self) -> None:
-        self.total_loss, self.count, self.rows, self.predictions = 0.0, 0, [], []
+        self.total_loss, self.count, self.rows, self.predictions, self.probabilities = 0.0, 0, [], [], []
 
     def update(self, output, batch, loss) -> None:
         n = int(batch.graph_y.numel())
@@ -498,15 +512,22 @@ class _Predictions:
         self.count += n
         self.rows.append(batch.rows.cpu().numpy())
         self.predictions.append(output.logits.argmax(-1).cpu().numpy())
+        self.probabilities.append(output.logits.detach().softmax(-1).cpu().numpy())
 
     def all_reduce(self, reduce_sum) -> _Predictions:  # noqa: ARG002 - devmap trains in one process
         return self
 
     def compute(self) -> dict[str, Any]:
-        """``loss``, and the ``rows`` and ``predictions`` in batch order."""
+        """``loss``, and the ``rows``, ``predictions`` and class ``probabilities`` in batch order."""
         rows = np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=np.int64)
         predictions = np.concatenate(self.predictions) if self.predictions else np.zeros(0, dtype=np.int64)
-        return {"loss": self.total_loss / max(self.count, 1), "rows": rows, "predictions": predictions}
+        probabilities = np.concatenate(self.probabilities) if self.probabilities else np.zeros((0, 2))
+        return {
+            "loss": self.total_loss / max(self.count, 1),
+            "rows": rows,
+            "predictions": predictions,
+            "probabilities": probabilities,
+        }
 
 
 def _predict(model, batches, device) -> dict[str, Any]:
@@ -624,15 +645,17 @@ def _train_fold(examples: _Examples, split, options: DevmapOptions, fold_dir: Pa
     return result
 
 
-def _test_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Path, device, static_device: int) -> dict:
-    """Predict the test fold with ``best.pt``; returns its metrics and predictions."""
+def _fold_predictions(examples: _Examples, split, config: dict[str, Any], fold_dir: Path, device) -> dict[str, Any]:
+    """The test fold predicted by the fold's ``best.pt``: :meth:`_Predictions.compute` (rows in batch order)."""
     from programl.data.vocabulary import Vocabulary
 
     vocabulary = Vocabulary.load(fold_dir / "vocab.csv")
     model = _model(config, len(vocabulary)).to(device)
     load_checkpoint(fold_dir / "best.pt", model=model, map_location=device, restore_rng=False)
-    predicted = _predict(model, _batches(examples, split.test, config, _text_map(examples.texts, vocabulary)), device)
-    rows, pred = predicted["rows"], predicted["predictions"]
+    return _predict(model, _batches(examples, split.test, config, _text_map(examples.texts, vocabulary)), device)
+
+
+def _fold_result_of(examples: _Examples, split, rows: np.ndarray, pred: np.ndarray, static_device: int) -> dict:
     metrics = devmap_metrics(examples.labels[rows], pred, examples.runtimes[rows], static_device)
     return {
         "fold": split.fold,
@@ -641,6 +664,12 @@ def _test_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Pat
         "rows": rows.tolist(),
         "predictions": pred.tolist(),
     }
+
+
+def _test_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Path, device, static_device: int) -> dict:
+    """Predict the test fold with ``best.pt``; returns its metrics and predictions."""
+    predicted = _fold_predictions(examples, split, config, fold_dir, device)
+    return _fold_result_of(examples, split, predicted["rows"], predicted["predictions"], static_device)
 
 
 def _check_config(args: argparse.Namespace) -> None:
@@ -768,6 +797,47 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
     return 0
 
 
+def _evaluate_ensemble(args: argparse.Namespace, device, members: list[tuple[Path, dict[str, Any]]]) -> int:
+    """``--ensemble``: per fold, the mean of the members' test probabilities (each member's chosen model, so no
+    member sees its test fold in training or in the choice of epoch); a fold is scored when every member has it."""
+    from programl.exceptions import ProgramlError
+
+    run_dir, saved = members[0]
+    config = saved["model"]
+    source_dir = Path(args.source_dir or saved["source_dir"])
+    data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
+    rows = _subset_rows(source_dir, config.get("subset"), config["fold_seed"])
+    platforms = _platforms(args.platform)
+    if args.platform == "all":
+        trained = [p for p in platforms if all(any((d / p).glob("fold_*/best.pt")) for d, _ in members)]
+        platforms = tuple(trained) or platforms
+    summary = {}
+    for platform in platforms:
+        examples = _examples(source_dir, data_dir, platform, config["variant"], rows)
+        results = []
+        for split in _splits(examples, config["folds"], config["fold_seed"]):
+            fold_dirs = [d / platform / f"fold_{split.fold}" for d, _ in members]
+            if not all((f / "best.pt").is_file() for f in fold_dirs):
+                continue
+            test_rows, probabilities = np.sort(split.test), 0.0
+            for fold_dir, (_, member) in zip(fold_dirs, members):
+                predicted = _fold_predictions(examples, split, member["model"], fold_dir, device)
+                order = np.argsort(predicted["rows"], kind="stable")  # members may batch in other orders
+                assert np.array_equal(predicted["rows"][order], test_rows), fold_dir
+                probabilities = probabilities + predicted["probabilities"][order]
+            static_device = int(np.bincount(examples.labels[split.train], minlength=2).argmax())
+            pred = np.asarray(probabilities).argmax(-1)
+            result = _fold_result_of(examples, split, test_rows, pred, static_device)
+            result["best_epoch"] = [(_fold_result(f) or {}).get("best_epoch") for f in fold_dirs]
+            results.append(result)
+        if not results:
+            raise ProgramlError(f"{platform}: no fold that every run of the ensemble has trained (best.pt)")
+        summary[platform] = _platform_report(examples, results, args.out / platform, platform)
+    _write_summary(args.out, summary, {**config, "ensemble": [str(d) for d, _ in members]})
+    print(_summary_table(summary))
+    return 0
+
+
 def _build_progress(items, total, description):
     return progress(items, total, description, unit="kernel")
 
@@ -868,18 +938,49 @@ def _summary_table(summary: dict) -> str:
 
 def evaluate_main(args: argparse.Namespace) -> int:
     """``programl evaluate devmap``: re-test every finished fold's chosen model and rewrite the reports."""
-    from programl.exceptions import ProgramlError
 
     check_options(args)
+    if args.ensemble and args.out is None:
+        raise UsageError("--ensemble needs --out DIR for its reports")
+    if args.out is not None and not args.ensemble:
+        raise UsageError("--out is for the reports of an --ensemble; one run's reports go to its --run-dir")
     configure_threads(args.threads)
     configure_logging(args.quiet)
     device = resolve_device(args.device)
     run_dir = Path(args.run_dir)
+    saved = _read_devmap_run(run_dir)
+    if args.ensemble:
+        members = [(run_dir, saved)] + [(Path(d), _read_devmap_run(Path(d))) for d in args.ensemble]
+        _check_same_folds(members)
+        args.out.mkdir(parents=True, exist_ok=True)
+        with RunLock(args.out):
+            return _evaluate_ensemble(args, device, members)
+    with RunLock(run_dir):
+        return _evaluate(args, device, run_dir, saved)
+
+
+def _read_devmap_run(run_dir: Path) -> dict[str, Any]:
+    from programl.exceptions import ProgramlError
+
     saved = read_run_config(run_dir, "devmap", required=_MODEL_KEYS + ("variant", "folds", "fold_seed", "batch_nodes"))
     if "source_dir" not in saved or "data_dir" not in saved:
         raise ProgramlError(f"{run_dir / 'config.json'}: no source_dir or data_dir (not a `programl train devmap` run)")
-    with RunLock(run_dir):
-        return _evaluate(args, device, run_dir, saved)
+    return saved
+
+
+#: What the members of an ensemble must share: the same kernels in the same folds.
+_FOLD_KEYS = ("variant", "folds", "fold_seed", "subset")
+
+
+def _check_same_folds(members: list[tuple[Path, dict[str, Any]]]) -> None:
+    first_dir, first = members[0]
+    for run_dir, saved in members[1:]:
+        for key in _FOLD_KEYS:
+            if saved["model"].get(key) != first["model"].get(key):
+                raise UsageError(
+                    f"--ensemble {run_dir}: {key} {saved['model'].get(key)!r}, but {first_dir} has "
+                    f"{first['model'].get(key)!r} (the runs must test the same folds)"
+                )
 
 
 def _evaluate(args: argparse.Namespace, device, run_dir: Path, saved: dict[str, Any]) -> int:
@@ -913,5 +1014,46 @@ def _evaluate(args: argparse.Namespace, device, run_dir: Path, saved: dict[str, 
             raise ProgramlError(f"{run_dir / platform}: no trained fold (best.pt) to evaluate")
         summary[platform] = _platform_report(examples, results, run_dir / platform, platform)
     _write_summary(run_dir, summary, config)
+    print(_summary_table(summary))
+    return 0
+
+
+def _evaluate_ensemble(args: argparse.Namespace, device, members: list[tuple[Path, dict[str, Any]]]) -> int:
+    """``--ensemble``: per fold, the mean of the members' test probabilities (each member's chosen model, so no
+    member sees its test fold in training or in the choice of epoch); a fold is scored when every member has it."""
+    from programl.exceptions import ProgramlError
+
+    run_dir, saved = members[0]
+    config = saved["model"]
+    source_dir = Path(args.source_dir or saved["source_dir"])
+    data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
+    rows = _subset_rows(source_dir, config.get("subset"), config["fold_seed"])
+    platforms = _platforms(args.platform)
+    if args.platform == "all":
+        trained = [p for p in platforms if all(any((d / p).glob("fold_*/best.pt")) for d, _ in members)]
+        platforms = tuple(trained) or platforms
+    summary = {}
+    for platform in platforms:
+        examples = _examples(source_dir, data_dir, platform, config["variant"], rows)
+        results = []
+        for split in _splits(examples, config["folds"], config["fold_seed"]):
+            fold_dirs = [d / platform / f"fold_{split.fold}" for d, _ in members]
+            if not all((f / "best.pt").is_file() for f in fold_dirs):
+                continue
+            test_rows, probabilities = np.sort(split.test), 0.0
+            for fold_dir, (_, member) in zip(fold_dirs, members):
+                predicted = _fold_predictions(examples, split, member["model"], fold_dir, device)
+                order = np.argsort(predicted["rows"], kind="stable")  # members may batch in other orders
+                assert np.array_equal(predicted["rows"][order], test_rows), fold_dir
+                probabilities = probabilities + predicted["probabilities"][order]
+            static_device = int(np.bincount(examples.labels[split.train], minlength=2).argmax())
+            pred = np.asarray(probabilities).argmax(-1)
+            result = _fold_result_of(examples, split, test_rows, pred, static_device)
+            result["best_epoch"] = [(_fold_result(f) or {}).get("best_epoch") for f in fold_dirs]
+            results.append(result)
+        if not results:
+            raise ProgramlError(f"{platform}: no fold that every run of the ensemble has trained (best.pt)")
+        summary[platform] = _platform_report(examples, results, args.out / platform, platform)
+    _write_summary(args.out, summary, {**config, "ensemble": [str(d) for d, _ in members]})
     print(_summary_table(summary))
     return 0

@@ -300,3 +300,68 @@ def test_text_counts_scale_from_the_training_rows_and_travel_with_the_model(tiny
     model = pretrained(str(export_pretrained(run, output_dir=tmp_path / "models", platform="amd")))
     assert torch.equal(model.model.text_counts.scale, saved["text_counts.scale"])
     assert type(devmap._model(config, 10)).__name__ == "PooledReadoutClassifier"
+
+
+def test_an_ensemble_of_one_run_with_itself_repeats_its_predictions(tiny_run, tmp_path, capsys) -> None:
+    root, _ = tiny_run
+    run = root / "run"
+    before = json.loads((run / "amd" / "report.json").read_text())
+    out = tmp_path / "ens"
+    assert devmap.evaluate_main(parse("evaluate", "--run-dir", run, "--ensemble", run, "--out", out, "-q")) == 0
+    report = json.loads((out / "amd" / "report.json").read_text())
+    assert report["per_fold"]["accuracy"] == before["per_fold"]["accuracy"]  # the mean of p and p is p
+    assert report["examples"] == before["examples"] and (out / "summary.md").is_file()
+    assert json.loads((out / "summary.json").read_text())["config"]["ensemble"] == [str(run), str(run)]
+    assert json.loads((run / "amd" / "report.json").read_text()) == before  # the member's reports untouched
+    assert "AMD Tahiti 7970" in capsys.readouterr().out
+
+
+def test_an_ensemble_averages_the_members_probabilities(tiny_run, tmp_path) -> None:
+    """Two runs of other seeds: each fold's ensemble prediction is the argmax of the mean of their softmaxes."""
+    root, argv = tiny_run
+    other = tmp_path / "seed2"
+    argv2 = [a if a != root / "run" else other for a in argv]
+    assert devmap.train_main(parse("train", *argv2, "--epochs", "4", "--seed", "7")) == 0
+    out = tmp_path / "ens"
+    assert (
+        devmap.evaluate_main(parse("evaluate", "--run-dir", root / "run", "--ensemble", other, "--out", out, "-q")) == 0
+    )
+    examples = devmap._examples(Path(argv[1]), root / "data", "amd", "ncc", devmap._subset_rows(Path(argv[1]), 60, 204))
+    config = json.loads((root / "run" / "config.json").read_text())["model"]
+    lines = (out / "amd" / "predictions.csv").read_text().splitlines()[1:]
+    expected = {}
+    for split in devmap._splits(examples, 3, 204):
+        mean = 0.0
+        for run in (root / "run", other):
+            p = devmap._fold_predictions(
+                examples, split, config, run / "amd" / f"fold_{split.fold}", torch.device("cpu")
+            )
+            mean = mean + p["probabilities"][np.argsort(p["rows"])]
+        for row, label in zip(np.sort(split.test), mean.argmax(-1)):
+            expected[int(examples.csv_rows[row])] = int(label)
+    assert {int(line.split(",")[0]): int(line.split(",")[4]) for line in lines} == expected
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--ensemble", "RUN"], "--ensemble needs --out"),
+        (["--out", "OUT"], "--out is for the reports of an --ensemble"),
+    ],
+)
+def test_ensemble_usage_errors(tiny_run, tmp_path, extra, message) -> None:
+    root, _ = tiny_run
+    extra = [str(root / "run") if a == "RUN" else str(tmp_path / "o") if a == "OUT" else a for a in extra]
+    with pytest.raises(UsageError, match=message):
+        devmap.evaluate_main(parse("evaluate", "--run-dir", root / "run", *extra, "-q"))
+
+
+def test_an_ensemble_of_runs_on_other_folds_is_a_usage_error(tiny_run, tmp_path) -> None:
+    root, _ = tiny_run
+    other = tmp_path / "other"
+    other.mkdir()
+    saved = json.loads((root / "run" / "config.json").read_text())
+    saved["model"]["fold_seed"] = 1
+    (other / "config.json").write_text(json.dumps(saved))
+    with pytest.raises(UsageError, match="fold_seed 1, but .* has 204"):
+        devmap.evaluate_main(parse("evaluate", "--run-dir", root / "run", "--ensemble", other, "--out", tmp_path / "o"))
