@@ -10,9 +10,9 @@ import pytest
 from programl.data.deepdataflow.derived import DerivedRootError, link, link_all, link_converted_splits
 
 
-def test_link_makes_an_absolute_symlink_and_keeps_it_on_a_second_call(tmp_path: Path) -> None:
+def test_link_makes_an_absolute_symlink_and_keeps_it_on_a_second_call(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "a").write_text("a")
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)  # a relative source is made absolute
     link(tmp_path / "l", Path("a"))
     assert os.readlink(tmp_path / "l") == str(tmp_path / "a")
     link(tmp_path / "l", tmp_path / "a")  # the same target again: kept, no error
