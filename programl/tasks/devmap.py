@@ -797,47 +797,6 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
     return 0
 
 
-def _evaluate_ensemble(args: argparse.Namespace, device, members: list[tuple[Path, dict[str, Any]]]) -> int:
-    """``--ensemble``: per fold, the mean of the members' test probabilities (each member's chosen model, so no
-    member sees its test fold in training or in the choice of epoch); a fold is scored when every member has it."""
-    from programl.exceptions import ProgramlError
-
-    run_dir, saved = members[0]
-    config = saved["model"]
-    source_dir = Path(args.source_dir or saved["source_dir"])
-    data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
-    rows = _subset_rows(source_dir, config.get("subset"), config["fold_seed"])
-    platforms = _platforms(args.platform)
-    if args.platform == "all":
-        trained = [p for p in platforms if all(any((d / p).glob("fold_*/best.pt")) for d, _ in members)]
-        platforms = tuple(trained) or platforms
-    summary = {}
-    for platform in platforms:
-        examples = _examples(source_dir, data_dir, platform, config["variant"], rows)
-        results = []
-        for split in _splits(examples, config["folds"], config["fold_seed"]):
-            fold_dirs = [d / platform / f"fold_{split.fold}" for d, _ in members]
-            if not all((f / "best.pt").is_file() for f in fold_dirs):
-                continue
-            test_rows, probabilities = np.sort(split.test), 0.0
-            for fold_dir, (_, member) in zip(fold_dirs, members):
-                predicted = _fold_predictions(examples, split, member["model"], fold_dir, device)
-                order = np.argsort(predicted["rows"], kind="stable")  # members may batch in other orders
-                assert np.array_equal(predicted["rows"][order], test_rows), fold_dir
-                probabilities = probabilities + predicted["probabilities"][order]
-            static_device = int(np.bincount(examples.labels[split.train], minlength=2).argmax())
-            pred = np.asarray(probabilities).argmax(-1)
-            result = _fold_result_of(examples, split, test_rows, pred, static_device)
-            result["best_epoch"] = [(_fold_result(f) or {}).get("best_epoch") for f in fold_dirs]
-            results.append(result)
-        if not results:
-            raise ProgramlError(f"{platform}: no fold that every run of the ensemble has trained (best.pt)")
-        summary[platform] = _platform_report(examples, results, args.out / platform, platform)
-    _write_summary(args.out, summary, {**config, "ensemble": [str(d) for d, _ in members]})
-    print(_summary_table(summary))
-    return 0
-
-
 def _build_progress(items, total, description):
     return progress(items, total, description, unit="kernel")
 
@@ -983,20 +942,29 @@ def _check_same_folds(members: list[tuple[Path, dict[str, Any]]]) -> None:
                 )
 
 
+def _evaluation_examples(args: argparse.Namespace, saved: dict[str, Any], run_dirs: list[Path]):
+    """``(platform, examples)`` for each platform to evaluate: ``--platform``, or with ``all`` the platforms that
+    every one of ``run_dirs`` has trained folds of (a one-platform run: its platform, not an error about the other);
+    the data directories are the run's unless given."""
+    config = saved["model"]
+    source_dir = Path(args.source_dir or saved["source_dir"])
+    data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
+    rows = _subset_rows(source_dir, config.get("subset"), config["fold_seed"])
+    platforms = _platforms(args.platform)
+    if args.platform == "all":
+        trained = [p for p in platforms if all(any((d / p).glob("fold_*/best.pt")) for d in run_dirs)]
+        platforms = tuple(trained) or platforms
+    for platform in platforms:
+        yield platform, _examples(source_dir, data_dir, platform, config["variant"], rows)
+
+
 def _evaluate(args: argparse.Namespace, device, run_dir: Path, saved: dict[str, Any]) -> int:
     """The evaluation of :func:`evaluate_main`, in a locked run directory."""
     from programl.exceptions import ProgramlError
 
     config = saved["model"]
-    source_dir = Path(args.source_dir or saved["source_dir"])
-    data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
     summary = {}
-    rows = _subset_rows(source_dir, config.get("subset"), config["fold_seed"])
-    platforms = _platforms(args.platform)
-    if args.platform == "all":  # a one-platform run: its platform, not an error about the other
-        platforms = tuple(p for p in platforms if any((run_dir / p).glob("fold_*/best.pt"))) or platforms
-    for platform in platforms:
-        examples = _examples(source_dir, data_dir, platform, config["variant"], rows)
+    for platform, examples in _evaluation_examples(args, saved, [run_dir]):
         results = []
         for split in _splits(examples, config["folds"], config["fold_seed"]):
             fold_dir = run_dir / platform / f"fold_{split.fold}"
@@ -1023,18 +991,10 @@ def _evaluate_ensemble(args: argparse.Namespace, device, members: list[tuple[Pat
     member sees its test fold in training or in the choice of epoch); a fold is scored when every member has it."""
     from programl.exceptions import ProgramlError
 
-    run_dir, saved = members[0]
+    saved = members[0][1]
     config = saved["model"]
-    source_dir = Path(args.source_dir or saved["source_dir"])
-    data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
-    rows = _subset_rows(source_dir, config.get("subset"), config["fold_seed"])
-    platforms = _platforms(args.platform)
-    if args.platform == "all":
-        trained = [p for p in platforms if all(any((d / p).glob("fold_*/best.pt")) for d, _ in members)]
-        platforms = tuple(trained) or platforms
     summary = {}
-    for platform in platforms:
-        examples = _examples(source_dir, data_dir, platform, config["variant"], rows)
+    for platform, examples in _evaluation_examples(args, saved, [d for d, _ in members]):
         results = []
         for split in _splits(examples, config["folds"], config["fold_seed"]):
             fold_dirs = [d / platform / f"fold_{split.fold}" for d, _ in members]
