@@ -69,7 +69,10 @@ def model_spec(task: str, config: Mapping[str, Any], vocabulary_size: int, where
         classes = {"ggnn": "DataflowGGNN", "rgcn": "DataflowRGCN"}
         if o["model"] not in classes:
             raise ProgramlError(f"{where}: unknown data-flow model {o['model']!r}")
-        return {"class": classes[o["model"]], "args": [vocabulary_size], "kwargs": {"num_steps": o["steps"]}}
+        kwargs = {"num_steps": o["steps"]}
+        if config.get("root_context"):  # the variant's key only where it is on: the faithful models' specs stay
+            kwargs["root_context"] = True
+        return {"class": classes[o["model"]], "args": [vocabulary_size], "kwargs": kwargs}
     if task == "devmap":
         o = _options(
             config,

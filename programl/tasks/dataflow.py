@@ -105,7 +105,7 @@ PAPER_DDF30 = {
 #: batches); the per-batch F1 depends on it, the pooled F1 does not.
 EVAL_BATCH_NODES = 10_000
 #: What a run written before the evaluation options existed is resumed with.
-_EVAL_DEFAULTS = {"eval_batch_nodes": EVAL_BATCH_NODES, "eval_batch_policy": "carry"}
+_EVAL_DEFAULTS = {"eval_batch_nodes": EVAL_BATCH_NODES, "eval_batch_policy": "carry", "root_context": False}
 #: (T, step filter) of the test runs: DDF-30 at T=30, DDF-60 at T=60, every example at T=200.
 DEFAULT_TESTS = ((30, 30), (60, 60), (200, None))
 
@@ -142,6 +142,7 @@ class DataflowOptions(TaskOptions):
     val_examples: int
     val_seed: int
     seed: int
+    root_context: bool = False
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -201,6 +202,12 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("protocol (the paper's runs)")
     group.add_argument("--model", choices=("ggnn", "rgcn"), default="ggnn", help="typed GGNN (default) or R-GCN")
     group.add_argument("--steps", type=int, default=30, metavar="T", help="message-passing steps (default: 30)")
+    group.add_argument(
+        "--root-context",
+        action="store_true",
+        help="not in the paper: the GGNN's readout also reads the root's states (DataflowGGNN, root_context); "
+        "--init-from a faithful run starts from its logits",
+    )
     group.add_argument(
         "--max-steps",
         type=int,
@@ -266,8 +273,9 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
 def _make_model(config: dict[str, Any], vocabulary_size: int):
     from programl.models import DataflowGGNN, DataflowRGCN
 
-    cls = DataflowGGNN if config["model"] == "ggnn" else DataflowRGCN
-    return cls(vocabulary_size, num_steps=config["steps"])
+    if config["model"] != "ggnn":
+        return DataflowRGCN(vocabulary_size, num_steps=config["steps"])
+    return DataflowGGNN(vocabulary_size, num_steps=config["steps"], root_context=config.get("root_context", False))
 
 
 def _dataset(root: str, analysis: str, split: str, config: dict[str, Any], max_steps: int | None, args, show: bool):
@@ -369,6 +377,8 @@ def _check(args: argparse.Namespace) -> None:
         if getattr(args, name) is None:
             raise UsageError(f"--{name} is required (or --config with a run's config.json)")
     check_options(args)
+    if args.root_context and args.model != "ggnn":
+        raise UsageError("--root-context is an option of the GGNN (--model ggnn)")
     schedule = args.train_examples
     if any(n < 1 for n in schedule) or any(b <= a for a, b in zip(schedule, schedule[1:])):
         raise UsageError("--train-examples must be positive and increasing")

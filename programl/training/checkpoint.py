@@ -74,11 +74,14 @@ def load_checkpoint(
     restore_rng: bool = True,
     missing_hint: str = "train first, or choose another --checkpoint",
     mismatch_hint: str = "use another --run-dir, or --restart",
+    missing_ok: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Load a checkpoint written by :func:`save_checkpoint` into ``model`` / ``optimizer`` (when given).
 
     ``missing_hint`` and ``mismatch_hint`` are the advice of the errors for a missing file and for a checkpoint of
-    another model: what the caller's user can do about it.
+    another model: what the caller's user can do about it. ``missing_ok``: prefixes of ``model`` parameters that the
+    checkpoint may lack (they keep their initial values); any other missing, unexpected or misshapen entry is an
+    error.
 
     Returns:
         The checkpoint's dictionary (``epoch``, ``best_metric``, ``best_epoch``, ``extra`` ...).
@@ -108,7 +111,7 @@ def load_checkpoint(
     payload.setdefault("extra", {})
     try:
         if model is not None:
-            unwrap(model).load_state_dict(payload["model"])
+            _load_model_state(unwrap(model), payload["model"], missing_ok)
         if optimizer is not None and payload.get("optimizer") is not None:
             optimizer.load_state_dict(payload["optimizer"])
         if restore_rng and payload.get("rng"):
@@ -118,6 +121,18 @@ def load_checkpoint(
             f"{path}: a checkpoint of another model or options ({_first_sentence(error)}); {mismatch_hint}"
         ) from None
     return payload
+
+
+def _load_model_state(model, state: Mapping[str, Any], missing_ok: tuple[str, ...]) -> None:
+    """``model.load_state_dict(state)``, strict except for missing keys under the ``missing_ok`` prefixes."""
+    if not missing_ok:
+        model.load_state_dict(state)
+        return
+    result = model.load_state_dict(state, strict=False)
+    missing = [k for k in result.missing_keys if not k.startswith(missing_ok)]
+    if missing or result.unexpected_keys:
+        keys = ", ".join((missing + list(result.unexpected_keys))[:3])
+        raise KeyError(f"missing or unexpected parameters: {keys}")
 
 
 def _first_sentence(error: BaseException) -> str:

@@ -269,6 +269,7 @@ class Trainer:
                     restore_rng=False,
                     missing_hint="--init-from needs a best.pt or last.pt",
                     mismatch_hint="--init-from needs a run of the same model options and vocabulary",
+                    missing_ok=getattr(unwrap(self.model), "init_from_missing_ok", ()),
                 )
                 if self.show:
                     logger.info(f"{self.directory}: starting from the weights of {self.init_from}")
