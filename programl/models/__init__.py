@@ -24,7 +24,13 @@ from programl.models.metrics import (
     pooled_metrics,
 )
 from programl.models.pooled_readout import PooledReadoutClassifier
-from programl.models.readout import AuxiliaryReadout, GatedReadout, TextCountEncoding, ThermometerEncoding
+from programl.models.readout import (
+    AuxiliaryReadout,
+    GatedReadout,
+    RootContextReadout,
+    TextCountEncoding,
+    ThermometerEncoding,
+)
 from programl.models.rgcn_classifier import RGCNGraphClassifier
 
 #: Alias: the layer is ProGraML's GGNN "MessagingLayer" + GRU.
@@ -44,6 +50,7 @@ __all__ = [
     "PooledReadoutClassifier",
     "PretrainedModel",
     "RGCNGraphClassifier",
+    "RootContextReadout",
     "TextCountEncoding",
     "ThermometerEncoding",
     "TypedEdges",

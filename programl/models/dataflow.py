@@ -19,12 +19,12 @@ Both take a :class:`torch_geometric.data.Data`/``Batch`` made by :func:`programl
 (``x``, ``root``, ``edge_index``, ``edge_flow``, ``edge_pos``) and return (N, 2) logits.
 
 ``root_context=True`` (not in the paper; reported beside the faithful model, never instead of it) adds
-:class:`RootContextReadout` to the readout: each node also reads its graph's root states. Why: the subexpressions
-model's false positives are instructions of *another* opcode that share an operand with the root (store root, 30
-loads of the same global flagged): under mean aggregation the root's text reaches them averaged with every other
-user of that operand, so "same opcode as the root" cannot be told apart once an operand has many users. The extra
-term is zero at initialisation, so a faithful checkpoint loads into it (``init_from_missing_ok``) and starts out
-computing the same logits.
+:class:`~programl.models.readout.RootContextReadout` to the readout: each node also reads its graph's root states.
+Why: the subexpressions model's false positives are instructions of *another* opcode that share an operand with the
+root (store root, 30 loads of the same global flagged): under mean aggregation the root's text reaches them averaged
+with every other user of that operand, so "same opcode as the root" cannot be told apart once an operand has many
+users. The extra term is zero at initialisation, so a faithful checkpoint loads into it (``init_from_missing_ok``)
+and starts out computing the same logits.
 """
 
 from __future__ import annotations
@@ -36,52 +36,9 @@ from torch_geometric.data import Data
 from torch_geometric.nn import RGCNConv
 
 from programl.models.ggnn import TypedGGNNConv, add_backward_edges
-from programl.models.readout import GatedReadout
+from programl.models.readout import GatedReadout, RootContextReadout
 
-__all__ = ["DataflowGGNN", "DataflowRGCN", "RootContextReadout"]
-
-
-class RootContextReadout(nn.Module):
-    r"""Per-node logits from the node's and its graph's root states (not in the paper; module docstring):
-
-    .. math::
-        o_v = W_2\,\mathrm{ReLU}(W_1 [h^0_v; h^0_r; h^0_v \odot h^0_r; h^T_v; h^T_r] + b_1) + b_2
-
-    where ``r`` is the root of ``v``'s graph (the mean of its root-marked nodes' states; zeros for a graph without
-    one). :math:`W_2, b_2` start at zero, so the term is 0 until trained.
-
-    Shapes:
-        - **h0**, **hT**: (N, D); **root**: (N,) 0/1; **batch**: (N,) graph index or None (one graph).
-        - **output**: (N, C).
-
-    Args:
-        channels: State size D.
-        out_channels: C.
-        hidden: Width of the hidden layer (64).
-    """
-
-    def __init__(self, channels: int, out_channels: int, hidden: int = 64) -> None:
-        super().__init__()
-        self.hidden = nn.Linear(5 * channels, hidden)
-        self.out = nn.Linear(hidden, out_channels)
-        nn.init.zeros_(self.out.weight)
-        nn.init.zeros_(self.out.bias)
-
-    def forward(self, h0: Tensor, hT: Tensor, root: Tensor, batch: Tensor | None) -> Tensor:
-        if batch is None:
-            batch = torch.zeros(h0.size(0), dtype=torch.long, device=h0.device)
-        graphs = int(batch.max()) + 1 if batch.numel() else 0
-        marked = root.to(h0.dtype).unsqueeze(-1)
-        count = torch.zeros(graphs, 1, dtype=h0.dtype, device=h0.device).index_add_(0, batch, marked)
-        count = count.clamp(min=1.0)
-
-        def root_state(h: Tensor) -> Tensor:
-            total = torch.zeros(graphs, h.size(1), dtype=h.dtype, device=h.device).index_add_(0, batch, h * marked)
-            return (total / count)[batch]
-
-        r0, rT = root_state(h0), root_state(hT)
-        features = torch.cat([h0, r0, h0 * r0, hT, rT], dim=-1)
-        return self.out(torch.relu(self.hidden(features)))
+__all__ = ["DataflowGGNN", "DataflowRGCN"]
 
 
 class _DataflowNodeClassifier(nn.Module):
@@ -158,7 +115,7 @@ class DataflowGGNN(_DataflowNodeClassifier):
         output_dropout: Dropout on the readout (0).
         class_weight: Cross-entropy class weights; ProGraML's ``loss_weighting`` w != 0.5 means ``(1 - w, w)``.
         max_position: Rows of the position table (1024).
-        root_context: Add :class:`RootContextReadout` (off: the paper's model).
+        root_context: Add :class:`~programl.models.readout.RootContextReadout` (off: the paper's model).
 
     Example:
         >>> model = DataflowGGNN(vocabulary_size=2230)

@@ -2,6 +2,8 @@
 
 * :class:`GatedReadout`: per-node logits ``sigmoid(Linear_{2D->C}([h0; hT])) * Linear_{D->C}(hT)`` (Gilmer et al.
   eq. 4), used per node by the data-flow GGNN and summed per graph by the graph classifiers.
+* :class:`RootContextReadout`: an optional extra term of the data-flow readout that reads the root's states (not in
+  the paper).
 * :class:`AuxiliaryReadout`: devmap's head that mixes the graph logits with auxiliary per-graph inputs.
 * :class:`ThermometerEncoding`: an optional encoding of those inputs as threshold bits (not in the paper; below).
 * :class:`TextCountEncoding`: an optional further input of that head, the graph's node-text counts (not in the paper).
@@ -12,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-__all__ = ["AuxiliaryReadout", "GatedReadout", "TextCountEncoding", "ThermometerEncoding"]
+__all__ = ["AuxiliaryReadout", "GatedReadout", "RootContextReadout", "TextCountEncoding", "ThermometerEncoding"]
 
 
 class GatedReadout(nn.Module):
@@ -45,6 +47,50 @@ class GatedReadout(nn.Module):
     def forward(self, h0: Tensor, hT: Tensor) -> Tensor:
         gate = torch.sigmoid(self.gate(torch.cat([h0, hT], dim=-1)))
         return self.dropout(gate * self.transform(hT))
+
+
+class RootContextReadout(nn.Module):
+    r"""Per-node logits from the node's and its graph's root states (not in the paper; :mod:`programl.models.dataflow`
+    says why):
+
+    .. math::
+        o_v = W_2\,\mathrm{ReLU}(W_1 [h^0_v; h^0_r; h^0_v \odot h^0_r; h^T_v; h^T_r] + b_1) + b_2
+
+    where ``r`` is the root of ``v``'s graph (the mean of its root-marked nodes' states; zeros for a graph without
+    one). :math:`W_2, b_2` start at zero, so the term is 0 until trained.
+
+    Shapes:
+        - **h0**, **hT**: (N, D); **root**: (N,) 0/1; **batch**: (N,) graph index or None (one graph).
+        - **output**: (N, C).
+
+    Args:
+        channels: State size D.
+        out_channels: C.
+        hidden: Width of the hidden layer (64).
+    """
+
+    def __init__(self, channels: int, out_channels: int, hidden: int = 64) -> None:
+        super().__init__()
+        self.hidden = nn.Linear(5 * channels, hidden)
+        self.out = nn.Linear(hidden, out_channels)
+        nn.init.zeros_(self.out.weight)
+        nn.init.zeros_(self.out.bias)
+
+    def forward(self, h0: Tensor, hT: Tensor, root: Tensor, batch: Tensor | None) -> Tensor:
+        if batch is None:
+            batch = torch.zeros(h0.size(0), dtype=torch.long, device=h0.device)
+        graphs = int(batch.max()) + 1 if batch.numel() else 0
+        marked = root.to(h0.dtype).unsqueeze(-1)
+        count = torch.zeros(graphs, 1, dtype=h0.dtype, device=h0.device).index_add_(0, batch, marked)
+        count = count.clamp(min=1.0)
+
+        def root_state(h: Tensor) -> Tensor:
+            total = torch.zeros(graphs, h.size(1), dtype=h.dtype, device=h.device).index_add_(0, batch, h * marked)
+            return (total / count)[batch]
+
+        r0, rT = root_state(h0), root_state(hT)
+        features = torch.cat([h0, r0, h0 * r0, hT, rT], dim=-1)
+        return self.out(torch.relu(self.hidden(features)))
 
 
 class ThermometerEncoding(nn.Module):

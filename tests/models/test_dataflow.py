@@ -166,3 +166,58 @@ def test_gpu_forward_and_backward_match_the_cpu(reachability_examples):
     gpu_model.loss(gpu_logits, gpu_batch.y).backward()
     for (name, p_cpu), p_gpu in zip(cpu_model.named_parameters(), gpu_model.parameters()):
         torch.testing.assert_close(p_gpu.grad.cpu(), p_cpu.grad, rtol=1e-3, atol=1e-4, msg=name)
+
+
+# --- the root-context variant (not in the paper) -------------------------------------------------------------------
+
+
+def test_root_context_starts_as_the_faithful_model(reachability_examples, tmp_path):
+    """Its extra readout term is zero at initialisation: a faithful checkpoint loaded into the variant (the
+    ``init_from_missing_ok`` parameters left as they are) gives the same logits; the other way round is refused."""
+    from programl.exceptions import ProgramlError
+    from programl.training import load_checkpoint, save_checkpoint
+
+    vocab, batch = examples_batch(reachability_examples)
+    torch.manual_seed(0)
+    faithful = DataflowGGNN(len(vocab))
+    save_checkpoint(tmp_path / "faithful.pt", model=faithful, epoch=1)
+    torch.manual_seed(1)
+    variant = DataflowGGNN(len(vocab), root_context=True)
+    assert count(variant) - count(faithful) == count(variant.root_context) == 5 * 34 * 64 + 64 + 64 * 2 + 2
+    load_checkpoint(tmp_path / "faithful.pt", model=variant, missing_ok=variant.init_from_missing_ok)
+    variant.eval(), faithful.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(variant(batch), faithful(batch), rtol=0, atol=0)
+    save_checkpoint(tmp_path / "variant.pt", model=variant, epoch=1)
+    with pytest.raises(ProgramlError, match="a checkpoint of another model"):
+        load_checkpoint(tmp_path / "variant.pt", model=DataflowGGNN(len(vocab)), missing_ok=("root_context.",))
+    with pytest.raises(ProgramlError, match="a checkpoint of another model"):  # other prefixes stay strict
+        load_checkpoint(tmp_path / "faithful.pt", model=DataflowGGNN(len(vocab) + 1), missing_ok=("root_context.",))
+
+
+def test_root_context_reads_each_graphs_own_root(reachability_examples):
+    """In a batch, a node's extra term depends on its own graph's root and on no other graph's."""
+    from programl.models import RootContextReadout
+
+    torch.manual_seed(0)
+    head = RootContextReadout(4, 2)
+    torch.nn.init.normal_(head.out.weight)
+    h0, hT = torch.randn(7, 4), torch.randn(7, 4)
+    batch = torch.tensor([0, 0, 0, 1, 1, 1, 1])
+    root = torch.tensor([0, 1, 0, 0, 0, 1, 0])
+    out = head(h0, hT, root, batch)
+    moved = head(h0, hT, torch.tensor([1, 0, 0, 0, 0, 1, 0]), batch)  # graph 0's root moves
+    assert not torch.allclose(out[:3], moved[:3]) and torch.equal(out[3:], moved[3:])
+    alone = head(h0[3:], hT[3:], root[3:], None)  # one graph without a batch vector: the same as in the batch
+    torch.testing.assert_close(alone, out[3:])
+    r0 = h0[1].expand(3, 4)  # by the formula, for graph 0
+    expected = head.out(torch.relu(head.hidden(torch.cat([h0[:3], r0, h0[:3] * r0, hT[:3], hT[1].expand(3, 4)], -1))))
+    torch.testing.assert_close(out[:3], expected)
+
+
+def test_root_context_overfits_reachability(reachability_examples):
+    vocab, batch = examples_batch(reachability_examples)
+    torch.manual_seed(0)
+    model = DataflowGGNN(len(vocab), root_context=True)
+    _, loss = overfit(model, batch, lr=3e-3, max_steps=250)
+    assert loss < 0.2

@@ -296,3 +296,37 @@ def test_schedule_options_are_recorded_and_resumed(ddf: Path, tmp_path: Path) ->
     assert "train_grad_norm" not in _records(plain)[0]
     model = json.loads((plain / "config.json").read_text())["model"]
     assert (model["warmup_examples"], model["lr_decay"], model["clip_grad_norm"]) == (0, "off", None)
+
+
+def test_root_context_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: Path, capsys) -> None:
+    """``--root-context`` (not in the paper) with ``--init-from`` a faithful run: recorded in config.json, its
+    weights hold the faithful ones plus the new readout, the exported spec rebuilds it, evaluation reads it back."""
+    from programl.models.export import model_spec
+    from programl.models.hub import build_model
+
+    faithful, variant = tmp_path / "faithful", tmp_path / "variant"
+    assert _train(ddf, faithful, "--test-steps", "30", schedule=("30",)) == 0
+    extra = ("--test-steps", "30", "--root-context", "--init-from", str(faithful / "best.pt"), "--lr", "1e-9")
+    assert _train(ddf, variant, *extra, schedule=("30",)) == 0
+    config = json.loads((variant / "config.json").read_text())["model"]
+    assert config["root_context"] is True
+    assert json.loads((faithful / "config.json").read_text())["model"]["root_context"] is False
+    weights = torch.load(variant / "best.pt", weights_only=False)["model"]
+    before = torch.load(faithful / "best.pt", weights_only=False)["model"]
+    assert sorted(set(weights) - set(before)) == [
+        f"root_context.{n}" for n in ("hidden.bias", "hidden.weight", "out.bias", "out.weight")
+    ]
+    torch.testing.assert_close(weights["embedding.weight"], before["embedding.weight"], atol=1e-6, rtol=0)
+    spec = model_spec("dataflow", config, 10)
+    assert spec["kwargs"] == {"num_steps": 30, "root_context": True}
+    assert build_model(spec).root_context is not None
+    assert model_spec("dataflow", {"model": "ggnn", "steps": 30}, 10)["kwargs"] == {"num_steps": 30}
+    capsys.readouterr()
+    assert dataflow.main(["evaluate", "--run-dir", str(variant), "--test-steps", "30", "-q"]) == 0
+    trained = json.loads((variant / "result.json").read_text())["tests"]["T30"]
+    evaluated = json.loads((variant / "evaluation_best_test.json").read_text())["tests"]["T30"]
+    for metric in ("precision", "recall", "f1", "examples", "confusion_matrix"):
+        assert evaluated[metric] == trained[metric], metric
+    with pytest.raises(SystemExit) as info:  # a GGNN option
+        _train(ddf, tmp_path / "rgcn", "--root-context", "--model", "rgcn")
+    assert info.value.code == 2
