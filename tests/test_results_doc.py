@@ -77,3 +77,12 @@ def test_headline_devmap_and_classifyapp_rows_are_the_json() -> None:
         f"{RESULTS['classifyapp']['error']:.2f} %",
         f"{RESULTS['classifyapp']['paper_error']:.2f} %",
     ]
+
+
+def test_headline_variant_rows_are_the_json() -> None:
+    """Models that are not the paper's (reported beside the faithful ones, never instead of them)."""
+    for name, numbers in RESULTS.get("dataflow_variants", {}).items():
+        assert set(numbers) == {"analysis", "f1", "pooled_f1", "examples", "cpu_hours"}
+        assert numbers["analysis"] in ANALYSES
+        cells = _headline(f"{name} (not in the paper), test F1 T=30")
+        assert cells[1] == f"{numbers['f1']:.4f} (pooled {numbers['pooled_f1']:.4f})"

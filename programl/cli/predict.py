@@ -216,7 +216,7 @@ def _select_models(args: argparse.Namespace) -> list:
     names, missing = [], []
     for key, value in wanted:
         found = find_pretrained(args.task, directory=directory, **({key: value} if key else {}))
-        if found:
+        if found:  # sorted: the model named after the analysis (the faithful one) before its variants
             names.append(found[0])
         else:
             missing.append(value)

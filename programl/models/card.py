@@ -49,6 +49,8 @@ def _overview(m: Mapping[str, Any]) -> list[str]:
     network = f"`{m['model']['class']}`, {_fmt(m.get('parameters'))} parameters"
     if m.get("steps") is not None:
         network += f", T = {m['steps']} message-passing steps"
+    if m["model"].get("kwargs", {}).get("root_context"):
+        network += "; not the paper's model: its readout also reads the root's states (`root_context`)"
     w, v = m["weights"], m["vocabulary"]
     classes = m["outputs"]["classes"]
     shown = ", ".join(classes) if len(classes) <= 4 else f"{len(classes)} classes ({classes[0]} .. {classes[-1]})"
@@ -231,6 +233,13 @@ def _compute(m: Mapping[str, Any]) -> list[str]:
             f"folds of the platform: {_fmt(c.get('all_folds_seconds'), '.1f')} s; one process, device "
             f"{_fmt(device)}."
         )
+    init_from = m["training"]["config"].get("model", {}).get("init_from")
+    if init_from and m["task"] != "devmap":
+        lines.append("")
+        lines.append(
+            f"This run started from the weights of `{init_from}` (fine-tuning): the hours above are this run's "
+            "only; `docs/runs.md` logs the runs before it."
+        )
     return lines
 
 
@@ -241,11 +250,16 @@ def _limitations(m: Mapping[str, Any]) -> list[str]:
         "versions than the training graphs' (LLVM 22, opaque pointers) are off the training distribution."
     ]
     if m["task"] == "dataflow":
+        tested = m.get("scores", {}).get("tests", {})
+        compare = (
+            f"compare the rows of T > {options.get('max_steps')} above"
+            if any((t.get("steps") or 0) > (options.get("max_steps") or 0) for t in tested.values())
+            else "not measured for this model beyond T=" + str(options.get("steps"))
+        )
         items.append(
             f"Trained and validated on examples of at most {options.get('max_steps')} data-flow steps; "
-            "roots whose analysis needs more steps than the model runs are predicted less well (compare "
-            "the T=200 row above). `programl predict --compare` shows the exact labels beside the "
-            "predicted ones."
+            f"roots whose analysis needs more steps than the model runs are predicted less well ({compare}). "
+            "`programl predict --compare` shows the exact labels beside the predicted ones."
         )
     elif m["task"] == "devmap":
         items.append(
@@ -290,7 +304,9 @@ def _provenance(m: Mapping[str, Any]) -> list[str]:
 
 def _use(m: Mapping[str, Any]) -> list[str]:
     command = {
-        "dataflow": f"programl predict dataflow --analysis {m.get('analysis')} FILE.ll --roots 3 --compare",
+        "dataflow": f"programl predict dataflow --analysis {m.get('analysis')}"
+        + (f" --model {m['name']}" if m["name"] != m.get("analysis") else "")
+        + " FILE.ll --roots 3 --compare",
         "devmap": f"programl predict devmap --platform {m.get('platform')} KERNEL.cl --transfer BYTES --wgsize N",
         "classifyapp": "programl predict classifyapp PROGRAM.cc",
     }[m["task"]]

@@ -22,10 +22,17 @@ from programl.util.scores import precision_recall_f1  # noqa: E402
 
 SHARED = Path(os.environ.get("PROGRAML_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 
-#: Pooled F1 each model must reach: its model card's test F1 at T=30 (0.999, 0.997, 0.998, 0.955) less a margin.
+#: Pooled F1 each model must reach: its model card's test F1 at T=30 (0.999, 0.997, 0.998, 0.955; the root-context
+#: subexpressions variant, not the paper's model, 0.9998) less a margin.
 # The models they replaced got less: reachability (test F1 0.914) 0.979, datadep (0.837) 0.864 on 230 roots,
 # liveness (0.907) 0.916 on 225 roots (the shipped one: 0.957); the shipped reachability model: 0.9994 on 99 roots.
-REACHES = {"reachability": 0.99, "dominance": 0.99, "datadep": 0.99, "liveness": 0.93}
+REACHES = {
+    "reachability": 0.99,
+    "dominance": 0.99,
+    "datadep": 0.99,
+    "liveness": 0.93,
+    "subexpressions-root-context": 0.99,
+}
 PROGRAMS = 24  # test-split programs, the first of every fourth class
 ROOTS_PER_GRAPH = 10  # a seeded sample of each graph's eligible roots
 
@@ -62,9 +69,11 @@ def graphs() -> list:
     return out
 
 
-def pooled_scores(analysis: str, graphs: list) -> tuple[dict[str, float], int]:
-    """Pooled precision, recall and F1 of the shipped model over the DDF-30 roots of ``graphs``, and their number."""
-    model = pretrained(analysis)
+def pooled_scores(name: str, graphs: list) -> tuple[dict[str, float], int]:
+    """Pooled precision, recall and F1 of the shipped model ``name`` over the DDF-30 roots of ``graphs``, and their
+    number."""
+    model = pretrained(name)
+    analysis = model.metadata["analysis"]
     tp = fn = fp = roots = 0
     for graph in graphs:
         sample = np.random.default_rng(0).permutation(eligible_roots(graph, analysis))[:ROOTS_PER_GRAPH]
@@ -81,13 +90,13 @@ def pooled_scores(analysis: str, graphs: list) -> tuple[dict[str, float], int]:
     return precision_recall_f1(tp, fn, fp), roots
 
 
-@pytest.mark.parametrize("analysis", sorted(REACHES))
-def test_shipped_model_labels_unseen_programs_as_its_card_says(analysis, graphs) -> None:
-    if analysis not in pretrained_names():
-        pytest.skip(f"no {analysis} model is shipped")
-    scores, roots = pooled_scores(analysis, graphs)
+@pytest.mark.parametrize("name", sorted(REACHES))
+def test_shipped_model_labels_unseen_programs_as_its_card_says(name, graphs) -> None:
+    if name not in pretrained_names():
+        pytest.skip(f"no {name} model is shipped")
+    scores, roots = pooled_scores(name, graphs)
     print(
-        f"{analysis}: {roots} roots of {len(graphs)} programs, " + ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
+        f"{name}: {roots} roots of {len(graphs)} programs, " + ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
     )
     assert roots >= 20
-    assert scores["f1"] >= REACHES[analysis], scores
+    assert scores["f1"] >= REACHES[name], scores
