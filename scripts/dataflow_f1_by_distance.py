@@ -221,22 +221,29 @@ def plot(result: dict, path: Path) -> None:
     plt.close(figure)
 
 
-def run(args: argparse.Namespace) -> int:
+def load_model_and_examples(args):
+    """The pretrained data-flow model ``args.model``, its examples and how many there were before sampling
+    (:func:`load_examples`), with ``args.threads`` torch threads set."""
     import torch
 
+    from programl.exceptions import ProgramlError
     from programl.models import pretrained as load_pretrained
-    from programl.models.distance_scores import score_by_distance, scores_to_dict
-    from programl.util.progress import progress
 
     if args.threads:
         torch.set_num_threads(args.threads)
     model = load_pretrained(args.model)
     if model.task != "dataflow":
-        from programl.exceptions import ProgramlError
-
         raise ProgramlError(f"{args.model}: a {model.task} model, not a data-flow model")
-    steps = args.steps or [int(model.metadata.get("steps", 30))]
     data, available = load_examples(args, model)
+    return model, data, available
+
+
+def run(args: argparse.Namespace) -> int:
+    from programl.models.distance_scores import score_by_distance, scores_to_dict
+    from programl.util.progress import progress
+
+    model, data, available = load_model_and_examples(args)
+    steps = args.steps or [int(model.metadata.get("steps", 30))]
     started = time.perf_counter()
 
     def bar(items, total, description):

@@ -80,20 +80,11 @@ def report(result: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import torch
-
-    from programl.exceptions import ProgramlError
-    from programl.models import pretrained as load_pretrained
     from programl.models.false_positives import false_positive_kinds
     from programl.training.checkpoint import write_json
     from programl.util.progress import progress
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    model = load_pretrained(args.model)
-    if model.task != "dataflow":
-        raise ProgramlError(f"{args.model}: a {model.task} model, not a data-flow model")
-    data, available = _F1_BY_DISTANCE["load_examples"](args, model)
+    model, data, available = _F1_BY_DISTANCE["load_model_and_examples"](args)
     started = time.perf_counter()
 
     def bar(items, total, description):

@@ -95,8 +95,6 @@ def test_shipped_model_labels_unseen_programs_as_its_card_says(name, graphs) -> 
     if name not in pretrained_names():
         pytest.skip(f"no {name} model is shipped")
     scores, roots = pooled_scores(name, graphs)
-    print(
-        f"{name}: {roots} roots of {len(graphs)} programs, " + ", ".join(f"{k} {v:.4f}" for k, v in scores.items())
-    )
+    print(f"{name}: {roots} roots of {len(graphs)} programs, " + ", ".join(f"{k} {v:.4f}" for k, v in scores.items()))
     assert roots >= 20
     assert scores["f1"] >= REACHES[name], scores
