@@ -34,7 +34,7 @@ class FalsePositiveKinds:
         pairs: ``(root text, false positive's text)`` -> count.
         shares_operand: False positives with a data-edge source in common with their root.
         same_text: False positives with their root's text.
-        per_example: False positives of each example that has any (descending).
+        per_example: The number of false positives of each example that has any.
     """
 
     examples: int = 0
