@@ -205,6 +205,8 @@ def _select_models(args: argparse.Namespace) -> list:
         model = pretrained(args.model, directory=directory, device=args.device)
         if model.task != args.task:
             raise ProgramlError(f"{args.model}: a {model.task} model, not a {args.task} one")
+        if args.task == "dataflow" and args.analysis and model.analysis not in args.analysis:
+            raise ProgramlError(f"{args.model}: a {model.analysis} model, not a {' or '.join(args.analysis)} one")
         return [model]
     if args.task == "dataflow":
         wanted = [("analysis", a) for a in (args.analysis or ANALYSES)]

@@ -178,6 +178,8 @@ def test_missing_models_are_one_line(models, tmp_path, capsys) -> None:
     )
     code, _, err = predict(capsys, "dataflow", DOT, "--model", models / "devmap-amd")
     assert code == 1 and err.endswith("devmap-amd: a devmap model, not a dataflow one\n")
+    code, _, err = predict(capsys, "dataflow", DOT, "--model", models / "datadep", "--analysis", "liveness")
+    assert code == 1 and err.endswith("datadep: a datadep model, not a liveness one\n")  # not silently datadep
     code, _, err = predict(capsys, "classifyapp", DOT, "--model", "nope", "--model-dir", models)
     assert code == 1 and len(err.splitlines()) == 1 and "unknown pretrained model 'nope'; known: " in err
 
