@@ -293,18 +293,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def one_line_errors(run, args: argparse.Namespace) -> int:
+    """``run(args)``, with a :class:`~programl.exceptions.ProgramlError` or an ``OSError`` (an unwritable ``--json``)
+    printed as one line ``error: ...`` and exit status 1 (the data-flow scoring scripts share it)."""
     from programl.exceptions import ProgramlError
 
     try:
         return run(args)
-    except ProgramlError as error:
-        print(
-            f"error: {str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}",
-            file=sys.stderr,
-        )
+    except (ProgramlError, OSError) as error:
+        text = str(error).strip()
+        print(f"error: {text.splitlines()[0] if text else type(error).__name__}", file=sys.stderr)
         return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    return one_line_errors(run, parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -110,14 +110,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from programl.exceptions import ProgramlError
-
-    args = parse_args(argv)
-    try:
-        return run(args)
-    except ProgramlError as error:
-        print(f"dataflow_false_positives: {error}", file=sys.stderr)
-        return 1
+    return _F1_BY_DISTANCE["one_line_errors"](run, parse_args(argv))
 
 
 if __name__ == "__main__":

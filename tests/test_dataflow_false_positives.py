@@ -99,6 +99,10 @@ def test_one_line_errors(main, dataset: Path, capsys) -> None:
     assert capsys.readouterr().err.strip().endswith("a devmap model, not a data-flow model")
     assert main(["--model", "subexpressions", "--dataset", str(dataset / "nowhere"), "-q"]) == 1
     assert "no such data set directory" in capsys.readouterr().err
+    unwritable = ["--split", "train", "--max-steps", "all", "--json", "/proc/no/such/dir/fp.json"]
+    assert main(["--model", "subexpressions", "--dataset", str(dataset), "-q", *unwritable]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "/proc/no" in err and err.count("\n") == 1
     with pytest.raises(SystemExit) as info:
         main(["--model", "subexpressions", "--dataset", str(dataset), "--top", "0"])
     assert info.value.code == 2
