@@ -148,6 +148,12 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="accept a source that is not the published POJ-104 (other programs, tests)",
     )
+    group.add_argument(
+        "--pack",
+        metavar="FILE",
+        help="a graph pack (programl.data.graph_pack): read the graphs from FILE when it exists (no source, clang "
+        "or graph files needed: a GPU node), else read them from --data-dir and write FILE for the next run",
+    )
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
@@ -484,6 +490,40 @@ def _prepare_data(args, config, data_dir: Path, dist, show: bool) -> tuple[dict[
     return files, scope
 
 
+#: The options that decide which graphs a run reads (a graph pack records them).
+_DATA_KEYS = ("settings", "per_class", "split_seed")
+
+
+def _read_splits(args, config, data_dir: Path, dist, show: bool) -> tuple[dict[str, _Split], _Interner, dict]:
+    """The graphs of every split (train, val, test, legacy), their text table and the scope of the run: from
+    ``--pack`` when that file exists, else from the graph files (then written to ``--pack``, when given)."""
+    from programl.data.graph_pack import load_graph_pack, save_graph_pack
+
+    pack = Path(os.path.expanduser(args.pack)) if args.pack else None
+    if pack is not None and pack.is_file():
+        graphs, texts, meta = load_graph_pack(pack)
+        if meta.get("task") != "classifyapp" or set(graphs) != {"train", "val", "test", "legacy"}:
+            raise UsageError(f"--pack {pack}: not a graph pack of programl train classifyapp")
+        changed = [key for key in _DATA_KEYS if meta.get(key) != config[key]]
+        if changed:
+            raise UsageError(f"--pack {pack} holds other graphs ({', '.join(changed)} differ): use another --pack")
+        if show:
+            logger.info(f"graphs from the pack {pack}: " + ", ".join(f"{len(g)} {n}" for n, g in graphs.items()))
+        table = _Interner((text, i) for i, text in enumerate(texts))
+        splits = {name: _Split(g, np.array([d.num_nodes for d in g], dtype=np.int64)) for name, g in graphs.items()}
+        return splits, table, meta["scope"]
+    files, scope = _prepare_data(args, config, data_dir, dist, show)
+    table = _Interner()
+    splits = {name: _read_graphs(paths, table, f"reading {name}", show) for name, paths in files.items()}
+    if pack is not None and dist.is_main:
+        meta = {"task": "classifyapp", "data_dir": str(data_dir), "scope": scope, **{k: config[k] for k in _DATA_KEYS}}
+        texts = sorted(table, key=table.__getitem__)
+        save_graph_pack(pack, {name: split.data for name, split in splits.items()}, texts, meta)
+        if show:
+            logger.info(f"wrote the graph pack {pack} ({pack.stat().st_size / 1e6:.0f} MB)")
+    return splits, table, scope
+
+
 def _build_progress(items, total, description):
     return progress(items, total, description, unit="program")
 
@@ -513,9 +553,7 @@ def _train(args: argparse.Namespace, dist) -> int:
         check_same_run(
             run_dir, "classifyapp", config, paths={"data_dir": data_dir}, ignore=("epochs",), defaults=SCHEDULE_DEFAULTS
         )
-    files, scope = _prepare_data(args, config, data_dir, dist, show)
-    table = _Interner()
-    splits = {name: _read_graphs(paths, table, f"reading {name}", show) for name, paths in files.items()}
+    splits, table, scope = _read_splits(args, config, data_dir, dist, show)
     if resuming:
         vocabulary = _load_vocabulary(run_dir / "vocab.csv")
     else:

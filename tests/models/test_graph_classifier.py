@@ -151,3 +151,23 @@ def test_aux_readout_and_intermediate_loss():
     assert torch.allclose(out.logits, out.logits[:1].expand_as(out.logits), atol=1e-5)
     model.aux = graph_only
     train(model, batch, batch.graph_y, lr=1e-2, max_steps=300)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine")
+def test_gpu_forward_and_backward_match_the_cpu():
+    """The POJ-104 classifier (positions, four parameter sets, per-type GRUs) gives the CPU's logits and gradients
+    on a GPU (float32 tolerances)."""
+    vocab, batch = toy_dataset()
+    torch.manual_seed(0)
+    options = dict(hidden_channels=32, layer_timesteps=[2, 2, 2, 2], node_type_gru=True)
+    cpu_model = GGNNGraphClassifier(len(vocab), 3, **options)
+    gpu_model = GGNNGraphClassifier(len(vocab), 3, **options).cuda()
+    gpu_model.load_state_dict(cpu_model.state_dict())
+    cpu_out = cpu_model(batch)
+    gpu_batch = batch.clone().to("cuda")
+    gpu_out = gpu_model(gpu_batch)
+    torch.testing.assert_close(gpu_out.logits.cpu(), cpu_out.logits, rtol=1e-4, atol=1e-4)
+    cpu_model.loss(cpu_out, batch.graph_y).backward()
+    gpu_model.loss(gpu_out, gpu_batch.graph_y).backward()
+    for (name, p_cpu), p_gpu in zip(cpu_model.named_parameters(), gpu_model.parameters()):
+        torch.testing.assert_close(p_gpu.grad.cpu(), p_cpu.grad, rtol=1e-3, atol=1e-4, msg=name)

@@ -217,3 +217,74 @@ def test_a_damaged_graph_file_is_one_line(tmp_path) -> None:
     bad.write_bytes(b"\xff\xff\xff not a protobuf")
     with pytest.raises(ProgramlError, match=r"1\.ProgramGraph\.pb: not a readable ProgramGraph"):
         classifyapp._read_graphs([bad], classifyapp._Interner(), "reading", False)
+
+
+def test_a_run_from_its_graph_pack_needs_no_graph_files_and_equals_the_run_from_them(dataset, tmp_path) -> None:
+    """``--pack``: the first run writes the pack; a run elsewhere from the pack alone (no source, no graph files, as
+    on a GPU node without clang) trains the same model bit for bit."""
+    source, data_dir = dataset
+    pack = tmp_path / "poj.npz"
+    files_run, pack_run = tmp_path / "files", tmp_path / "pack"
+    assert classifyapp.train_main(parse("train", *tiny(dataset, files_run, "--epochs", "2", "--pack", pack))) == 0
+    assert pack.is_file()
+    moved = tmp_path / "moved.npz"  # only the pack travels: the source and the graphs are not where it was made
+    shutil.copy(pack, moved)
+    argv = tiny(dataset, pack_run, "--epochs", "2", "--pack", moved)
+    argv[argv.index("--source") + 1] = tmp_path / "no-source"
+    assert classifyapp.train_main(parse("train", *argv)) == 0
+    a = load_checkpoint(files_run / "last.pt", restore_rng=False)
+    b = load_checkpoint(pack_run / "last.pt", restore_rng=False)
+    for key, value in a["model"].items():
+        assert torch.equal(value, b["model"][key]), key
+    first, second = (json.loads((run / "result.json").read_text()) for run in (files_run, pack_run))
+    assert first["test"] == second["test"] and first["scope"] == second["scope"]
+    assert (files_run / "vocab.csv").read_text() == (pack_run / "vocab.csv").read_text()
+
+    from programl.training import UsageError
+
+    with pytest.raises(UsageError, match="per_class differ"):  # a pack of other graphs is refused, by name
+        classifyapp.train_main(parse("train", *tiny(dataset, tmp_path / "other", "--per-class", "10", "--pack", moved)))
+
+
+def synthetic_pack(path, per_split=(18, 6, 6)):
+    """A graph pack of random graphs in 3 classes told apart by their node texts (no clang, no source needed)."""
+    from torch_geometric.data import Data
+
+    from programl.data.graph_pack import save_graph_pack
+
+    generator = torch.Generator().manual_seed(0)
+    splits = {}
+    for name, count in zip(("train", "val", "test"), per_split):
+        graphs = []
+        for i in range(count):
+            label, nodes = i % 3, int(torch.randint(8, 30, (1,), generator=generator))
+            edges = 2 * nodes
+            graphs.append(
+                Data(
+                    x=torch.randint(0, 2, (nodes,), generator=generator) + 2 * label,
+                    node_type=torch.randint(0, 3, (nodes,), generator=generator),
+                    edge_index=torch.randint(0, nodes, (2, edges), generator=generator),
+                    edge_flow=torch.randint(0, 3, (edges,), generator=generator),
+                    edge_pos=torch.randint(0, 3, (edges,), generator=generator),
+                    graph_y=torch.tensor([label + 1]),
+                )
+            )
+        splits[name] = graphs
+    splits["legacy"] = []
+    scope = {"programs": {n: len(g) for n, g in splits.items() if n != "legacy"}, "graphs": {}, "missing": {}}
+    meta = {"task": "classifyapp", "scope": scope, "settings": [0], "per_class": None, "split_seed": 204}
+    save_graph_pack(path, splits, [f"text{i}" for i in range(6)], meta)
+    return path
+
+
+def test_training_from_a_pack_alone_on_the_default_device(tmp_path) -> None:
+    """A pack is all a machine needs (no clang, no POJ-104 source): the run trains on the GPU where there is one."""
+    pack = synthetic_pack(tmp_path / "pack.npz")
+    nowhere = tmp_path / "nowhere"
+    argv = tiny((nowhere, nowhere), tmp_path / "run", "--epochs", "6", "--pack", pack, "--device", "auto")
+    argv.remove("--no-legacy")
+    assert classifyapp.train_main(parse("train", *argv)) == 0
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert result["device"].startswith("cuda" if torch.cuda.is_available() else "cpu")
+    assert result["test"]["count"] == 6 and result["test"]["accuracy"] >= 4 / 6  # chance is 1/3
+    assert "legacy" not in result and not nowhere.exists()

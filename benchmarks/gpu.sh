@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The checks that need a GPU, in one call on a lent GPU machine (no clang, no internet there): the GPU tests, the
+# training-throughput benchmark on CUDA, and the POJ-104 full-protocol run from a graph pack. Results: docs/results.md.
+#
+#   bash benchmarks/gpu.sh                          # tests and benchmarks only
+#   POJ_PACK=out/device/poj104.npz.xz POJ_MINUTES=6 bash benchmarks/gpu.sh
+#   CHECKS=0 POJ_PACK=... POJ_MINUTES=8 bash benchmarks/gpu.sh   # the same machine again: continue the run only
+#
+# Inputs: PYTHON (default python3), wheels in .whl/ (installed into /tmp/site first: protobuf >= 5.29 for the
+# committed gencode), POJ_PACK (a pack written by `programl train classifyapp --pack`, xz-compressed or not),
+# POJ_RUN (the run directory, default /tmp/poj104: it survives while the machine is warm), POJ_RUN_FROM (the
+# outputs of an earlier call, carried back in: the run continues from them), POJ_MINUTES (training time limit, default 6), POJ_DEVICE
+# (default cuda), POJ_ARGS (more options, e.g. a small model to try the script on a CPU), CHECKS=0 (skip the tests
+# and benchmarks).
+# Outputs under $OUT (default out/gpu): summary.tar.gz (environment, test and benchmark logs and JSON, the run's
+# small files), best.pt, and last.pt in parts of 15 MB (last.pt.part-aa ...), to resume the run elsewhere.
+set -u
+OUT=${OUT:-out/gpu}
+mkdir -p "$OUT/summary"
+S=$OUT/summary
+PY=${PYTHON:-python3}
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+if ls .whl/*.whl >/dev/null 2>&1; then
+    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+        && export PYTHONPATH=/tmp/site:$PYTHONPATH
+fi
+RUN=${POJ_RUN:-/tmp/poj104}
+
+if [ "${CHECKS:-1}" != 0 ]; then
+    {
+        date -u
+        nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+        $PY -c "import sys, torch, torch_geometric, google.protobuf as pb, numpy
+print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda,
+      'pyg', torch_geometric.__version__, 'protobuf', pb.__version__, 'numpy', numpy.__version__)"
+        nproc
+    } 2>&1 | tee "$S/env.txt"
+
+    # 1. the GPU tests (and the device-dependent ones: --device auto picks the GPU here)
+    timeout 300 $PY -m pytest -q -p no:cacheprovider -o addopts="-ra --import-mode=importlib" \
+        tests/models/test_dataflow.py tests/models/test_graph_classifier.py tests/training/test_training.py \
+        tests/data/test_graph_pack.py "tests/tasks/test_classifyapp.py::test_training_from_a_pack_alone_on_the_default_device" \
+        >"$S/pytest.txt" 2>&1
+    tail -4 "$S/pytest.txt"
+
+    # 2. training throughput on CUDA (benchmarks/train.py: 10,000-node batches, T=30)
+    for model in ggnn rgcn; do
+        timeout 150 $PY benchmarks/train.py --device cuda --model $model --batches 20 --warmup 3 \
+            -o "$S/train-$model.json" >"$S/train-$model.txt" 2>&1
+        tail -3 "$S/train-$model.txt"
+    done
+fi
+
+# 3. POJ-104 at the full protocol from a graph pack (programl train classifyapp, the paper's classifier, 25 epochs)
+if [ -n "${POJ_PACK:-}" ]; then
+    if [ ! -f /tmp/poj104.npz ]; then
+        case "$POJ_PACK" in
+            *.xz) xz -T0 -dc "$POJ_PACK" >/tmp/poj104.npz ;;
+            *) cp "$POJ_PACK" /tmp/poj104.npz ;;
+        esac
+    fi
+    if [ -n "${POJ_RUN_FROM:-}" ] && [ ! -f "$RUN/last.pt" ]; then  # what an earlier call of this script returned
+        mkdir -p "$RUN" /tmp/from && tar xzf "$POJ_RUN_FROM/summary.tar.gz" -C /tmp/from
+        for f in /tmp/from/summary/poj104-*; do cp "$f" "$RUN/${f#/tmp/from/summary/poj104-}"; done
+        cp "$POJ_RUN_FROM/best.pt" "$RUN/" && cat "$POJ_RUN_FROM"/last.pt.part-* >"$RUN/last.pt"
+    fi
+    # --data-dir names the machine where the pack was made (the run's config compares it when resuming there)
+    timeout "$(awk "BEGIN { print int(60 * ${POJ_MINUTES:-6}) + 180 }")" $PY -m programl train classifyapp --pack /tmp/poj104.npz \
+        --data-dir /work/data/poj104 --run-dir "$RUN" --epochs 25 --device "${POJ_DEVICE:-cuda}" --checkpoint-minutes 2 \
+        --time-limit "${POJ_MINUTES:-6}" ${POJ_ARGS:-} >"$S/poj104.txt" 2>&1
+    tail -c 3000 "$S/poj104.txt"
+    for f in config.json vocab.csv log.jsonl log.csv result.json curves.png confusion.png; do
+        [ -f "$RUN/$f" ] && cp "$RUN/$f" "$S/poj104-$f"
+    done
+    [ -f "$RUN/best.pt" ] && cp "$RUN/best.pt" "$OUT/best.pt"
+    [ -f "$RUN/last.pt" ] && split -b 15M "$RUN/last.pt" "$OUT/last.pt.part-"
+fi
+tar czf "$OUT/summary.tar.gz" -C "$OUT" summary && rm -r "$S"
+ls -la "$OUT"
