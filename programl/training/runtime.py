@@ -93,4 +93,5 @@ def set_rng_state(state: Mapping[str, Any]) -> None:
     np.random.set_state(state["numpy"])
     torch.set_rng_state(state["torch"].cpu())
     if "cuda" in state and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        # a checkpoint loaded with map_location="cuda" holds the states on the GPU; the setters take CPU bytes
+        torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda"]])

@@ -170,4 +170,7 @@ def test_gpu_forward_and_backward_match_the_cpu():
     cpu_model.loss(cpu_out, batch.graph_y).backward()
     gpu_model.loss(gpu_out, gpu_batch.graph_y).backward()
     for (name, p_cpu), p_gpu in zip(cpu_model.named_parameters(), gpu_model.parameters()):
+        if p_cpu.grad is None:  # a GRU of a node type the toy graphs lack: unused on both devices
+            assert p_gpu.grad is None, name
+            continue
         torch.testing.assert_close(p_gpu.grad.cpu(), p_cpu.grad, rtol=1e-3, atol=1e-4, msg=name)

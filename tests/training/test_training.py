@@ -207,3 +207,17 @@ def test_config_option_reads_back_what_a_run_writes(tmp_path, task) -> None:
     assert override.seed == 8 and override.lr == 0.125
     with pytest.raises(ProgramlError, match=f"`programl train {task}` run, not of dataflow"):
         common.read_config_options(tmp_path / "config.json", "dataflow", parser)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine")
+def test_rng_state_restores_from_a_checkpoint_loaded_onto_the_gpu(tmp_path) -> None:
+    """A run on the GPU resumes: its checkpoint, loaded with ``map_location="cuda"``, holds the CUDA generator states
+    on the GPU, which the setters only take as CPU bytes."""
+    common.seed_everything(3)
+    state = common.rng_state()
+    torch.save({"rng": state}, tmp_path / "c.pt")
+    first = (torch.rand(2), torch.rand(2, device="cuda").cpu())
+    loaded = torch.load(tmp_path / "c.pt", map_location="cuda", weights_only=False)["rng"]
+    common.set_rng_state(loaded)
+    second = (torch.rand(2), torch.rand(2, device="cuda").cpu())
+    assert torch.equal(first[0], second[0]) and torch.equal(first[1], second[1])
