@@ -6,12 +6,13 @@
 #   POJ_PACK=out/device/poj104.npz.xz POJ_MINUTES=6 bash benchmarks/gpu.sh
 #   CHECKS=0 POJ_PACK=... POJ_MINUTES=8 bash benchmarks/gpu.sh   # the same machine again: continue the run only
 #
-# Inputs: PYTHON (default python3), wheels in .whl/ (installed into /tmp/site first: protobuf >= 5.29 for the
-# committed gencode), POJ_PACK (a pack written by `programl train classifyapp --pack`, xz-compressed or not),
-# POJ_RUN (the run directory, default /tmp/poj104: it survives while the machine is warm), POJ_RUN_FROM (the
-# outputs of an earlier call, carried back in: the run continues from them), POJ_MINUTES (training time limit, default 6), POJ_DEVICE
-# (default cuda), POJ_ARGS (more options, e.g. a small model to try the script on a CPU), CHECKS=0 (skip the tests
-# and benchmarks).
+# Inputs (environment): PYTHON (default python3); wheels in .whl/, installed into /tmp/site first (protobuf >= 5.29
+# for the committed gencode); POJ_PACK, a pack written by `programl train classifyapp --pack` (.xz or not);
+# POJ_UNPACKED, where it is unpacked (default /tmp/poj104.npz); POJ_RUN, the run directory (default /tmp/poj104:
+# both survive while the machine is warm); POJ_RUN_FROM, the outputs of an earlier call carried back in (the run
+# continues from them); POJ_MINUTES, the run's training time limit, counted over all its calls (default 6);
+# POJ_DEVICE (default cuda); POJ_ARGS, more options (a small model to try the script on a CPU); CHECKS=0 skips the
+# tests and benchmarks.
 # Outputs under $OUT (default out/gpu): summary.tar.gz (environment, test and benchmark logs and JSON, the run's
 # small files), best.pt, and last.pt in parts of 15 MB (last.pt.part-aa ...), to resume the run elsewhere.
 set -u
@@ -51,21 +52,27 @@ print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torc
     done
 fi
 
-# 3. POJ-104 at the full protocol from a graph pack (programl train classifyapp, the paper's classifier, 25 epochs)
+# 3. POJ-104 at the full protocol from a graph pack: first where one training step spends its time, then the run (programl train classifyapp, the paper's classifier, 25 epochs)
 if [ -n "${POJ_PACK:-}" ]; then
-    if [ ! -f /tmp/poj104.npz ]; then
+    PACK=${POJ_UNPACKED:-/tmp/poj104.npz}  # kept while the machine is warm: a second call skips this
+    if [ ! -f "$PACK" ]; then
         case "$POJ_PACK" in
-            *.xz) xz -T0 -dc "$POJ_PACK" >/tmp/poj104.npz ;;
-            *) cp "$POJ_PACK" /tmp/poj104.npz ;;
+            *.xz) xz -T0 -dc "$POJ_PACK" >"$PACK.part" && mv "$PACK.part" "$PACK" ;;
+            *) cp "$POJ_PACK" "$PACK" ;;
         esac
     fi
+    if [ "${CHECKS:-1}" != 0 ]; then
+        timeout 240 $PY benchmarks/classifyapp_step.py --pack "$PACK" --device "${POJ_DEVICE:-cuda}" --profile \
+            -o "$S/classifyapp-step.json" >"$S/classifyapp-step.txt" 2>&1
+        head -9 "$S/classifyapp-step.txt"
+    fi
     if [ -n "${POJ_RUN_FROM:-}" ] && [ ! -f "$RUN/last.pt" ]; then  # what an earlier call of this script returned
-        mkdir -p "$RUN" /tmp/from && tar xzf "$POJ_RUN_FROM/summary.tar.gz" -C /tmp/from
-        for f in /tmp/from/summary/poj104-*; do cp "$f" "$RUN/${f#/tmp/from/summary/poj104-}"; done
+        FROM=$(mktemp -d) && mkdir -p "$RUN" && tar xzf "$POJ_RUN_FROM/summary.tar.gz" -C "$FROM"
+        for f in "$FROM"/summary/poj104-*; do cp "$f" "$RUN/${f#"$FROM"/summary/poj104-}"; done
         cp "$POJ_RUN_FROM/best.pt" "$RUN/" && cat "$POJ_RUN_FROM"/last.pt.part-* >"$RUN/last.pt"
     fi
     # --data-dir names the machine where the pack was made (the run's config compares it when resuming there)
-    timeout "$(awk "BEGIN { print int(60 * ${POJ_MINUTES:-6}) + 180 }")" $PY -m programl train classifyapp --pack /tmp/poj104.npz \
+    timeout "$(awk "BEGIN { print int(60 * ${POJ_MINUTES:-6}) + 180 }")" $PY -m programl train classifyapp --pack "$PACK" \
         --data-dir /work/data/poj104 --run-dir "$RUN" --epochs 25 --device "${POJ_DEVICE:-cuda}" --checkpoint-minutes 2 \
         --time-limit "${POJ_MINUTES:-6}" ${POJ_ARGS:-} >"$S/poj104.txt" 2>&1
     tail -c 3000 "$S/poj104.txt"

@@ -266,7 +266,7 @@ def synthetic_pack(path, per_split=(18, 6, 6)):
                     edge_index=torch.randint(0, nodes, (2, edges), generator=generator),
                     edge_flow=torch.randint(0, 3, (edges,), generator=generator),
                     edge_pos=torch.randint(0, 3, (edges,), generator=generator),
-                    graph_y=torch.tensor([label + 1]),
+                    graph_y=torch.tensor([label]),  # 0-based, as to_pyg gives it
                 )
             )
         splits[name] = graphs

@@ -1,0 +1,105 @@
+"""benchmarks/gpu.sh, the script a session lent a GPU runs there, tried on this machine's CPU so that it does not rot
+between loans: a POJ-104 run from a graph pack, its outputs, and a second call that resumes from what the first
+returned (as on a new GPU machine)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_geometric")
+
+from tests.tasks.test_classifyapp import synthetic_pack  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = "--hidden 8 --layer-timesteps 1 --dropout 0 --lr 0.01 --batch-graphs 6 --threads 1 -q"
+
+
+def gpu_script(tmp_path: Path, out: Path, run: Path, epochs: int, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["bash", str(ROOT / "benchmarks" / "gpu.sh")],
+        cwd=tmp_path,  # no .whl/ there: nothing to install
+        env={
+            **os.environ,
+            "PYTHON": sys.executable,
+            "PYTHONPATH": str(ROOT),
+            "OUT": str(out),
+            "CHECKS": "0",
+            "POJ_DEVICE": "cpu",
+            "POJ_RUN": str(run),
+            "POJ_MINUTES": "60",
+            "POJ_UNPACKED": str(run) + ".npz",
+            "POJ_ARGS": f"{SMALL} --epochs {epochs}",
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_a_pack_run_returns_what_resumes_it_on_another_machine(tmp_path) -> None:
+    if shutil.which("xz") is None:
+        pytest.skip("xz not installed")
+    pack = synthetic_pack(tmp_path / "pack.npz")
+    subprocess.run(["xz", "-k", str(pack)], check=True)
+    first = tmp_path / "out1"
+    done = gpu_script(tmp_path, first, tmp_path / "run1", 2, POJ_PACK=str(pack) + ".xz")
+    assert done.returncode == 0, done.stdout + done.stderr
+    names = sorted(p.name for p in first.iterdir())
+    assert names[:2] == ["best.pt", "last.pt.part-aa"] and names[-1] == "summary.tar.gz"
+    with tarfile.open(first / "summary.tar.gz") as archive:
+        members = set(archive.getnames())
+        log = archive.extractfile("summary/poj104-log.jsonl").read().decode()
+    assert {"summary/poj104-result.json", "summary/poj104-config.json", "summary/poj104.txt"} <= members
+    assert [json.loads(line)["epoch"] for line in log.splitlines()] == [1, 2]
+
+    # a new machine: nothing but the first call's outputs and the pack; the run goes on from epoch 2
+    second = tmp_path / "out2"
+    done = gpu_script(tmp_path, second, tmp_path / "run2", 3, POJ_PACK=str(pack), POJ_RUN_FROM=str(first))
+    assert done.returncode == 0, done.stdout + done.stderr
+    resumed = (tmp_path / "run2" / "log.jsonl").read_text().splitlines()
+    assert resumed[:2] == log.splitlines()  # epochs 1-2 are the first call's records (with their times), not redone
+    assert [json.loads(line)["epoch"] for line in resumed] == [1, 2, 3]
+    assert json.loads((tmp_path / "run2" / "result.json").read_text())["test"]["count"] == 6
+
+
+def test_the_step_timer_runs_on_the_cpu(tmp_path) -> None:
+    """benchmarks/classifyapp_step.py (which gpu.sh runs before the POJ-104 run) on a graph pack, on this CPU."""
+    pack = synthetic_pack(tmp_path / "pack.npz")
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "classifyapp_step.py"),
+            "--pack",
+            str(pack),
+            "--device",
+            "cpu",
+            "--batch-graphs",
+            "4",
+            "--batches",
+            "2",
+            "--warmup",
+            "1",
+            "--threads",
+            "1",
+            "-o",
+            str(tmp_path / "s.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    record = json.loads((tmp_path / "s.json").read_text())
+    assert set(record["median_seconds"]) == {"collate", "to_device", "forward", "backward", "optimizer"}
+    assert record["step_seconds"] == pytest.approx(sum(record["median_seconds"].values()))
+    assert "s per POJ-104 epoch" in done.stdout
