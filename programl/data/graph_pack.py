@@ -100,6 +100,9 @@ def load_graph_pack(path: str | os.PathLike) -> tuple[dict[str, list[Any]], list
     from torch_geometric.data import Data
 
     try:
+        with open(path, "rb") as stream:
+            if stream.read(4) != b"PK\x03\x04":
+                raise ValueError("not an .npz file")
         with np.load(path, allow_pickle=False) as archive:
             header = json.loads(bytes(archive["header"]).decode("utf-8"))
             if not isinstance(header, dict) or header.get("format") != FORMAT:

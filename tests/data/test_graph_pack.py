@@ -56,12 +56,23 @@ def test_a_pack_is_smaller_than_int64(tmp_path) -> None:
     assert path.stat().st_size < int64_bytes / 3
 
 
-@pytest.mark.parametrize("content", [b"", b"not a zip", b"PK\x03\x04broken"])
-def test_a_damaged_pack_is_one_line(tmp_path, content) -> None:
+@pytest.mark.parametrize(
+    ("content", "why"), [(b"", "not an .npz file"), (b"junk\n", "not an .npz file"), (b"PK\x03\x04broken", "")]
+)
+def test_a_damaged_pack_is_one_line(tmp_path, content, why) -> None:
     path = tmp_path / "p.npz"
     path.write_bytes(content)
-    with pytest.raises(ProgramlError, match="p.npz: not a readable graph pack"):
+    with pytest.raises(ProgramlError, match=f"p.npz: not a readable graph pack \\({why}") as error:
         load_graph_pack(path)
+    assert "\n" not in str(error.value)
+
+
+def test_an_npz_that_is_no_pack_is_one_line(tmp_path) -> None:
+    import numpy as np
+
+    np.savez(tmp_path / "other.npz", a=np.zeros(3))
+    with pytest.raises(ProgramlError, match="other.npz: not a readable graph pack"):
+        load_graph_pack(tmp_path / "other.npz")
 
 
 def test_a_missing_pack_is_one_line(tmp_path) -> None:
