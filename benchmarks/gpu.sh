@@ -71,9 +71,9 @@ if [ -n "${POJ_PACK:-}" ]; then
         for f in "$FROM"/summary/poj104-*; do cp "$f" "$RUN/${f#"$FROM"/summary/poj104-}"; done
         cp "$POJ_RUN_FROM/best.pt" "$RUN/" && cat "$POJ_RUN_FROM"/last.pt.part-* >"$RUN/last.pt"
     fi
-    # --data-dir names the machine where the pack was made (the run's config compares it when resuming there)
+    # the run records the pack's own --data-dir, so it resumes as the same run on the machine that made the pack
     timeout "$(awk "BEGIN { print int(60 * ${POJ_MINUTES:-6}) + 180 }")" $PY -m programl train classifyapp --pack "$PACK" \
-        --data-dir /work/data/poj104 --run-dir "$RUN" --epochs 25 --device "${POJ_DEVICE:-cuda}" --checkpoint-minutes 2 \
+        --run-dir "$RUN" --epochs 25 --device "${POJ_DEVICE:-cuda}" --checkpoint-minutes 2 \
         --time-limit "${POJ_MINUTES:-6}" ${POJ_ARGS:-} >"$S/poj104.txt" 2>&1
     tail -c 3000 "$S/poj104.txt"
     for f in config.json vocab.csv log.jsonl log.csv result.json curves.png confusion.png; do

@@ -27,7 +27,7 @@ import numpy as np
 
 from programl.exceptions import ProgramlError
 
-__all__ = ["FORMAT", "load_graph_pack", "save_graph_pack"]
+__all__ = ["FORMAT", "graph_pack_meta", "load_graph_pack", "save_graph_pack"]
 
 #: Format name and version stored in every pack (a pack of another version is refused with a one-line error).
 FORMAT = "programl-graph-pack-1"
@@ -86,6 +86,36 @@ def save_graph_pack(
     return atomic_write_bytes(path, buffer.getvalue())
 
 
+def _header(path: str | os.PathLike, archive) -> dict[str, Any]:
+    header = json.loads(bytes(archive["header"]).decode("utf-8"))
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ValueError(f"not a {FORMAT} file")
+    return header
+
+
+def _open(path: str | os.PathLike):
+    with open(path, "rb") as stream:
+        if stream.read(4) != b"PK\x03\x04":
+            raise ValueError("not an .npz file")
+    return np.load(path, allow_pickle=False)
+
+
+_READ_ERRORS = (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile)
+
+
+def graph_pack_meta(path: str | os.PathLike) -> dict[str, Any]:
+    """The metadata of a pack, without reading its arrays.
+
+    Raises:
+        ProgramlError: As :func:`load_graph_pack`.
+    """
+    try:
+        with _open(path) as archive:
+            return dict(_header(path, archive)["meta"])
+    except _READ_ERRORS as error:
+        raise ProgramlError(f"{path}: not a readable graph pack ({str(error).splitlines()[0]})") from None
+
+
 def load_graph_pack(path: str | os.PathLike) -> tuple[dict[str, list[Any]], list[str], dict[str, Any]]:
     """Read a pack written by :func:`save_graph_pack`.
 
@@ -100,15 +130,10 @@ def load_graph_pack(path: str | os.PathLike) -> tuple[dict[str, list[Any]], list
     from torch_geometric.data import Data
 
     try:
-        with open(path, "rb") as stream:
-            if stream.read(4) != b"PK\x03\x04":
-                raise ValueError("not an .npz file")
-        with np.load(path, allow_pickle=False) as archive:
-            header = json.loads(bytes(archive["header"]).decode("utf-8"))
-            if not isinstance(header, dict) or header.get("format") != FORMAT:
-                raise ValueError(f"not a {FORMAT} file")
+        with _open(path) as archive:
+            header = _header(path, archive)
             columns = {key: archive[key] for key in archive.files if key != "header"}
-    except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as error:
+    except _READ_ERRORS as error:
         raise ProgramlError(f"{path}: not a readable graph pack ({str(error).splitlines()[0]})") from None
 
     splits: dict[str, list[Any]] = {}

@@ -152,7 +152,8 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
         "--pack",
         metavar="FILE",
         help="a graph pack (programl.data.graph_pack): read the graphs from FILE when it exists (no source, clang "
-        "or graph files needed: a GPU node), else read them from --data-dir and write FILE for the next run",
+        "or graph files needed: a GPU node; the run records the directory the pack was made from), else read them "
+        "from --data-dir and write FILE for the next run",
     )
 
 
@@ -507,6 +508,8 @@ def _read_splits(args, config, data_dir: Path, dist, show: bool) -> tuple[dict[s
         changed = [key for key in _DATA_KEYS if meta.get(key) != config[key]]
         if changed:
             raise UsageError(f"--pack {pack} holds other graphs ({', '.join(changed)} differ): use another --pack")
+        if args.no_legacy:
+            graphs["legacy"] = []
         if show:
             logger.info(f"graphs from the pack {pack}: " + ", ".join(f"{len(g)} {n}" for n, g in graphs.items()))
         table = _Interner((text, i) for i, text in enumerate(texts))
@@ -548,6 +551,11 @@ def _train(args: argparse.Namespace, dist) -> int:
     config = options.config()
     run_dir = Path(args.run_dir)
     data_dir = Path(os.path.expanduser(args.data_dir))
+    if args.pack and Path(os.path.expanduser(args.pack)).is_file():
+        from programl.data.graph_pack import graph_pack_meta
+
+        # the graphs' own directory, wherever the pack is read: a run moved to a GPU node and back stays one run
+        data_dir = Path(graph_pack_meta(os.path.expanduser(args.pack)).get("data_dir", data_dir))
     resuming = (run_dir / "last.pt").is_file() and not args.restart
     if resuming:
         check_same_run(

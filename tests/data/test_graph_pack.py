@@ -9,7 +9,7 @@ pytest.importorskip("torch_geometric")
 
 from torch_geometric.data import Data  # noqa: E402
 
-from programl.data.graph_pack import load_graph_pack, save_graph_pack  # noqa: E402
+from programl.data.graph_pack import graph_pack_meta, load_graph_pack, save_graph_pack  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 
 KEYS = ("x", "node_type", "edge_index", "edge_flow", "edge_pos", "graph_y")
@@ -37,7 +37,7 @@ def test_round_trip_gives_back_equal_int64_tensors(tmp_path) -> None:
     texts = ["a", "b", "ü"]
     save_graph_pack(tmp_path / "p.npz", splits, texts, {"task": "t", "n": 3})
     loaded, loaded_texts, meta = load_graph_pack(tmp_path / "p.npz")
-    assert loaded_texts == texts and meta == {"task": "t", "n": 3}
+    assert loaded_texts == texts and meta == {"task": "t", "n": 3} == graph_pack_meta(tmp_path / "p.npz")
     assert list(loaded) == ["train", "val", "legacy"] and loaded["legacy"] == []
     for name, graphs in splits.items():
         assert len(loaded[name]) == len(graphs)

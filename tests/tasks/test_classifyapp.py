@@ -231,7 +231,11 @@ def test_a_run_from_its_graph_pack_needs_no_graph_files_and_equals_the_run_from_
     shutil.copy(pack, moved)
     argv = tiny(dataset, pack_run, "--epochs", "2", "--pack", moved)
     argv[argv.index("--source") + 1] = tmp_path / "no-source"
+    argv[argv.index("--data-dir") + 1] = tmp_path / "no-graphs"
     assert classifyapp.train_main(parse("train", *argv)) == 0
+    # the run records where its graphs came from (so that it resumes back there as the same run)
+    assert json.loads((pack_run / "config.json").read_text())["data_dir"] == str(data_dir)
+    assert not (tmp_path / "no-graphs").exists()
     a = load_checkpoint(files_run / "last.pt", restore_rng=False)
     b = load_checkpoint(pack_run / "last.pt", restore_rng=False)
     for key, value in a["model"].items():
