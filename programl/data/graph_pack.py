@@ -86,7 +86,8 @@ def save_graph_pack(
     return atomic_write_bytes(path, buffer.getvalue())
 
 
-def _header(path: str | os.PathLike, archive) -> dict[str, Any]:
+def _header(archive) -> dict[str, Any]:
+    """The JSON header of an open pack (format check included)."""
     header = json.loads(bytes(archive["header"]).decode("utf-8"))
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise ValueError(f"not a {FORMAT} file")
@@ -94,6 +95,7 @@ def _header(path: str | os.PathLike, archive) -> dict[str, Any]:
 
 
 def _open(path: str | os.PathLike):
+    """``np.load`` of a file that starts as a zip archive does (a clear error for anything else)."""
     with open(path, "rb") as stream:
         if stream.read(4) != b"PK\x03\x04":
             raise ValueError("not an .npz file")
@@ -111,7 +113,7 @@ def graph_pack_meta(path: str | os.PathLike) -> dict[str, Any]:
     """
     try:
         with _open(path) as archive:
-            return dict(_header(path, archive)["meta"])
+            return dict(_header(archive)["meta"])
     except _READ_ERRORS as error:
         raise ProgramlError(f"{path}: not a readable graph pack ({str(error).splitlines()[0]})") from None
 
@@ -131,7 +133,7 @@ def load_graph_pack(path: str | os.PathLike) -> tuple[dict[str, list[Any]], list
 
     try:
         with _open(path) as archive:
-            header = _header(path, archive)
+            header = _header(archive)
             columns = {key: archive[key] for key in archive.files if key != "header"}
     except _READ_ERRORS as error:
         raise ProgramlError(f"{path}: not a readable graph pack ({str(error).splitlines()[0]})") from None
