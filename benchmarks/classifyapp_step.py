@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     model = classifyapp._make_model(config, vocabulary_size).to(device)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
-    split = classifyapp._Split(graphs, np.array([d.num_nodes for d in graphs]))
+    split = classifyapp._Split.of(graphs)
     rng = np.random.default_rng(args.seed)
 
     def sync() -> None:

@@ -94,15 +94,21 @@ def _header(archive) -> dict[str, Any]:
     return header
 
 
-def _open(path: str | os.PathLike):
-    """``np.load`` of a file that starts as a zip archive does (a clear error for anything else)."""
-    with open(path, "rb") as stream:
-        if stream.read(4) != b"PK\x03\x04":
-            raise ValueError("not an .npz file")
-    return np.load(path, allow_pickle=False)
-
-
 _READ_ERRORS = (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile)
+
+
+def _read(path: str | os.PathLike, arrays: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The header of a pack and, when ``arrays``, its arrays; anything unreadable is one :class:`ProgramlError`."""
+    try:
+        with open(path, "rb") as stream:
+            if stream.read(4) != b"PK\x03\x04":
+                raise ValueError("not an .npz file")
+        with np.load(path, allow_pickle=False) as archive:
+            header = _header(archive)
+            columns = {key: archive[key] for key in archive.files if key != "header"} if arrays else {}
+    except _READ_ERRORS as error:
+        raise ProgramlError(f"{path}: not a readable graph pack ({str(error).splitlines()[0]})") from None
+    return header, columns
 
 
 def graph_pack_meta(path: str | os.PathLike) -> dict[str, Any]:
@@ -111,11 +117,7 @@ def graph_pack_meta(path: str | os.PathLike) -> dict[str, Any]:
     Raises:
         ProgramlError: As :func:`load_graph_pack`.
     """
-    try:
-        with _open(path) as archive:
-            return dict(_header(archive)["meta"])
-    except _READ_ERRORS as error:
-        raise ProgramlError(f"{path}: not a readable graph pack ({str(error).splitlines()[0]})") from None
+    return dict(_read(path, arrays=False)[0]["meta"])
 
 
 def load_graph_pack(path: str | os.PathLike) -> tuple[dict[str, list[Any]], list[str], dict[str, Any]]:
@@ -131,13 +133,7 @@ def load_graph_pack(path: str | os.PathLike) -> tuple[dict[str, list[Any]], list
     import torch
     from torch_geometric.data import Data
 
-    try:
-        with _open(path) as archive:
-            header = _header(archive)
-            columns = {key: archive[key] for key in archive.files if key != "header"}
-    except _READ_ERRORS as error:
-        raise ProgramlError(f"{path}: not a readable graph pack ({str(error).splitlines()[0]})") from None
-
+    header, columns = _read(path, arrays=True)
     splits: dict[str, list[Any]] = {}
     for name in header["splits"]:
         try:

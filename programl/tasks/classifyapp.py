@@ -280,6 +280,11 @@ class _Split:
     data: list
     sizes: np.ndarray
 
+    @classmethod
+    def of(cls, data: list) -> _Split:
+        """The split of these graphs (their node counts taken for batching)."""
+        return cls(data, np.array([d.num_nodes for d in data], dtype=np.int64))
+
 
 def _read_graphs(paths: list[Path], table: _Interner, description: str, enabled: bool) -> _Split:
     from google.protobuf.message import DecodeError
@@ -298,7 +303,7 @@ def _read_graphs(paths: list[Path], table: _Interner, description: str, enabled:
             if key not in ("x", "edge_index", "edge_flow", "edge_pos", "node_type", "graph_y"):
                 del d[key]
         data.append(d)
-    return _Split(data, np.array([d.num_nodes for d in data], dtype=np.int64))
+    return _Split.of(data)
 
 
 def _apply_vocabulary(splits: list[_Split], table: _Interner, vocabulary) -> None:
@@ -495,12 +500,13 @@ def _prepare_data(args, config, data_dir: Path, dist, show: bool) -> tuple[dict[
 _DATA_KEYS = ("settings", "per_class", "split_seed")
 
 
-def _read_splits(args, config, data_dir: Path, dist, show: bool) -> tuple[dict[str, _Split], _Interner, dict]:
+def _read_splits(
+    args, config, data_dir: Path, pack: Path | None, dist, show: bool
+) -> tuple[dict[str, _Split], _Interner, dict]:
     """The graphs of every split (train, val, test, legacy), their text table and the scope of the run: from
-    ``--pack`` when that file exists, else from the graph files (then written to ``--pack``, when given)."""
+    the pack when that file exists, else from the graph files (then written to the pack, when one is given)."""
     from programl.data.graph_pack import load_graph_pack, save_graph_pack
 
-    pack = Path(os.path.expanduser(args.pack)) if args.pack else None
     if pack is not None and pack.is_file():
         graphs, texts, meta = load_graph_pack(pack)
         if meta.get("task") != "classifyapp" or set(graphs) != {"train", "val", "test", "legacy"}:
@@ -513,7 +519,7 @@ def _read_splits(args, config, data_dir: Path, dist, show: bool) -> tuple[dict[s
         if show:
             logger.info(f"graphs from the pack {pack}: " + ", ".join(f"{len(g)} {n}" for n, g in graphs.items()))
         table = _Interner((text, i) for i, text in enumerate(texts))
-        splits = {name: _Split(g, np.array([d.num_nodes for d in g], dtype=np.int64)) for name, g in graphs.items()}
+        splits = {name: _Split.of(g) for name, g in graphs.items()}
         return splits, table, meta["scope"]
     files, scope = _prepare_data(args, config, data_dir, dist, show)
     table = _Interner()
@@ -551,17 +557,18 @@ def _train(args: argparse.Namespace, dist) -> int:
     config = options.config()
     run_dir = Path(args.run_dir)
     data_dir = Path(os.path.expanduser(args.data_dir))
-    if args.pack and Path(os.path.expanduser(args.pack)).is_file():
+    pack = Path(os.path.expanduser(args.pack)) if args.pack else None
+    if pack is not None and pack.is_file():
         from programl.data.graph_pack import graph_pack_meta
 
         # the graphs' own directory, wherever the pack is read: a run moved to a GPU node and back stays one run
-        data_dir = Path(graph_pack_meta(os.path.expanduser(args.pack)).get("data_dir", data_dir))
+        data_dir = Path(graph_pack_meta(pack).get("data_dir", data_dir))
     resuming = (run_dir / "last.pt").is_file() and not args.restart
     if resuming:
         check_same_run(
             run_dir, "classifyapp", config, paths={"data_dir": data_dir}, ignore=("epochs",), defaults=SCHEDULE_DEFAULTS
         )
-    splits, table, scope = _read_splits(args, config, data_dir, dist, show)
+    splits, table, scope = _read_splits(args, config, data_dir, pack, dist, show)
     if resuming:
         vocabulary = _load_vocabulary(run_dir / "vocab.csv")
     else:
