@@ -1,0 +1,48 @@
+"""benchmarks/heuristics.py's ``mlp-bits+texts`` baseline (the devmap GGNN's head without the graph, SPEC §6.5):
+it learns a step in an auxiliary input and a text count, and it is deterministic for a seed."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sklearn")
+
+from programl.data.devmap import cross_validation_splits  # noqa: E402
+
+HEURISTICS = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "heuristics.py"))
+
+
+def _problem(n: int = 300):
+    """GPU faster (1) when the transfer is above a threshold or the kernel has a 'fdiv' text; 3 texts."""
+    rng = np.random.default_rng(0)
+    transfer = rng.uniform(0, 20, n)  # log1p(bytes)
+    wgsize = rng.uniform(0, 6, n)
+    counts = rng.integers(0, 4, (n, 3)).astype(float)
+    counts[:, 2] = (rng.random(n) < 0.2) * rng.integers(1, 5, n)  # 'fdiv', present in a fifth of the kernels
+    labels = ((transfer > 12) | (counts[:, 2] > 0)).astype(int)
+    return np.stack([transfer, wgsize], axis=1), counts, labels
+
+
+def test_mlp_learns_steps_and_counts():
+    aux, counts, labels = _problem()
+    split = cross_validation_splits(labels, 5, 204)[0]
+    p = HEURISTICS["mlp_probabilities"](aux, counts, labels, split, seed=204)
+    assert p.shape == (len(split.test),)
+    assert ((p >= 0) & (p <= 1)).all()
+    accuracy = ((p > 0.5) == labels[split.test]).mean()
+    assert accuracy >= 0.9, accuracy
+
+
+def test_mlp_is_deterministic_and_seeded():
+    aux, counts, labels = _problem()
+    split = cross_validation_splits(labels, 5, 204)[1]
+    fn = HEURISTICS["mlp_probabilities"]
+    first, again = fn(aux, counts, labels, split, seed=204), fn(aux, counts, labels, split, seed=204)
+    assert np.array_equal(first, again)
+    assert not np.array_equal(first, fn(aux, counts, labels, split, seed=205))
+
