@@ -45,4 +45,3 @@ def test_mlp_is_deterministic_and_seeded():
     first, again = fn(aux, counts, labels, split, seed=204), fn(aux, counts, labels, split, seed=204)
     assert np.array_equal(first, again)
     assert not np.array_equal(first, fn(aux, counts, labels, split, seed=205))
-
