@@ -240,6 +240,11 @@ def read_run(
         raise ProgramlError(f"{run_dir}: --platform and --fold are for devmap runs; this is a {task} run")
     files = RunFiles(run_dir, task, config, run_dir / "best.pt", run_dir / VOCAB_FILE, {}, run_dir / "result.json")
     model_dir = run_dir
+    if task == "devmap" and config["model"].get("average_last", 0):
+        raise ProgramlError(
+            f"{run_dir}: tested by the mean of each fold's last {config['model']['average_last']} epochs' models "
+            "(--average-last), which one set of pretrained weights cannot hold; export a run without it"
+        )
     if task == "devmap":
         present = [p for p in PLATFORM_NAMES if _fold_dirs(run_dir / p)]
         if platform is None:

@@ -3,7 +3,9 @@
 For each platform (AMD Tahiti 7970, NVIDIA GTX 970) the 680 kernels-with-inputs of :mod:`programl.data.devmap` are
 split into 10 stratified folds (seeded); fold k is tested by a model trained on 8 folds, whose epoch is chosen on
 the remaining validation fold (highest validation accuracy, ties to the lower validation loss, then the earlier
-epoch). The test folds are only touched once per fold, by the chosen model.
+epoch). The test folds are only touched once per fold, by the chosen model. ``--average-last N`` (not in the paper)
+tests by the mean class probabilities of the fold's last N epochs' models instead: no epoch is chosen, which on 68
+validation kernels is the noisiest step of the protocol (``docs/results.md`` §6).
 
 Model (:class:`~programl.models.GGNNGraphClassifier` with the auxiliary readout): a trainable embedding of the node
 text (vocabulary built from the fold's training graphs), typed GGNN steps over control/data/call edges and their
@@ -25,6 +27,7 @@ Run directory (``--run-dir``)::
     <platform>/fold_<k>/curves.png      learning curves (dashed line: the chosen epoch)
     <platform>/fold_<k>/vocab.csv       the fold's vocabulary
     <platform>/fold_<k>/last.pt         resumption checkpoint; best.pt: the chosen epoch's model
+    <platform>/fold_<k>/epoch_<NNN>.pt  with --average-last N: the models of the last N epochs
     <platform>/fold_<k>/result.json     the fold's test metrics (a finished fold is skipped on resumption)
     <platform>/predictions.csv          every test prediction with its runtimes
     <platform>/report.json, confusion.png
@@ -191,6 +194,14 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="feed the head each kernel's node-text counts as well (log1p, scaled by the fold's "
         "training kernels; not in the paper)",
+    )
+    cv.add_argument(
+        "--average-last",
+        type=int,
+        default=0,
+        metavar="N",
+        help="test each fold by the mean probability of its last N epochs' models instead of the epoch chosen on "
+        "the validation fold (not in the paper; default: 0, the paper's choice)",
     )
     optim = parser.add_argument_group("optimisation")
     optim.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default: 1e-3)")
@@ -441,6 +452,7 @@ class DevmapOptions(TaskOptions):
     batch_graphs: int | None
     epochs: int
     seed: int
+    average_last: int = 0
 
 
 #: The options of the model (``evaluate`` needs them).
@@ -459,7 +471,7 @@ _MODEL_KEYS = (
     "intermediate_loss_weight",
 )
 #: What runs written before an option existed are taken to have used.
-_MODEL_DEFAULTS = {"aux_bins": 0, "text_counts": False}
+_MODEL_DEFAULTS = {"aux_bins": 0, "text_counts": False, "average_last": 0}
 
 
 def _model(config: dict[str, Any], vocabulary_size: int):
@@ -638,21 +650,49 @@ def _train_fold(examples: _Examples, split, options: DevmapOptions, fold_dir: Pa
         show=not args.quiet,
         bar="epochs",
         plot_each_epoch=False,
+        keep_epochs_from=_averaged_epochs(config)[0] if config.get("average_last", 0) else None,
     ).run()
     result = _test_fold(examples, split, config, fold_dir, device, task.static_device)
     result.update(best_epoch=fit.best_epoch, val_accuracy=fit.best[0] if fit.best else None, epochs=config["epochs"])
+    if config.get("average_last", 0):
+        result["averaged_epochs"] = list(_averaged_epochs(config))
     write_json(fold_dir / "result.json", result)
     return result
 
 
+def _averaged_epochs(config: dict[str, Any]) -> range:
+    """The epochs whose models ``--average-last N`` averages: the last N of the run's ``epochs``."""
+    return range(config["epochs"] - config["average_last"] + 1, config["epochs"] + 1)
+
+
 def _fold_predictions(examples: _Examples, split, config: dict[str, Any], fold_dir: Path, device) -> dict[str, Any]:
-    """The test fold predicted by the fold's ``best.pt``: :meth:`_Predictions.compute` (rows in batch order)."""
+    """The test fold predicted by the fold's ``best.pt``, or with ``--average-last N`` by the mean class probabilities
+    of its last N epochs' models (``epoch_<NNN>.pt``): :meth:`_Predictions.compute` (rows in batch order)."""
     from programl.data.vocabulary import Vocabulary
+    from programl.exceptions import ProgramlError
+    from programl.training.engine import epoch_path
 
     vocabulary = Vocabulary.load(fold_dir / "vocab.csv")
+    batches = _batches(examples, split.test, config, _text_map(examples.texts, vocabulary))
     model = _model(config, len(vocabulary)).to(device)
-    load_checkpoint(fold_dir / "best.pt", model=model, map_location=device, restore_rng=False)
-    return _predict(model, _batches(examples, split.test, config, _text_map(examples.texts, vocabulary)), device)
+    if not config.get("average_last", 0):
+        load_checkpoint(fold_dir / "best.pt", model=model, map_location=device, restore_rng=False)
+        return _predict(model, batches, device)
+    snapshots = [epoch_path(fold_dir, epoch) for epoch in _averaged_epochs(config)]
+    missing = [path.name for path in snapshots if not path.is_file()]
+    if missing:
+        raise ProgramlError(f"{fold_dir}: --average-last needs {', '.join(missing)} (train the fold to its last epoch)")
+    predicted = []
+    for path in snapshots:
+        load_checkpoint(path, model=model, map_location=device, restore_rng=False)
+        predicted.append(_predict(model, batches, device))
+    probabilities = np.mean([p["probabilities"] for p in predicted], axis=0)
+    return {
+        "loss": float(np.mean([p["loss"] for p in predicted])),
+        "rows": predicted[0]["rows"],
+        "predictions": probabilities.argmax(-1),
+        "probabilities": probabilities,
+    }
 
 
 def _fold_result_of(examples: _Examples, split, rows: np.ndarray, pred: np.ndarray, static_device: int) -> dict:
@@ -690,6 +730,8 @@ def _check_config(args: argparse.Namespace) -> None:
         raise UsageError("--batch-graphs must be at least 2 (BatchNorm)")
     if args.batch_nodes < 1:
         raise UsageError("--batch-nodes must be positive")
+    if not 0 <= args.average_last <= args.epochs:
+        raise UsageError(f"--average-last must be in 0..{args.epochs} (the epochs)")
 
 
 def _splits(examples: _Examples, folds: int, seed: int) -> list:

@@ -11,7 +11,8 @@ the rest, the same way for every task:
 * ``last.pt`` after every epoch and every ``checkpoint_minutes`` within one (with the partial metrics), and a
   bit-exact resumption from it (weights, optimizer, RNG states, pass, cursor, examples, partial metrics);
 * ``best.pt``: the epoch whose validation metrics rank highest by the task's :meth:`~TrainingTask.selection` and
-  :meth:`~TrainingTask.better` (a tie keeps the earlier epoch);
+  :meth:`~TrainingTask.better` (a tie keeps the earlier epoch); optionally ``epoch_<NNN>.pt``, the weights of every
+  epoch from ``keep_epochs_from`` on (a task that averages its last epochs' models: devmap's ``--average-last``);
 * ``log.jsonl``/``log.csv`` (:class:`~programl.training.logs.EpochLog`), ``curves.png``, the per-epoch line;
 * DDP (:class:`~programl.training.distributed.Distributed`): the model wrapped, every process its share of each
   step, metrics summed through the accumulators' public ``all_reduce``, every process stopping together;
@@ -35,7 +36,7 @@ from programl.training.logs import EpochLog, progress
 from programl.training.plots import plot_learning_curves
 from programl.training.runtime import seed_everything
 
-__all__ = ["Budget", "Fit", "Schedule", "Trainer", "TrainingTask", "lr_factor"]
+__all__ = ["Budget", "Fit", "Schedule", "Trainer", "TrainingTask", "epoch_path", "lr_factor"]
 
 logger = logging.getLogger("programl.training")
 
@@ -175,6 +176,11 @@ class Fit:
     records: list[dict[str, Any]] = field(default_factory=list)
 
 
+def epoch_path(directory: str | Path, epoch: int) -> Path:
+    """Where :class:`Trainer` keeps the weights of ``epoch`` (``keep_epochs_from``): ``epoch_<NNN>.pt``."""
+    return Path(directory) / f"epoch_{epoch:03d}.pt"
+
+
 class Trainer:
     """Train ``task`` in ``directory``: :meth:`start` (the model, and the state of ``last.pt`` when resuming), then
     :meth:`run` (the epochs).
@@ -193,6 +199,8 @@ class Trainer:
         plot_each_epoch: Redraw ``curves.png`` after every epoch (else once, at the end of :meth:`run`).
         init_from: A checkpoint whose weights a new run starts from (``--init-from``: fine-tuning, or going on at
             another learning rate); the optimizer starts anew. A resumed run ignores it (its ``last.pt`` rules).
+        keep_epochs_from: Also save the weights of every epoch from this one on as ``epoch_<NNN>.pt``
+            (:func:`epoch_path`; None: none).
     """
 
     def __init__(
@@ -209,6 +217,7 @@ class Trainer:
         bar: str = "batches",
         plot_each_epoch: bool = True,
         init_from: str | Path | None = None,
+        keep_epochs_from: int | None = None,
     ) -> None:
         self.task = task
         self.directory = Path(directory)
@@ -222,6 +231,7 @@ class Trainer:
         self.bar = bar
         self.plot_each_epoch = plot_each_epoch
         self.init_from = Path(init_from) if init_from else None
+        self.keep_epochs_from = keep_epochs_from
         self.state: dict[str, Any] = {
             "epoch": 0,
             "examples": 0,
@@ -446,6 +456,8 @@ class Trainer:
                     self._save(self.directory / "best.pt", began, optimizer=False)
             self.log.append(record)
             if dist.is_main:
+                if self.keep_epochs_from is not None and epoch >= self.keep_epochs_from:
+                    self._save(epoch_path(self.directory, epoch), began, optimizer=False)
                 self._save(self.last, began)
                 last_save = time.perf_counter()
                 if self.plot_each_epoch:

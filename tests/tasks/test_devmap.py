@@ -365,3 +365,54 @@ def test_an_ensemble_of_runs_on_other_folds_is_a_usage_error(tiny_run, tmp_path)
     (other / "config.json").write_text(json.dumps(saved))
     with pytest.raises(UsageError, match="fold_seed 1, but .* has 204"):
         devmap.evaluate_main(parse("evaluate", "--run-dir", root / "run", "--ensemble", other, "--out", tmp_path / "o"))
+
+
+def test_average_last_tests_by_the_mean_of_the_last_epochs_models(tiny_run, tmp_path, capsys) -> None:
+    """--average-last 3 of 4 epochs keeps epochs 2-4's weights and predicts each test kernel by the argmax of the
+    mean of their softmaxes; evaluate repeats it; a missing epoch is one line; export refuses the run."""
+    from programl.exceptions import ProgramlError
+    from programl.models.export import export_pretrained
+
+    root, argv = tiny_run
+    run = tmp_path / "avg"
+    argv2 = [a if a != root / "run" else run for a in argv]
+    assert devmap.train_main(parse("train", *argv2, "--epochs", "4", "--average-last", "3")) == 0
+    examples = devmap._examples(Path(argv[1]), root / "data", "amd", "ncc", devmap._subset_rows(Path(argv[1]), 60, 204))
+    config = json.loads((run / "config.json").read_text())["model"]
+    assert config["average_last"] == 3
+    for split in devmap._splits(examples, 3, 204):
+        fold_dir = run / "amd" / f"fold_{split.fold}"
+        assert sorted(p.name for p in fold_dir.glob("epoch_*.pt")) == ["epoch_002.pt", "epoch_003.pt", "epoch_004.pt"]
+        result = json.loads((fold_dir / "result.json").read_text())
+        assert result["averaged_epochs"] == [2, 3, 4]
+        vocabulary_size = len((fold_dir / "vocab.csv").read_text().splitlines()) - 1
+        batch = devmap._collate(examples, list(np.sort(split.test)), devmap._text_map(examples.texts, _vocab(fold_dir)))
+        mean = 0.0
+        for epoch in (2, 3, 4):
+            model = devmap._model(config, vocabulary_size)
+            load_checkpoint(fold_dir / f"epoch_{epoch:03d}.pt", model=model, restore_rng=False)
+            model.eval()
+            with torch.no_grad():
+                mean = mean + model(batch).logits.softmax(-1).numpy()
+        predicted = dict(zip(result["rows"], result["predictions"]))
+        assert [predicted[int(r)] for r in np.sort(split.test)] == mean.argmax(-1).tolist()
+    last = torch.load(run / "amd" / "fold_0" / "last.pt", weights_only=False)["model"]
+    fourth = torch.load(run / "amd" / "fold_0" / "epoch_004.pt", weights_only=False)["model"]
+    assert all(torch.equal(last[k], fourth[k]) for k in last)
+    before = json.loads((run / "amd" / "report.json").read_text())
+    assert devmap.evaluate_main(parse("evaluate", "--run-dir", run, "-q")) == 0
+    assert json.loads((run / "amd" / "report.json").read_text())["per_fold"] == before["per_fold"]
+    with pytest.raises(ProgramlError, match="export a run without it"):
+        export_pretrained(run, output_dir=tmp_path / "models", platform="amd")
+    (run / "amd" / "fold_1" / "epoch_003.pt").unlink()
+    (run / "amd" / "fold_1" / "result.json").unlink()
+    with pytest.raises(ProgramlError, match="--average-last needs epoch_003.pt"):
+        devmap.evaluate_main(parse("evaluate", "--run-dir", run, "-q"))
+    with pytest.raises(UsageError, match="--average-last must be in 0..4"):
+        devmap.train_main(parse("train", *argv2, "--epochs", "4", "--average-last", "5"))
+
+
+def _vocab(fold_dir: Path):
+    from programl.data.vocabulary import Vocabulary
+
+    return Vocabulary.load(fold_dir / "vocab.csv")
