@@ -402,6 +402,9 @@ def test_average_last_tests_by_the_mean_of_the_last_epochs_models(tiny_run, tmp_
     before = json.loads((run / "amd" / "report.json").read_text())
     assert devmap.evaluate_main(parse("evaluate", "--run-dir", run, "-q")) == 0
     assert json.loads((run / "amd" / "report.json").read_text())["per_fold"] == before["per_fold"]
+    out = tmp_path / "ens"  # an ensemble member averages its own epochs
+    assert devmap.evaluate_main(parse("evaluate", "--run-dir", run, "--ensemble", run, "--out", out, "-q")) == 0
+    assert json.loads((out / "amd" / "report.json").read_text())["per_fold"] == before["per_fold"]
     with pytest.raises(ProgramlError, match="export a run without it"):
         export_pretrained(run, output_dir=tmp_path / "models", platform="amd")
     (run / "amd" / "fold_1" / "epoch_003.pt").unlink()
