@@ -39,11 +39,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap  # noqa: E402
-from programl.tasks.devmap import devmap_metrics  # noqa: E402
+from programl.tasks.devmap import _better, devmap_metrics  # noqa: E402
 
 
-def features(data) -> tuple[np.ndarray, np.ndarray]:
-    """(aux, aux + node-text counts + sizes) feature matrices of a platform's rows."""
+def features(data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(aux, node-text counts, aux + counts + sizes) feature matrices of a platform's rows."""
     texts = sorted({node.text for graph in data.graphs for node in graph.node})
     index = {t: i for i, t in enumerate(texts)}
     counts = np.zeros((len(data), len(texts)))
@@ -52,7 +52,7 @@ def features(data) -> tuple[np.ndarray, np.ndarray]:
             counts[i, index[node.text]] += 1
     aux = np.array([(np.log1p(r.transfer), np.log1p(r.wgsize)) for r in data.rows])
     sizes = np.array([(len(g.node), len(g.edge)) for g in data.graphs])
-    return aux, np.hstack([aux, counts, sizes])
+    return aux, counts, np.hstack([aux, counts, sizes])
 
 
 def mlp_probabilities(
@@ -92,10 +92,12 @@ def mlp_probabilities(
         model.eval()
         with torch.no_grad():
             logits = model(x)
-        val_loss = float(nn.functional.cross_entropy(logits[val], y[val]))
-        key = (float((logits[val].argmax(1) == y[val]).float().mean()), -val_loss)
-        if best is None or key > best:
-            best, chosen = key, logits[test].softmax(1)[:, 1].numpy()
+        candidate = (
+            float((logits[val].argmax(1) == y[val]).float().mean()),
+            float(nn.functional.cross_entropy(logits[val], y[val])),
+        )
+        if _better(candidate, best):  # the GGNN's rule
+            best, chosen = candidate, logits[test].softmax(1)[:, 1].numpy()
     return chosen
 
 
@@ -117,9 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     for platform in PLATFORMS:
         data = load_devmap(args.source_dir, args.data_dir, platform, args.variant)
-        aux, rich = features(data)
+        aux, counts, rich = features(data)
         labels, runtimes = data.labels, data.runtimes
-        counts = rich[:, 2:-2]  # the node-text counts, without the inputs and the sizes
         per_method: dict[str, list[dict]] = {"static": [], "rf-aux": [], "rf-aux+texts": []}
         if args.mlp_seeds:
             per_method["mlp-bits+texts"] = []

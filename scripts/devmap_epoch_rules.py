@@ -81,7 +81,7 @@ def epoch_scores(run_dir: Path, platform: str) -> tuple[list[dict], np.ndarray]:
         folds.append(
             {
                 "fold": split.fold,
-                "val_fold": (split.fold + 1) % config["folds"],
+                "val_rows": np.sort(split.val),
                 "test_rows": test["rows"],
                 "val_acc": np.array(val_acc),
                 "val_loss": np.array(val_loss),
@@ -93,8 +93,13 @@ def epoch_scores(run_dir: Path, platform: str) -> tuple[list[dict], np.ndarray]:
 
 def best_val_epoch(fold: dict) -> int:
     """The epoch (1-based) the training chose: highest validation accuracy, then lower loss, then the earlier."""
-    keys = [(a, -loss, -e) for e, (a, loss) in enumerate(zip(fold["val_acc"], fold["val_loss"]))]
-    return max(range(len(keys)), key=keys.__getitem__) + 1
+    from programl.tasks.devmap import _better
+
+    best, chosen = None, 0
+    for epoch, candidate in enumerate(zip(fold["val_acc"], fold["val_loss"]), start=1):
+        if _better(candidate, best):
+            best, chosen = candidate, epoch
+    return chosen
 
 
 def rule_scores(folds: list[dict], labels: np.ndarray, mean_last: list[int]) -> dict[str, list[float]]:
@@ -110,7 +115,8 @@ def rule_scores(folds: list[dict], labels: np.ndarray, mean_last: list[int]) -> 
         scores["last"].append(accuracy(fold, fold["test_p"][-1]))
         for k in mean_last:
             scores[f"mean-last-{k}"].append(accuracy(fold, fold["test_p"][-k:].mean(axis=0)))
-        others = [f["val_acc"] for f in folds if f is not fold and f["val_fold"] != fold["fold"]]
+        test_rows = np.sort(fold["test_rows"])
+        others = [f["val_acc"] for f in folds if f is not fold and not np.array_equal(f["val_rows"], test_rows)]
         epoch = int(np.argmax(np.mean(others, axis=0))) if others else len(fold["val_acc"]) - 1
         scores["pooled-val"].append(accuracy(fold, fold["test_p"][epoch]))
     return scores
