@@ -39,6 +39,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap  # noqa: E402
+from programl.exceptions import ProgramlError  # noqa: E402
 from programl.tasks.devmap import _better, devmap_metrics  # noqa: E402
 
 
@@ -118,7 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|")
     started = time.perf_counter()
     for platform in PLATFORMS:
-        data = load_devmap(args.source_dir, args.data_dir, platform, args.variant)
+        try:
+            data = load_devmap(args.source_dir, args.data_dir, platform, args.variant)
+        except ProgramlError as error:  # the graphs were not built, or another source's: one line, not a traceback
+            print(f"heuristics.py: {error}", file=sys.stderr)
+            return 1
         aux, counts, rich = features(data)
         labels, runtimes = data.labels, data.runtimes
         per_method: dict[str, list[dict]] = {"static": [], "rf-aux": [], "rf-aux+texts": []}

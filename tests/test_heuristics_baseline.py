@@ -45,3 +45,15 @@ def test_mlp_is_deterministic_and_seeded():
     first, again = fn(aux, counts, labels, split, seed=204), fn(aux, counts, labels, split, seed=204)
     assert np.array_equal(first, again)
     assert not np.array_equal(first, fn(aux, counts, labels, split, seed=205))
+
+
+def test_missing_graphs_are_one_line(tmp_path, capsys):
+    """Without built graphs the script says so in one line and exits 1 (no traceback)."""
+    source = Path(__file__).resolve().parents[2] / "shared" / "data" / "devmap"
+    if not source.is_dir():
+        pytest.skip(f"no devmap data at {source}")
+    status = HEURISTICS["main"](["--source-dir", str(source), "--data-dir", str(tmp_path), "--mlp-seeds"])
+    assert status == 1
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("heuristics.py: ") and "build the devmap graphs first" in error
+    assert "\n" not in error
