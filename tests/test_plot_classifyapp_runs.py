@@ -1,0 +1,49 @@
+"""scripts/plot_classifyapp_runs.py: runs that carry one POJ-104 training on, drawn as one curve."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+import pytest
+
+SCRIPT = runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "plot_classifyapp_runs.py"))
+
+
+def _run(directory: Path, errors: list[float], model: dict, result_epoch: int | None = None) -> Path:
+    directory.mkdir()
+    records = [{"epoch": e + 1, "train_error": 2 * v, "val_error": v} for e, v in enumerate(errors)]
+    (directory / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (directory / "config.json").write_text(json.dumps({"model": model}))
+    if result_epoch is not None:
+        result = {"checkpoint_epoch": result_epoch, "test": {"error": 0.05}}
+        (directory / "result.json").write_text(json.dumps(result))
+    return directory
+
+
+def test_parse_run():
+    assert SCRIPT["parse_run"]("runs/poj104:7") == (Path("runs/poj104"), 7)
+    assert SCRIPT["parse_run"]("runs/poj104") == (Path("runs/poj104"), None)
+
+
+def test_chain_continues_the_epochs(tmp_path):
+    first = _run(tmp_path / "a", [0.5, 0.4, 0.3, 0.25], {"lr": 2.5e-4}, result_epoch=3)
+    second = _run(tmp_path / "b", [0.2, 0.1], {"lr": 2.5e-4, "lr_decay": "cosine"}, result_epoch=2)
+    segments = SCRIPT["chain"]([(first, 3), (second, None)])
+    assert segments[0]["epochs"] == [1, 2, 3] and segments[1]["epochs"] == [4, 5]
+    assert segments[0]["val"] == pytest.approx([50, 40, 30]) and segments[1]["train"] == pytest.approx([40, 20])
+    assert segments[0]["test"] == (3, pytest.approx(5.0)) and segments[1]["test"] == (5, pytest.approx(5.0))
+    assert segments[1]["label"] == "lr 0.00025, cosine decay"
+    # a result from beyond the epochs taken is not drawn
+    assert SCRIPT["chain"]([(first, 2)])[0]["test"] is None
+
+
+def test_main_writes_a_png_or_says_why_not(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    first = _run(tmp_path / "a", [0.5, 0.4], {"lr": 2.5e-4})
+    out = tmp_path / "curves.png"
+    assert SCRIPT["main"]([f"{first}:2", str(first), "-o", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert SCRIPT["main"]([str(tmp_path / "missing"), "-o", str(out)]) == 1
+    assert "plot_classifyapp_runs.py:" in capsys.readouterr().err
