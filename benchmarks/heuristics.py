@@ -5,6 +5,8 @@ Not graph neural networks: what simple learners get from the same inputs, on the
 
 * ``static``: always the device that is fastest for most training kernels;
 * ``rf-aux``: a random forest (500 trees, scikit-learn defaults, seed 0) on ``log1p(transfer)``, ``log1p(wgsize)``;
+  with ``--forest-seeds 0 1 ... 9`` one forest per seed, each fold's metrics the mean over the seeds (the JSON keeps
+  each seed's accuracy as ``accuracy_by_seed``), to show how much a forest's own draw moves its accuracy;
 * ``rf-aux+texts``: the same forest on the auxiliary inputs plus the count of every node text of the graph (a bag
   of words of the ProGraML graph) and its node and edge counts;
 * ``mlp-bits+texts``: the GGNN's head without the graph (``programl train devmap --aux-bins 64 --text-counts``): the
@@ -21,6 +23,7 @@ Usage::
 
     python benchmarks/heuristics.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap
     python benchmarks/heuristics.py --variant clang22 -o heuristics.json
+    python benchmarks/heuristics.py --forest-seeds 0 1 2 3 4 5 6 7 8 9 --mlp-seeds -o forests.json   # the seed spread
 
 The graphs must have been built (``programl train devmap`` builds them, or ``programl.data.devmap.build_devmap``).
 """
@@ -54,6 +57,12 @@ def features(data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     aux = np.array([(np.log1p(r.transfer), np.log1p(r.wgsize)) for r in data.rows])
     sizes = np.array([(len(g.node), len(g.edge)) for g in data.graphs])
     return aux, counts, np.hstack([aux, counts, sizes])
+
+
+def mean_metrics(by_seed: list[dict]) -> dict:
+    """One fold's metrics of several forests (one per seed): each metric's mean, and each seed's accuracy."""
+    mean = {key: float(np.mean([m[key] for m in by_seed])) for key in by_seed[0]}
+    return {**mean, "accuracy_by_seed": [m["accuracy"] for m in by_seed]}
 
 
 def mlp_probabilities(
@@ -110,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--fold-seed", type=int, default=204)
     parser.add_argument("--mlp-seeds", type=int, nargs="*", default=[204, 205, 206], help="none: skip the MLP")
+    parser.add_argument(
+        "--forest-seeds", type=int, nargs="+", default=[0], help="one forest per seed, metrics averaged (default: 0)"
+    )
     parser.add_argument("-o", "--output", default="bench-results/heuristics.json")
     args = parser.parse_args(argv)
     from sklearn.ensemble import RandomForestClassifier
@@ -134,8 +146,12 @@ def main(argv: list[str] | None = None) -> int:
             test = split.test
             predictions = {"static": np.full(len(test), static)}
             for name, x in (("rf-aux", aux), ("rf-aux+texts", rich)):
-                forest = RandomForestClassifier(n_estimators=500, random_state=0, n_jobs=1)
-                predictions[name] = forest.fit(x[split.train], labels[split.train]).predict(x[test])
+                by_seed = []
+                for seed in args.forest_seeds:
+                    forest = RandomForestClassifier(n_estimators=500, random_state=seed, n_jobs=1)
+                    pred = forest.fit(x[split.train], labels[split.train]).predict(x[test])
+                    by_seed.append(devmap_metrics(labels[test], pred, runtimes[test], static))
+                per_method[name].append(mean_metrics(by_seed))
             if args.mlp_seeds:
                 runs = [mlp_probabilities(aux, counts, labels, split, seed) for seed in args.mlp_seeds]
                 predictions["mlp-bits+texts"] = (np.mean(runs, axis=0) > 0.5).astype(int)
@@ -152,8 +168,13 @@ def main(argv: list[str] | None = None) -> int:
                 "f1_std": f1.std(),
                 "folds": folds,
             }
+            spread = ""
+            if "accuracy_by_seed" in folds[0] and len(args.forest_seeds) > 1:
+                by_seed = np.mean([f["accuracy_by_seed"] for f in folds], axis=0)  # each seed's mean over the folds
+                results[platform][name]["accuracy_by_seed"] = by_seed.tolist()
+                spread = f" (seeds {100 * by_seed.min():.1f}-{100 * by_seed.max():.1f})"
             print(
-                f"| {name} | {platform} | {100 * acc.mean():.1f} ± {100 * acc.std():.1f} "
+                f"| {name} | {platform} | {100 * acc.mean():.1f} ± {100 * acc.std():.1f}{spread} "
                 f"| {f1.mean():.2f} ± {f1.std():.2f} |"
             )
     out = Path(args.output)
@@ -164,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                 "variant": args.variant,
                 "folds": args.folds,
                 "mlp_seeds": args.mlp_seeds,
+                "forest_seeds": args.forest_seeds,
                 "fold_seed": args.fold_seed,
                 "seconds": time.perf_counter() - started,
                 "results": results,

@@ -57,3 +57,12 @@ def test_missing_graphs_are_one_line(tmp_path, capsys):
     error = capsys.readouterr().err.strip()
     assert error.startswith("heuristics.py: ") and "build the devmap graphs first" in error
     assert "\n" not in error
+
+
+def test_forest_seeds_average_each_metric():
+    """--forest-seeds: a fold's metrics are the seeds' means, and each seed's accuracy is kept."""
+    by_seed = [{"accuracy": 0.9, "f1": 0.8}, {"accuracy": 0.8, "f1": 0.6}]
+    mean = HEURISTICS["mean_metrics"](by_seed)
+    assert mean["accuracy"] == pytest.approx(0.85) and mean["f1"] == pytest.approx(0.7)
+    assert mean["accuracy_by_seed"] == [0.9, 0.8]
+    assert HEURISTICS["mean_metrics"](by_seed[:1])["accuracy"] == 0.9  # one seed: its own numbers
