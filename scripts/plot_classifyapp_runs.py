@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from plot_dataflow_runs import read_log, settings_label  # noqa: E402
+from plot_dataflow_runs import read_log, save_figure, settings_label  # noqa: E402
 
 PAPER_ERROR = 3.38
 
@@ -99,10 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     axes.set_title(args.title)
     axes.grid(alpha=0.3, which="both")
     axes.legend(fontsize=8)
-    figure.tight_layout()
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(args.output, dpi=120)
-    print(f"wrote {args.output}")
+    save_figure(figure, args.output)
     return 0
 
 

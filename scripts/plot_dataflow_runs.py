@@ -28,6 +28,14 @@ def read_log(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def save_figure(figure, output: Path) -> None:
+    """Lay out ``figure`` and write it to ``output`` (a PNG; parent directories made), saying so."""
+    figure.tight_layout()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(output, dpi=120)
+    print(f"wrote {output}")
+
+
 def settings_label(config: dict) -> str:
     """A run's optimisation settings in a few words, e.g. ``lr 1e-3, warm-up 2k, clip 1``."""
     model = config.get("model", {})
@@ -110,10 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         norms.set_ylabel("largest gradient norm of the epoch (before clipping)")
         norms.set_title("gradient norms")
         norms.grid(alpha=0.3)
-    figure.tight_layout()
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(args.output, dpi=120)
-    print(f"wrote {args.output}")
+    save_figure(figure, args.output)
     return 0
 
 
