@@ -5,10 +5,10 @@ Not graph neural networks: what simple learners get from the same inputs, on the
 
 * ``static``: always the device that is fastest for most training kernels;
 * ``rf-aux``: a random forest (500 trees, scikit-learn defaults, seed 0) on ``log1p(transfer)``, ``log1p(wgsize)``;
-  with ``--forest-seeds 0 1 ... 9`` one forest per seed, each fold's metrics the mean over the seeds (the JSON keeps
-  each seed's accuracy as ``accuracy_by_seed``), to show how much a forest's own draw moves its accuracy;
 * ``rf-aux+texts``: the same forest on the auxiliary inputs plus the count of every node text of the graph (a bag
-  of words of the ProGraML graph) and its node and edge counts;
+  of words of the ProGraML graph) and its node and edge counts; for both forests, ``--forest-seeds 0 1 ... 9``
+  trains one forest per seed and takes each fold's metrics as the mean over the seeds (the JSON keeps each seed's
+  accuracy as ``accuracy_by_seed``), to show how far a forest's own draw moves its accuracy;
 * ``mlp-bits+texts``: the GGNN's head without the graph (``programl train devmap --aux-bins 64 --text-counts``): the
   two inputs as 64 threshold bits each (:class:`~programl.models.readout.ThermometerEncoding`) and ``log1p`` of the
   counts of the texts of the training kernels (the others counted as one unknown text) scaled by the training
