@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         color = f"C{number}"
         name = f"run {number + 1}: {segment['label']}"
         axes.plot(segment["epochs"], segment["val"], marker="o", color=color, label=f"{name}, validation")
-        axes.plot(segment["epochs"], segment["train"], linestyle=":", color=color, label=f"{name}, training")
+        training = f"{name}, training"
+        axes.plot(segment["epochs"], segment["train"], linestyle=":", marker=".", color=color, label=training)
         if segment["test"]:
             star = f"{name}, test (its best checkpoint)"
             axes.plot(*segment["test"], marker="*", markersize=14, color=color, linestyle="none", label=star)
