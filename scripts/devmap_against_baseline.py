@@ -17,23 +17,23 @@ Exit 1 with one line when a file is missing or damaged or the folds differ.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
+
+from programl.exceptions import ProgramlError
+from programl.util.fs import read_json
 
 
 class CompareError(Exception):
     """A file that cannot be compared (missing, damaged, other folds): one line for the user."""
 
 
-def _read_json(path: Path) -> dict:
+def _read_object(path: Path) -> dict:
     try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise CompareError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CompareError(f"{path}: not a JSON file ({error})") from None
+        data = read_json(path)
+    except ProgramlError as error:
+        raise CompareError(str(error)) from None
     if not isinstance(data, dict):
         raise CompareError(f"{path}: not a JSON object")
     return data
@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--method", default="rf-aux+texts", help="the baseline (default: rf-aux+texts, the forest)")
     args = parser.parse_args(argv)
     try:
-        model, folds, seed = model_folds(_read_json(args.summary), args.summary)
-        base, base_folds, base_seed = baseline_folds(_read_json(args.heuristics), args.method, args.heuristics)
+        model, folds, seed = model_folds(_read_object(args.summary), args.summary)
+        base, base_folds, base_seed = baseline_folds(_read_object(args.heuristics), args.method, args.heuristics)
         if (folds, seed) != (base_folds, base_seed):
             raise CompareError(
                 f"{args.summary}: {folds} folds of seed {seed}, but {args.heuristics} has {base_folds} of seed "

@@ -76,7 +76,7 @@ def test_damaged_and_missing_files_are_one_line(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
     summary.write_text("{not json")
     assert SCRIPT["main"]([str(summary), str(heuristics)]) == 1
-    assert "not a JSON file" in capsys.readouterr().err
+    assert "summary.json:1:2: not JSON" in capsys.readouterr().err
     summary.write_text(json.dumps({"platforms": {}}))
     assert SCRIPT["main"]([str(summary), str(heuristics)]) == 1
     assert "not a devmap summary.json" in capsys.readouterr().err

@@ -29,6 +29,7 @@ from typing import Any
 from programl.data.devmap import PLATFORM_NAMES
 from programl.exceptions import ProgramlError
 from programl.models.hub import CARD_FILE, FORMAT, METADATA_FILE, PRETRAINED_DIR, TASKS, build_model, sha256_bytes
+from programl.util.fs import read_json
 
 __all__ = ["RunFiles", "default_name", "export_pretrained", "model_spec", "read_run"]
 
@@ -150,15 +151,6 @@ def model_spec(task: str, config: Mapping[str, Any], vocabulary_size: int, where
 # Reading a run
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ProgramlError(f"{path}: no such file") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, IsADirectoryError) as error:
-        raise ProgramlError(f"{path}: not JSON ({error})") from None
-
-
 def _read_log_seconds(path: Path) -> float | None:
     """The sum of the ``seconds`` of the epochs of a ``log.jsonl`` (None when there is no log)."""
     if not path.is_file():
@@ -232,7 +224,7 @@ def read_run(
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ProgramlError(f"{run_dir}: no such run directory")
-    config = _read_json(run_dir / "config.json")
+    config = read_json(run_dir / "config.json")
     task = config.get("task") if isinstance(config, dict) else None
     if task not in TASKS or not isinstance(config.get("model"), dict):
         raise ProgramlError(f"{run_dir / 'config.json'}: not the config.json of a `programl train` run")
@@ -262,7 +254,7 @@ def read_run(
         if not folds:
             raise ProgramlError(f"{run_dir / platform}: no trained fold (fold_<k>/best.pt)")
         if fold is None:
-            scored = {k: _read_json(d / "result.json") for k, d in folds.items() if (d / "result.json").is_file()}
+            scored = {k: read_json(d / "result.json") for k, d in folds.items() if (d / "result.json").is_file()}
             if not scored:
                 raise ProgramlError(f"{run_dir / platform}: no finished fold (fold_<k>/result.json)")
             fold = max(scored, key=lambda k: (scored[k].get("val_accuracy") or 0.0, -k))
@@ -271,7 +263,7 @@ def read_run(
         model_dir = folds[fold]
         files.platform, files.fold = platform, fold
         report = run_dir / platform / "report.json"
-        files.report = _read_json(report) if report.is_file() else None
+        files.report = read_json(report) if report.is_file() else None
         files.fold_seconds = _read_log_seconds(model_dir / "log.jsonl")
         seconds = [_read_log_seconds(d / "log.jsonl") for d in folds.values()]
         files.platform_seconds = sum(seconds) if None not in seconds else None
@@ -280,7 +272,7 @@ def read_run(
     for path in (files.checkpoint, files.vocabulary, files.result_path):
         if not path.is_file():
             raise ProgramlError(f"{path}: no such file (not a finished run?)")
-    files.result = _read_json(files.result_path)
+    files.result = read_json(files.result_path)
     if not isinstance(files.result, dict):
         raise ProgramlError(f"{files.result_path}: not a result file (expected an object)")
     return files

@@ -21,7 +21,6 @@ export-pretrained``); :func:`pretrained` loads one and :func:`pretrained_names` 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from programl.exceptions import ProgramlError
+from programl.util.fs import read_json
 
 __all__ = [
     "FORMAT",
@@ -106,12 +106,9 @@ def read_metadata(directory: str | os.PathLike) -> dict[str, Any]:
         ProgramlError: One line: no ``model.json``, not JSON, a newer format, or an entry missing.
     """
     path = Path(directory) / METADATA_FILE
-    try:
-        metadata = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ProgramlError(f"{directory}: not a pretrained model (no {METADATA_FILE})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, IsADirectoryError) as error:
-        raise ProgramlError(f"{path}: not JSON ({error})") from None
+    if not path.exists():
+        raise ProgramlError(f"{directory}: not a pretrained model (no {METADATA_FILE})")
+    metadata = read_json(path)
     if not isinstance(metadata, dict):
         raise ProgramlError(f"{path}: not a {METADATA_FILE} (expected an object)")
     version = metadata.get("format")

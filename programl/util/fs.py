@@ -1,4 +1,5 @@
-"""Atomic file writes: a reader (or a crash) never sees a half-written output file (DESIGN §5).
+"""Atomic file writes: a reader (or a crash) never sees a half-written output file (DESIGN §5); and
+:func:`read_json`, which reads a JSON file or says in one line why it cannot.
 
 Data is written to a temporary file in the destination directory, flushed, and renamed over the destination
 (``os.replace`` is atomic on POSIX file systems). The file gets the mode any program's new file gets, ``0o666``
@@ -8,10 +9,14 @@ unreadable to other users.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
+
+from programl.exceptions import ProgramlError
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "current_umask", "output_directory_problem"]
 
@@ -86,3 +91,25 @@ def output_directory_problem(path: str | os.PathLike) -> str | None:
     if not os.access(path, os.W_OK | os.X_OK):
         return f"{path}: the directory is not writable"
     return None
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """The JSON value in the file ``path``.
+
+    Raises:
+        ProgramlError: One line naming the file: ``no such file``, ``a directory, not a file``, or ``not JSON``
+            (with the line and column of a syntax error, e.g. ``run/result.json:3:1: not JSON (Expecting value)``).
+    """
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ProgramlError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ProgramlError(f"{path}: a directory, not a file") from None
+    except UnicodeDecodeError as error:
+        raise ProgramlError(f"{path}: not JSON ({error.reason})") from None
+    except json.JSONDecodeError as error:
+        raise ProgramlError(f"{path}:{error.lineno}:{error.colno}: not JSON ({error.msg})") from None
+    except OSError as error:
+        raise ProgramlError(f"{path}: cannot read: {error.strerror or error}") from None

@@ -158,7 +158,7 @@ def test_damaged_models_are_one_line_errors(dataflow_export, tmp_path) -> None:
     with pytest.raises(ProgramlError, match="unknown model class 'os.system'"):
         pretrained(str(copy))
     (copy / "model.json").write_text("{")
-    with pytest.raises(ProgramlError, match="model.json: not JSON"):
+    with pytest.raises(ProgramlError, match="model.json:1:2: not JSON"):
         pretrained(str(copy))
 
 

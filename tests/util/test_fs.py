@@ -1,4 +1,4 @@
-"""Atomic writes (programl.util.fs)."""
+"""Atomic writes and one-line JSON reads (programl.util.fs)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import stat
 
 import pytest
 
+from programl.exceptions import ProgramlError
 from programl.util import fs
+from programl.util.fs import read_json
 
 
 def test_writes_and_creates_parents(tmp_path) -> None:
@@ -46,3 +48,32 @@ def test_mode_follows_the_umask(tmp_path, umask, mode) -> None:
     assert stat.S_IMODE(new.stat().st_mode) == mode
     assert stat.S_IMODE(replaced.stat().st_mode) == mode
     assert stat.S_IMODE(plain.stat().st_mode) == mode
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, r"none\.json: no such file"),
+        ("dir", r"d: a directory, not a file"),
+        (b"\xff\xfe{", r"x\.json: not JSON \(invalid start byte\)"),
+        (b'{"a": 1,\n', r"x\.json:2:1: not JSON \(Expecting property name"),
+    ],
+)
+def test_read_json_errors_are_one_line(tmp_path, content, message) -> None:
+    if content is None:
+        path = tmp_path / "none.json"
+    elif content == "dir":
+        path = tmp_path / "d"
+        path.mkdir()
+    else:
+        path = tmp_path / "x.json"
+        path.write_bytes(content)
+    with pytest.raises(ProgramlError, match=message) as caught:
+        read_json(path)
+    assert "\n" not in str(caught.value)
+
+
+def test_read_json_reads_any_value(tmp_path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text('[1, {"b": null}]')
+    assert read_json(path) == [1, {"b": None}]
