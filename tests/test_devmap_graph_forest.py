@@ -55,6 +55,18 @@ def test_pooled_states_of_a_real_graph():
     assert np.array_equal(states[0], states[1])  # batching does not change a graph's row
 
 
+def test_graph_features_do_not_change_the_key():
+    """Rows of one kernel differ only in their graph features (inputs, label): one key, one pooled state."""
+    graph = _graphs()[0]
+    labelled = type(graph)()
+    labelled.CopyFrom(graph)
+    labelled.features.feature["devmap_label"].int64_list.value.append(1)
+    assert SCRIPT["graph_key"](labelled) == SCRIPT["graph_key"](graph)
+    assert labelled.HasField("features")  # the caller's graph is left as it was
+    other = programl.from_llvm_ir("define i32 @f(i32 %a) {\n  ret i32 %a\n}\n")
+    assert SCRIPT["graph_key"](other) != SCRIPT["graph_key"](graph)
+
+
 def test_cache_is_reused_only_for_the_same_graphs(tmp_path, monkeypatch):
     calls = []
 
