@@ -87,10 +87,13 @@ def main(argv: list[str] | None = None) -> int:
     for run_dir in args.runs:
         try:
             records = read_log(run_dir)
+            config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
         except OSError as error:
             print(f"{run_dir}: {error.strerror or error}", file=sys.stderr)
             return 1
-        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+        except ValueError as error:  # a damaged log.jsonl or config.json
+            print(f"{run_dir}: not a dataflow run's log and config ({error})", file=sys.stderr)
+            return 1
         label = line_label(run_dir, config, args.label)
         examples = [r["train_examples"] for r in records]
         (line,) = axes.plot(examples, [r["val_f1"] for r in records], marker="o", label=f"{label} (val)")

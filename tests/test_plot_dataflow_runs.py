@@ -60,6 +60,16 @@ def test_missing_log_is_an_error(tmp_path: Path, capsys) -> None:
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.parametrize("damaged", ["config.json", "log.jsonl"])
+def test_damaged_run_is_one_line(tmp_path: Path, capsys, damaged: str) -> None:
+    run = make_run(tmp_path / "run", "reachability", with_result=False)
+    (run / damaged).write_text('{"epoch": 1,')
+    assert load_script().main([str(run), "-o", str(tmp_path / "x.png")]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error.startswith(f"{run}: not a dataflow run") and "\n" not in error
+    assert not (tmp_path / "x.png").exists()
+
+
 def test_settings_labels_and_gradient_norm_panel(tmp_path: Path) -> None:
     module = load_script()
     run = make_run(tmp_path / "a", "datadep", False)
