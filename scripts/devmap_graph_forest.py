@@ -184,9 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         above, below = sum(d > 1e-9 for d in fold_diff), sum(d < -1e-9 for d in fold_diff)
         results[platform] = {**by_method, "difference": diff, "difference_se": se}
         without, with_graph = by_method[WITHOUT]["accuracy_mean"], by_method[WITH]["accuracy_mean"]
+        spread = "one seed" if math.isnan(se) else f"{100 * se:.2f}"
         print(
             f"| {platform} | {100 * without:.2f} | {100 * with_graph:.2f} "
-            f"| {100 * diff:+.2f} ({100 * se:.2f}) | {above} / {len(fold_diff) - above - below} / {below} |"
+            f"| {100 * diff:+.2f} ({spread}) | {above} / {len(fold_diff) - above - below} / {below} |"
         )
     document = {
         "folds": args.folds,

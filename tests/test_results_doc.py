@@ -86,3 +86,15 @@ def test_headline_variant_rows_are_the_json() -> None:
         assert numbers["analysis"] in ANALYSES
         cells = _headline(f"{name} (not in the paper), test F1 T=30")
         assert cells[1] == f"{numbers['f1']:.4f} (pooled {numbers['pooled_f1']:.4f})"
+
+
+def test_headline_devmap_variant_rows_are_the_json() -> None:
+    """devmap models that are not the paper's (beside the GGNN's rows): at or above the paper and the baseline."""
+    names = {"amd": "AMD", "nvidia": "NVIDIA"}
+    for name, numbers in RESULTS.get("devmap_variants", {}).items():
+        assert numbers["cpu_hours"] > 0
+        for platform, label in names.items():
+            row = numbers[platform]
+            cells = _headline(f"devmap {label}, {' '.join(name.rsplit('-', 1))} (not in the paper), accuracy")
+            assert cells[1:3] == [f"{row['accuracy']:.1f} %", f"{row['paper_accuracy']:.1f} %"]
+            assert row["accuracy"] >= row["paper_accuracy"] and row["accuracy"] >= row["baseline_accuracy"]
