@@ -6,7 +6,6 @@ options.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 from programl.data.download import shared_data
 from programl.exceptions import ProgramlError
+from programl.util.fs import read_json
 
 __all__ = ["RunLock", "check_same_run", "read_run_config", "shared_data"]
 
@@ -27,18 +27,12 @@ def read_run_config(run_dir: str | os.PathLike, task: str, required: Sequence[st
     """
     path = Path(run_dir) / "config.json"
     what = f"not a `programl train {task}` run"
+    if not path.exists():
+        raise ProgramlError(f"{run_dir}: no config.json ({what})")
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ProgramlError(f"{run_dir}: no config.json ({what})") from None
-    except IsADirectoryError:
-        raise ProgramlError(f"{path}: a directory, not a file ({what})") from None
-    except UnicodeDecodeError as error:
-        raise ProgramlError(f"{path}: not JSON ({error.reason}); {what}?") from None
-    except json.JSONDecodeError as error:
-        raise ProgramlError(
-            f"{path}:{error.lineno}:{error.colno}: not JSON ({error.msg}); damaged, or {what}"
-        ) from None
+        saved = read_json(path)
+    except ProgramlError as error:  # a directory, or not JSON (with its line and column)
+        raise ProgramlError(f"{error}; damaged, or {what}") from None
     if not isinstance(saved, dict) or not isinstance(saved.get("model"), dict):
         raise ProgramlError(f'{path}: no "model" options ({what})')
     other = saved.get("task")
