@@ -84,10 +84,10 @@ def graph_key(graph) -> str:
     return hashlib.sha256(structure.SerializeToString(deterministic=True)).hexdigest()
 
 
-def cached_states(graphs, cache: Path | None) -> np.ndarray:
-    """:func:`pooled_states` of ``graphs``, read from ``cache`` when it holds exactly these graphs, else computed
-    (and written there atomically)."""
-    keys = np.array([graph_key(g) for g in graphs])
+def cached_states(graphs, keys: list[str], cache: Path | None) -> np.ndarray:
+    """:func:`pooled_states` of ``graphs`` (whose :func:`graph_key` are ``keys``), read from ``cache`` when it holds
+    exactly these graphs, else computed (and written there atomically)."""
+    keys = np.array(keys)
     if cache is not None and cache.is_file():
         with np.load(cache) as saved:
             if np.array_equal(saved["keys"], keys) and list(saved["analyses"]) == list(ANALYSES):
@@ -146,14 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     except ProgramlError as error:
         print(f"devmap_graph_forest.py: {error}", file=sys.stderr)
         return 1
-    unique, index = [], {}
-    for data in datas.values():
-        for graph in data.graphs:
-            key = graph_key(graph)
-            if key not in index:
-                index[key] = len(unique)
-                unique.append(graph)
-    states = cached_states(unique, args.cache)
+    keys = {platform: [graph_key(g) for g in data.graphs] for platform, data in datas.items()}
+    unique: dict[str, object] = {}  # key -> graph, in first-seen order
+    for platform, data in datas.items():
+        for key, graph in zip(keys[platform], data.graphs):
+            unique.setdefault(key, graph)
+    index = {key: i for i, key in enumerate(unique)}
+    states = cached_states(list(unique.values()), list(unique), args.cache)
     print(
         f"| platform | {WITHOUT} % | {WITH} (PCA {args.components}) % | difference, points (SE over seeds) "
         "| folds above / level / below |"
@@ -161,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|")
     results = {}
     for platform, data in datas.items():
-        graph_states = states[[index[graph_key(g)] for g in data.graphs]]
+        graph_states = states[[index[key] for key in keys[platform]]]
         _, _, rich = HEURISTICS["features"](data)
         folds: dict[str, list[dict]] = {WITHOUT: [], WITH: []}
         for split in cross_validation_splits(data.labels, args.folds, args.fold_seed):

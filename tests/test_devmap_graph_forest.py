@@ -23,6 +23,10 @@ def _graphs():
     return [programl.from_llvm_ir((ROOT / "examples" / "dot_product.ll").read_text())]
 
 
+def _keys(graphs):
+    return [SCRIPT["graph_key"](g) for g in graphs]
+
+
 def test_paired_difference_and_its_standard_error():
     diff, se = SCRIPT["paired_difference"]([0.92, 0.90, 0.91], [0.90, 0.90, 0.90])
     assert diff == pytest.approx(0.01)
@@ -77,10 +81,10 @@ def test_cache_is_reused_only_for_the_same_graphs(tmp_path, monkeypatch):
     monkeypatch.setitem(SCRIPT["cached_states"].__globals__, "pooled_states", fake)
     cache = tmp_path / "states.npz"
     graphs = _graphs()
-    first = SCRIPT["cached_states"](graphs, cache)
-    assert SCRIPT["cached_states"](graphs, cache).tolist() == first.tolist() and calls == [1]
+    first = SCRIPT["cached_states"](graphs, _keys(graphs), cache)
+    assert SCRIPT["cached_states"](graphs, _keys(graphs), cache).tolist() == first.tolist() and calls == [1]
     other = graphs + [programl.from_llvm_ir("define i32 @f(i32 %a) {\n  ret i32 %a\n}\n")]
-    assert SCRIPT["cached_states"](other, cache)[0, 0] == 2.0 and calls == [1, 2]
+    assert SCRIPT["cached_states"](other, _keys(other), cache)[0, 0] == 2.0 and calls == [1, 2]
 
 
 def test_missing_graphs_are_one_line(tmp_path, capsys):
