@@ -200,7 +200,10 @@ class AccuracyAccumulator:
         """Add one batch (logits, targets, its mean loss); returns the predicted classes."""
         pred = logits.detach().argmax(-1)
         n = target.numel()
-        self.sums += torch.tensor([float(loss) * n, float((pred == target).sum()), n], dtype=torch.float64)
+        # on the sums' own device: a checkpoint's partial metrics come back where ``map_location`` put them (a CPU
+        # run resumed on a GPU)
+        batch = [float(loss) * n, float((pred == target).sum()), n]
+        self.sums += torch.tensor(batch, dtype=torch.float64, device=self.sums.device)
         return pred
 
     def all_reduce(self, reduce_sum: Callable[[Tensor], Tensor]) -> AccuracyAccumulator:
