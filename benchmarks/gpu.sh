@@ -10,7 +10,9 @@
 # for the committed gencode); POJ_PACK, a pack written by `programl train classifyapp --pack` (.xz or not);
 # POJ_UNPACKED, where it is unpacked (default /tmp/poj104.npz); POJ_RUN, the run directory (default /tmp/poj104:
 # both survive while the machine is warm); POJ_RUN_FROM, the outputs of an earlier call carried back in (the run
-# continues from them); POJ_MINUTES, the run's training time limit, counted over all its calls (default 6);
+# continues from them); POJ_MINUTES, this call's training time (default 6: the run stops before an epoch that would
+# end past it; `--time-limit` counts a run's time over all its resumptions, so the script adds the time already in
+# its last.pt, which for a run begun on a CPU is hours);
 # POJ_DEVICE (default cuda); POJ_ARGS, more options (a small model to try the script on a CPU); CHECKS=0 skips the
 # tests and benchmarks.
 # Outputs under $OUT (default out/gpu): summary.tar.gz (environment, test and benchmark logs and JSON, the run's
@@ -71,10 +73,15 @@ if [ -n "${POJ_PACK:-}" ]; then
         for f in "$FROM"/summary/poj104-*; do cp "$f" "$RUN/${f#"$FROM"/summary/poj104-}"; done
         cp "$POJ_RUN_FROM/best.pt" "$RUN/" && cat "$POJ_RUN_FROM"/last.pt.part-* >"$RUN/last.pt"
     fi
+    TRAINED=0  # minutes the run has trained before this call
+    if [ -f "$RUN/last.pt" ]; then
+        TRAINED=$($PY -c "import sys; from programl.training import load_checkpoint
+print(load_checkpoint(sys.argv[1], restore_rng=False)['extra']['state']['seconds'] / 60)" "$RUN/last.pt") || TRAINED=0
+    fi
     # the run records the pack's own --data-dir, so it resumes as the same run on the machine that made the pack
     timeout "$(awk "BEGIN { print int(60 * ${POJ_MINUTES:-6}) + 180 }")" $PY -m programl train classifyapp --pack "$PACK" \
         --run-dir "$RUN" --epochs 25 --device "${POJ_DEVICE:-cuda}" --checkpoint-minutes 2 \
-        --time-limit "${POJ_MINUTES:-6}" ${POJ_ARGS:-} >"$S/poj104.txt" 2>&1
+        --time-limit "$(awk "BEGIN { print $TRAINED + ${POJ_MINUTES:-6} }")" ${POJ_ARGS:-} >"$S/poj104.txt" 2>&1
     tail -c 3000 "$S/poj104.txt"
     for f in config.json vocab.csv log.jsonl log.csv result.json curves.png confusion.png; do
         [ -f "$RUN/$f" ] && cp "$RUN/$f" "$S/poj104-$f"

@@ -72,6 +72,22 @@ def test_a_pack_run_returns_what_resumes_it_on_another_machine(tmp_path) -> None
     assert json.loads((tmp_path / "run2" / "result.json").read_text())["test"]["count"] == 6
 
 
+def test_the_time_limit_is_this_calls_not_the_runs(tmp_path) -> None:
+    """POJ_MINUTES is this call's training time: a run that already trained for hours (on a CPU, before the GPU was
+    lent) still trains its epochs in the call, where `--time-limit` alone, which counts every resumption, would
+    stop it after one."""
+    pack = synthetic_pack(tmp_path / "pack.npz")
+    run = tmp_path / "run"
+    done = gpu_script(tmp_path, tmp_path / "out1", run, 1, POJ_PACK=str(pack))
+    assert done.returncode == 0, done.stdout + done.stderr
+    saved = torch.load(run / "last.pt", map_location="cpu", weights_only=False)
+    saved["extra"]["state"]["seconds"] = 10 * 3600.0  # ten hours of training before this call
+    torch.save(saved, run / "last.pt")
+    done = gpu_script(tmp_path, tmp_path / "out2", run, 3, POJ_PACK=str(pack), POJ_MINUTES="30")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [json.loads(line)["epoch"] for line in (run / "log.jsonl").read_text().splitlines()] == [1, 2, 3]
+
+
 def test_the_step_timer_runs_on_the_cpu(tmp_path) -> None:
     """benchmarks/classifyapp_step.py (which gpu.sh runs before the POJ-104 run) on a graph pack, on this CPU."""
     pack = synthetic_pack(tmp_path / "pack.npz")
