@@ -24,6 +24,9 @@ import json
 import sys
 from pathlib import Path
 
+from programl.exceptions import ProgramlError
+from programl.util.fs import atomic_write_text, read_json
+
 HEADER = (
     "| analysis | train examples seen (available, DDF-30) | CPU time | best epoch (val F1) | test examples T=30 "
     "| P | R | F1 | pooled F1 | F1, drop policy (examples scored) | paper DDF-30 P / R / F1 | T=60 F1 | T=200 F1 |\n"
@@ -37,14 +40,14 @@ def _minutes(seconds: float) -> str:
 
 def row(run_dir: Path) -> str:
     """One markdown row for ``run_dir``."""
-    result = json.loads((run_dir / "result.json").read_text(encoding="utf-8"))
+    result = read_json(run_dir / "result.json")
     tests = result["tests"]
     t30 = tests["T30"]
     assert t30["batch_nodes"] == 10000 and t30["batch_policy"] == "carry", (run_dir, t30["batch_nodes"])
     drop = "–"
     drop_path = run_dir / "drop-T30.json"
     if drop_path.is_file():
-        dropped = json.loads(drop_path.read_text(encoding="utf-8"))["tests"]["T30"]
+        dropped = read_json(drop_path)["tests"]["T30"]
         assert dropped["batch_policy"] == "drop", drop_path
         drop = f"{dropped['f1']:.3f} ({dropped['examples_scored']:,})"
     paper = result["paper_ddf30"]
@@ -64,7 +67,7 @@ def row(run_dir: Path) -> str:
 
 def headline(run_dir: Path) -> tuple[str, dict]:
     """The analysis of ``run_dir`` and its ``docs/results.json`` entry."""
-    result = json.loads((run_dir / "result.json").read_text(encoding="utf-8"))
+    result = read_json(run_dir / "result.json")
     t30 = result["tests"]["T30"]
     seconds = result["train_seconds"] + sum(t.get("seconds", 0.0) for t in result["tests"].values())
     return result["analysis"], {
@@ -86,14 +89,18 @@ def main(argv: list[str] | None = None) -> int:
         try:
             print(row(run_dir))
             name, numbers = headline(run_dir)
-        except (OSError, KeyError, ValueError) as error:
+        except (OSError, KeyError, ValueError, ProgramlError) as error:
             print(f"{run_dir}: not a finished dataflow run ({error})", file=sys.stderr)
             return 1
         headlines[name] = numbers
     if args.json:
-        doc = json.loads(args.json.read_text(encoding="utf-8")) if args.json.is_file() else {}
+        try:
+            doc = read_json(args.json) if args.json.is_file() else {}
+        except ProgramlError as error:
+            print(error, file=sys.stderr)
+            return 1
         doc["dataflow"] = headlines
-        args.json.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        atomic_write_text(args.json, json.dumps(doc, indent=2) + "\n")
     return 0
 
 

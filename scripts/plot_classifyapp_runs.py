@@ -15,13 +15,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from plot_dataflow_runs import read_log, save_figure, settings_label  # noqa: E402
+
+from programl.exceptions import ProgramlError  # noqa: E402
+from programl.util.fs import read_json  # noqa: E402
 
 PAPER_ERROR = 3.38
 
@@ -39,11 +41,11 @@ def chain(runs: list[tuple[Path, int | None]]) -> list[dict]:
     segments, offset = [], 0
     for run_dir, take in runs:
         records = [r for r in read_log(run_dir) if take is None or r["epoch"] <= take]
-        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+        config = read_json(run_dir / "config.json")
         star = None
         result_path = run_dir / "result.json"
         if result_path.is_file():
-            result = json.loads(result_path.read_text(encoding="utf-8"))
+            result = read_json(result_path)
             epoch = result.get("checkpoint_epoch", result.get("best_epoch"))
             if epoch is not None and (take is None or epoch <= take) and "test" in result:
                 star = (offset + epoch, 100.0 * result["test"]["error"])
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         segments = chain([parse_run(text) for text in args.runs])
-    except (OSError, ValueError, KeyError) as error:
+    except (OSError, ValueError, KeyError, ProgramlError) as error:
         print(f"plot_classifyapp_runs.py: {error}", file=sys.stderr)
         return 1
 

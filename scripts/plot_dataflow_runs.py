@@ -21,6 +21,9 @@ import json
 import sys
 from pathlib import Path
 
+from programl.exceptions import ProgramlError
+from programl.util.fs import read_json
+
 
 def read_log(run_dir: Path) -> list[dict]:
     """The epoch records of a run (``log.jsonl``), in order."""
@@ -87,19 +90,18 @@ def main(argv: list[str] | None = None) -> int:
     for run_dir in args.runs:
         try:
             records = read_log(run_dir)
-            config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+            config = read_json(run_dir / "config.json")
+            result = read_json(run_dir / "result.json") if (run_dir / "result.json").is_file() else None
         except OSError as error:
             print(f"{run_dir}: {error.strerror or error}", file=sys.stderr)
             return 1
-        except ValueError as error:  # a damaged log.jsonl or config.json
+        except (ValueError, ProgramlError) as error:  # a damaged log.jsonl, config.json or result.json
             print(f"{run_dir}: not a dataflow run's log and config ({error})", file=sys.stderr)
             return 1
         label = line_label(run_dir, config, args.label)
         examples = [r["train_examples"] for r in records]
         (line,) = axes.plot(examples, [r["val_f1"] for r in records], marker="o", label=f"{label} (val)")
-        result_path = run_dir / "result.json"
-        if result_path.is_file():
-            result = json.loads(result_path.read_text(encoding="utf-8"))
+        if result is not None:
             test = result["tests"].get("T30")
             best = [r["train_examples"] for r in records if r["epoch"] == result.get("best_epoch")]
             if test and best:

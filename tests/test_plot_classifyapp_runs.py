@@ -47,3 +47,16 @@ def test_main_writes_a_png_or_says_why_not(tmp_path, capsys):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert SCRIPT["main"]([str(tmp_path / "missing"), "-o", str(out)]) == 1
     assert "plot_classifyapp_runs.py:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damaged", ["config.json", "result.json"])
+def test_a_damaged_run_file_is_one_line_with_its_place(tmp_path, capsys, damaged):
+    run = _run(tmp_path / "a", [0.5, 0.4], {"lr": 2.5e-4}, result_epoch=2)
+    (run / damaged).write_text('{"model": 1,')
+    assert SCRIPT["main"]([str(run), "-o", str(tmp_path / "x.png")]) == 1
+    error = capsys.readouterr().err.strip()
+    assert (
+        error
+        == f"plot_classifyapp_runs.py: {run / damaged}:1:13: not JSON (Expecting property name enclosed in double quotes)"
+    )
+    assert not (tmp_path / "x.png").exists()

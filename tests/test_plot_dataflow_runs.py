@@ -60,13 +60,15 @@ def test_missing_log_is_an_error(tmp_path: Path, capsys) -> None:
     assert not (tmp_path / "x.png").exists()
 
 
-@pytest.mark.parametrize("damaged", ["config.json", "log.jsonl"])
+@pytest.mark.parametrize("damaged", ["config.json", "log.jsonl", "result.json"])
 def test_damaged_run_is_one_line(tmp_path: Path, capsys, damaged: str) -> None:
-    run = make_run(tmp_path / "run", "reachability", with_result=False)
+    run = make_run(tmp_path / "run", "reachability", with_result=True)
     (run / damaged).write_text('{"epoch": 1,')
     assert load_script().main([str(run), "-o", str(tmp_path / "x.png")]) == 1
     error = capsys.readouterr().err.strip()
     assert error.startswith(f"{run}: not a dataflow run") and "\n" not in error
+    if damaged != "log.jsonl":  # the JSON files' errors name the file, line and column
+        assert f"{run / damaged}:1:13: not JSON" in error
     assert not (tmp_path / "x.png").exists()
 
 
