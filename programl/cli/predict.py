@@ -471,5 +471,5 @@ def run(args: argparse.Namespace) -> int:
         _close_stdout()
         return summary.exit_code()
     if not args.quiet and (summary.failed or summary.stopped or summary.notes):
-        print(summary.line("inputs"), file=sys.stderr)
+        print(summary.line("predicted"), file=sys.stderr)
     return summary.exit_code()

@@ -160,7 +160,7 @@ def test_bad_inputs_do_not_stop_the_batch(models, tmp_path, capsys) -> None:
     lines = err.splitlines()
     assert lines[0] == f"{tmp_path / 'missing.ll'}: error: no such file"
     assert lines[1].startswith(f"{tmp_path / 'bad.ll'}:2:") and "error:" in lines[1]
-    assert re.fullmatch(r"programl predict dataflow: 1 inputs, 2 failed in \d+\.\d\d s", lines[2])
+    assert re.fullmatch(r"programl predict dataflow: 1 predicted, 2 failed in \d+\.\d\d s", lines[2])
 
 
 def test_missing_models_are_one_line(models, tmp_path, capsys) -> None:
