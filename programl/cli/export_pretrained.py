@@ -62,6 +62,12 @@ def add_parser(subparsers) -> None:
         help="the command that trained the run, for the card (default: an equivalent one made from config.json)",
     )
     parser.add_argument("--commit", help="the programl commit that trained the run, for the card")
+    parser.add_argument(
+        "--compute-note",
+        metavar="TEXT",
+        help="a sentence for the card's compute section beside the recorded time (e.g. a run that moved between "
+        "a GPU and CPUs: result.json records the device of its end only)",
+    )
     parser.add_argument("--force", action="store_true", help="replace a model of that name")
     parser.set_defaults(run=run, parser=parser)
 
@@ -82,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
             card_from=args.card_from,
             command=args.train_command,
             commit=args.commit,
+            compute_note=args.compute_note,
             force=args.force,
         )
     except (ProgramlError, OSError) as error:

@@ -233,6 +233,8 @@ def _compute(m: Mapping[str, Any]) -> list[str]:
             f"folds of the platform: {_fmt(c.get('all_folds_seconds'), '.1f')} s; one process, device "
             f"{_fmt(device)}."
         )
+    if c.get("note"):
+        lines += ["", c["note"]]
     init_from = m["training"]["config"].get("model", {}).get("init_from")
     if init_from and m["task"] != "devmap":
         lines.append("")

@@ -486,6 +486,7 @@ def export_pretrained(
     card_from: str | os.PathLike | None = None,
     command: str | None = None,
     commit: str | None = None,
+    compute_note: str | None = None,
     force: bool = False,
 ) -> Path:
     """Write ``<output_dir>/<name>/`` (``weights.pt``, ``vocab.csv``, ``model.json``, ``MODEL_CARD.md``) from a
@@ -498,6 +499,8 @@ def export_pretrained(
         platform, fold, card_from: See :func:`read_run`.
         command, commit: The command and commit that trained the run, when known (the run directory does not
             record them; without ``command`` an equivalent one made from ``config.json`` is written).
+        compute_note: What the card's compute section should add to the recorded time, e.g. for a run that moved
+            between devices (``result.json`` records the device of its last process only).
         force: Replace an existing model of that name.
 
     Returns:
@@ -541,6 +544,8 @@ def export_pretrained(
     metadata = _metadata(
         files, name, spec, parameters, weights, vocab_bytes, vocabulary_size, payload.get("epoch"), command, commit
     )
+    if compute_note:
+        metadata["compute"]["note"] = compute_note
     contents = {
         WEIGHTS_FILE: weights,
         VOCAB_FILE: vocab_bytes,

@@ -84,6 +84,17 @@ def test_export_is_deterministic(dataflow_export, tmp_path) -> None:
         assert (again / name).read_bytes() == (models / "reachability" / name).read_bytes(), name
 
 
+def test_a_compute_note_goes_into_the_card_and_the_metadata(dataflow_export, tmp_path) -> None:
+    run, models = dataflow_export
+    note = "Epochs 1-5 ran on a lent GPU, the others on two CPU threads."
+    directory = export_pretrained(run, output_dir=tmp_path, compute_note=note)
+    assert json.loads((directory / "model.json").read_text())["compute"]["note"] == note
+    card = (directory / "MODEL_CARD.md").read_text()
+    compute = card[card.index("## Compute") : card.index("## Limitations")]
+    assert note in compute and "CPU-hours" in compute
+    assert "note" not in json.loads((models / "reachability" / "model.json").read_text())["compute"]
+
+
 def test_export_refuses_to_overwrite_without_force(dataflow_export) -> None:
     run, models = dataflow_export
     with pytest.raises(ProgramlError, match=r"exists \(--force replaces it\)$"):
