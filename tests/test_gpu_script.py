@@ -1,6 +1,6 @@
 """benchmarks/gpu.sh, the script a session lent a GPU runs there, tried on this machine's CPU so that it does not rot
 between loans: a POJ-104 run from a graph pack, its outputs, and a second call that resumes from what the first
-returned (as on a new GPU machine)."""
+returned (as on a new GPU machine), with a time limit of its own."""
 
 from __future__ import annotations
 
@@ -62,30 +62,23 @@ def test_a_pack_run_returns_what_resumes_it_on_another_machine(tmp_path) -> None
     assert {"summary/poj104-result.json", "summary/poj104-config.json", "summary/poj104.txt"} <= members
     assert [json.loads(line)["epoch"] for line in log.splitlines()] == [1, 2]
 
+    # a run that trained for hours before (on a CPU, before a GPU was lent): POJ_MINUTES is this call's time, where
+    # `--time-limit` alone, which counts every resumption, would stop the call after one epoch
+    (part,) = first.glob("last.pt.part-*")  # a small run's last.pt is one part
+    saved = torch.load(part, map_location="cpu", weights_only=False)
+    saved["extra"]["state"]["seconds"] = 10 * 3600.0
+    torch.save(saved, part)
+
     # a new machine: nothing but the first call's outputs and the pack; the run goes on from epoch 2
     second = tmp_path / "out2"
-    done = gpu_script(tmp_path, second, tmp_path / "run2", 3, POJ_PACK=str(pack), POJ_RUN_FROM=str(first))
+    done = gpu_script(
+        tmp_path, second, tmp_path / "run2", 4, POJ_PACK=str(pack), POJ_RUN_FROM=str(first), POJ_MINUTES="30"
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     resumed = (tmp_path / "run2" / "log.jsonl").read_text().splitlines()
     assert resumed[:2] == log.splitlines()  # epochs 1-2 are the first call's records (with their times), not redone
-    assert [json.loads(line)["epoch"] for line in resumed] == [1, 2, 3]
+    assert [json.loads(line)["epoch"] for line in resumed] == [1, 2, 3, 4]
     assert json.loads((tmp_path / "run2" / "result.json").read_text())["test"]["count"] == 6
-
-
-def test_the_time_limit_is_this_calls_not_the_runs(tmp_path) -> None:
-    """POJ_MINUTES is this call's training time: a run that already trained for hours (on a CPU, before the GPU was
-    lent) still trains its epochs in the call, where `--time-limit` alone, which counts every resumption, would
-    stop it after one."""
-    pack = synthetic_pack(tmp_path / "pack.npz")
-    run = tmp_path / "run"
-    done = gpu_script(tmp_path, tmp_path / "out1", run, 1, POJ_PACK=str(pack))
-    assert done.returncode == 0, done.stdout + done.stderr
-    saved = torch.load(run / "last.pt", map_location="cpu", weights_only=False)
-    saved["extra"]["state"]["seconds"] = 10 * 3600.0  # ten hours of training before this call
-    torch.save(saved, run / "last.pt")
-    done = gpu_script(tmp_path, tmp_path / "out2", run, 3, POJ_PACK=str(pack), POJ_MINUTES="30")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert [json.loads(line)["epoch"] for line in (run / "log.jsonl").read_text().splitlines()] == [1, 2, 3]
 
 
 def test_the_step_timer_runs_on_the_cpu(tmp_path) -> None:
