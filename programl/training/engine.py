@@ -411,14 +411,21 @@ class Trainer:
         if self.bar == "epochs":
             epochs = progress(epochs, len(epochs), task.name, self.show, unit="epoch")
         for epoch in epochs:
-            started = time.perf_counter()
+            here = time.perf_counter()
             mid_epoch = state["partial"] is not None
+            # an epoch's seconds count its part before a resumption too (the checkpoint's time since the epoch began)
+            started = here - (self._seconds_into_epoch() if mid_epoch else 0.0)
             metrics = state["partial"] if mid_epoch else task.new_metrics()
+            share_here = 1.0  # of the epoch, trained by this process
             if not mid_epoch:
                 state["grad_norms"] = None
             steps: int | None = None
             if budget.examples is not None:
                 target = budget.examples[epoch - 1]
+                if mid_epoch:
+                    records = self.log.records
+                    began_at = records[-1]["train_examples"] if records else 0
+                    share_here = (target - state["examples"]) / max(target - began_at, 1)
                 batches = self._example_steps(target)
                 description = f"epoch {epoch}/{budget.num_epochs} (to {target:,} examples)"
             else:
@@ -429,6 +436,8 @@ class Trainer:
                         seed_everything(seed)
                 shares = self._shares(task.plan(epoch))
                 steps = len(shares)
+                if mid_epoch:
+                    share_here = (steps - state["cursor"]) / max(steps, 1)
                 batches = self._epoch_steps(shares)
                 description = f"epoch {epoch}/{budget.num_epochs}"
             state["partial"] = None
@@ -465,7 +474,10 @@ class Trainer:
             line = task.epoch_line(record)
             if line and self.show:
                 logger.info(line)
-            if self._out_of_time(epoch, record["seconds"], began):
+            # the next epoch's time, for the "before" rule: this process's pace (a resumed epoch's first part may
+            # have run on another device)
+            seconds_here = time.perf_counter() - here
+            if self._out_of_time(epoch, seconds_here / share_here if share_here > 0 else seconds_here, began):
                 break
         # the training time is the checkpoint's (saved at every epoch's end): plotting is not training, and a run
         # resumed after its last epoch reports the time it was trained in, not that plus its own start-up
@@ -473,6 +485,13 @@ class Trainer:
         if dist.is_main and not self.plot_each_epoch:
             self._plot()
         return Fit(self.best, self.best_epoch, state["epoch"], state["examples"], seconds, self.log.records)
+
+    def _seconds_into_epoch(self) -> float:
+        """The training time of the current epoch before this process resumed it: the checkpoint's time less the
+        time at the end of the last logged epoch."""
+        records = self.log.records
+        before = float(records[-1].get("elapsed_seconds", 0.0)) if records else 0.0
+        return max(self.state["seconds"] - before, 0.0)
 
     def _record(self, epoch: int, train: dict, val: dict, started: float, began: float) -> dict[str, Any]:
         record = {"epoch": epoch, "train_examples": self.state["examples"], **self.task.record(train, val)}

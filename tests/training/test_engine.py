@@ -9,6 +9,7 @@ import json
 import logging
 import math
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -198,6 +199,45 @@ def test_a_cpu_run_resumes_within_an_epoch_on_the_gpu(tmp_path) -> None:
     assert result.epochs == 2 and next(trainer.model.parameters()).is_cuda and task.steps == 5
     assert int(task.metrics.sums[2]) == 20  # the second epoch's metrics count the examples before the cut too
     assert [r["train_examples"] for r in records(tmp_path)] == [20, 40]
+
+
+class SlowToy(Toy):
+    """The toy task at 20 ms a step."""
+
+    def step(self, model, indices, metrics):
+        time.sleep(0.02)
+        return super().step(model, indices, metrics)
+
+
+@pytest.mark.parametrize("examples", [False, True], ids=["epochs", "examples"])
+def test_an_epoch_resumed_within_reports_all_its_seconds(tmp_path, examples) -> None:
+    """A resumed epoch's ``seconds`` count its steps before the cut too (the checkpoint's time), so the log's
+    epoch times add up to the run's training time."""
+    budget = Budget(examples=[20, 40]) if examples else Budget(epochs=2)
+    with pytest.raises(KeyboardInterrupt):  # after 9 steps of 7 per epoch: 2 steps into the second
+        fit(tmp_path, SlowToy(stop_at=9), budget=budget, checkpoint_minutes=0)
+    _, result = fit(tmp_path, SlowToy(), budget=budget)
+    first, second = records_with_times(tmp_path)
+    assert second["seconds"] >= 7 * 0.02  # all seven steps, not the five after the resumption
+    assert first["seconds"] + second["seconds"] == pytest.approx(result.seconds, abs=0.05)
+
+
+def test_the_before_rule_judges_a_resumed_epoch_by_this_processs_pace(tmp_path) -> None:
+    """An epoch begun slowly elsewhere (hours on a CPU) and finished here (a GPU) does not make the "before" rule
+    expect hours for the next epoch: it scales this process's part of the epoch."""
+    with pytest.raises(KeyboardInterrupt):  # 2 steps into the second epoch
+        fit(tmp_path, Toy(stop_at=9), budget=Budget(epochs=4), checkpoint_minutes=0)
+    saved = torch.load(tmp_path / "last.pt", weights_only=False)
+    saved["extra"]["state"]["seconds"] += 10 * 3600.0  # the epoch's first two steps took ten hours
+    torch.save(saved, tmp_path / "last.pt")
+    budget = Budget(epochs=4, time_limit=(saved["extra"]["state"]["seconds"] + 60) / 60, time_rule="before")
+    _, result = fit(tmp_path, Toy(), budget=budget)
+    assert result.epochs == 4
+    assert records_with_times(tmp_path)[1]["seconds"] >= 10 * 3600.0  # the second epoch's own time counts them
+
+
+def records_with_times(directory) -> list[dict]:
+    return [json.loads(line) for line in (directory / "log.jsonl").read_text().splitlines()]
 
 
 def test_resuming_after_the_last_epoch_trains_no_more(tmp_path) -> None:
