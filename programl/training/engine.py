@@ -56,7 +56,8 @@ class Budget:
             are run (``--epochs`` with ``--train-examples``); default: ``examples[-1]``.
         time_limit: Minutes of training (over every resumption of the run), or None.
         time_rule: ``"after"``: stop after the first epoch that ends past the limit; ``"before"``: stop before an
-            epoch that, as long as the last one, would end past it.
+            epoch that, as long as the last one, would end past it (an epoch resumed within: its part after the
+            resumption, scaled to the whole epoch).
     """
 
     epochs: int | None = None
