@@ -75,15 +75,19 @@ class Toy(TrainingTask):
         self.steps += 1
         if self.stop_at is not None and self.steps > self.stop_at:
             raise KeyboardInterrupt
-        logits = model(self.x[indices])
-        loss = torch.nn.functional.cross_entropy(logits, self.y[indices])
-        metrics.update(logits, self.y[indices], loss.detach())
+        device = next(model.parameters()).device  # the examples go where the model is
+        x, y = self.x[indices].to(device), self.y[indices].to(device)
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        metrics.update(logits, y, loss.detach())
+        self.metrics = metrics
         return loss
 
     def validate(self, model):
         model.eval()
+        device = next(model.parameters()).device
         with torch.no_grad():
-            logits = model(self.x)
+            logits = model(self.x.to(device)).cpu()
         accuracy = float((logits.argmax(-1) == self.y).float().mean())
         if self.val is not None:
             accuracy = self.val.pop(0)
@@ -160,29 +164,6 @@ def test_resuming_within_an_epoch_is_bit_exact(tmp_path, schedule, examples) -> 
     assert whole.task.lrs[-len(resumed.task.lrs) :] == resumed.task.lrs  # the schedule went on where it stopped
 
 
-class DeviceToy(Toy):
-    """The toy task on the device of its model (its examples move there)."""
-
-    def step(self, model, indices, metrics):
-        self.steps += 1
-        if self.stop_at is not None and self.steps > self.stop_at:
-            raise KeyboardInterrupt
-        device = next(model.parameters()).device
-        x, y = self.x[indices].to(device), self.y[indices].to(device)
-        logits = model(x)
-        loss = torch.nn.functional.cross_entropy(logits, y)
-        metrics.update(logits, y, loss.detach())
-        self.metrics = metrics
-        return loss
-
-    def validate(self, model):
-        self.x, self.y = self.x.to(next(model.parameters()).device), self.y.to(next(model.parameters()).device)
-        try:
-            return super().validate(model)
-        finally:
-            self.x, self.y = self.x.cpu(), self.y.cpu()
-
-
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine")
 def test_a_cpu_run_resumes_within_an_epoch_on_the_gpu(tmp_path) -> None:
     """A run cut in the middle of an epoch on the CPU goes on on a GPU: its ``last.pt``, loaded there, holds the
@@ -191,10 +172,10 @@ def test_a_cpu_run_resumes_within_an_epoch_on_the_gpu(tmp_path) -> None:
 
     budget = Budget(epochs=2)
     with pytest.raises(KeyboardInterrupt):  # after 9 steps of 7 per epoch: 2 steps into the second
-        fit(tmp_path, DeviceToy(stop_at=9), budget=budget, checkpoint_minutes=0)
+        fit(tmp_path, Toy(stop_at=9), budget=budget, checkpoint_minutes=0)
     partial = load_checkpoint(tmp_path / "last.pt", restore_rng=False)["extra"]["state"]["partial"]
     assert int(partial.sums[2]) == 6
-    task = DeviceToy()
+    task = Toy()
     trainer, result = fit(tmp_path, task, budget=budget, dist=Distributed(device=torch.device("cuda")))
     assert result.epochs == 2 and next(trainer.model.parameters()).is_cuda and task.steps == 5
     assert int(task.metrics.sums[2]) == 20  # the second epoch's metrics count the examples before the cut too
