@@ -241,6 +241,7 @@ class Trainer:
             "seconds": 0.0,
             "partial": None,
             "grad_norms": None,
+            "epoch_began": None,  # the run's training seconds when the current epoch began
         }
         self.best: tuple[float, ...] | None = None
         self.best_epoch: int | None = None
@@ -416,6 +417,8 @@ class Trainer:
             mid_epoch = state["partial"] is not None
             # an epoch's seconds count its part before a resumption too (the checkpoint's time since the epoch began)
             started = here - (self._seconds_into_epoch() if mid_epoch else 0.0)
+            if not mid_epoch:
+                state["epoch_began"] = here - began
             metrics = state["partial"] if mid_epoch else task.new_metrics()
             share_here = 1.0  # of the epoch, trained by this process
             if not mid_epoch:
@@ -489,9 +492,11 @@ class Trainer:
 
     def _seconds_into_epoch(self) -> float:
         """The training time of the current epoch before this process resumed it: the checkpoint's time less the
-        time at the end of the last logged epoch."""
-        records = self.log.records
-        before = float(records[-1].get("elapsed_seconds", 0.0)) if records else 0.0
+        run's time when the epoch began (older checkpoints lack it: the log's rounded time at the last epoch's end)."""
+        before = self.state.get("epoch_began")
+        if before is None:
+            records = self.log.records
+            before = float(records[-1].get("elapsed_seconds", 0.0)) if records else 0.0
         return max(self.state["seconds"] - before, 0.0)
 
     def _record(self, epoch: int, train: dict, val: dict, started: float, began: float) -> dict[str, Any]:

@@ -205,7 +205,8 @@ def test_an_epoch_resumed_within_reports_all_its_seconds(tmp_path, examples) -> 
 
 def test_the_before_rule_judges_a_resumed_epoch_by_this_processs_pace(tmp_path) -> None:
     """An epoch begun slowly elsewhere (hours on a CPU) and finished here (a GPU) does not make the "before" rule
-    expect hours for the next epoch: it scales this process's part of the epoch."""
+    expect hours for the next epoch: it scales this process's part of the epoch. The epoch's own time counts the
+    hours exactly (the checkpoint keeps the run's time when the epoch began; the log's time is rounded)."""
     with pytest.raises(KeyboardInterrupt):  # 2 steps into the second epoch
         fit(tmp_path, Toy(stop_at=9), budget=Budget(epochs=4), checkpoint_minutes=0)
     saved = torch.load(tmp_path / "last.pt", weights_only=False)
@@ -215,6 +216,20 @@ def test_the_before_rule_judges_a_resumed_epoch_by_this_processs_pace(tmp_path) 
     _, result = fit(tmp_path, Toy(), budget=budget)
     assert result.epochs == 4
     assert records_with_times(tmp_path)[1]["seconds"] >= 10 * 3600.0  # the second epoch's own time counts them
+
+
+def test_a_checkpoint_without_the_epochs_start_time_takes_it_from_the_log(tmp_path) -> None:
+    """Checkpoints written before ``epoch_began`` was kept still resume: the epoch's earlier part is the checkpoint's
+    time less the log's ``elapsed_seconds`` (rounded to 0.1 s, hence the tolerance)."""
+    with pytest.raises(KeyboardInterrupt):  # 2 steps into the second epoch
+        fit(tmp_path, Toy(stop_at=9), budget=Budget(epochs=2), checkpoint_minutes=0)
+    saved = torch.load(tmp_path / "last.pt", weights_only=False)
+    del saved["extra"]["state"]["epoch_began"]
+    saved["extra"]["state"]["seconds"] += 3600.0
+    torch.save(saved, tmp_path / "last.pt")
+    _, result = fit(tmp_path, Toy(), budget=Budget(epochs=2))
+    assert result.epochs == 2
+    assert records_with_times(tmp_path)[1]["seconds"] >= 3600.0 - 0.06
 
 
 def records_with_times(directory) -> list[dict]:

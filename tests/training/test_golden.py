@@ -225,5 +225,7 @@ def test_a_dataflow_run_cut_within_an_epoch_resumes_to_the_same_weights(tmp_path
         _golden.dataflow_run(ddf, tmp_path / "run", "--checkpoint-minutes", "0")
     monkeypatch.setattr(torch.optim.AdamW, "step", step)
     state = torch.load(tmp_path / "run" / "last.pt", weights_only=False)["extra"]["state"]
-    assert sorted(state) == sorted(["epoch", "examples", "pass", "cursor", "seconds", "partial", "grad_norms"])
+    assert sorted(state) == sorted(
+        ["epoch", "examples", "pass", "cursor", "seconds", "partial", "grad_norms", "epoch_began"]
+    )
     _same("dataflow", _golden.dataflow_run(ddf, tmp_path / "run"))
