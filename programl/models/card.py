@@ -227,6 +227,20 @@ def _compute(m: Mapping[str, Any]) -> list[str]:
         f"{_fmt(device)} ({_fmt(c.get('machine'))}): {_fmt(hours, '.3f')} {kind}-hours (wall-clock x "
         f"processes{' x threads' if per_process else ''}; testing not included).",
     ]
+    by_device = c.get("seconds_by_device") or {}
+    if len(by_device) > 1:  # a run that moved between devices: each device's share in its own unit
+        shares = ", ".join(
+            f"{_fmt(float(secs), ',.1f')} s on {name}: "
+            f"{_fmt(secs * (processes or 1) * (threads if name == 'cpu' else 1) / 3600, '.3f')} "
+            f"{'CPU' if name == 'cpu' else 'GPU'}-hours"
+            for name, secs in by_device.items()
+        )
+        lines[-1] = (
+            f"Training: {_fmt(seconds, '.1f')} s wall-clock on {_fmt(processes)} process(es){per_process} and "
+            f"{len(by_device)} kinds of device (the last process's: {_fmt(device)}, {_fmt(c.get('machine'))}); by "
+            f"the device each epoch of `log.jsonl` ended on: {shares} (CPU-hours: wall-clock x processes x threads; "
+            "GPU-hours: x processes; testing not included)."
+        )
     if m["task"] == "devmap":
         lines[-1] = (
             f"Training this fold: {_fmt(seconds, '.1f')} s (the sum of its epochs in `log.jsonl`); all "

@@ -151,18 +151,38 @@ def model_spec(task: str, config: Mapping[str, Any], vocabulary_size: int, where
 # Reading a run
 
 
-def _read_log_seconds(path: Path) -> float | None:
-    """The sum of the ``seconds`` of the epochs of a ``log.jsonl`` (None when there is no log)."""
+def _read_log_records(path: Path) -> list[dict[str, Any]] | None:
+    """The epoch records of a ``log.jsonl`` (None when there is no log)."""
     if not path.is_file():
         return None
-    total = 0.0
+    records = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             try:
-                total += float(json.loads(line).get("seconds", 0.0))
+                record = json.loads(line)
+                float(record.get("seconds", 0.0))
             except (json.JSONDecodeError, AttributeError, TypeError, ValueError):
                 raise ProgramlError(f"{path}: not a log of JSON lines") from None
-    return total
+            records.append(record)
+    return records
+
+
+def _read_log_seconds(path: Path) -> float | None:
+    """The sum of the ``seconds`` of the epochs of a ``log.jsonl`` (None when there is no log)."""
+    records = _read_log_records(path)
+    return None if records is None else sum(float(r.get("seconds", 0.0)) for r in records)
+
+
+def _read_log_seconds_by_device(path: Path) -> dict[str, float] | None:
+    """The ``seconds`` of a ``log.jsonl``'s epochs summed by the device each epoch ended on (``cpu``, ``cuda``);
+    None when there is no log or an epoch does not say (logs from before epochs recorded their device)."""
+    records = _read_log_records(path)
+    if not records or any(not isinstance(r.get("device"), str) for r in records):
+        return None
+    out: dict[str, float] = {}
+    for record in records:
+        out[record["device"]] = out.get(record["device"], 0.0) + float(record.get("seconds", 0.0))
+    return dict(sorted(out.items()))
 
 
 @dataclass
@@ -177,6 +197,8 @@ class RunFiles:
         platform, fold: The devmap platform and fold (else None).
         report: The devmap platform's cross-validation ``report.json`` (else None).
         fold_seconds: Training seconds of a devmap fold and of all folds of the platform (from ``log.jsonl``).
+        seconds_by_device: dataflow and classifyapp: training seconds by device (from ``log.jsonl``; None where
+            its epochs do not record their device).
     """
 
     run_dir: Path
@@ -191,6 +213,7 @@ class RunFiles:
     report: dict[str, Any] | None = None
     fold_seconds: float | None = None
     platform_seconds: float | None = None
+    seconds_by_device: dict[str, float] | None = None
 
 
 def _fold_dirs(platform_dir: Path) -> dict[int, Path]:
@@ -268,6 +291,8 @@ def read_run(
         seconds = [_read_log_seconds(d / "log.jsonl") for d in folds.values()]
         files.platform_seconds = sum(seconds) if None not in seconds else None
         files.checkpoint, files.vocabulary = model_dir / "best.pt", model_dir / VOCAB_FILE
+    else:
+        files.seconds_by_device = _read_log_seconds_by_device(run_dir / "log.jsonl")
     files.result_path = Path(card_from) if card_from is not None else model_dir / "result.json"
     for path in (files.checkpoint, files.vocabulary, files.result_path):
         if not path.is_file():
@@ -417,6 +442,7 @@ def _compute(files: RunFiles) -> dict[str, Any]:
         "threads": result.get("threads"),
         "device": result.get("device"),
         "machine": result.get("machine"),
+        "seconds_by_device": files.seconds_by_device,
     }
 
 

@@ -506,6 +506,8 @@ class Trainer:
             record.update(train_grad_norm=total / max(count, 1), train_grad_norm_max=largest)
         now = time.perf_counter()
         record.update(seconds=round(now - started, 2), elapsed_seconds=round(now - began, 1))
+        # where the epoch ended (a run can move between a CPU and a GPU; export sums the seconds by device)
+        record["device"] = str(self.dist.device or "cpu").split(":")[0]
         return record
 
     def _out_of_time(self, epoch: int, seconds: float, began: float) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -93,6 +94,32 @@ def test_a_compute_note_goes_into_the_card_and_the_metadata(dataflow_export, tmp
     compute = card[card.index("## Compute") : card.index("## Limitations")]
     assert note in compute and "CPU-hours" in compute
     assert "note" not in json.loads((models / "reachability" / "model.json").read_text())["compute"]
+
+
+def test_the_card_splits_the_hours_of_a_run_that_moved_between_devices(dataflow_export, tmp_path) -> None:
+    """Each epoch records the device it ended on; the export sums the seconds by device, and the card gives each
+    device's share in its own unit (a single-device run keeps its one line)."""
+    run, models = dataflow_export
+    assert json.loads((models / "reachability" / "model.json").read_text())["compute"]["seconds_by_device"] == {
+        "cpu": pytest.approx(sum(json.loads(line)["seconds"] for line in (run / "log.jsonl").read_text().splitlines()))
+    }
+    moved = tmp_path / "run"
+    shutil.copytree(run, moved)
+    [record] = [json.loads(line) for line in (moved / "log.jsonl").read_text().splitlines()]
+    gpu_epoch = {**record, "epoch": record["epoch"] + 1, "seconds": 90.0, "device": "cuda"}
+    cpu_epoch = {**record, "seconds": 3600.0}
+    (moved / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (cpu_epoch, gpu_epoch)))
+    directory = export_pretrained(moved, output_dir=tmp_path / "models")
+    assert json.loads((directory / "model.json").read_text())["compute"]["seconds_by_device"] == {
+        "cpu": 3600.0,
+        "cuda": 90.0,
+    }
+    card = (directory / "MODEL_CARD.md").read_text()
+    threads = json.loads((run / "result.json").read_text())["threads"]
+    assert f"3,600.0 s on cpu: {threads:.3f} CPU-hours, 90.0 s on cuda: 0.025 GPU-hours" in card
+    (moved / "log.jsonl").write_text(json.dumps({k: v for k, v in record.items() if k != "device"}) + "\n")
+    directory = export_pretrained(moved, output_dir=tmp_path / "models", force=True)
+    assert json.loads((directory / "model.json").read_text())["compute"]["seconds_by_device"] is None  # older logs
 
 
 def test_export_refuses_to_overwrite_without_force(dataflow_export) -> None:
