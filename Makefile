@@ -47,7 +47,7 @@ demo: setup
 	else echo "demo: graphs in out/demo/ (install graphviz for the picture: apt-get install graphviz)"; fi
 
 test: setup reference
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q --durations=20 $(PYTEST_ARGS)
 
 bench: setup reference
 	$(BIN)/python benchmarks/build.py
