@@ -181,16 +181,24 @@ def test_a_cpu_run_resumes_within_an_epoch_on_the_gpu(tmp_path) -> None:
     assert [r["train_examples"] for r in records(tmp_path)] == [20, 40]
 
 
+def interrupted_with_hours_before(tmp_path, budget, seconds: float, drop: tuple[str, ...] = ()) -> None:
+    """Cut a toy run 2 steps into its second epoch, then make its ``last.pt`` say those steps took ``seconds`` more
+    (as if they ran on a slower device), without the state keys ``drop``."""
+    with pytest.raises(KeyboardInterrupt):  # after 9 steps of 7 per epoch: 2 steps into the second
+        fit(tmp_path, Toy(stop_at=9), budget=budget, checkpoint_minutes=0)
+    saved = torch.load(tmp_path / "last.pt", weights_only=False)
+    saved["extra"]["state"]["seconds"] += seconds
+    for key in drop:
+        del saved["extra"]["state"][key]
+    torch.save(saved, tmp_path / "last.pt")
+
+
 @pytest.mark.parametrize("examples", [False, True], ids=["epochs", "examples"])
 def test_an_epoch_resumed_within_reports_all_its_seconds(tmp_path, examples) -> None:
     """A resumed epoch's ``seconds`` count its steps before the cut too (the checkpoint's time), so the log's
     epoch times add up to the run's training time (less the checkpoint writes between epochs, milliseconds)."""
     budget = Budget(examples=[20, 40]) if examples else Budget(epochs=2)
-    with pytest.raises(KeyboardInterrupt):  # after 9 steps of 7 per epoch: 2 steps into the second
-        fit(tmp_path, Toy(stop_at=9), budget=budget, checkpoint_minutes=0)
-    saved = torch.load(tmp_path / "last.pt", weights_only=False)
-    saved["extra"]["state"]["seconds"] += 3600.0  # the two steps before the cut took an hour
-    torch.save(saved, tmp_path / "last.pt")
+    interrupted_with_hours_before(tmp_path, budget, 3600.0)  # the two steps before the cut took an hour
     _, result = fit(tmp_path, Toy(), budget=budget)
     first, second = records_with_times(tmp_path)
     assert second["seconds"] >= 3600.0  # the hour before the cut, not only the five steps after the resumption
@@ -201,11 +209,8 @@ def test_the_before_rule_judges_a_resumed_epoch_by_this_processs_pace(tmp_path) 
     """An epoch begun slowly elsewhere (hours on a CPU) and finished here (a GPU) does not make the "before" rule
     expect hours for the next epoch: it scales this process's part of the epoch. The epoch's own time counts the
     hours exactly (the checkpoint keeps the run's time when the epoch began; the log's time is rounded)."""
-    with pytest.raises(KeyboardInterrupt):  # 2 steps into the second epoch
-        fit(tmp_path, Toy(stop_at=9), budget=Budget(epochs=4), checkpoint_minutes=0)
+    interrupted_with_hours_before(tmp_path, Budget(epochs=4), 10 * 3600.0)  # the first two steps took ten hours
     saved = torch.load(tmp_path / "last.pt", weights_only=False)
-    saved["extra"]["state"]["seconds"] += 10 * 3600.0  # the epoch's first two steps took ten hours
-    torch.save(saved, tmp_path / "last.pt")
     budget = Budget(epochs=4, time_limit=(saved["extra"]["state"]["seconds"] + 60) / 60, time_rule="before")
     _, result = fit(tmp_path, Toy(), budget=budget)
     assert result.epochs == 4
@@ -215,12 +220,7 @@ def test_the_before_rule_judges_a_resumed_epoch_by_this_processs_pace(tmp_path) 
 def test_a_checkpoint_without_the_epochs_start_time_takes_it_from_the_log(tmp_path) -> None:
     """Checkpoints written before ``epoch_began`` was kept still resume: the epoch's earlier part is the checkpoint's
     time less the log's ``elapsed_seconds`` (rounded to 0.1 s, hence the tolerance)."""
-    with pytest.raises(KeyboardInterrupt):  # 2 steps into the second epoch
-        fit(tmp_path, Toy(stop_at=9), budget=Budget(epochs=2), checkpoint_minutes=0)
-    saved = torch.load(tmp_path / "last.pt", weights_only=False)
-    del saved["extra"]["state"]["epoch_began"]
-    saved["extra"]["state"]["seconds"] += 3600.0
-    torch.save(saved, tmp_path / "last.pt")
+    interrupted_with_hours_before(tmp_path, Budget(epochs=2), 3600.0, drop=("epoch_began",))
     _, result = fit(tmp_path, Toy(), budget=Budget(epochs=2))
     assert result.epochs == 2
     assert records_with_times(tmp_path)[1]["seconds"] >= 3600.0 - 0.06
