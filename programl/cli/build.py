@@ -155,7 +155,7 @@ def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
             " --language for others)",
             path,
         )
-    output = serialize_graph(graph, task.fmt)
+    output = serialize_graph(graph, task.fmt, timeout=task.timeout)
     if task.output is None:
         return len(graph.node), len(graph.edge), output
     atomic_write_bytes(task.output, output)

@@ -1,6 +1,12 @@
 """``programl convert``: a saved graph (.pb, .pbtxt, .json, .gz) in another format (pb, pbtxt, json, dot, svg, png).
 
 Lossless between pb, pbtxt and json (SPEC Policy 5); dot/svg/png are pictures (SPEC §3.2 ``to_dot``).
+
+A batch like ``programl build``'s: each graph is read and converted in a worker process (``-j``) under ``--timeout``
+and ``--max-memory`` (a single graph too, so a FIFO nobody writes to, or Graphviz on a graph too big to lay out,
+cannot block the command for ever); a bad graph is reported on one line and the others go on; outputs are written
+atomically, and a rerun skips outputs made from the same graph bytes in the same format, as the directory's freshness
+record says (:mod:`programl.util.freshness`; ``--force`` converts again).
 """
 
 from __future__ import annotations
@@ -8,17 +14,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass
 
-from programl.cli.common import Summary, add_output_option, progress, usage_error
+from programl.cli.common import Summary, add_limit_options, add_output_option, progress, usage_error, worker_outcomes
 from programl.cli.formats import FORMATS, SUFFIXES
 from programl.cli.helptext import description
+from programl.util.freshness import FreshnessRecord, file_key
+from programl.util.fs import output_directory_problem
 
 __all__ = ["add_parser", "run"]
 
 EXAMPLES = """\
 examples:
   programl convert out/foo.ProgramGraph.pb --format json         print the node-link JSON
-  programl convert out/*.ProgramGraph.pb --format svg -o pictures
+  programl convert out/*.ProgramGraph.pb --format svg -o pictures -j 2
   programl convert graph.json --format pb -o graphs
 """
 
@@ -36,8 +45,35 @@ def add_parser(subparsers) -> None:
     parser.add_argument("inputs", nargs="+", metavar="GRAPH", help="graph files (.pb, .pbtxt, .json, .gz)")
     parser.add_argument("--format", choices=FORMATS, required=True, help="output format")
     add_output_option(parser)
+    parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: all CPUs)")
+    add_limit_options(parser, per="graph")
+    parser.add_argument("--force", action="store_true", help="convert graphs whose output is up to date")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     parser.set_defaults(run=run, parser=parser)
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a worker needs to convert one graph."""
+
+    path: str
+    output: str | None  # None: return the bytes for stdout
+    fmt: str
+    timeout: float  # Graphviz's limit for svg/png, the worker's own (its limit kills it, and dot, anyway)
+
+
+def convert_one(task: Task) -> tuple[int, int, bytes | None]:
+    """Read one graph and write (or return) it in ``task.fmt``: (nodes, edges, bytes for stdout or None)."""
+    from programl.cli.formats import serialize_graph
+    from programl.io.files import read_graph
+    from programl.util.fs import atomic_write_bytes
+
+    graph = read_graph(task.path)
+    data = serialize_graph(graph, task.fmt, timeout=task.timeout)
+    if task.output is None:
+        return len(graph.node), len(graph.edge), data
+    atomic_write_bytes(task.output, data)
+    return len(graph.node), len(graph.edge), None
 
 
 def output_path(directory: str, path: str, fmt: str) -> str:
@@ -50,29 +86,57 @@ def output_path(directory: str, path: str, fmt: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from programl.cli.formats import serialize_graph
-    from programl.io.files import read_graph
-    from programl.util.fs import atomic_write_bytes, output_directory_problem
+    from programl.exceptions import GraphTransformError
+    from programl.util.executor import PoolError
 
     if args.output is None and len(args.inputs) > 1:
         return usage_error(args.parser, "several inputs need -o DIR")
+    if args.jobs < 0:
+        return usage_error(args.parser, "-j must be positive")
     if args.output:
         problem = output_directory_problem(args.output)
         if problem:
             return usage_error(args.parser, f"-o {problem}")
+    record = FreshnessRecord(args.output) if args.output else None
+    keys: dict[str, str | None] = {}  # output -> freshness key of its graph and format
+    claimed: dict[str, str] = {}
     summary = Summary("convert")
-    for path in progress(args.inputs, len(args.inputs), "converting", enabled=not args.quiet):
-        try:
-            graphs = read_graph(path)
-            graph = graphs[0] if isinstance(graphs, list) else graphs
-            data = serialize_graph(graph, args.format)
-            if args.output:
-                atomic_write_bytes(output_path(args.output, path, args.format), data)
-            else:
-                sys.stdout.buffer.write(data)
-            summary.add(nodes=len(graph.node), edges=len(graph.edge))
-        except Exception as error:  # noqa: BLE001 - reported per file; the batch goes on
-            summary.fail(error, path)
-    if not args.quiet and (args.output or summary.failed):
+
+    tasks: list[Task] = []
+    for path in args.inputs:
+        output = output_path(args.output, path, args.format) if args.output else None
+        if output is not None:
+            if output in claimed:
+                summary.fail(GraphTransformError(f"output {output} is also the output of {claimed[output]}"), path)
+                continue
+            claimed[output] = path
+            keys[output] = file_key(path, {"command": "convert", "format": args.format})
+            if not args.force and record.is_fresh(output, keys[output]):
+                summary.skipped += 1
+                continue
+        tasks.append(Task(path, output, args.format, args.timeout))
+
+    try:
+        with worker_outcomes(convert_one, tasks, args) as outcomes:
+            for outcome in progress(outcomes, len(tasks), "converting", enabled=not args.quiet):
+                if not outcome.ok:
+                    summary.fail(outcome.error, outcome.input.path)
+                    continue
+                nodes, edges, data = outcome.value
+                summary.add(nodes=nodes, edges=edges)
+                if record is not None:
+                    record.add(outcome.input.output, keys.get(outcome.input.output))
+                if data is not None:
+                    sys.stdout.buffer.write(data)
+                    sys.stdout.buffer.flush()
+    except KeyboardInterrupt:
+        summary.interrupted = True
+    except PoolError as error:
+        summary.abort(error)
+    if record is not None:
+        record.compact()
+        if record.error is not None:  # the outputs are written; the next run converts those not recorded
+            summary.fail(record.error, record.error.filename)
+    if not args.quiet and (args.output or summary.failed or summary.stopped):
         print(summary.line("graphs"), file=sys.stderr)
     return summary.exit_code()

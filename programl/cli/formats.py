@@ -22,8 +22,9 @@ SUFFIXES = {
 FORMATS = tuple(SUFFIXES)
 
 
-def serialize_graph(graph: ProgramGraph, fmt: str) -> bytes:
-    """The bytes of ``graph`` in format ``fmt`` (one of :data:`FORMATS`)."""
+def serialize_graph(graph: ProgramGraph, fmt: str, timeout: float | None = 300) -> bytes:
+    """The bytes of ``graph`` in format ``fmt`` (one of :data:`FORMATS`); ``timeout``: seconds Graphviz may take
+    to render svg or png (the caller's ``--timeout``)."""
     if fmt in ("pb", "pbtxt", "json"):  # the bytes of a graph file, as programl.io.files writes it
         from programl.io.files import graph_file_bytes
 
@@ -35,5 +36,5 @@ def serialize_graph(graph: ProgramGraph, fmt: str) -> bytes:
     if fmt in ("svg", "png"):
         from programl.io.dot import render_dot
 
-        return render_dot(graph, format=fmt)
+        return render_dot(graph, format=fmt, timeout=timeout)
     raise ValueError(f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")

@@ -180,6 +180,10 @@ def test_a_fifo_nobody_writes_to_times_out(tmp_path, capsys) -> None:
     os.mkfifo(graphs / "stuck.ProgramGraph.pb")
     code, _, err = in_process(["analyze", "liveness", graphs / "stuck.ProgramGraph.pb", "--timeout", "2"], capsys)
     assert code == 1 and "stuck.ProgramGraph.pb: error: timed out after 2 s" in err
+    code, _, err = in_process(
+        ["convert", graphs / "stuck.ProgramGraph.pb", "--format", "json", "--timeout", "2"], capsys
+    )
+    assert code == 1 and "stuck.ProgramGraph.pb: error: timed out after 2 s" in err
 
 
 def test_a_stdin_nobody_writes_to_times_out() -> None:

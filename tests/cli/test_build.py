@@ -223,6 +223,25 @@ def test_convert_between_formats(inputs, tmp_path, capsys) -> None:
     assert code == 0 and out_text.startswith("digraph")
 
 
+def test_convert_rerun_skips_finished_work(inputs, tmp_path, capsys) -> None:
+    (inputs / "other.ll").write_text((DATA / "example_b.ll").read_text())
+    run_cli(["build", inputs / "good.ll", inputs / "other.ll", "-o", tmp_path / "g", "-q"], capsys)
+    graphs = [tmp_path / "g" / "good.ProgramGraph.pb", tmp_path / "g" / "other.ProgramGraph.pb"]
+    out = tmp_path / "j"
+    assert run_cli(["convert", *graphs, "--format", "json", "-o", out, "-j", "2"], capsys)[0] == 0
+    before = (out / "good.ProgramGraph.json").stat().st_mtime_ns
+    code, _, err = run_cli(["convert", *graphs, "--format", "json", "-o", out], capsys)
+    assert code == 0 and "0 graphs, 2 up to date" in err
+    assert (out / "good.ProgramGraph.json").stat().st_mtime_ns == before
+    graphs[1].write_bytes(graphs[0].read_bytes())  # new bytes under the same name: converted again
+    code, _, err = run_cli(["convert", *graphs, "--format", "json", "-o", out], capsys)
+    assert code == 0 and "1 graphs (19 nodes" in err and "1 up to date" in err
+    assert (out / "other.ProgramGraph.json").read_bytes() == (out / "good.ProgramGraph.json").read_bytes()
+    assert "2 graphs" in run_cli(["convert", *graphs, "--format", "json", "-o", out, "--force"], capsys)[2]
+    code, _, err = run_cli(["convert", *graphs, "--format", "pbtxt", "-o", out], capsys)  # another format
+    assert code == 0 and "2 graphs" in err and (out / "good.ProgramGraph.pbtxt").exists()
+
+
 def test_convert_to_svg(inputs, tmp_path, capsys) -> None:
     if not shutil.which("dot"):
         pytest.skip("graphviz not installed (apt-get install graphviz)")
