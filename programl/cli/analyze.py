@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from programl.cli.common import (
     Summary,
     add_limit_options,
+    finish_batch,
     print_line,
     progress,
     quote_path,
@@ -218,12 +219,7 @@ def run(args: argparse.Namespace) -> int:
                     _write_no_root(args.output, analysis, names)
                 except OSError as error:  # e.g. a full disk: said on one line; the next run writes it again
                     summary.fail(error, error.filename or os.path.join(args.output, "labels", analysis, NO_ROOT_FILE))
-            record.compact()
-            if record.error is not None:  # the labels are written; the next run redoes those not recorded
-                summary.fail(record.error, record.error.filename)
-    if not args.quiet and (args.output or summary.failed or summary.stopped):
-        print(summary.line("label files"), file=sys.stderr)
-    return summary.exit_code()
+    return finish_batch(summary, record, args, "label files")
 
 
 def _read(path: str) -> bytes | None:

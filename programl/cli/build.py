@@ -23,6 +23,7 @@ from programl.cli.common import (
     Summary,
     add_limit_options,
     add_output_option,
+    finish_batch,
     progress,
     usage_error,
     worker_outcomes,
@@ -288,13 +289,7 @@ def run(args: argparse.Namespace) -> int:
         for fd, duplicate in passed.items():
             if duplicate:
                 os.close(fd)
-    if record is not None:
-        record.compact()
-        if record.error is not None:  # the outputs are written; the next run rebuilds those not recorded
-            summary.fail(record.error, record.error.filename)
-    if not args.quiet and (args.output or summary.failed or summary.stopped):
-        print(summary.line("graphs"), file=sys.stderr)
-    return summary.exit_code()
+    return finish_batch(summary, record, args, "graphs")
 
 
 del EXIT_USAGE  # re-exported through common; kept out of this module's namespace

@@ -36,6 +36,7 @@ __all__ = [
     "add_limit_options",
     "default_max_memory",
     "describe_error",
+    "finish_batch",
     "one_line",
     "parse_memory",
     "parse_timeout",
@@ -285,3 +286,17 @@ class Summary:
         if self.interrupted:
             return EXIT_INTERRUPTED
         return EXIT_FAILED if self.failed or self.aborted else EXIT_OK
+
+
+def finish_batch(summary: Summary, record, args: argparse.Namespace, noun: str) -> int:
+    """End a batch command (``build``, ``analyze``, ``convert``): compact its freshness record ``record`` (a
+    :class:`~programl.util.freshness.FreshnessRecord`, or None without ``-o``) and report on one line if it could not be
+    written (the outputs are; the next run redoes those it does not list), print the summary line (with ``-o``, or
+    when something failed or the batch stopped, unless ``-q``), and return the exit code."""
+    if record is not None:
+        record.compact()
+        if record.error is not None:
+            summary.fail(record.error, record.error.filename)
+    if not args.quiet and (args.output or summary.failed or summary.stopped):
+        print(summary.line(noun), file=sys.stderr)
+    return summary.exit_code()

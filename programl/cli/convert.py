@@ -16,7 +16,15 @@ import os
 import sys
 from dataclasses import dataclass
 
-from programl.cli.common import Summary, add_limit_options, add_output_option, progress, usage_error, worker_outcomes
+from programl.cli.common import (
+    Summary,
+    add_limit_options,
+    add_output_option,
+    finish_batch,
+    progress,
+    usage_error,
+    worker_outcomes,
+)
 from programl.cli.formats import FORMATS, SUFFIXES
 from programl.cli.helptext import description
 from programl.util.freshness import FreshnessRecord, file_key
@@ -133,10 +141,4 @@ def run(args: argparse.Namespace) -> int:
         summary.interrupted = True
     except PoolError as error:
         summary.abort(error)
-    if record is not None:
-        record.compact()
-        if record.error is not None:  # the outputs are written; the next run converts those not recorded
-            summary.fail(record.error, record.error.filename)
-    if not args.quiet and (args.output or summary.failed or summary.stopped):
-        print(summary.line("graphs"), file=sys.stderr)
-    return summary.exit_code()
+    return finish_batch(summary, record, args, "graphs")
