@@ -1,4 +1,9 @@
-"""``programl stats``: a table of what saved graphs hold (nodes per type, edges per flow, functions, module)."""
+"""``programl stats``: a table of what saved graphs hold (nodes per type, edges per flow, functions).
+
+Each graph is read and counted in a worker process (``-j``) under ``--timeout`` and ``--max-memory``, like
+``programl build``'s inputs, so a FIFO nobody writes to cannot block the command; a bad graph is reported on one line,
+the table lists the others (in the order given) and the exit code is 1.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,12 @@ import argparse
 import sys
 from collections import Counter
 
-from programl.cli.common import Summary
+from programl.cli.common import Summary, add_limit_options, progress, usage_error, worker_outcomes
 from programl.cli.helptext import description
 
 __all__ = ["add_parser", "graph_stats", "run"]
+
+COLUMNS = ("instructions", "variables", "constants", "control", "data", "call", "functions")
 
 
 def add_parser(subparsers) -> None:
@@ -21,11 +28,14 @@ def add_parser(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("inputs", nargs="+", metavar="GRAPH", help="graph files (.pb, .pbtxt, .json, .gz)")
+    parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: all CPUs)")
+    add_limit_options(parser, per="graph")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=run, parser=parser)
 
 
 def graph_stats(graph) -> dict[str, int]:
-    """Counts of a ProgramGraph: nodes by type, edges by flow, functions."""
+    """Counts of a ProgramGraph: nodes by type, edges by flow, functions (SPEC §2.1-2.2)."""
     nodes = Counter(node.type for node in graph.node)
     edges = Counter(edge.flow for edge in graph.edge)
     return {
@@ -39,20 +49,32 @@ def graph_stats(graph) -> dict[str, int]:
     }
 
 
-COLUMNS = ("instructions", "variables", "constants", "control", "data", "call", "functions")
+def stats_of_file(path: str) -> dict[str, int]:
+    """:func:`graph_stats` of the graph saved in ``path`` (run in a worker)."""
+    from programl.io.files import read_graph
+
+    return graph_stats(read_graph(path))
 
 
 def run(args: argparse.Namespace) -> int:
-    from programl.io.files import read_graph
+    from programl.util.executor import PoolError
 
+    if args.jobs < 0:
+        return usage_error(args.parser, "-j must be positive")
     summary = Summary("stats")
-    rows = []
-    for path in args.inputs:
-        try:
-            rows.append((path, graph_stats(read_graph(path))))
-            summary.add()
-        except Exception as error:  # noqa: BLE001 - reported per file
-            summary.fail(error, path)
+    rows: list[tuple[str, dict[str, int]]] = []  # outcomes come in the inputs' order
+    try:
+        with worker_outcomes(stats_of_file, args.inputs, args) as outcomes:
+            for outcome in progress(outcomes, len(args.inputs), "reading", enabled=not args.quiet):
+                if outcome.ok:
+                    rows.append((outcome.input, outcome.value))
+                    summary.add()
+                else:
+                    summary.fail(outcome.error, outcome.input)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+    except PoolError as error:
+        summary.abort(error)
     if rows:
         width = max(len("graph"), *(len(path) for path, _ in rows))
         print(
@@ -65,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{path:<{width}}  " + _row(stats))
         if len(rows) > 1:
             print(f"{'total':<{width}}  " + _row(totals))
+    if summary.stopped:
+        print(summary.line("graphs"), file=sys.stderr)
     return summary.exit_code()
 
 
@@ -73,6 +97,3 @@ def _row(stats) -> str:
         f"{stats['instructions']:>11,} {stats['variables']:>7,} {stats['constants']:>7,}  {stats['control']:>11,} "
         f"{stats['data']:>7,} {stats['call']:>7,}  {stats['functions']:>9,}"
     )
-
-
-del sys
