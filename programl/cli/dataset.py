@@ -89,18 +89,27 @@ def add_parser(subparsers) -> None:
     build.set_defaults(run=run, parser=build)
 
     info = sub.add_parser("info", help="what a data set holds", description="Graphs, examples and failures.")
-    info.add_argument("root", metavar="DIR")
+    info.add_argument("root", metavar="DIR", help="a data set (the OUT of programl dataset build)")
     info.set_defaults(run=run, parser=info)
 
     prepare = sub.add_parser(
         "prepare", help="convert to the PyG form", description="Convert splits to the memory-mapped PyG form."
     )
-    prepare.add_argument("root", metavar="DIR")
-    prepare.add_argument("--analysis", nargs="+", choices=ANALYSES, default=list(ANALYSES), metavar="A")
-    prepare.add_argument("--split", nargs="+", default=["train", "val", "test"], metavar="S")
+    prepare.add_argument("root", metavar="DIR", help="a data set (the OUT of programl dataset build)")
+    prepare.add_argument(
+        "--analysis",
+        nargs="+",
+        choices=ANALYSES,
+        default=list(ANALYSES),
+        metavar="A",
+        help=f"analyses to prepare (default: all five: {', '.join(ANALYSES)})",
+    )
+    prepare.add_argument(
+        "--split", nargs="+", default=["train", "val", "test"], metavar="S", help="splits (default: train val test)"
+    )
     prepare.add_argument("--processed-dir", metavar="DIR", help="where the PyG form goes (default: DIR/processed)")
     prepare.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default: 1)")
-    prepare.add_argument("-q", "--quiet", action="store_true")
+    prepare.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no line per split")
     prepare.set_defaults(run=run, parser=prepare)
     parser.set_defaults(parser=parser)
 

@@ -57,6 +57,17 @@ def test_help_is_plain_text(path: tuple[str, ...]) -> None:
         assert markup not in text, (markup, text)
 
 
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda path: " ".join(("programl", *path)))
+def test_every_argument_says_what_it_is(path: tuple[str, ...]) -> None:
+    undocumented = [
+        action.option_strings or action.dest
+        for action in _parser(path)._actions
+        if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction, argparse._VersionAction))
+        and not action.help
+    ]
+    assert undocumented == []
+
+
 def test_help_text_drops_markup_and_references() -> None:
     doc = "``programl x``: labels (SPEC §4, §9.1) for :class:`~programl.proto.ProgramGraph` files\n(DESIGN §5)."
     assert help_text(doc) == "programl x: labels for ProgramGraph files."
