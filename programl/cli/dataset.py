@@ -25,6 +25,7 @@ from programl.cli.common import (
     describe_error,
     one_line,
     print_line,
+    quote_path,
     usage_error,
 )
 from programl.cli.helptext import description
@@ -109,6 +110,7 @@ def add_parser(subparsers) -> None:
     )
     prepare.add_argument("--processed-dir", metavar="DIR", help="where the PyG form goes (default: DIR/processed)")
     prepare.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default: 1)")
+    prepare.add_argument("--force", action="store_true", help="convert again even when a converted split is current")
     prepare.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no line per split")
     prepare.set_defaults(run=run, parser=prepare)
     parser.set_defaults(parser=parser)
@@ -328,8 +330,18 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_prepare(args: argparse.Namespace) -> int:
+    from programl.data.deepdataflow import Layout
     from programl.data.deepdataflow.store import prepare_split
+    from programl.exceptions import ProgramlError
 
+    if args.jobs < 1:
+        return usage_error(args.parser, "-j must be at least 1")
+    bad = [split for split in args.split if not split or os.sep in split or split in (".", "..")]
+    if bad:
+        return usage_error(args.parser, f"--split {bad[0]!r}: a split is a directory name of the data set")
+    layout = Layout(args.root)
+    failed = 0
+    reported: set[str] = set()  # a graph that cannot be read is said once, not once per analysis
     for split in args.split:
         for analysis in args.analysis:
             try:
@@ -340,10 +352,26 @@ def run_prepare(args: argparse.Namespace) -> int:
                     processed_dir=args.processed_dir,
                     jobs=args.jobs,
                     progress=_progress(not args.quiet),
+                    force=args.force,
                 )
-            except (OSError, ValueError) as error:
-                print(f"programl dataset prepare: error: {error}", file=sys.stderr)
+                skipped = [(layout.resolve_graph(split, n), why) for n, why in _skipped(graphs).items()]
+                skipped += [(layout.labels(analysis, n), why) for n, why in _skipped(labels).items()]
+            except (OSError, ValueError, ProgramlError) as error:
+                print(one_line(f"programl dataset prepare: error: {error}"), file=sys.stderr)
                 return EXIT_FAILED
+            for path, why in skipped:  # left out of the store (meta.json lists them too); the others are in it
+                failed += 1
+                if str(path) not in reported and not args.quiet:
+                    print(one_line(f"{quote_path(str(path))}: error: {why}"), file=sys.stderr)
+                reported.add(str(path))
             if not args.quiet:
                 print(f"{split} {analysis}: {labels}", file=sys.stderr)
-    return EXIT_OK
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _skipped(store) -> dict[str, str]:
+    """The files a store left out, and why (its ``meta.json``'s ``skipped``)."""
+    import json
+
+    meta = json.loads((store / "meta.json").read_text(encoding="utf-8"))
+    return dict(meta.get("skipped") or {})

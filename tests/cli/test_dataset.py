@@ -53,6 +53,25 @@ def test_build_info_prepare(sources: Path, tmp_path: Path, capsys) -> None:
     assert len(list((out / "processed").rglob("liveness/meta.json"))) == 2
 
 
+def test_prepare_reports_what_it_leaves_out_and_bad_data_in_one_line(sources: Path, tmp_path: Path, capsys) -> None:
+    pytest.importorskip("torch")
+    out = tmp_path / "ddf"
+    assert run_cli(["dataset", "build", sources, out, "-q"], capsys)[0] == 0
+    victim = Layout(out).split_names("train")[0]
+    label = Layout(out).labels("liveness", victim)
+    label.write_bytes(b"\x12\x05garbage")
+    for _ in range(2):  # converted, then current: the file is still left out, and said so
+        code, _, err = run_cli(["dataset", "prepare", out, "--analysis", "liveness", "--split", "train"], capsys)
+        assert code == 1 and f"{label}: error: " in err and "Traceback" not in err
+    code, _, err = run_cli(["dataset", "prepare", out, "--analysis", "liveness", "--split", "train", "-q"], capsys)
+    assert code == 1 and err == ""
+    (out / "vocab" / "programl.csv").write_bytes(b"\xff\xfe not a vocabulary")
+    code, _, err = run_cli(["dataset", "prepare", out], capsys)
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "not a vocabulary" in err
+    for bad in (["-j", "0"], ["--split", "../elsewhere"]):
+        assert run_cli(["dataset", "prepare", out, *bad], capsys)[0] == 2
+
+
 def test_failures_exit_1_and_are_reported(sources: Path, tmp_path: Path, capsys) -> None:
     (sources / "bad.ll").write_text("define i32 @f() {\n  ret i32 %x\n}\n")
     code, _, err = run_cli(["dataset", "build", sources, tmp_path / "ddf", "-j", "2"], capsys)

@@ -3,6 +3,7 @@ step-count and graph-size filters, ProGraML's released layout, batching, the fix
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shutil
@@ -159,6 +160,41 @@ def test_unreadable_files_are_skipped_and_recorded(ddf: Path, tmp_path: Path) ->
     dataset = DeepDataFlowDataset(root, "liveness", "train", max_steps=None)
     assert victim not in {dataset.graph_name(i) for i in range(len(dataset))}
     assert not [p for p in (root / "processed").rglob(".*") if p.name.startswith(".")]  # no temporary left
+
+
+def _made(store: Path) -> int:
+    return (store / "meta.json").stat().st_mtime_ns
+
+
+def test_a_split_whose_files_changed_is_converted_again(ddf: Path, tmp_path: Path) -> None:
+    root = tmp_path / "copy"
+    shutil.copytree(ddf, root, symlinks=True)
+    shutil.rmtree(root / "processed", ignore_errors=True)
+    layout = Layout(root)
+    graphs, labels = prepare_split(root, "liveness", "train")
+    made = _made(graphs), _made(labels)
+    assert prepare_split(root, "liveness", "train") == (graphs, labels)
+    assert (_made(graphs), _made(labels)) == made  # current: left as it is
+    victim = layout.split_names("train")[0]
+    good_labels = layout.labels("liveness", victim).read_bytes()
+    layout.labels("liveness", victim).write_bytes(b"\x12\x05garbage")  # a label file rewritten: its store again
+    prepare_split(root, "liveness", "train")
+    assert _made(graphs) == made[0] and _made(labels) != made[1]
+    assert victim in json.loads((labels / "meta.json").read_text())["skipped"]
+    layout.labels("liveness", victim).write_bytes(good_labels)
+    good_graph = layout.graph(victim).read_bytes()
+    layout.graph(victim).write_bytes(b"\xff\xff not a graph")  # a graph rewritten: both stores again
+    prepare_split(root, "liveness", "train")
+    assert victim in json.loads((graphs / "meta.json").read_text())["skipped"]
+    assert victim not in {DeepDataFlowDataset(root, "liveness", "train", max_steps=None).graph_name(0)}
+    layout.graph(victim).write_bytes(good_graph)  # mended: back in the split, as converted from scratch
+    prepare_split(root, "liveness", "train")
+    mended = DeepDataFlowDataset(root, "liveness", "train", max_steps=None)
+    fresh = DeepDataFlowDataset(ddf, "liveness", "train", max_steps=None)
+    assert len(mended) == len(fresh)
+    for i in range(len(fresh)):
+        _equal(mended[i], fresh[i])
+    assert not [p for p in (root / "processed").rglob(".*") if p.name.startswith(".")]  # no temporary, no stale store
 
 
 def test_bad_arguments(ddf: Path) -> None:

@@ -12,7 +12,11 @@ Per split, under ``<processed_dir>/ddf-v1/<vocabulary key>/<split>/``:
 
 A store is written into a temporary directory and renamed into place when complete, so a reader sees a whole store
 or none; conversion runs in worker processes when asked (this module does not import torch, so workers start fast).
-The vocabulary key (:func:`vocabulary_key`) is a hash of the vocabulary's texts in id order.
+The vocabulary key (:func:`vocabulary_key`) is a hash of the vocabulary's texts in id order. Each store's
+``meta.json`` also keeps an inputs key (:func:`inputs_key`: the names, sizes and modification times of the files it
+was made from, and for a label store its graph store's key): a split whose graphs or labels changed since (a data set
+grown in place, a graph rebuilt) is converted again, not read stale; one whose files are all gone (deleted after
+conversion) is used as it is.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from programl.data.vocabulary import Vocabulary
 from programl.exceptions import ProgramlError
 from programl.util.fs import current_umask
 
-__all__ = ["FORMAT", "GRAPH_COLUMNS", "memmap", "prepare_split", "vocabulary_key"]
+__all__ = ["FORMAT", "GRAPH_COLUMNS", "inputs_key", "memmap", "prepare_split", "vocabulary_key"]
 
 #: Version of the processed format (a change makes a new directory).
 FORMAT = "ddf-v1"
@@ -57,16 +61,52 @@ def vocabulary_key(vocabulary: Vocabulary) -> str:
     return h.hexdigest()[:12]
 
 
+def inputs_key(files: Iterable[tuple[str, Path]], base: str = "") -> tuple[str, int]:
+    """A short hash of ``base`` and, per ``(name, path)``, the file's size and modification time (a missing or
+    unreadable file counts as such), and how many of the files are there: a stat per file, so checking a split of
+    100k graphs reads no graph."""
+    h = hashlib.sha256(base.encode("utf-8") + b"\n")
+    found = 0
+    for name, path in files:
+        try:
+            status = os.stat(path)
+        except OSError:
+            h.update(f"{name}\0-\n".encode("utf-8", "surrogateescape"))
+            continue
+        h.update(f"{name}\0{status.st_size}\0{status.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+        found += 1
+    return h.hexdigest()[:16], found
+
+
+def _read_meta(store: Path) -> dict[str, Any] | None:
+    try:
+        meta = json.loads((store / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def _is_current(store: Path, key: str, found: int = -1) -> bool:
+    """Whether ``store`` is whole and was made from the inputs ``key`` names, or its inputs are all gone (``found``
+    is 0: the raw graphs or labels were deleted after conversion, and the store is what there is)."""
+    meta = _read_meta(store)
+    return meta is not None and (meta.get("inputs") == key or found == 0)
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Conversion (runs in worker processes; no torch needed)
 
-_VOCABULARIES: dict[str, Vocabulary] = {}
+_VOCABULARIES: dict[tuple[str, int, int], Vocabulary] = {}
 
 
 def _vocabulary(path: str) -> Vocabulary:
-    if path not in _VOCABULARIES:
-        _VOCABULARIES[path] = Vocabulary.load(path)
-    return _VOCABULARIES[path]
+    """The vocabulary in ``path``, loaded once per process and version of the file (by size and modification time)."""
+    status = os.stat(path)
+    key = (path, status.st_size, status.st_mtime_ns)
+    if key not in _VOCABULARIES:
+        _VOCABULARIES.clear()  # one data set at a time in practice; a rewritten file's old entry is never used again
+        _VOCABULARIES[key] = Vocabulary.load(path)
+    return _VOCABULARIES[key]
 
 
 def _convert_graphs(task: tuple[str, str | None, list[str], str]) -> list[dict[str, np.ndarray] | str]:
@@ -172,10 +212,18 @@ class _Writer:
         os.chmod(self.tmp, 0o777 & ~current_umask())  # mkdtemp's 0o700 would hide the store from other users
         try:
             os.replace(self.tmp, self.target)
-        except OSError:  # another process made it first (e.g. another DDP rank): keep theirs
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            if not (self.target / "meta.json").is_file():
+            return
+        except OSError:
+            if _is_current(self.target, meta.get("inputs")):  # another process made it first (a DDP rank): keep it
+                shutil.rmtree(self.tmp, ignore_errors=True)
+                return
+            if not self.target.exists():
+                shutil.rmtree(self.tmp, ignore_errors=True)
                 raise
+        stale = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.stale.", dir=self.target.parent))
+        os.replace(self.target, stale / "store")  # a stale store (older inputs): replaced by this one
+        os.replace(self.tmp, self.target)
+        shutil.rmtree(stale, ignore_errors=True)
 
     def abort(self) -> None:
         for f in self.files.values():
@@ -183,8 +231,9 @@ class _Writer:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def _graph_store(layout: Layout, split: str, target: Path, vocab_path: str, jobs: int, progress) -> None:
-    names = layout.split_names(split)
+def _graph_store(
+    layout: Layout, split: str, names: list[str], key: str, target: Path, vocab_path: str, jobs: int, progress
+) -> None:
     writer = _Writer(target)
     try:
         node_ptr, edge_ptr, kept, skipped = [0], [0], [], {}
@@ -204,14 +253,18 @@ def _graph_store(layout: Layout, split: str, target: Path, vocab_path: str, jobs
         writer.save("node_ptr", np.asarray(node_ptr, dtype=np.int64))
         writer.save("edge_ptr", np.asarray(edge_ptr, dtype=np.int64))
         (writer.tmp / "names.txt").write_text("".join(f"{n}\n" for n in kept), encoding="utf-8")
-        writer.commit({"format": FORMAT, "split": split, "graphs": len(kept), "skipped": skipped})
+        writer.commit({"format": FORMAT, "split": split, "graphs": len(kept), "skipped": skipped, "inputs": key})
     except BaseException:
         writer.abort()
         raise
 
 
-def _label_store(layout: Layout, analysis: str, graphs: Path, target: Path, jobs: int, progress) -> None:
-    names = (graphs / "names.txt").read_text(encoding="utf-8").split()
+def _graph_names(graphs: Path) -> list[str]:
+    return (graphs / "names.txt").read_text(encoding="utf-8").split()
+
+
+def _label_store(layout: Layout, analysis: str, graphs: Path, key: str, target: Path, jobs: int, progress) -> None:
+    names = _graph_names(graphs)
     node_ptr = np.load(graphs / "node_ptr.npy")
     sizes = np.diff(node_ptr)
     label_dir = layout.label_dir(analysis)
@@ -239,7 +292,14 @@ def _label_store(layout: Layout, analysis: str, graphs: Path, target: Path, jobs
         writer.save("steps", np.asarray(steps, dtype=np.int64))
         writer.save("label_ptr", np.asarray(label_ptr, dtype=np.int64))
         writer.commit(
-            {"format": FORMAT, "analysis": analysis, "records": len(graph), "graphs": len(wanted), "skipped": skipped}
+            {
+                "format": FORMAT,
+                "analysis": analysis,
+                "records": len(graph),
+                "graphs": len(wanted),
+                "skipped": skipped,
+                "inputs": key,
+            }
         )
     except BaseException:
         writer.abort()
@@ -255,8 +315,10 @@ def prepare_split(
     processed_dir: str | os.PathLike | None = None,
     jobs: int = 1,
     progress: Callable[[Iterable, int, str], Iterable] | None = None,
+    force: bool = False,
 ) -> tuple[Path, Path]:
-    """Convert one split (graphs, then one analysis's labels) unless already done; returns the two store paths.
+    """Convert one split (graphs, then one analysis's labels) unless already done from the same files; returns the
+    two store paths. A store made from other files (by size and modification time, :func:`inputs_key`) is replaced.
 
     Args:
         root: The data set.
@@ -266,6 +328,7 @@ def prepare_split(
         processed_dir: Where converted data goes (default ``<root>/processed``).
         jobs: Worker processes for the conversion.
         progress: Wraps the stream of converted graphs, ``progress(iterable, total, description)``.
+        force: Convert again even when the stores are current.
     """
     layout = Layout(root)
     vocab_path = Path(vocabulary_path) if vocabulary_path else layout.vocabulary
@@ -278,10 +341,15 @@ def prepare_split(
     base = Path(processed_dir) if processed_dir else layout.root / "processed"
     graphs = base / FORMAT / key / split / "graphs"
     labels = base / FORMAT / key / split / analysis
-    if not (graphs / "meta.json").is_file():
-        _graph_store(layout, split, graphs, str(vocab_path), jobs, progress)
-    if not (labels / "meta.json").is_file():
-        _label_store(layout, analysis, graphs, labels, jobs, progress)
+    names = layout.split_names(split)
+    graphs_key, found = inputs_key(((name, layout.resolve_graph(split, name)) for name in names), base=split)
+    if force or not _is_current(graphs, graphs_key, found):
+        _graph_store(layout, split, names, graphs_key, graphs, str(vocab_path), jobs, progress)
+    kept = _graph_names(graphs)
+    made_from = str((_read_meta(graphs) or {}).get("inputs"))  # the labels index that graph store
+    labels_key, found = inputs_key(((name, layout.labels(analysis, name)) for name in kept), base=made_from)
+    if force or not _is_current(labels, labels_key, found):
+        _label_store(layout, analysis, graphs, labels_key, labels, jobs, progress)
     return graphs, labels
 
 
