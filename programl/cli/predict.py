@@ -55,7 +55,9 @@ examples:
 }
 
 
-def _count(minimum: int):
+def _count(minimum: int, maximum: int = 2**31 - 1):
+    """An argparse type: an integer in [minimum, maximum] (node indices, steps and counts fit an int32)."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -63,6 +65,8 @@ def _count(minimum: int):
             raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}: {text!r}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}: {text!r}")
         return value
 
     return parse
@@ -143,7 +147,9 @@ def _add_dataflow_arguments(parser: argparse.ArgumentParser) -> None:
         help="K roots, the first of a seeded shuffle of the eligible ones (default: the analyses' "
         "own sample, min(ceil(eligible / 10), 10) roots)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the root sample (default: 0, as analyze)")
+    parser.add_argument(
+        "--seed", type=_count(0, 2**63 - 1), default=0, help="seed of the root sample (default: 0, as analyze)"
+    )
     parser.add_argument("--steps", type=_count(0), metavar="T", help="message-passing steps (default: the model's, 30)")
     parser.add_argument(
         "--compare", action="store_true", help="show the exact labels of the analysis beside the predicted ones"
@@ -458,7 +464,7 @@ def run(args: argparse.Namespace) -> int:
 
                     graph = ProgramGraph.FromString(outcome.value)
                     record = _predict_one(path, graph, models, args, summary)
-                except (ProgramlError, ValueError, RuntimeError) as error:
+                except Exception as error:  # noqa: BLE001 - reported on one line; the other inputs go on
                     summary.fail(error, path)
                     continue
                 _print_record(record, graph, args)

@@ -90,8 +90,9 @@ def build_model(spec: Mapping[str, Any]):
     kwargs = {k: value(v) for k, v in spec.get("kwargs", {}).items()}
     try:
         return classes[name](*args, **kwargs)
-    except (TypeError, ValueError) as error:
-        raise ProgramlError(f"cannot build {name}: {error}") from None
+    except (TypeError, ValueError, RuntimeError, MemoryError) as error:  # bad or absurd sizes: one line, not a trace
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ProgramlError(f"cannot build {name}: {reason}") from None
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -191,6 +191,8 @@ def test_missing_models_are_one_line(models, tmp_path, capsys) -> None:
         ("dataflow", "--root", "1", "--roots", "2"),
         ("dataflow", "--analysis", "nonsense"),
         ("dataflow", "--steps", "-1"),
+        ("dataflow", "--root", "1000000000000000000000000"),
+        ("dataflow", "--seed", "-1"),
         ("devmap", "--transfer", "-5"),
         ("devmap", "--wgsize", "many"),
         ("classifyapp", "--top", "0"),

@@ -335,6 +335,18 @@ def test_classifyapp_network_is_the_tasks(argv) -> None:
     _same_network(build_model(model_spec("classifyapp", config, 23)), classifyapp._make_model(config, 23))
 
 
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [([10**12], "cannot build DataflowGGNN: "), ([-3], "must be >= 0"), ([None], "cannot build DataflowGGNN: ")],
+)
+def test_absurd_model_sizes_are_one_line(args, reason) -> None:
+    """A damaged or hostile model.json (``predict --model DIR``, an export of a bad config): a ProgramlError that the
+    CLI prints on one line, not a RuntimeError from torch's allocator or a TypeError from a constructor."""
+    with pytest.raises(ProgramlError, match=reason) as info:
+        build_model({"class": "DataflowGGNN", "args": args})
+    assert "\n" not in str(info.value)
+
+
 def test_missing_options_are_named() -> None:
     with pytest.raises(ProgramlError, match="no layers, positions among the model options"):
         model_spec(
