@@ -207,8 +207,34 @@ def read_config_options(path: str | os.PathLike, task: str, parser: argparse.Arg
         items = value if isinstance(value, list) else [value]
         if action.choices is not None and any(item not in action.choices for item in items):
             raise ProgramlError(f"{path}: {key} = {value!r} is not one of {', '.join(map(str, action.choices))}")
-        options[key] = value
+        options[key] = _config_value(path, key, value, action)
     return options
+
+
+def _config_value(path, key: str, value: object, action: argparse.Action) -> object:
+    """``value`` as the option ``action`` takes it on the command line (its ``type``, its number of values), so that
+    a hand-edited config.json fails here on one line, not as a traceback once the run has started."""
+    if value is None:  # an option whose default is None
+        return None
+    many = action.nargs in ("+", "*") or isinstance(action.nargs, int) or isinstance(action, argparse._AppendAction)
+    if action.nargs == 0:  # a flag (store_true / store_false)
+        if not isinstance(value, bool):
+            raise ProgramlError(f"{path}: {key} = {value!r} is not true or false")
+        return value
+    if isinstance(value, list) != many:
+        raise ProgramlError(f"{path}: {key} = {value!r} is {'not a list' if many else 'a list'}")
+    if action.type is None:
+        return value
+
+    def convert(item: object) -> object:
+        if isinstance(item, (bool, dict, list)) or item is None:
+            raise ProgramlError(f"{path}: {key} = {value!r}: {item!r} is not a value of this option")
+        try:
+            return action.type(str(item))
+        except (argparse.ArgumentTypeError, ValueError, TypeError) as error:
+            raise ProgramlError(f"{path}: {key} = {value!r}: {error}") from None
+
+    return [convert(item) for item in value] if many else convert(value)
 
 
 def add_data_dir_arguments(group, task: str) -> None:

@@ -209,6 +209,32 @@ def test_config_option_reads_back_what_a_run_writes(tmp_path, task) -> None:
         common.read_config_options(tmp_path / "config.json", "dataflow", parser)
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [
+        ("lr", "x", "lr = 'x': "),
+        ("epochs", [1, 2], "epochs = \\[1, 2\\] is a list"),
+        ("seed", 1.5, "seed = 1.5: "),
+        ("layer_timesteps", 2, "layer_timesteps = 2 is not a list"),
+        ("layer_timesteps", ["x"], "layer_timesteps = \\['x'\\]: "),
+        ("node_type_gru", "yes", "node_type_gru = 'yes' is not true or false"),
+    ],
+)
+def test_a_hand_edited_config_with_bad_values_is_one_line(tmp_path, key, value, reason) -> None:
+    """``--config`` checks each value as the option's command line would (its type, its range, its number of
+    values): one line naming the file and the option, before any run directory is made."""
+    import argparse
+
+    from programl.tasks import classifyapp
+
+    parser = argparse.ArgumentParser()
+    classifyapp.add_train_arguments(parser)
+    common.write_json(tmp_path / "config.json", {"task": "classifyapp", "model": {"hidden": 8, key: value}})
+    with pytest.raises(ProgramlError, match=reason) as info:
+        common.read_config_options(tmp_path / "config.json", "classifyapp", parser)
+    assert str(info.value).startswith(f"{tmp_path / 'config.json'}: ") and "\n" not in str(info.value)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine")
 def test_rng_state_restores_from_a_checkpoint_loaded_onto_the_gpu(tmp_path) -> None:
     """A run on the GPU resumes: its checkpoint, loaded with ``map_location="cuda"``, holds the CUDA generator states
