@@ -281,11 +281,24 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from programl.data.deepdataflow.layout import SPLITS, Layout, read_manifest
+    from programl.data.deepdataflow.layout import Layout
 
     layout = Layout(args.root)
     if not layout.graphs_dir.is_dir():
         return usage_error(args.parser, f"{args.root} is not a DeepDataFlow data set (no graphs/ directory)")
+    try:
+        _print_info(layout)
+    except Exception as error:  # noqa: BLE001 - a damaged manifest or vocabulary is one line, not a traceback
+        sys.stdout.flush()
+        reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        print(one_line(f"programl dataset info: error: {args.root}: a damaged data set ({reason})"), file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _print_info(layout) -> None:
+    from programl.data.deepdataflow.layout import SPLITS, read_manifest
+
     entries = read_manifest(layout.manifest)
     split_of = {}
     for split in SPLITS:
@@ -326,7 +339,6 @@ def run_info(args: argparse.Namespace) -> int:
         from programl.data.vocabulary import Vocabulary
 
         print(f"vocabulary: {len(Vocabulary.load(layout.vocabulary)):,} texts ({layout.vocabulary})")
-    return EXIT_OK
 
 
 def run_prepare(args: argparse.Namespace) -> int:

@@ -72,6 +72,23 @@ def test_prepare_reports_what_it_leaves_out_and_bad_data_in_one_line(sources: Pa
         assert run_cli(["dataset", "prepare", out, *bad], capsys)[0] == 2
 
 
+@pytest.mark.parametrize(
+    ("damage", "file"),
+    [
+        (b"\xff\xfe\x00garbage\n", "manifest.jsonl"),
+        (b'{"name": "example_a", "status": "ok", "labels": [1, 2]}\n', "manifest.jsonl"),
+        (b"\xff\xfe not a vocabulary", "vocab/programl.csv"),
+    ],
+)
+def test_info_on_a_damaged_data_set_is_one_line(sources: Path, tmp_path: Path, capsys, damage, file) -> None:
+    out = tmp_path / "ddf"
+    assert run_cli(["dataset", "build", sources, out, "-q"], capsys)[0] == 0
+    with open(out / file, "ab" if file == "manifest.jsonl" and damage.startswith(b"{") else "wb") as f:
+        f.write(damage)
+    code, _, err = run_cli(["dataset", "info", out], capsys)
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "a damaged data set" in err and "Traceback" not in err
+
+
 def test_failures_exit_1_and_are_reported(sources: Path, tmp_path: Path, capsys) -> None:
     (sources / "bad.ll").write_text("define i32 @f() {\n  ret i32 %x\n}\n")
     code, _, err = run_cli(["dataset", "build", sources, tmp_path / "ddf", "-j", "2"], capsys)
