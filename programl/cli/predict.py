@@ -250,6 +250,7 @@ class Input:
     flags: tuple[str, ...]  # after --
     compile_flags: tuple[str, ...]  # the model's (devmap, classifyapp)
     timeout: float
+    fd: int | None = None  # read the input from this inherited descriptor (stdin, /dev/fd/N), in the worker
 
 
 def make_graph(item: Input) -> bytes:
@@ -272,7 +273,7 @@ def make_graph(item: Input) -> bytes:
         return graph_from_ir(ir, path=path).SerializeToString(deterministic=True)
     if item.data is None and item.task == "classifyapp" and suffix in CXX_SOURCES:
         return _poj104_graph(path, item).SerializeToString(deterministic=True)
-    task = Task(path, item.data, None, "pb", None, item.flags, item.timeout)
+    task = Task(path, item.data, None, "pb", None, item.flags, item.timeout, item.fd)
     return build_one(task, BuildOptions())[2]
 
 
@@ -450,10 +451,19 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     compile_flags = tuple(models[0].metadata.get("inputs", {}).get("flags", ()))
     summary = Summary(f"predict {args.task}")
-    stdin = sys.stdin.buffer.read() if "-" in args.inputs else None
-    tasks = [Input(p, stdin if p == "-" else None, args.task, flags, compile_flags, args.timeout) for p in args.inputs]
+    from programl.cli.build import inherited_fd
+
+    passed: dict[int, bool] = {}  # descriptors the workers inherit -> whether it is a duplicate made here
+    tasks = []
+    for path in args.inputs:
+        inherited = inherited_fd(path) if path == "-" else None  # stdin is read by its worker, under its timeout
+        if inherited:
+            passed[inherited[0]] = inherited[1]
+        data = sys.stdin.buffer.read() if path == "-" and not inherited else None
+        fd = inherited[0] if inherited else None
+        tasks.append(Input(path, data, args.task, flags, compile_flags, args.timeout, fd))
     try:
-        with worker_outcomes(make_graph, tasks, args) as outcomes:
+        with worker_outcomes(make_graph, tasks, args, pass_fds=tuple(passed)) as outcomes:
             for outcome in progress(outcomes, len(tasks), "predicting", enabled=not args.quiet and not args.json):
                 path = outcome.input.path
                 if not outcome.ok:
@@ -476,6 +486,10 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly, as a pipeline expects
         _close_stdout()
         return summary.exit_code()
+    finally:
+        for fd, duplicate in passed.items():
+            if duplicate:
+                os.close(fd)
     if not args.quiet and (summary.failed or summary.stopped or summary.notes):
         print(summary.line("predicted"), file=sys.stderr)
     return summary.exit_code()

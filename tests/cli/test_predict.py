@@ -184,6 +184,30 @@ def test_missing_models_are_one_line(models, tmp_path, capsys) -> None:
     assert code == 1 and len(err.splitlines()) == 1 and "unknown pretrained model 'nope'; known: " in err
 
 
+def test_a_stdin_nobody_writes_to_times_out(models) -> None:
+    """stdin is read by the worker that builds its graph, under --timeout, as `programl build -` reads it."""
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "programl", "predict", "dataflow", "--model-dir", str(models), "-"]
+    process = subprocess.Popen(
+        [*command, "--timeout", "2", "-j", "1"],
+        stdin=subprocess.PIPE,  # open, and never written to
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    try:
+        process.wait(timeout=90)
+        err = process.stderr.read()
+    finally:
+        process.kill()
+        process.communicate()
+    assert process.returncode == 1 and "-: error: timed out after 2 s" in err, err
+
+
 @pytest.mark.parametrize(
     "argv",
     [
