@@ -86,11 +86,16 @@ def _read_meta(store: Path) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) else None
 
 
-def _is_current(store: Path, key: str, found: int = -1) -> bool:
+def _is_current(store: Path, key: str, found: int = -1, graph_store: str | None = None) -> bool:
     """Whether ``store`` is whole and was made from the inputs ``key`` names, or its inputs are all gone (``found``
-    is 0: the raw graphs or labels were deleted after conversion, and the store is what there is)."""
+    is 0: the raw graphs or labels were deleted after conversion, and the store is what there is; a label store then
+    only if it indexes the graph store ``graph_store`` names, as its ``meta.json`` says where it says)."""
     meta = _read_meta(store)
-    return meta is not None and (meta.get("inputs") == key or found == 0)
+    if meta is None:
+        return False
+    if meta.get("inputs") == key:
+        return True
+    return found == 0 and (graph_store is None or meta.get("graph_store", graph_store) == graph_store)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -221,9 +226,19 @@ class _Writer:
                 shutil.rmtree(self.tmp, ignore_errors=True)
                 raise
         stale = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.stale.", dir=self.target.parent))
-        os.replace(self.target, stale / "store")  # a stale store (older inputs): replaced by this one
-        os.replace(self.tmp, self.target)
-        shutil.rmtree(stale, ignore_errors=True)
+        try:
+            try:
+                os.replace(self.target, stale / "store")  # a stale store (older inputs): replaced by this one
+            except FileNotFoundError:  # another process moved it first
+                pass
+            try:
+                os.replace(self.tmp, self.target)
+            except OSError:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+                if not _is_current(self.target, meta.get("inputs")):  # not another process's current store
+                    raise
+        finally:
+            shutil.rmtree(stale, ignore_errors=True)
 
     def abort(self) -> None:
         for f in self.files.values():
@@ -263,7 +278,9 @@ def _graph_names(graphs: Path) -> list[str]:
     return (graphs / "names.txt").read_text(encoding="utf-8").split()
 
 
-def _label_store(layout: Layout, analysis: str, graphs: Path, key: str, target: Path, jobs: int, progress) -> None:
+def _label_store(
+    layout: Layout, analysis: str, graphs: Path, key: str, graph_store: str, target: Path, jobs: int, progress
+) -> None:
     names = _graph_names(graphs)
     node_ptr = np.load(graphs / "node_ptr.npy")
     sizes = np.diff(node_ptr)
@@ -299,6 +316,7 @@ def _label_store(layout: Layout, analysis: str, graphs: Path, key: str, target: 
                 "graphs": len(wanted),
                 "skipped": skipped,
                 "inputs": key,
+                "graph_store": graph_store,
             }
         )
     except BaseException:
@@ -348,8 +366,8 @@ def prepare_split(
     kept = _graph_names(graphs)
     made_from = str((_read_meta(graphs) or {}).get("inputs"))  # the labels index that graph store
     labels_key, found = inputs_key(((name, layout.labels(analysis, name)) for name in kept), base=made_from)
-    if force or not _is_current(labels, labels_key, found):
-        _label_store(layout, analysis, graphs, labels_key, labels, jobs, progress)
+    if force or not _is_current(labels, labels_key, found, graph_store=made_from):
+        _label_store(layout, analysis, graphs, labels_key, made_from, labels, jobs, progress)
     return graphs, labels
 
 
