@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 __all__ = ["main"]
@@ -55,7 +56,27 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return int(args.run(args) or 0)
+        code = int(args.run(args) or 0)
+        sys.stdout.flush()  # here, not at exit: a full disk or a closed pipe is then one line too
+        return code
     except KeyboardInterrupt:
         print("programl: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly, as a pipeline expects
+        _stdout_to_devnull()
+        return 1
+    except OSError as error:  # what no command catches itself: writing stdout to a full disk, say
+        _stdout_to_devnull()
+        where = f" ({error.filename})" if error.filename else ""
+        print(f"programl {args.command}: error: {error.strerror or error}{where}", file=sys.stderr)
+        return 1
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so that the interpreter's final flush does not fail again (and print a traceback)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture): nothing to flush
+        pass

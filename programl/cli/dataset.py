@@ -286,13 +286,18 @@ def run_info(args: argparse.Namespace) -> int:
     layout = Layout(args.root)
     if not layout.graphs_dir.is_dir():
         return usage_error(args.parser, f"{args.root} is not a DeepDataFlow data set (no graphs/ directory)")
+    import contextlib
+    import io
+
+    report = io.StringIO()  # the whole report, written once the data set has been read
     try:
-        _print_info(layout)
+        with contextlib.redirect_stdout(report):
+            _print_info(layout)
     except Exception as error:  # noqa: BLE001 - a damaged manifest or vocabulary is one line, not a traceback
-        sys.stdout.flush()
         reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         print(one_line(f"programl dataset info: error: {args.root}: a damaged data set ({reason})"), file=sys.stderr)
         return EXIT_FAILED
+    sys.stdout.write(report.getvalue())
     return EXIT_OK
 
 

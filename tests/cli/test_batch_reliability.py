@@ -364,3 +364,20 @@ def test_ctrl_c_stops_a_dataset_build_and_a_rerun_resumes(tmp_path, clang22) -> 
     assert all(gone(pid) for pid in workers + sleeper)
     result = cli("dataset", "build", sources, out, "--timeout", "1", env={**ENV, "PROGRAML_CLANG": str(wrapper)})
     assert result.returncode == 1 and "1 up to date, 1 failed of 2 inputs" in result.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("command", [["build", DATA / "example_a.ll"], ["dataset", "info", "{dataset}"]])
+def test_a_full_stdout_is_one_line(command, tmp_path) -> None:
+    """Standard output on a full disk: what no command catches itself ends in one line and exit 1 (a CLI audit)."""
+    if "{dataset}" in command:
+        sources = tmp_path / "src"
+        sources.mkdir()
+        (sources / "a.ll").write_text(GOOD_IR)
+        assert cli("dataset", "build", sources, tmp_path / "ddf", "-q").returncode == 0
+        command = [*command[:-1], tmp_path / "ddf"]
+    with open("/dev/full", "w") as full:
+        argv = [sys.executable, "-m", "programl", *map(str, command)]
+        result = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, text=True, env=ENV, timeout=120)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].endswith("error: No space left on device"), result.stderr
