@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 
 __all__ = ["main"]
@@ -55,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return 2
+    from programl.cli.common import stdout_to_devnull
+
     try:
         code = int(args.run(args) or 0)
         sys.stdout.flush()  # here, not at exit: a full disk or a closed pipe is then one line too
@@ -63,20 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         print("programl: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly, as a pipeline expects
-        _stdout_to_devnull()
+        stdout_to_devnull()
         return 1
     except OSError as error:  # what no command catches itself: writing stdout to a full disk, say
-        _stdout_to_devnull()
+        stdout_to_devnull()
         where = f" ({error.filename})" if error.filename else ""
         print(f"programl {args.command}: error: {error.strerror or error}{where}", file=sys.stderr)
         return 1
-
-
-def _stdout_to_devnull() -> None:
-    """Point stdout at /dev/null, so that the interpreter's final flush does not fail again (and print a traceback)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture): nothing to flush
-        pass

@@ -42,6 +42,7 @@ __all__ = [
     "parse_timeout",
     "progress",
     "quote_path",
+    "stdout_to_devnull",
     "usage_error",
     "worker_outcomes",
 ]
@@ -300,3 +301,14 @@ def finish_batch(summary: Summary, record, args: argparse.Namespace, noun: str) 
     if not args.quiet and (args.output or summary.failed or summary.stopped):
         print(summary.line(noun), file=sys.stderr)
     return summary.exit_code()
+
+
+def stdout_to_devnull() -> None:
+    """Point stdout at /dev/null after a write to it failed (a closed pipe, a full disk), so that the interpreter's
+    final flush does not fail again and print a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture): nothing to flush
+        pass

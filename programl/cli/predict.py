@@ -26,7 +26,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from programl.cli.common import Summary, add_limit_options, print_line, progress, usage_error, worker_outcomes
+from programl.cli.common import (
+    Summary,
+    add_limit_options,
+    print_line,
+    progress,
+    stdout_to_devnull,
+    usage_error,
+    worker_outcomes,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -407,16 +415,6 @@ def _print_record(record: dict, graph, args: argparse.Namespace) -> None:
         print("\n".join(lines), flush=True)
 
 
-def _close_stdout() -> None:
-    """Point stdout at /dev/null, so that the interpreter's final flush does not fail again on the closed pipe."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture): nothing to flush
-        pass
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # The command
 
@@ -484,7 +482,7 @@ def run(args: argparse.Namespace) -> int:
     except PoolError as error:
         summary.abort(error)
     except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly, as a pipeline expects
-        _close_stdout()
+        stdout_to_devnull()
         return summary.exit_code()
     finally:
         for fd, duplicate in passed.items():
