@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from programl.cli.common import (
     EXIT_USAGE,
     Summary,
+    add_graph_outcomes,
     add_limit_options,
     add_output_option,
     finish_batch,
@@ -270,17 +271,9 @@ def run(args: argparse.Namespace) -> int:
     work = functools.partial(build_one, options=options)
     try:
         with worker_outcomes(work, tasks, args, pass_fds=tuple(passed)) as outcomes:
-            for outcome in progress(outcomes, len(tasks), "building", enabled=not args.quiet):
-                if outcome.ok:
-                    nodes, edges, data = outcome.value
-                    summary.add(nodes=nodes, edges=edges)
-                    if record is not None and outcome.input.output is not None:
-                        record.add(outcome.input.output, keys.get(outcome.input.output))
-                    if data is not None:
-                        sys.stdout.buffer.write(data)
-                        sys.stdout.buffer.flush()
-                else:
-                    summary.fail(outcome.error, outcome.input.path)
+            add_graph_outcomes(
+                progress(outcomes, len(tasks), "building", enabled=not args.quiet), summary, record, keys
+            )
     except KeyboardInterrupt:
         summary.interrupted = True
     except PoolError as error:

@@ -33,6 +33,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "Summary",
+    "add_graph_outcomes",
     "add_limit_options",
     "default_max_memory",
     "describe_error",
@@ -312,3 +313,21 @@ def stdout_to_devnull() -> None:
         os.close(devnull)
     except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture): nothing to flush
         pass
+
+
+def add_graph_outcomes(outcomes: Iterable, summary: Summary, record, keys: dict) -> None:
+    """The loop of ``build`` and ``convert``: per outcome ``(nodes, edges, bytes for stdout or None)``, count the
+    graph, record its output as made from the freshness key ``keys[output]`` (``record``: the directory's
+    :class:`~programl.util.freshness.FreshnessRecord`, or None without ``-o``) and write its bytes to stdout; a
+    failed input is its one line."""
+    for outcome in outcomes:
+        if not outcome.ok:
+            summary.fail(outcome.error, outcome.input.path)
+            continue
+        nodes, edges, data = outcome.value
+        summary.add(nodes=nodes, edges=edges)
+        if record is not None and outcome.input.output is not None:
+            record.add(outcome.input.output, keys.get(outcome.input.output))
+        if data is not None:
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()

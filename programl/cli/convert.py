@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from dataclasses import dataclass
 
 from programl.cli.common import (
     Summary,
+    add_graph_outcomes,
     add_limit_options,
     add_output_option,
     finish_batch,
@@ -126,17 +126,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with worker_outcomes(convert_one, tasks, args) as outcomes:
-            for outcome in progress(outcomes, len(tasks), "converting", enabled=not args.quiet):
-                if not outcome.ok:
-                    summary.fail(outcome.error, outcome.input.path)
-                    continue
-                nodes, edges, data = outcome.value
-                summary.add(nodes=nodes, edges=edges)
-                if record is not None:
-                    record.add(outcome.input.output, keys.get(outcome.input.output))
-                if data is not None:
-                    sys.stdout.buffer.write(data)
-                    sys.stdout.buffer.flush()
+            add_graph_outcomes(
+                progress(outcomes, len(tasks), "converting", enabled=not args.quiet), summary, record, keys
+            )
     except KeyboardInterrupt:
         summary.interrupted = True
     except PoolError as error:
