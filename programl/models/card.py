@@ -275,7 +275,7 @@ def _limitations(m: Mapping[str, Any]) -> list[str]:
         items.append(
             f"Trained and validated on examples of at most {options.get('max_steps')} data-flow steps; "
             f"roots whose analysis needs more steps than the model runs are predicted less well ({compare}). "
-            "`programl predict --compare` shows the exact labels beside the predicted ones."
+            "`programl predict dataflow --compare FILE` shows the exact labels beside the predicted ones."
         )
     elif m["task"] == "devmap":
         items.append(
