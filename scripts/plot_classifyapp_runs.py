@@ -5,7 +5,7 @@ A long run is sometimes continued as a new run from an earlier one's weights (``
 learning-rate schedule). Give the runs in order; ``DIR:N`` takes only the first N epochs of a run (where the next run
 started from its epoch N). Each run's epochs continue the count of the one before, its segment is labelled by its
 optimisation settings, and a run's ``result.json`` (the test error of its best checkpoint, SPEC §6.6) is drawn as a
-star at that checkpoint's epoch. The dashed line is the paper's test error (3.38 %, SPEC §6.6 / paper Table 5).
+star at that checkpoint's epoch. The dashed line is the paper's test error (3.38 %, SPEC §7.4 / paper Table 5).
 
 Usage::
 

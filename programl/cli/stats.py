@@ -35,7 +35,7 @@ def add_parser(subparsers) -> None:
 
 
 def graph_stats(graph) -> dict[str, int]:
-    """Counts of a ProgramGraph: nodes by type, edges by flow, functions (SPEC §2.1-2.2)."""
+    """Counts of a ProgramGraph: nodes by type, edges by flow, functions (SPEC §1.1, §2.1)."""
     nodes = Counter(node.type for node in graph.node)
     edges = Counter(edge.flow for edge in graph.edge)
     return {

@@ -55,7 +55,7 @@ class DevMap(InMemoryDataset):
         split: ``None`` (every loaded row) or ``"train"``, ``"val"``, ``"test"`` of cross-validation fold ``fold``.
         fold: Which rotation of the folds (0..folds-1).
         folds: Number of folds (10 in the paper).
-        seed: Seed of the fold partition (204, SPEC §6.5).
+        seed: Seed of the fold partition (ours: 204; the branch code's ``StratifiedKFold`` used 42, SPEC §6.5).
         rows: Load only these CSV rows (default: all 680), e.g. ``range(40)`` for a quick look.
         mirrors: Directories to take the raw files from first (default: the shared research data, when found).
         jobs: Worker processes of the graph build (default: all CPUs).

@@ -1,4 +1,4 @@
-"""Compare two program graphs up to the reference's non-determinism and the Policy differences (SPEC Policy).
+"""Compare two program graphs up to the reference's non-determinism and the Policy differences (SPEC §1.5, Policy).
 
 Used by the differential tests against the original ``llvm2graph-10`` and by anyone who wants to check that two
 builders (or two LLVM generations) agree. The reference orders argument nodes, constant nodes and CALL edges by

@@ -572,7 +572,7 @@ def _better(candidate: tuple[float, float], best: tuple[float, float] | None) ->
 
 
 class _FoldTask(TrainingTask):
-    """One cross-validation fold for the engine (SPEC §7.3): the fold's vocabulary, Adam, dropout re-seeded per
+    """One cross-validation fold for the engine (SPEC §6.5): the fold's vocabulary, Adam, dropout re-seeded per
     epoch, batches in an order seeded by (fold seed, epoch), the epoch chosen by :func:`_better`."""
 
     curve_metrics = ("loss", "accuracy", "f1")

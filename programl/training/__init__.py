@@ -1,4 +1,5 @@
-"""The training engine the three tasks share (SPEC §6.1 protocol, §6.5 run directories, §6.6 DDP; DESIGN §1).
+"""The training engine the three tasks share (SPEC §6.1 protocol and schedule, §9.1 run logs; DDP, which SPEC does not
+cover: DESIGN §1).
 
 One concept per module:
 

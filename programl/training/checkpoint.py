@@ -1,7 +1,7 @@
-"""Checkpoints and result files (SPEC §6.5): :func:`save_checkpoint` (atomic: model, optimizer, epoch, best
-metric, RNG states, anything else), :func:`load_checkpoint` (resumption; a damaged or foreign file is one line),
-:func:`write_json` (atomic, indented, sorted keys) and :func:`unwrap` (the model inside DDP).
-"""
+"""Checkpoints and result files (SPEC §6.1 "Schedule": a checkpoint per epoch, test with the best):
+:func:`save_checkpoint` (atomic: model, optimizer, epoch, best metric, RNG states, anything else),
+:func:`load_checkpoint` (resumption; a damaged or foreign file is one line), :func:`write_json` (atomic, indented,
+sorted keys) and :func:`unwrap` (the model inside DDP)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one training loop of the three tasks (SPEC §6.1 protocol, §6.5 run directories, §6.6 DDP): :class:`Trainer`.
+"""The one training loop of the three tasks (SPEC §6.1 protocol and schedule; DESIGN §1): :class:`Trainer`.
 
 A task (:class:`TrainingTask`) says what is particular to it: its model and optimizer, the training batches of a
 pass over its data, the forward step and its metric accumulator, validation and its selection rule. The engine does
