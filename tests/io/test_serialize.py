@@ -111,6 +111,58 @@ def test_empty_input_is_an_empty_list() -> None:
     assert serialize.from_string("") == []
 
 
+def test_empty_gzip_input_is_an_error_not_an_empty_list(tmp_path) -> None:
+    """A 0-byte file is no gzip stream (an empty list saved with gzip is 20 bytes): a truncated download, say."""
+    with pytest.raises(GraphCreationError, match="empty input: not gzip data"):
+        serialize.from_bytes(b"")
+    (tmp_path / "zero.gz").write_bytes(b"")
+    with pytest.raises(GraphCreationError, match="empty input") as info:
+        serialize.load_graphs(tmp_path / "zero.gz")
+    assert info.value.path == str(tmp_path / "zero.gz")
+
+
+@pytest.mark.parametrize("compression", ["gz", None])
+def test_a_single_graph_is_not_read_as_a_list_of_empty_graphs(compression, tmp_path) -> None:
+    """The bytes of one ProgramGraph parse as a ProgramGraphList of empty graphs, one per edge; 0.3.2 returned
+    those. ``programl build`` writes single graphs, so this is the likely mistake: name it."""
+    graph = example_graph()
+    data = graph.SerializeToString()
+    assert len(ProgramGraphList.FromString(data).graph) == len(graph.edge)  # what an unchecked reader returns
+    if compression == "gz":
+        data = gzip.compress(data)
+    message = f"this is one ProgramGraph \\({len(graph.node)} nodes\\), not a ProgramGraphList"
+    with pytest.raises(GraphCreationError, match=message):
+        serialize.from_bytes(data, compression=compression)
+    path = tmp_path / "one.ProgramGraph.pb"
+    path.write_bytes(data)
+    with pytest.raises(GraphCreationError, match=message) as info:
+        serialize.load_graphs(path, compression=compression)
+    assert info.value.path == str(path)
+
+
+def test_fields_no_program_graph_list_has_are_refused() -> None:
+    with pytest.raises(GraphCreationError, match="fields a ProgramGraphList does not have"):
+        serialize.from_bytes(b"\x18\x01", compression=None)  # field 3, a varint
+
+
+@pytest.mark.parametrize("idx_list", [0, 1, "0", 1.0])
+def test_idx_list_that_is_not_a_list_of_indices_is_a_type_error(idx_list) -> None:
+    """0.3.2 returned every graph for 0 (falsy) and failed inside for 1; both are a mistake."""
+    data = serialize.to_bytes(three_graphs())
+    with pytest.raises(TypeError, match="idx_list must be a list of graph indices"):
+        serialize.from_bytes(data, idx_list=idx_list)
+    with pytest.raises(TypeError, match="idx_list must be a list of graph indices"):
+        serialize.from_string(serialize.to_string(three_graphs()), idx_list=idx_list)
+
+
+def test_input_of_the_wrong_type_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="from_bytes\\(\\) expects bytes, got NoneType"):
+        serialize.from_bytes(None)
+    with pytest.raises(TypeError, match="from_string\\(\\) expects str, got NoneType"):
+        serialize.from_string(None)
+    assert serialize.from_bytes(bytearray(serialize.to_bytes(three_graphs()))) == three_graphs()
+
+
 def test_save_and_load(tmp_path) -> None:
     graphs = three_graphs()
     path = tmp_path / "graphs.ProgramGraphList.pb.gz"
