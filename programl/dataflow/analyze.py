@@ -76,6 +76,11 @@ def num_roots(num_eligible: int, max_roots: int | None = 10) -> int:
 _LOCAL = threading.local()
 
 
+def _is_index(value: object) -> bool:
+    """An int or numpy integer, not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def _generator(seed: int | None) -> np.random.Generator:
     """``numpy.random.default_rng(seed)``, reset to its initial state from a per-thread cache (seeding costs
     more than resetting)."""
@@ -123,11 +128,14 @@ def analyze_arrays(
 
     Raises:
         AnalysisError: Unknown analysis; no eligible root ("No eligible root nodes in graph with N nodes"); an
-            explicit root that is not eligible; or the analysis fails on the graph (dominance past 1000 steps,
+            explicit root that is not eligible or not an integer; a ``seed`` or ``max_roots`` that is not a
+            non-negative / positive integer; or the analysis fails on the graph (dominance past 1000 steps,
             liveness past its work-list limit), with the reference's message.
     """
     if max_roots is not None and (not isinstance(max_roots, (int, np.integer)) or max_roots < 1):
         raise AnalysisError(f"max_roots must be a positive integer or None, not {max_roots!r}")
+    if seed is not None and (not _is_index(seed) or seed < 0):
+        raise AnalysisError(f"seed must be a non-negative integer or None, not {seed!r}")
     runner = _prepare(graph, analysis)
     eligible = runner.eligible_roots()
     if roots is None:
@@ -135,8 +143,13 @@ def analyze_arrays(
             raise AnalysisError(f"No eligible root nodes in graph with {runner.view.num_nodes} nodes")
         chosen = select_roots(eligible, max_roots, seed)
     else:
-        chosen = np.asarray(list(roots), dtype=np.int64).reshape(-1)
-        bad = chosen[~np.isin(chosen, eligible)]
+        given = np.asarray(roots).reshape(-1) if isinstance(roots, np.ndarray) else list(roots)
+        for root in given:
+            if not _is_index(root):  # 1.7, "1" and True would otherwise be taken for node 1
+                raise AnalysisError(f"roots must be node indices (integers), not {root!r}")
+        outside = [int(root) for root in given if not 0 <= int(root) < runner.view.num_nodes]
+        chosen = np.asarray([] if outside else given, dtype=np.int64).reshape(-1)
+        bad = outside or chosen[~np.isin(chosen, eligible)].tolist()
         if len(bad):
             raise AnalysisError(
                 f"node {int(bad[0])} is not an eligible {analysis} root "

@@ -104,7 +104,8 @@ def read_metadata(directory: str | os.PathLike) -> dict[str, Any]:
     """The checked ``model.json`` of a pretrained-model directory.
 
     Raises:
-        ProgramlError: One line: no ``model.json``, not JSON, a newer format, or an entry missing.
+        ProgramlError: One line: no ``model.json``, not JSON, a newer format, an entry missing, or a ``weights`` /
+            ``vocabulary`` entry that does not name a file inside the directory.
     """
     path = Path(directory) / METADATA_FILE
     if not path.exists():
@@ -120,6 +121,14 @@ def read_metadata(directory: str | os.PathLike) -> dict[str, Any]:
         raise ProgramlError(f"{path}: no {', '.join(missing)} entry")
     if metadata["task"] not in TASKS:
         raise ProgramlError(f"{path}: unknown task {metadata['task']!r} (expected one of {', '.join(TASKS)})")
+    for key in ("weights", "vocabulary"):
+        entry = metadata[key]
+        file = entry.get("file") if isinstance(entry, dict) else None
+        if not isinstance(file, str) or not file or file != Path(file).name or file in (".", ".."):
+            raise ProgramlError(
+                f'{path}: the {key} entry must be {{"file": NAME, "sha256": ...}} naming a file in the model '
+                f"directory, not {entry!r}"
+            )
     return metadata
 
 

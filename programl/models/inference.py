@@ -27,6 +27,25 @@ __all__ = [
 ]
 
 
+def _check_integer(name: str, value: Any, minimum: int) -> int:
+    """``value`` as an int when it is an integer (not a bool) of at least ``minimum``; one-line error otherwise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+        kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ProgramlError(f"{name} must be {kind}, not {value!r}")
+    return int(value)
+
+
+def _check_has_instructions(graph) -> None:
+    """Graph-level models read a program: refuse a graph with no instruction but the external node (e.g.
+    ``ProgramGraph()``, or an empty module), on which they would still print a confident answer."""
+    from programl.proto import Node, ProgramGraph
+
+    if not isinstance(graph, ProgramGraph):
+        raise TypeError(f"expected a ProgramGraph, got {type(graph).__name__}")
+    if not any(node.type == Node.INSTRUCTION for node in graph.node[1:]):
+        raise ProgramlError(f"the graph holds no instructions ({len(graph.node)} nodes): nothing to predict from")
+
+
 def _encode(graph, vocabulary, device):
     """The ``Data`` of ``graph`` the models read (``x`` from ``vocabulary``, edges, node types, graph features)."""
     from programl.io.pyg import to_pyg
@@ -56,8 +75,8 @@ def _roots_and_labels(
     if roots is not None or num_roots is None:
         result = analyze_arrays(graph, analysis, seed=seed, roots=roots)
         return result.roots, result.labels.astype(bool) if compare else None
-    if num_roots < 1:
-        raise ProgramlError(f"the number of roots must be positive, not {num_roots}")
+    num_roots = _check_integer("the number of roots", num_roots, 1)
+    seed = _check_integer("seed", seed, 0)
     eligible = eligible_roots(graph, analysis)
     if not len(eligible):
         raise AnalysisError(f"No eligible root nodes in graph with {len(graph.node)} nodes")
@@ -156,9 +175,7 @@ def predict_dataflow(
 
     analysis = pretrained.analysis
     chosen, exact = _roots_and_labels(graph, analysis, roots, num_roots, seed, compare)
-    steps = int(steps if steps is not None else pretrained.metadata.get("steps", 30))
-    if steps < 0:
-        raise ProgramlError(f"steps must be >= 0, not {steps}")
+    steps = _check_integer("steps", steps if steps is not None else pretrained.metadata.get("steps", 30), 0)
     base = _encode(graph, pretrained.vocabulary, "cpu")
     n = int(base.num_nodes)
     examples = []
@@ -243,12 +260,14 @@ def predict_devmap(pretrained, graph, *, transfer: int | None = None, wgsize: in
         wgsize: Work-group size; default likewise (``wgsize`` feature, else the default).
 
     Raises:
-        ProgramlError: A negative auxiliary input.
+        ProgramlError: An auxiliary input that is not a finite number >= 0, or a graph with no instructions.
+        TypeError: ``graph`` is not a ``ProgramGraph``.
     """
     import torch
 
     from programl.data.devmap import AUX_MEDIANS
 
+    _check_has_instructions(graph)
     platform = pretrained.platform
     defaults = AUX_MEDIANS.get(platform, AUX_MEDIANS["amd"])
     given = transfer is not None or wgsize is not None
@@ -257,8 +276,10 @@ def predict_devmap(pretrained, graph, *, transfer: int | None = None, wgsize: in
     values = {}
     for key, value in (("transfer", transfer), ("wgsize", wgsize)):
         value = value if value is not None else from_graph[key] if from_graph[key] is not None else defaults[key]
-        if value < 0:
-            raise ProgramlError(f"--{key} must be >= 0, not {value}")
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ProgramlError(f"--{key} must be a number, not {value!r}")
+        if not value >= 0 or value == float("inf"):  # NaN fails the first test
+            raise ProgramlError(f"--{key} must be a finite number >= 0, not {value}")
         values[key] = int(value)
     data = _encode(graph, pretrained.vocabulary, "cpu")
     data.graph_x = torch.tensor([[float(values["transfer"]), float(values["wgsize"])]], dtype=torch.float32)
@@ -295,11 +316,16 @@ class ClassifyappPrediction:
 
 
 def predict_classifyapp(pretrained, graph, *, top: int = 5) -> ClassifyappPrediction:
-    """The ``top`` most likely classes of the program of ``graph`` (ties: the lower class first)."""
+    """The ``top`` most likely classes of the program of ``graph`` (ties: the lower class first).
+
+    Raises:
+        ProgramlError: ``top`` is not a positive integer, or the graph has no instructions.
+        TypeError: ``graph`` is not a ``ProgramGraph``.
+    """
     import torch
 
-    if top < 1:
-        raise ProgramlError(f"top must be positive, not {top}")
+    top = _check_integer("top", top, 1)
+    _check_has_instructions(graph)
     data = _encode(graph, pretrained.vocabulary, pretrained.device)
     with torch.no_grad():
         logits = pretrained.model(data).logits.cpu()

@@ -82,10 +82,31 @@ def test_explicit_roots_keep_their_order():
     assert r.step_counts.tolist() == [2, 4, 2]
 
 
-@pytest.mark.parametrize("root", [0, 5, -1, 99])
+@pytest.mark.parametrize("root", [0, 5, -1, 99, 2**70, -(2**70)])
 def test_ineligible_explicit_root_is_an_error(root):
     with pytest.raises(df.AnalysisError, match="not an eligible reachability root"):
         df.analyze_arrays(reachability_chain(), "reachability", roots=[root])
+
+
+@pytest.mark.parametrize("root", [1.7, 1.0, "1", True, np.float64(1.0), None])
+def test_a_root_that_is_not_an_integer_is_an_error(root):
+    """numpy would have taken 1.7, "1" and True for node 1."""
+    with pytest.raises(df.AnalysisError, match="roots must be node indices \\(integers\\), not "):
+        df.analyze_arrays(reachability_chain(), "reachability", roots=[root])
+    with pytest.raises(df.AnalysisError, match="roots must be node indices"):
+        df.analyze_arrays(reachability_chain(), "reachability", roots=np.array([root]))
+
+
+def test_roots_may_be_numpy_integers():
+    r = df.analyze_arrays(reachability_chain(), "reachability", roots=np.array([[3], [1]], dtype=np.int32))
+    assert r.roots.tolist() == [3, 1]
+    assert df.analyze_arrays(reachability_chain(), "reachability", roots=[np.int64(3)]).roots.tolist() == [3]
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "0", True])
+def test_a_seed_that_is_not_a_non_negative_integer_is_an_error(seed):
+    with pytest.raises(df.AnalysisError, match="seed must be a non-negative integer or None, not "):
+        df.analyze_arrays(reachability_chain(), "reachability", seed=seed)
 
 
 def test_no_eligible_root_is_an_error():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -16,10 +17,12 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
+import programl  # noqa: E402
 from programl.exceptions import AnalysisError, ProgramlError  # noqa: E402
 from programl.models import PretrainedModel, pretrained, pretrained_names  # noqa: E402
 from programl.models.export import export_pretrained, model_spec  # noqa: E402
 from programl.models.hub import PRETRAINED_DIR, build_model, find_pretrained  # noqa: E402
+from programl.proto import ProgramGraph  # noqa: E402
 from tests.models import pretrained_runs as runs  # noqa: E402
 
 FILES = ["MODEL_CARD.md", "model.json", "vocab.csv", "weights.pt"]
@@ -200,6 +203,22 @@ def test_damaged_models_are_one_line_errors(dataflow_export, tmp_path) -> None:
         pretrained(str(copy))
 
 
+@pytest.mark.parametrize(
+    "entry", ["weights.pt", {"sha256": "x"}, {"file": "../../etc/hostname"}, {"file": "/etc/hostname"}, {"file": ""}]
+)
+def test_a_weights_entry_must_name_a_file_in_the_directory(dataflow_export, tmp_path, entry) -> None:
+    """A hand-edited model.json: a str or a missing file was a TypeError/KeyError, a path outside was read."""
+    _, models = dataflow_export
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in FILES:
+        (copy / name).write_bytes((models / "reachability" / name).read_bytes())
+    metadata = json.loads((copy / "model.json").read_text())
+    (copy / "model.json").write_text(json.dumps({**metadata, "weights": entry}))
+    with pytest.raises(ProgramlError, match="the weights entry must be .* naming a file in the model directory"):
+        pretrained(str(copy))
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Predicting
 
@@ -241,6 +260,46 @@ def test_dataflow_roots_can_be_chosen(dataflow_export, graph) -> None:
         model.predict(graph, roots=[variable])
 
 
+def test_prediction_options_must_be_integers(dataflow_export, graph) -> None:
+    """1.5 roots, 1.9 steps (which ran 1) and a bool are mistakes, not numbers to round."""
+    model = pretrained("reachability", directory=dataflow_export[1])
+    for options, message in [
+        ({"num_roots": 1.5}, "the number of roots must be a positive integer, not 1.5"),
+        ({"num_roots": 0}, "the number of roots must be a positive integer, not 0"),
+        ({"steps": 1.9}, "steps must be an integer >= 0, not 1.9"),
+        ({"steps": -1}, "steps must be an integer >= 0, not -1"),
+        ({"num_roots": 2, "seed": True}, "seed must be an integer >= 0, not True"),
+    ]:
+        with pytest.raises(ProgramlError, match=re.escape(message)):
+            model.predict(graph, **options)
+
+
+@pytest.mark.parametrize("name", ["devmap-amd", "classifyapp"])
+def test_graph_models_refuse_a_graph_without_instructions(name) -> None:
+    """Before, devmap answered 'GPU' with probability 1.0 for ProgramGraph()."""
+    model = pretrained(name)
+    for empty in (ProgramGraph(), programl.from_llvm_ir("")):  # no nodes; the external node only
+        with pytest.raises(ProgramlError, match=r"the graph holds no instructions \(\d nodes\)"):
+            model.predict(empty)
+    with pytest.raises(TypeError, match="expected a ProgramGraph, got NoneType"):
+        model.predict(None)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"transfer": float("nan")}, "--transfer must be a finite number >= 0, not nan"),
+        ({"transfer": float("inf")}, "--transfer must be a finite number >= 0, not inf"),
+        ({"transfer": "5"}, "--transfer must be a number, not '5'"),
+        ({"wgsize": -1}, "--wgsize must be a finite number >= 0, not -1"),
+        ({"wgsize": True}, "--wgsize must be a number, not True"),
+    ],
+)
+def test_devmap_inputs_must_be_numbers(graph, options, message) -> None:
+    with pytest.raises(ProgramlError, match=re.escape(message)):
+        pretrained("devmap-amd").predict(graph, **options)
+
+
 def test_devmap_export_and_prediction(tmp_path, graph) -> None:
     run = runs.devmap_run(tmp_path)
     directory = export_pretrained(run, output_dir=tmp_path / "models")
@@ -279,6 +338,8 @@ def test_classifyapp_export_and_prediction(tmp_path, graph) -> None:
     card = (directory / "MODEL_CARD.md").read_text()
     assert "| test | 48 | 25.00 | 0.7500 |" in card and "0.020 CPU-hours" in card  # 36 s x 2 processes
     prediction = pretrained(str(directory)).predict(graph, top=5)
+    with pytest.raises(ProgramlError, match=r"top must be a positive integer, not 2\.0"):
+        pretrained(str(directory)).predict(graph, top=2.0)
     assert len(prediction.classes) == 5 and len(set(prediction.classes)) == 5
     assert prediction.probabilities == sorted(prediction.probabilities, reverse=True)
     assert all(c in metadata["outputs"]["classes"] for c in prediction.classes)
