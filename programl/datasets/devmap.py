@@ -100,7 +100,7 @@ class DevMap(InMemoryDataset):
         self.mirrors = list(mirrors) if mirrors is not None else [shared_data("devmap")]
         self.jobs = jobs
         super().__init__(str(root), transform, pre_transform, pre_filter, log=log, force_reload=force_reload)
-        meta = load_processed(self, self.processed_paths[0], self.processed_paths[1])
+        meta = load_processed(self, self.processed_paths[0], self.processed_paths[1], {"texts": list, "names": list})
         #: node text of every id in ``x`` (id ``len(texts)``: unknown)
         self.texts: list[str] = meta["texts"]
         #: benchmark-dataset name of every loaded row, in order

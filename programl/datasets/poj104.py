@@ -100,7 +100,12 @@ class POJ104(InMemoryDataset):
         self.mirrors = list(mirrors) if mirrors is not None else [shared_data("poj104"), shared_data("legacy-ir")]
         self.jobs = jobs
         super().__init__(str(root), transform, pre_transform, pre_filter, log=log, force_reload=force_reload)
-        meta = load_processed(self, self.processed_paths[self._position], self.processed_paths[-1])
+        meta = load_processed(
+            self,
+            self.processed_paths[self._position],
+            self.processed_paths[-1],
+            {"texts": list, "names": dict, "missing": dict},
+        )
         #: node text of every id in ``x`` (shared by the three splits; id ``len(texts)``: unknown)
         self.texts: list[str] = meta["texts"]
         #: graph name ``<label>.<n>.<setting>`` of every example

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -128,6 +129,32 @@ def test_devmap_processing_is_deterministic(devmap_root: Path, tmp_path: Path) -
     assert "\n" not in str(info.value) and str(data_path) in str(info.value) and "force_reload" in str(info.value)
     redone = DevMap(tmp_path / "devmap", "amd", "ncc", rows=range(10), log=False, force_reload=True)
     assert torch.equal(redone[9].x, first[9].x)
+
+
+@pytest.mark.parametrize(
+    "data, meta",
+    [
+        ([1, 2], None),  # InMemoryDataset.load asserted on these
+        ({"a": 1}, None),
+        (None, None),
+        (({"a": 1}, None, None), None),  # ... and raised AttributeError on this
+        ("keep", {}),  # the metadata lacked its entries: a KeyError, then a TypeError
+        ("keep", {"texts": 5, "names": 7}),
+    ],
+)
+def test_any_damaged_processed_file_is_one_line(devmap_root: Path, tmp_path: Path, data, meta) -> None:
+    root = tmp_path / "devmap"
+    shutil.copytree(devmap_root, root)
+    dataset = DevMap(root, "amd", "ncc", rows=ROWS, log=False)
+    data_path, meta_path = map(Path, dataset.processed_paths[:2])
+    if data != "keep":
+        torch.save(data, data_path)
+    if meta is not None:
+        meta_path.write_text(json.dumps(meta))
+    damaged = data_path if data != "keep" else meta_path
+    with pytest.raises(ProgramlError, match="a damaged processed file") as info:
+        DevMap(root, "amd", "ncc", rows=ROWS, log=False)
+    assert "\n" not in str(info.value) and str(damaged) in str(info.value)
 
 
 def test_encode_vocabulary_is_the_training_vocabulary(devmap_root: Path) -> None:
