@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import re
 import types
 from pathlib import Path
 
@@ -303,3 +304,30 @@ def test_source_and_argument_types_per_item(clang22) -> None:
         next(programl.from_clang(iter([5]), executor=concurrent.futures.ThreadPoolExecutor(1)))
     with pytest.raises(TypeError, match="source text as str in the iterable, got bytes"):
         next(programl.from_cpp([b"int f(void);"], executor=concurrent.futures.ThreadPoolExecutor(1)))
+
+
+# -- limits, checked at the call for one input as for many -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"timeout": "abc"}, "timeout must be a number of seconds or None, not 'abc'"),
+        ({"timeout": -1}, "timeout must be more than 0 seconds, not -1"),
+        ({"timeout": 0}, "timeout must be more than 0 seconds, not 0"),
+        ({"chunksize": 0}, "chunksize must be a positive integer or None, not 0"),
+        ({"chunksize": -1}, "chunksize must be a positive integer or None, not -1"),
+        ({"chunksize": 2.5}, "chunksize must be a positive integer or None, not 2.5"),
+    ],
+)
+@pytest.mark.parametrize("many", [False, True], ids=["one input", "a list"])
+def test_bad_limits_are_a_value_error_at_the_call(options, message, many) -> None:
+    """One input accepted timeout="abc" (from_cpp failed inside subprocess, timeout=-1 was a TimeoutError); a list
+    raised only at its first next(); chunksize=0 or -1 was taken as some other size."""
+    for call in (
+        lambda: programl.from_llvm_ir([IR_A] if many else IR_A, **options),
+        lambda: programl.from_cpp(["int f;"] if many else "int f;", **options),
+        lambda: programl.from_clang([["x.c"]] if many else ["x.c"], **options),
+    ):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            call()
