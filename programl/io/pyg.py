@@ -134,8 +134,27 @@ class GraphArrays:
         """(N,) int64 vocabulary ids; OOV (and every node when ``vocabulary`` is None) -> ``len(vocabulary)``."""
         if vocabulary is None:
             return np.zeros(self.num_nodes, dtype=np.int64)
+        if not (hasattr(vocabulary, "get") and hasattr(vocabulary, "__len__")):
+            raise TypeError(
+                f"vocabulary must map node text to id (a dict or Vocabulary), not {type(vocabulary).__name__}"
+            )
         oov = len(vocabulary)
-        return np.fromiter((vocabulary.get(t, oov) for t in self.node_text), dtype=np.int64, count=self.num_nodes)
+        values = [vocabulary.get(t, oov) for t in self.node_text]
+        try:
+            ids = np.array(values) if values else np.zeros(0, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):  # e.g. lists of uneven length
+            ids = np.zeros(0, dtype=object)
+        out_of_range = ids.dtype.kind in "iu" and ids.size and (ids.min() < 0 or ids.max() > oov)
+        if ids.dtype.kind not in "iu" or ids.shape != (len(values),) or out_of_range:
+            text, value = next((t, v) for t, v in zip(self.node_text, values) if not _is_id(v, oov))
+            raise GraphTransformError(
+                f"vocabulary maps {text!r} to {value!r}, not an id in 0..{oov} (its length is the unknown id)"
+            )
+        return ids.astype(np.int64, copy=False)
+
+
+def _is_id(value: Any, oov: int) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value <= oov
 
 
 def graph_arrays(graph: ProgramGraph) -> GraphArrays:
@@ -164,6 +183,20 @@ def _graph_features(graph: ProgramGraph) -> dict[str, torch.Tensor]:
         name = f"graph_{key}" if key in _RESERVED else key
         out[name] = values if values.numel() == 1 else values.unsqueeze(0)
     return out
+
+
+def _add_graph_attributes(attrs: dict[str, Any], graph: ProgramGraph) -> None:
+    """Add the numeric graph-level features and the targets derived from them (``graph_y``, ``graph_x``)."""
+    features = _graph_features(graph)
+    targets = _graph_targets(features)
+    for name in targets:
+        if name in features:  # a feature named "x" or "y" is stored as graph_x / graph_y too
+            raise GraphTransformError(
+                f"graph feature {name.removeprefix('graph_')!r} and the {name} that to_pyg derives from the "
+                "DevMap / POJ-104 features would have the same attribute name; rename the feature"
+            )
+    attrs.update(features)
+    attrs.update(targets)
 
 
 def _graph_targets(features: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -219,9 +252,7 @@ def _base_attributes(
     }
     if keep_text or (keep_text is None and vocabulary is None):
         attrs["text"] = list(arrays.node_text)
-    features = _graph_features(graph)
-    attrs.update(features)
-    attrs.update(_graph_targets(features))
+    _add_graph_attributes(attrs, graph)
     return attrs
 
 
@@ -325,6 +356,8 @@ def to_hetero(graph: ProgramGraph, vocabulary: _Vocab | None = None) -> HeteroDa
         store.edge_attr = pos.to(torch.float32).unsqueeze(1)
         store.edge_id = torch.from_numpy(sel.astype(np.int64))
     for name, value in _graph_features(graph).items():
+        if name in NODE_TYPE_NAMES or name in EDGE_FLOW_NAMES:  # HeteroData takes these for node / edge stores
+            raise GraphTransformError(f"graph feature {name!r} has the name of a node or edge type of to_hetero")
         data[name] = value
     return data
 
@@ -336,15 +369,34 @@ def from_pyg(data: Data, vocabulary: Sequence[str] | None = None) -> ProgramGrap
     gives an empty text), else they stay empty. Functions, modules, blocks and features are not restored.
 
     Raises:
-        GraphTransformError: ``data`` lacks ``node_type``, ``edge_index``, ``edge_flow`` or ``edge_pos``.
+        GraphTransformError: ``data`` lacks ``node_type``, ``edge_index``, ``edge_flow`` or ``edge_pos`` (or ``x``
+            for ``vocabulary``), or they do not fit together: an ``edge_index`` that is not (2, E), per-edge or
+            per-node attributes of another length, an edge to a missing node, an id in ``x`` below 0.
     """
     for name in ("node_type", "edge_index", "edge_flow", "edge_pos"):
         if getattr(data, name, None) is None:
             raise GraphTransformError(f"Data has no {name!r}: not made by to_pyg()")
     node_type = data.node_type.cpu().tolist()
+    num_nodes = len(node_type)
+    edge_index = data.edge_index
+    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
+        raise GraphTransformError(f"edge_index has shape {tuple(edge_index.shape)}, not (2, E)")
+    num_edges = int(edge_index.shape[1])
+    for name in ("edge_flow", "edge_pos"):
+        if getattr(data, name).numel() != num_edges:
+            raise GraphTransformError(f"{name} has {getattr(data, name).numel()} entries for {num_edges} edges")
+    if num_edges and (int(edge_index.min()) < 0 or int(edge_index.max()) >= num_nodes):
+        raise GraphTransformError(f"edge_index refers to node {int(edge_index.max())} of a graph of {num_nodes} nodes")
     text = getattr(data, "text", None)
     if text is None and vocabulary is not None:
-        text = [vocabulary[i] if i < len(vocabulary) else "" for i in data.x.cpu().tolist()]
+        if getattr(data, "x", None) is None:
+            raise GraphTransformError("Data has no 'x' (vocabulary ids) to look node texts up in the vocabulary")
+        ids = data.x.cpu().reshape(-1).tolist()
+        if ids and min(ids) < 0:
+            raise GraphTransformError(f"x holds the id {min(ids)}, not a vocabulary id")
+        text = [vocabulary[i] if i < len(vocabulary) else "" for i in ids]
+    if text is not None and len(text) != num_nodes:
+        raise GraphTransformError(f"{len(text)} node texts for {num_nodes} nodes")
     graph = ProgramGraph()
     for i, t in enumerate(node_type):
         node = graph.node.add(type=t)

@@ -167,6 +167,65 @@ def test_reserved_feature_names_are_prefixed():
     assert d.x.shape == (6,) and d.graph_x.tolist() == [3]
 
 
+def test_a_feature_named_like_a_derived_target_is_an_error():
+    """A feature "x" is stored as graph_x, which the DevMap inputs also fill: one silently overwrote the other."""
+    for name, extra in [("x", {"transfer_bytes": 8, "wgsize": 4}), ("y", {"poj104_label": 3})]:
+        g = small_graph()
+        for key, value in {name: 5, **extra}.items():
+            g.features.feature[key].int64_list.value.append(value)
+        with pytest.raises(GraphTransformError, match=f"graph feature '{name}' and the graph_{name} that to_pyg"):
+            to_pyg(g)
+    g = small_graph()
+    g.features.feature["instruction"].int64_list.value.append(1)
+    with pytest.raises(GraphTransformError, match="graph feature 'instruction' has the name of a node or edge type"):
+        to_hetero(g)
+
+
+@pytest.mark.parametrize(
+    "vocabulary, message",
+    [
+        (["alloca"], "vocabulary must map node text to id"),
+        ({"alloca": None}, "vocabulary maps 'alloca' to None, not an id in 0..1"),
+        ({"alloca": "0"}, "vocabulary maps 'alloca' to '0', not an id in 0..1"),
+        ({"alloca": -5}, "vocabulary maps 'alloca' to -5, not an id in 0..1"),
+        ({"alloca": 7}, "vocabulary maps 'alloca' to 7, not an id in 0..1"),
+    ],
+)
+def test_a_vocabulary_must_map_texts_to_ids(vocabulary, message):
+    with pytest.raises((TypeError, GraphTransformError), match=message):
+        to_pyg(small_graph(), vocabulary)
+
+
+def _data(**attrs):
+    from torch_geometric.data import Data
+
+    base = {
+        "node_type": torch.tensor([0, 0]),
+        "edge_index": torch.tensor([[0], [1]]),
+        "edge_flow": torch.tensor([0]),
+        "edge_pos": torch.tensor([0]),
+    }
+    return Data(**{**base, **attrs})
+
+
+@pytest.mark.parametrize(
+    "attrs, vocabulary, message",
+    [
+        ({"text": ["a"]}, None, "1 node texts for 2 nodes"),
+        ({"edge_index": torch.tensor([[0, 1]])}, None, r"edge_index has shape \(1, 2\), not \(2, E\)"),
+        ({"edge_index": torch.tensor([[0], [9]])}, None, "edge_index refers to node 9 of a graph of 2 nodes"),
+        ({"edge_pos": torch.tensor([0, 1])}, None, "edge_pos has 2 entries for 1 edges"),
+        ({}, ["a"], "Data has no 'x'"),
+        ({"x": torch.tensor([0, -1])}, ["a"], "x holds the id -1"),
+    ],
+)
+def test_from_pyg_checks_that_the_attributes_fit(attrs, vocabulary, message):
+    """Before: IndexError, ValueError or AttributeError from inside, or a graph with a dangling edge."""
+    with pytest.raises(GraphTransformError, match=message):
+        from_pyg(_data(**attrs), vocabulary)
+    assert structure(from_pyg(_data(x=torch.tensor([0, 1])), ["a"])) == ([(0, "a"), (0, "")], [(0, 0, 0, 1)])
+
+
 def test_round_trip_structure():
     g = small_graph()
     back = from_pyg(to_pyg(g))
