@@ -126,8 +126,8 @@ def graph_to_dot(graph: ProgramGraph) -> str:
     membership = []
     members: list[list[int]] = [[] for _ in range(function_count + 1)]
     for index, node in enumerate(graph.node):
-        if index == 0 or node.type == Node.CONSTANT:
-            subgraph = 0
+        if index == 0 or node.type == Node.CONSTANT or not function_count:
+            subgraph = 0  # a graph without Function messages (from_pyg's, a hand-built one) has no clusters
         else:
             if not 0 <= node.function < function_count:
                 raise GraphTransformError(

@@ -156,6 +156,16 @@ def test_bad_graphs_raise() -> None:
         to_dot(g)
 
 
+def test_a_graph_without_functions_is_drawn_without_clusters() -> None:
+    """from_pyg's graphs (and hand-built ones) have no Function messages; to_dot refused them, to_json did not."""
+    g = small_graph()
+    del g.function[:]
+    text = to_dot(g)
+    assert "cluster" not in text and text.startswith("digraph main {")
+    assert all(f"{index}[label=" in text for index in range(len(g.node)))
+    assert text.count(" -> ") == len(g.edge)
+
+
 def test_many_inputs_give_a_lazy_iterator_in_order() -> None:
     graphs = [small_graph() for _ in range(4)]
     for i, g in enumerate(graphs):
