@@ -24,7 +24,6 @@ through flang-22 (:mod:`programl.graph_builder.flang`); ``.ll``/``.bc`` inputs o
 from __future__ import annotations
 
 import functools
-import numbers
 import os
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -34,7 +33,7 @@ from programl.exceptions import GraphCreationError, UnsupportedCompiler
 from programl.graph_builder import clang, flang
 from programl.graph_builder.llvm import BuildOptions, graph_from_bitcode, graph_from_ir
 from programl.proto import ProgramGraph
-from programl.util.executor import TimeoutProcessPool, check_timeout, execute
+from programl.util.executor import TimeoutProcessPool, check_chunksize, check_timeout, execute
 
 __all__ = [
     "LEGACY_CLANG_VERSIONS",
@@ -88,18 +87,15 @@ def _check_version(version: str | None, what: str) -> None:
 
 
 def _check_limits(timeout: Any, chunksize: Any) -> None:
-    """Check ``timeout`` (:func:`~programl.util.executor.check_timeout`) and ``chunksize`` at the call, for one input
-    as for many: one input used to accept ``timeout="abc"`` (or fail inside ``subprocess``), a list to raise only
-    at its first ``next()``.
+    """Check ``timeout`` and ``chunksize`` at the call, for one input as for many: one input used to accept
+    ``timeout="abc"`` (or fail inside ``subprocess``), a list to raise only at its first ``next()``.
 
     Raises:
-        ValueError: Not a timeout, or ``chunksize`` is not None nor a positive integer.
+        ValueError: Not a timeout (:func:`~programl.util.executor.check_timeout`), or ``chunksize`` is not None nor
+            a positive integer.
     """
     check_timeout(timeout)
-    if chunksize is not None and (
-        isinstance(chunksize, bool) or not isinstance(chunksize, numbers.Integral) or chunksize < 1
-    ):
-        raise ValueError(f"chunksize must be a positive integer or None, not {chunksize!r}")
+    check_chunksize(chunksize)
 
 
 def _run_many(fn, inputs: Iterable, timeout: float | None, executor: Any, chunksize: int | None):

@@ -35,8 +35,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from programl.exceptions import GraphTransformError
+from programl.io.one_or_many import convert_one_or_many
 from programl.proto import Edge, Node, ProgramGraph
-from programl.util.executor import execute
 from programl.util.fs import atomic_write_bytes
 
 __all__ = ["render_dot", "to_dot"]
@@ -191,9 +191,7 @@ def to_dot(
     Raises:
         GraphTransformError: A node names a function the graph does not have, or an edge a node it does not have.
     """
-    if isinstance(graphs, ProgramGraph):
-        return graph_to_dot(graphs)
-    return execute(graph_to_dot, graphs, executor=executor, chunksize=chunksize, timeout=timeout)
+    return convert_one_or_many(graph_to_dot, graphs, timeout, executor, chunksize)
 
 
 def _dot_binary() -> str:

@@ -47,6 +47,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from programl.exceptions import GraphTransformError
+from programl.io.one_or_many import convert_one_or_many
 from programl.proto import (
     Edge,
     Feature,
@@ -57,7 +58,6 @@ from programl.proto import (
     ProgramGraphFeatures,
     ProgramGraphFeaturesList,
 )
-from programl.util.executor import execute
 
 __all__ = [
     "feature_from_json",
@@ -317,9 +317,7 @@ def to_json(
     Raises:
         GraphTransformError: An input is not a ``ProgramGraph``, or has an edge to a node it does not have.
     """
-    if isinstance(graphs, ProgramGraph):
-        return graph_to_node_link(graphs)
-    return execute(graph_to_node_link, graphs, executor=executor, chunksize=chunksize, timeout=timeout)
+    return convert_one_or_many(graph_to_node_link, graphs, timeout, executor, chunksize)
 
 
 def _index(value: Any, where: str) -> int:
@@ -575,11 +573,8 @@ def from_json(
     Raises:
         GraphTransformError: The input is not valid JSON or does not describe a program graph.
     """
-    if isinstance(data, (Mapping, str, bytes, bytearray)):
-        return graph_from_json(data)
-    if not isinstance(data, Iterable):
-        raise GraphTransformError(f"expected node-link data or an iterable of it, got {type(data).__name__}")
-    return execute(graph_from_json, data, executor=executor, chunksize=chunksize, timeout=timeout)
+    one = (Mapping, str, bytes, bytearray)
+    return convert_one_or_many(graph_from_json, data, timeout, executor, chunksize, one=one, what="node-link data")
 
 
 # --------------------------------------------------------------------------------------------------------------

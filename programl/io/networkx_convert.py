@@ -51,8 +51,8 @@ from programl.io.json_convert import (
     _node_dicts,
     graph_from_node_link,
 )
+from programl.io.one_or_many import convert_one_or_many
 from programl.proto import ProgramGraph
-from programl.util.executor import execute
 
 __all__ = ["from_networkx", "graph_from_networkx", "graph_to_networkx", "to_networkx"]
 
@@ -112,10 +112,8 @@ def to_networkx(
     Raises:
         GraphTransformError: An input is not a ``ProgramGraph`` or has edges to missing nodes.
     """
-    if isinstance(graphs, ProgramGraph):
-        return graph_to_networkx(graphs, features=features)
     fn = functools.partial(graph_to_networkx, features=features)
-    return execute(fn, graphs, executor=executor, chunksize=chunksize, timeout=timeout)
+    return convert_one_or_many(fn, graphs, timeout, executor, chunksize)
 
 
 def graph_from_networkx(g: nx.Graph) -> ProgramGraph:
@@ -162,8 +160,6 @@ def from_networkx(
     Raises:
         GraphTransformError: The graph is undirected or its attributes do not describe a program graph.
     """
-    if isinstance(graphs, nx.Graph):
-        return graph_from_networkx(graphs)
-    if not isinstance(graphs, Iterable):
-        raise GraphTransformError(f"expected a networkx graph or an iterable of them, got {type(graphs).__name__}")
-    return execute(graph_from_networkx, graphs, executor=executor, chunksize=chunksize, timeout=timeout)
+    return convert_one_or_many(
+        graph_from_networkx, graphs, timeout, executor, chunksize, one=nx.Graph, what="a networkx graph"
+    )

@@ -49,6 +49,7 @@ __all__ = [
     "PoolError",
     "TimeoutProcessPool",
     "WorkerCrashedError",
+    "check_chunksize",
     "check_max_memory",
     "check_timeout",
     "default_workers",
@@ -83,6 +84,19 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def check_chunksize(chunksize: Any) -> int | None:
+    """``chunksize`` when it is None or a positive integer.
+
+    Raises:
+        ValueError: Anything else (0 and -1 were silently another size).
+    """
+    if chunksize is not None and (
+        isinstance(chunksize, bool) or not isinstance(chunksize, numbers.Integral) or chunksize < 1
+    ):
+        raise ValueError(f"chunksize must be a positive integer or None, not {chunksize!r}")
+    return chunksize
 
 
 def check_timeout(timeout: float | None) -> float | None:
