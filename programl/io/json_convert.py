@@ -459,7 +459,7 @@ def graph_from_node_link(data: Mapping[str, Any]) -> ProgramGraph:
     Accepts this module's output, ``graph2json``'s / CompilerGym's (``key: 0`` on every link), and
     ``node_link_data`` of :func:`programl.to_networkx` graphs (links in networkx order, restored by the graph
     attribute ``edge_order``, or by ``order`` on each link).
-    Links may be under ``links`` or, failing that, ``edges``.
+    Links may be under ``links`` or ``edges`` (not both); ``nodes`` must be there.
 
     Raises:
         GraphTransformError: The data does not describe a program graph.
@@ -468,6 +468,10 @@ def graph_from_node_link(data: Mapping[str, Any]) -> ProgramGraph:
         raise GraphTransformError(f"expected a node-link mapping, got {type(data).__name__}")
     if data.get("directed", True) is False:
         raise GraphTransformError("node-link data describes an undirected graph; program graphs are directed")
+    if "nodes" not in data:
+        raise GraphTransformError(f"node-link data has no 'nodes' (its keys: {', '.join(map(repr, data)) or 'none'})")
+    if "links" in data and "edges" in data:
+        raise GraphTransformError("node-link data has both 'links' and 'edges': which are the graph's edges?")
     nodes = _list_of(data.get("nodes"), "nodes")
     links = _list_of(data["links"] if "links" in data else data.get("edges"), "links")
     attributes = data.get("graph") or {}

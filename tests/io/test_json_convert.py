@@ -217,6 +217,9 @@ def test_node_ids_other_than_indices() -> None:
         ({"directed": False, "nodes": [], "links": []}, "undirected"),
         ({"nodes": [], "links": [], "graph": {"function": [{"name": 3}]}}, "function"),
         ({"nodes": [], "links": [], "graph": [1]}, "graph"),
+        ({}, "node-link data has no 'nodes' \\(its keys: none\\)"),  # was an empty graph
+        ({"links": [], "graph": {}}, "has no 'nodes' \\(its keys: 'links', 'graph'\\)"),
+        ({"nodes": [], "links": [], "edges": []}, "both 'links' and 'edges'"),  # the edges were dropped
     ],
 )
 def test_bad_input_raises_graph_transform_error(data, match) -> None:
