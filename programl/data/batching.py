@@ -124,6 +124,8 @@ class NodeBudgetBatchSampler(Sampler[list[int]]):
         if num_replicas < 1 or not 0 <= rank < num_replicas:
             raise ValueError(f"rank {rank} is not one of {num_replicas} replicas")
         self.sizes = np.asarray(sizes, dtype=np.int64)
+        if self.sizes.ndim != 1 or (self.sizes.size and self.sizes.min() < 0):
+            raise ValueError("sizes must be a sequence of node counts >= 0")
         self.max_nodes = max_nodes
         self.shuffle = shuffle
         self.seed = seed

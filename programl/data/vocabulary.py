@@ -271,6 +271,8 @@ def build_vocabulary(
     total_nodes = 0
     types = None if node_types is None else tuple(node_types)
     for graph in graphs:
+        if not isinstance(graph, ProgramGraph):
+            raise TypeError(f"build_vocabulary() expects ProgramGraphs, got {type(graph).__name__}")
         total_nodes += len(graph.node)
         counts.update(_node_texts(graph, types))
     return Vocabulary.from_counts(counts, total_nodes=total_nodes, max_items=max_items, min_count=min_count)

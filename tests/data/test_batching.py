@@ -163,3 +163,5 @@ def test_batch_sampler_shares_batches_between_ranks() -> None:
         NodeBudgetBatchSampler(sizes, num_replicas=2, rank=2)
     with pytest.raises(ValueError, match="positive"):
         NodeBudgetBatchSampler(sizes, 0)
+    with pytest.raises(ValueError, match="sizes must be a sequence of node counts >= 0"):
+        NodeBudgetBatchSampler([-3, 4, 0], max_nodes=5)  # was accepted

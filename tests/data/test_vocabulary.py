@@ -169,6 +169,8 @@ def test_bad_input():
         Vocabulary(["a"]).to_tsv()
     with pytest.raises(ValueError, match="line 2"):
         Vocabulary.from_tsv("header\n0.5\tx\n")
+    with pytest.raises(TypeError, match="build_vocabulary\\(\\) expects ProgramGraphs, got NoneType"):
+        build_vocabulary([None])  # was an AttributeError from inside
 
 
 def test_coverage():
