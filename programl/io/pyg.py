@@ -140,6 +140,7 @@ class GraphArrays:
             )
         oov = len(vocabulary)
         values = [vocabulary.get(t, oov) for t in self.node_text]
+        oov = max(oov, len(vocabulary))  # a table that gives each new text the next id has grown (TextTable)
         try:
             ids = np.array(values) if values else np.zeros(0, dtype=np.int64)
         except (TypeError, ValueError, OverflowError):  # e.g. lists of uneven length

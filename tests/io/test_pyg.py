@@ -196,6 +196,16 @@ def test_a_vocabulary_must_map_texts_to_ids(vocabulary, message):
         to_pyg(small_graph(), vocabulary)
 
 
+def test_a_table_that_grows_as_it_is_read_is_a_vocabulary():
+    """TextTable (and classifyapp's interner) give each new text the next id while to_pyg reads them."""
+    from programl.datasets.transforms import TextTable
+
+    table = TextTable()
+    data = to_pyg(small_graph(), table)
+    assert table.texts == ["[external]", "alloca", "add", "ret", "i32"]
+    assert data.x.tolist() == [0, 1, 2, 3, 4, 4]
+
+
 def _data(**attrs):
     from torch_geometric.data import Data
 
