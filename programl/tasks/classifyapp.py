@@ -36,7 +36,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -69,6 +69,9 @@ from programl.training import (
     unwrap,
     write_json,
 )
+
+if TYPE_CHECKING:
+    from programl.datasets.transforms import TextTable
 
 __all__ = [
     "PUBLISHED_ERROR",
@@ -266,11 +269,12 @@ def _sources(args: argparse.Namespace) -> tuple[Path, Path | None]:
     return source, legacy
 
 
-class _Interner(dict):
-    """A text table that gives every new text the next id (so :func:`to_pyg` never sees an unknown text)."""
+def _text_table(*entries) -> TextTable:
+    """A :class:`~programl.datasets.transforms.TextTable`: every new text gets the next id, so :func:`to_pyg` never
+    sees an unknown text (imported here: torch_geometric is not needed for ``--help``)."""
+    from programl.datasets.transforms import TextTable
 
-    def get(self, key, default=None):  # noqa: ARG002 - the mapping protocol of to_pyg
-        return self.setdefault(key, len(self))
+    return TextTable(*entries)
 
 
 @dataclass
@@ -286,7 +290,7 @@ class _Split:
         return cls(data, np.array([d.num_nodes for d in data], dtype=np.int64))
 
 
-def _read_graphs(paths: list[Path], table: _Interner, description: str, enabled: bool) -> _Split:
+def _read_graphs(paths: list[Path], table: TextTable, description: str, enabled: bool) -> _Split:
     from google.protobuf.message import DecodeError
 
     from programl.exceptions import ProgramlError
@@ -306,7 +310,7 @@ def _read_graphs(paths: list[Path], table: _Interner, description: str, enabled:
     return _Split.of(data)
 
 
-def _apply_vocabulary(splits: list[_Split], table: _Interner, vocabulary) -> None:
+def _apply_vocabulary(splits: list[_Split], table: TextTable, vocabulary) -> None:
     import torch
 
     oov = len(vocabulary)
@@ -317,7 +321,7 @@ def _apply_vocabulary(splits: list[_Split], table: _Interner, vocabulary) -> Non
             d.x = mapping[d.x]
 
 
-def _vocabulary_from(train: _Split, table: _Interner):
+def _vocabulary_from(train: _Split, table: TextTable):
     from programl.data.vocabulary import Vocabulary
 
     counts = np.zeros(len(table), dtype=np.int64)
@@ -502,7 +506,7 @@ _DATA_KEYS = ("settings", "per_class", "split_seed")
 
 def _read_splits(
     args, config, data_dir: Path, pack: Path | None, dist, show: bool
-) -> tuple[dict[str, _Split], _Interner, dict]:
+) -> tuple[dict[str, _Split], TextTable, dict]:
     """The graphs of every split (train, val, test, legacy), their text table and the scope of the run: from
     the pack when that file exists, else from the graph files (then written to the pack, when one is given)."""
     from programl.data.graph_pack import load_graph_pack, save_graph_pack
@@ -518,11 +522,11 @@ def _read_splits(
             graphs["legacy"] = []
         if show:
             logger.info(f"graphs from the pack {pack}: " + ", ".join(f"{len(g)} {n}" for n, g in graphs.items()))
-        table = _Interner((text, i) for i, text in enumerate(texts))
+        table = _text_table((text, i) for i, text in enumerate(texts))
         splits = {name: _Split.of(g) for name, g in graphs.items()}
         return splits, table, meta["scope"]
     files, scope = _prepare_data(args, config, data_dir, dist, show)
-    table = _Interner()
+    table = _text_table()
     splits = {name: _read_graphs(paths, table, f"reading {name}", show) for name, paths in files.items()}
     if pack is not None and dist.is_main:
         meta = {"task": "classifyapp", "data_dir": str(data_dir), "scope": scope, **{k: config[k] for k in _DATA_KEYS}}
@@ -728,7 +732,7 @@ def evaluate_main(args: argparse.Namespace) -> int:
         if "legacy" in names:
             files["legacy"] = poj104.legacy_examples(data_dir)
         vocabulary = _load_vocabulary(run_dir / "vocab.csv")
-        table = _Interner()
+        table = _text_table()
         splits = {n: _read_graphs(paths, table, f"reading {n}", show) for n, paths in files.items()}
         _apply_vocabulary(list(splits.values()), table, vocabulary)
         with RunLock(run_dir, enabled=dist.is_main):

@@ -216,7 +216,7 @@ def test_a_damaged_graph_file_is_one_line(tmp_path) -> None:
     bad = tmp_path / "1.ProgramGraph.pb"
     bad.write_bytes(b"\xff\xff\xff not a protobuf")
     with pytest.raises(ProgramlError, match=r"1\.ProgramGraph\.pb: not a readable ProgramGraph"):
-        classifyapp._read_graphs([bad], classifyapp._Interner(), "reading", False)
+        classifyapp._read_graphs([bad], classifyapp._text_table(), "reading", False)
 
 
 def test_a_run_from_its_graph_pack_needs_no_graph_files_and_equals_the_run_from_them(dataset, tmp_path) -> None:
