@@ -33,7 +33,7 @@ from programl.exceptions import GraphCreationError, UnsupportedCompiler
 from programl.graph_builder import clang, flang
 from programl.graph_builder.llvm import BuildOptions, graph_from_bitcode, graph_from_ir
 from programl.proto import ProgramGraph
-from programl.util.executor import TimeoutProcessPool, check_chunksize, check_timeout, execute
+from programl.util.executor import TimeoutProcessPool, check_limits, execute
 
 __all__ = [
     "LEGACY_CLANG_VERSIONS",
@@ -84,18 +84,6 @@ def _check_version(version: str | None, what: str) -> None:
         f"{what} version {version!r} is not supported: programl reads IR with LLVM 22 "
         f"(older textual IR and bitcode are upgraded when read); versions: {', '.join((*SUPPORTED_VERSIONS, *legacy))}"
     )
-
-
-def _check_limits(timeout: Any, chunksize: Any) -> None:
-    """Check ``timeout`` and ``chunksize`` at the call, for one input as for many: one input used to accept
-    ``timeout="abc"`` (or fail inside ``subprocess``), a list to raise only at its first ``next()``.
-
-    Raises:
-        ValueError: Not a timeout (:func:`~programl.util.executor.check_timeout`), or ``chunksize`` is not None nor
-            a positive integer.
-    """
-    check_timeout(timeout)
-    check_chunksize(chunksize)
 
 
 def _run_many(fn, inputs: Iterable, timeout: float | None, executor: Any, chunksize: int | None):
@@ -168,7 +156,7 @@ def from_llvm_ir(
             that is not IR.
     """
     _check_version(version, "LLVM")
-    _check_limits(timeout, chunksize)
+    check_limits(timeout, chunksize)
     fn = functools.partial(_ir_to_graph, options=_options(instructions_only, ignore_call_returns, strict))
     if isinstance(irs, (str, *_BYTES)):
         return fn(irs)
@@ -197,7 +185,7 @@ def from_bitcode(
     Raises:
         TypeError: ``bitcodes`` is a ``str`` (IR text goes to :func:`from_llvm_ir`) or not bytes nor an iterable.
     """
-    _check_limits(timeout, chunksize)
+    check_limits(timeout, chunksize)
     fn = functools.partial(_bitcode_to_graph, options=_options(instructions_only, ignore_call_returns, strict))
     if isinstance(bitcodes, _BYTES):
         return fn(bytes(bitcodes))
@@ -361,7 +349,7 @@ def from_fortran(
     if not isinstance(srcs, str):
         _check_iterable("from_fortran", "source text (str) or an iterable of it", srcs)
     _check_copts("from_fortran", copts)
-    _check_limits(timeout, chunksize)
+    check_limits(timeout, chunksize)
     flang.find_flang()  # fail early, with the install hint, when flang is missing
     flags = tuple(copts or ())
     clang.check_flags(flags)
@@ -382,7 +370,7 @@ def _from_source(srcs, language, copts, system_includes, timeout, executor, chun
     if not isinstance(srcs, str):
         _check_iterable(function, "source text (str) or an iterable of it", srcs)
     _check_copts(function, copts)
-    _check_limits(timeout, chunksize)
+    check_limits(timeout, chunksize)
     clang.find_clang()  # fail early, with the install hint, when clang is missing
     clang.check_flags(tuple(copts or ()))  # and on flags that would make clang write no IR
     fn = functools.partial(
@@ -450,7 +438,7 @@ def from_clang(
     if isinstance(args, (list, tuple)) and args and not isinstance(args[0], str):
         if isinstance(args[0], (str, *_BYTES)) or not isinstance(args[0], Iterable):
             raise _type_error("from_clang", expected, args[0])
-    _check_limits(timeout, chunksize)
+    check_limits(timeout, chunksize)
     clang.find_clang()
     if isinstance(args, (list, tuple)) and args and isinstance(args[0], str):
         clang.check_flags(list(args), None)
@@ -494,7 +482,7 @@ def from_xla_hlo_proto(
     """
     from programl.graph_builder import xla
 
-    _check_limits(timeout, chunksize)
+    check_limits(timeout, chunksize)
     if isinstance(hlos, (bytes, bytearray, memoryview)) or hasattr(hlos, "SerializeToString"):
         return xla.graph_from_hlo_bytes(xla.serialize_hlo(hlos))
     return _run_many(xla.graph_from_hlo_bytes, (xla.serialize_hlo(hlo) for hlo in hlos), timeout, executor, chunksize)

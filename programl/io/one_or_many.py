@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from programl.exceptions import GraphTransformError
 from programl.proto import ProgramGraph
-from programl.util.executor import check_chunksize, check_timeout, execute
+from programl.util.executor import check_limits, execute
 
 __all__ = ["convert_one_or_many"]
 
@@ -43,6 +43,5 @@ def convert_one_or_many(
         return fn(inputs)
     if isinstance(inputs, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(inputs, Iterable):
         raise GraphTransformError(f"expected {what} or an iterable of them, got {type(inputs).__name__}")
-    check_timeout(timeout)
-    check_chunksize(chunksize)
+    check_limits(timeout, chunksize)
     return execute(fn, inputs, executor=executor, chunksize=chunksize, timeout=timeout)

@@ -121,7 +121,7 @@ def from_bytes(data: bytes, idx_list: list[int] | None = None, compression: str 
         raise GraphCreationError("empty input: not gzip data (an empty list saved with compression='gz' is 20 bytes)")
     graph_list = ProgramGraphList()
     try:
-        raw = decompress(bytes(data))
+        raw = decompress(data)
         graph_list.ParseFromString(raw)
     except (gzip.BadGzipFile, EOFError, zlib.error, pb_message.DecodeError) as error:
         raise GraphCreationError(str(error) or type(error).__name__) from error

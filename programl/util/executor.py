@@ -50,6 +50,7 @@ __all__ = [
     "TimeoutProcessPool",
     "WorkerCrashedError",
     "check_chunksize",
+    "check_limits",
     "check_max_memory",
     "check_timeout",
     "default_workers",
@@ -97,6 +98,13 @@ def check_chunksize(chunksize: Any) -> int | None:
     ):
         raise ValueError(f"chunksize must be a positive integer or None, not {chunksize!r}")
     return chunksize
+
+
+def check_limits(timeout: Any, chunksize: Any) -> None:
+    """:func:`check_timeout` and :func:`check_chunksize` together: what every one-or-many entry point checks at the
+    call, before any input runs (the API's ``from_*`` and transform ops)."""
+    check_timeout(timeout)
+    check_chunksize(chunksize)
 
 
 def check_timeout(timeout: float | None) -> float | None:
