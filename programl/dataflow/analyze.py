@@ -29,6 +29,7 @@ from programl.dataflow.records import arrays_to_labels
 from programl.dataflow.subexpressions import Subexpressions
 from programl.exceptions import AnalysisError
 from programl.proto import ProgramGraph, ProgramGraphFeaturesList
+from programl.util.checks import is_integer
 
 # ANALYSES is programl.dataflow.names's, re-exported for code that imports it from here
 __all__ = ["ANALYSES", "analysis_class", "analyze", "analyze_arrays", "eligible_roots", "num_roots", "select_roots"]
@@ -74,11 +75,6 @@ def num_roots(num_eligible: int, max_roots: int | None = 10) -> int:
 
 
 _LOCAL = threading.local()
-
-
-def _is_index(value: object) -> bool:
-    """An int or numpy integer, not a bool."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _generator(seed: int | None) -> np.random.Generator:
@@ -134,7 +130,7 @@ def analyze_arrays(
     """
     if max_roots is not None and (not isinstance(max_roots, (int, np.integer)) or max_roots < 1):
         raise AnalysisError(f"max_roots must be a positive integer or None, not {max_roots!r}")
-    if seed is not None and (not _is_index(seed) or seed < 0):
+    if seed is not None and (not is_integer(seed) or seed < 0):
         raise AnalysisError(f"seed must be a non-negative integer or None, not {seed!r}")
     runner = _prepare(graph, analysis)
     eligible = runner.eligible_roots()
@@ -145,7 +141,7 @@ def analyze_arrays(
     else:
         given = np.asarray(roots).reshape(-1) if isinstance(roots, np.ndarray) else list(roots)
         for root in given:
-            if not _is_index(root):  # 1.7, "1" and True would otherwise be taken for node 1
+            if not is_integer(root):  # 1.7, "1" and True would otherwise be taken for node 1
                 raise AnalysisError(f"roots must be node indices (integers), not {root!r}")
         outside = [int(root) for root in given if not 0 <= int(root) < runner.view.num_nodes]
         chosen = np.asarray([] if outside else given, dtype=np.int64).reshape(-1)

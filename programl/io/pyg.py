@@ -51,6 +51,7 @@ from torch_geometric.data import Data, HeteroData
 
 from programl.exceptions import GraphTransformError
 from programl.proto import ProgramGraph, ProgramGraphFeatures, ProgramGraphFeaturesList
+from programl.util.checks import is_integer
 
 __all__ = [
     "EDGE_FLOW_NAMES",
@@ -155,7 +156,7 @@ class GraphArrays:
 
 
 def _is_id(value: Any, oov: int) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value <= oov
+    return is_integer(value) and 0 <= value <= oov
 
 
 def graph_arrays(graph: ProgramGraph) -> GraphArrays:

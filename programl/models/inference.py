@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from programl.exceptions import AnalysisError, ProgramlError
+from programl.util.checks import is_integer
 
 __all__ = [
     "ClassifyappPrediction",
@@ -29,7 +30,7 @@ __all__ = [
 
 def _check_integer(name: str, value: Any, minimum: int) -> int:
     """``value`` as an int when it is an integer (not a bool) of at least ``minimum``; one-line error otherwise."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
+    if not is_integer(value) or value < minimum:
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
         raise ProgramlError(f"{name} must be {kind}, not {value!r}")
     return int(value)

@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from programl.util import _worker
+from programl.util.checks import is_integer
 
 __all__ = [
     "MAX_TIMEOUT",
@@ -93,9 +94,7 @@ def check_chunksize(chunksize: Any) -> int | None:
     Raises:
         ValueError: Anything else (0 and -1 were silently another size).
     """
-    if chunksize is not None and (
-        isinstance(chunksize, bool) or not isinstance(chunksize, numbers.Integral) or chunksize < 1
-    ):
+    if chunksize is not None and (not is_integer(chunksize) or chunksize < 1):
         raise ValueError(f"chunksize must be a positive integer or None, not {chunksize!r}")
     return chunksize
 
