@@ -2,7 +2,8 @@
 
 Batches hold up to 10,000 nodes (the flag file's ``batch_size``) of disjoint graphs and the model runs T = 30
 message-passing steps, as in the paper's DDF-30 runs. One training iteration = forward, cross-entropy loss,
-backward and an AdamW step; inference = forward under ``torch.no_grad()`` in eval mode.
+backward and an AdamW step; inference = forward under ``torch.no_grad()`` in eval mode. ``--precision bf16`` runs
+both forward passes under bfloat16 autocast, as ``programl train ... --precision bf16`` runs its training steps.
 
 Inputs:
 
@@ -172,8 +173,9 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def run_phase(model, batches, device, *, train: bool, steps: int, warmup: int) -> dict:
-    """Time ``len(batches) - warmup`` iterations after ``warmup`` untimed ones; returns the measurements."""
+def run_phase(model, batches, device, *, train: bool, steps: int, warmup: int, bf16: bool = False) -> dict:
+    """Time ``len(batches) - warmup`` iterations after ``warmup`` untimed ones (forward passes under bfloat16
+    autocast with ``bf16``); returns the measurements."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=2.5e-4) if train else None
     model.train(train)
     if device.type == "cuda":
@@ -184,11 +186,12 @@ def run_phase(model, batches, device, *, train: bool, steps: int, warmup: int) -
         start = time.perf_counter()
         if train:
             optimizer.zero_grad(set_to_none=True)
-            loss = model.loss(model(batch, num_steps=steps), batch.y)
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+                loss = model.loss(model(batch, num_steps=steps), batch.y)
             loss.backward()
             optimizer.step()
         else:
-            with torch.no_grad():
+            with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
                 model(batch, num_steps=steps)
         sync(device)
         if i >= warmup:
@@ -234,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="train", help="split of --dataset (default train)")
     parser.add_argument("--vocabulary-size", type=int, default=2230, help="synthetic vocabulary size (default 2230)")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (CPU)")
+    parser.add_argument(
+        "--precision", choices=("fp32", "bf16"), default="fp32", help="bf16: forward passes under bfloat16 autocast"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", type=Path, default=Path("train-benchmark.json"), help="JSON output file")
     args = parser.parse_args(argv)
@@ -276,8 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     model = model_cls(vocabulary_size).to(device)
     parameters = sum(p.numel() for p in model.parameters())
     baseline_mb = peak_rss_mb()
-    results = [run_phase(model, batches, device, train=False, steps=args.steps, warmup=args.warmup)]
-    results.append(run_phase(model, batches, device, train=True, steps=args.steps, warmup=args.warmup))
+    bf16 = args.precision == "bf16"
+    results = [run_phase(model, batches, device, train=False, steps=args.steps, warmup=args.warmup, bf16=bf16)]
+    results.append(run_phase(model, batches, device, train=True, steps=args.steps, warmup=args.warmup, bf16=bf16))
     if device.type == "cpu":
         for r in results:
             r["peak_memory_growth_mb"] = r["peak_memory_mb"] - baseline_mb
@@ -290,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         "device": str(device),
         "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name(),
         "torch_threads": torch.get_num_threads(),
+        "precision": args.precision,
         "torch": torch.__version__,
         "source": source,
         "graphs": len(examples),
@@ -304,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{report['model']} ({parameters:,} parameters), {source}: {len(examples)} graphs, "
         f"{report['mean_nodes_per_graph']:.0f} nodes/graph, {report['edges_per_node']:.2f} edges/node; "
-        f"device {device} ({report['device_name'] or '?'}, {report['torch_threads']} threads)"
+        f"device {device} ({report['device_name'] or '?'}, {report['torch_threads']} threads), {args.precision}"
     )
     header = f"{'phase':<10} {'T':>4} {'batches':>7} {'nodes/batch':>11} {'nodes/s':>10} {'best':>8} {'ms/batch':>9} "
     header += f"{'ms/581-node graph':>17} {'peak MB':>8}"

@@ -74,13 +74,16 @@ class Budget:
 @dataclass(frozen=True)
 class Schedule:
     """Optional optimisation steps around ``optimizer.step()`` (``--warmup-examples``, ``--lr-decay``,
-    ``--clip-grad-norm``). The learning rate of each step is the optimizer's own times :func:`lr_factor`; with
-    ``clip_grad_norm`` the epoch record gets the mean and largest gradient norm before clipping
-    (``train_grad_norm``, ``train_grad_norm_max``)."""
+    ``--clip-grad-norm``, ``--precision``). The learning rate of each step is the optimizer's own times
+    :func:`lr_factor`; with ``clip_grad_norm`` the epoch record gets the mean and largest gradient norm before
+    clipping (``train_grad_norm``, ``train_grad_norm_max``). With ``precision="bf16"`` each training step's
+    :meth:`TrainingTask.step` (forward pass and loss) runs under ``torch.autocast`` to bfloat16 (mixed precision:
+    the weights, their gradients, the optimizer and validation stay float32)."""
 
     warmup_examples: int = 0
     lr_decay: str = "off"
     clip_grad_norm: float | None = None
+    precision: str = "fp32"
 
     @property
     def changes_lr(self) -> bool:
@@ -351,6 +354,13 @@ class Trainer:
         done = (epoch - 1) + (self.state["cursor"] - 1) / max(steps or 1, 1)
         return done / max(self.budget.num_epochs, 1)
 
+    def _autocast(self):
+        """The context of one training step's forward pass: bfloat16 autocast with ``precision="bf16"``."""
+        import torch
+
+        device_type = str(self.dist.device or "cpu").split(":")[0]
+        return torch.autocast(device_type, dtype=torch.bfloat16, enabled=self.schedule.precision == "bf16")
+
     def _optimise(self, loss, epoch: int, steps: int | None) -> None:
         """Backward, the schedule's learning rate and clipping, the optimizer's step."""
         optimizer, schedule = self.optimizer, self.schedule
@@ -448,7 +458,8 @@ class Trainer:
             ddp_model.train()
             shown = self.show and self.bar == "batches"
             for indices in progress(batches, steps, description, shown):
-                loss = task.step(ddp_model, indices, metrics)
+                with self._autocast():
+                    loss = task.step(ddp_model, indices, metrics)
                 self._optimise(loss, epoch, steps)
                 minutes = self.checkpoint_minutes
                 if dist.is_main and minutes is not None and time.perf_counter() - last_save > 60 * minutes:

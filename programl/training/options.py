@@ -59,6 +59,7 @@ SCHEDULE_DEFAULTS: dict[str, Any] = {
     "lr_decay": "off",
     "clip_grad_norm": None,
     "init_from": None,
+    "precision": "fp32",
 }
 
 
@@ -66,8 +67,8 @@ def add_schedule_arguments(
     parser: argparse.ArgumentParser, checkpoint_minutes: bool = True, init_from: bool = True
 ) -> None:
     """The training engine's options: ``--checkpoint-minutes`` (when ``checkpoint_minutes``), ``--warmup-examples``,
-    ``--lr-decay``, ``--clip-grad-norm`` and ``--init-from`` (when ``init_from``; all off by default: the numerics of
-    a run without them are unchanged)."""
+    ``--lr-decay``, ``--clip-grad-norm``, ``--precision`` and ``--init-from`` (when ``init_from``; all off by default:
+    the numerics of a run without them are unchanged)."""
     group = parser.add_argument_group("schedule (the training engine; off by default)")
     if checkpoint_minutes:
         group.add_argument(
@@ -97,6 +98,13 @@ def add_schedule_arguments(
         help="clip the gradient norm to X before each step; the log records the norms before clipping "
         "(train_grad_norm, train_grad_norm_max; default: no clipping)",
     )
+    group.add_argument(
+        "--precision",
+        choices=("fp32", "bf16"),
+        default="fp32",
+        help="bf16: run the training steps' forward pass under bfloat16 autocast (weights, optimizer and scoring stay "
+        "float32; about 2.5 times faster on a CPU with AVX-512 BF16; default: fp32)",
+    )
     if init_from:
         group.add_argument(
             "--init-from",
@@ -117,6 +125,7 @@ class TaskOptions:
     lr_decay: str = "off"
     clip_grad_norm: float | None = None
     init_from: str | None = None
+    precision: str = "fp32"
 
     @classmethod
     def from_args(cls, args: argparse.Namespace):
@@ -132,7 +141,7 @@ class TaskOptions:
         """The engine's :class:`~programl.training.engine.Schedule` of these options."""
         from programl.training.engine import Schedule
 
-        return Schedule(self.warmup_examples, self.lr_decay, self.clip_grad_norm)
+        return Schedule(self.warmup_examples, self.lr_decay, self.clip_grad_norm, self.precision)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, task: str, epochs: int, default_dir: str | None = None) -> None:

@@ -280,6 +280,27 @@ def test_clipping_is_applied_and_recorded(tmp_path) -> None:
         assert record["train_grad_norm_max"] >= record["train_grad_norm"] > 0.01  # the norms before clipping
 
 
+def test_bf16_precision_autocasts_the_training_steps_only(tmp_path) -> None:
+    seen = set()
+
+    class Probe(Toy):
+        def step(self, model, indices, metrics):
+            seen.add(("step", torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")))
+            return super().step(model, indices, metrics)
+
+        def validate(self, model):
+            seen.add(("validate", torch.is_autocast_enabled("cpu"), None))
+            return super().validate(model)
+
+    trainer, _ = fit(tmp_path / "bf16", task=Probe(), budget=Budget(epochs=1), schedule=Schedule(precision="bf16"))
+    assert seen == {("step", True, torch.bfloat16), ("validate", False, None)}  # scoring stays float32
+    assert {t.dtype for t in trainer.model.state_dict().values()} == {torch.float32}  # so do the weights
+    plain, _ = fit(tmp_path / "fp32", budget=Budget(epochs=1))
+    assert not torch.equal(weights(trainer)[0], weights(plain)[0])  # the forward passes ran in bfloat16
+    again, _ = fit(tmp_path / "bf16-again", budget=Budget(epochs=1), schedule=Schedule(precision="bf16"))
+    assert all(torch.equal(a, b) for a, b in zip(weights(trainer), weights(again)))  # and deterministically
+
+
 def test_messages_go_through_logging(tmp_path, caplog) -> None:
     caplog.set_level(logging.INFO, logger="programl")
     fit(tmp_path, budget=Budget(epochs=1))
