@@ -3,7 +3,8 @@
 `programl train classifyapp` trains the paper's classifier (200-wide, four parameter sets of two steps, position
 gates) in batches of 128 graphs. This times the phases of its step one by one, each ended by a device
 synchronisation: assembling the batch on the CPU (``Batch.from_data_list``), moving it to the device, the forward
-pass and loss, the backward pass, and the AdamW step; ``--profile`` adds torch.profiler's table of the operators
+pass and loss (under bfloat16 autocast with ``--precision bf16``, as ``programl train ... --precision bf16`` runs
+it), the backward pass, and the AdamW step; ``--profile`` adds torch.profiler's table of the operators
 that take the most device (or CPU) time. The step is the task's own (:class:`programl.tasks.classifyapp` model and
 collation).
 
@@ -13,6 +14,7 @@ else synthetic graphs of POJ-104's shape at -O0 (about 262 nodes and 1.73 edges 
 Usage::
 
     python benchmarks/classifyapp_step.py --pack /work/data/poj104-O0.npz --threads 2
+    python benchmarks/classifyapp_step.py --pack /work/data/poj104-O0.npz --threads 2 --precision bf16
     python benchmarks/classifyapp_step.py --device cuda --profile -o step.json
 """
 
@@ -72,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", type=int, default=10, help="timed batches (default: 10)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed batches first (default: 2)")
     parser.add_argument("--profile", action="store_true", help="also print torch.profiler's top operators")
+    parser.add_argument(
+        "--precision", choices=("fp32", "bf16"), default="fp32", help="bf16: the forward pass under bfloat16 autocast"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", type=Path, help="JSON output file")
     args = parser.parse_args(argv)
@@ -107,8 +112,9 @@ def main(argv: list[str] | None = None) -> int:
         sync()
         marks.append(time.perf_counter())
         optimizer.zero_grad(set_to_none=True)
-        output = model(batch)
-        loss = model.loss(output, batch.graph_y)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.precision == "bf16"):
+            output = model(batch)
+            loss = model.loss(output, batch.graph_y)
         sync()
         marks.append(time.perf_counter())
         loss.backward()
@@ -129,7 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     medians = {phase: statistics.median(values) for phase, values in times.items()}
     total = sum(medians.values())
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu, {torch.get_num_threads()} threads"
-    print(f"classifyapp step: {args.batch_graphs} graphs ({statistics.median(nodes):.0f} nodes median), {name}")
+    print(
+        f"classifyapp step: {args.batch_graphs} graphs ({statistics.median(nodes):.0f} nodes median), {name}, "
+        f"{args.precision}"
+    )
     print(f"{'phase':<12}{'median ms':>12}{'share':>8}")
     for phase in PHASES:
         print(f"{phase:<12}{1000 * medians[phase]:>12.1f}{medians[phase] / total:>8.1%}")
@@ -152,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             "torch": torch.__version__,
             "source": str(args.pack) if args.pack else "synthetic",
             "batch_graphs": args.batch_graphs,
+            "precision": args.precision,
             "median_nodes": statistics.median(nodes),
             "median_seconds": medians,
             "step_seconds": total,

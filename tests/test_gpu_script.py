@@ -81,8 +81,10 @@ def test_a_pack_run_returns_what_resumes_it_on_another_machine(tmp_path) -> None
     assert json.loads((tmp_path / "run2" / "result.json").read_text())["test"]["count"] == 6
 
 
-def test_the_step_timer_runs_on_the_cpu(tmp_path) -> None:
-    """benchmarks/classifyapp_step.py (which gpu.sh runs before the POJ-104 run) on a graph pack, on this CPU."""
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_the_step_timer_runs_on_the_cpu(tmp_path, precision) -> None:
+    """benchmarks/classifyapp_step.py (which gpu.sh runs before the POJ-104 run) on a graph pack, on this CPU, in
+    float32 and under bfloat16 autocast."""
     pack = synthetic_pack(tmp_path / "pack.npz")
     done = subprocess.run(
         [
@@ -100,6 +102,8 @@ def test_the_step_timer_runs_on_the_cpu(tmp_path) -> None:
             "1",
             "--threads",
             "1",
+            "--precision",
+            precision,
             "-o",
             str(tmp_path / "s.json"),
         ],
@@ -111,4 +115,5 @@ def test_the_step_timer_runs_on_the_cpu(tmp_path) -> None:
     record = json.loads((tmp_path / "s.json").read_text())
     assert set(record["median_seconds"]) == {"collate", "to_device", "forward", "backward", "optimizer"}
     assert record["step_seconds"] == pytest.approx(sum(record["median_seconds"].values()))
+    assert record["precision"] == precision and done.stdout.splitlines()[0].endswith(precision)
     assert "s per POJ-104 epoch" in done.stdout
