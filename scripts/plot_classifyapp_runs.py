@@ -6,15 +6,20 @@ learning-rate schedule). Give the runs in order; ``DIR:N`` takes only the first 
 started from its epoch N). Each run's epochs continue the count of the one before, its segment is labelled by its
 optimisation settings, and a run's ``result.json`` (the test error of its best checkpoint, SPEC §6.6) is drawn as a
 star at that checkpoint's epoch. The dashed line is the paper's test error (3.38 %, SPEC §7.4 / paper Table 5).
+``--reference CSV`` draws another training's curve in grey beside them, from a file with the columns ``epoch``,
+``train_error`` and ``val_error`` in percent (e.g. ``docs/poj104-float32-run.csv``, a run whose directory is gone).
 
 Usage::
 
     python scripts/plot_classifyapp_runs.py /work/runs/poj104:7 /work/runs/poj104-cos -o docs/img/poj104-full.png
+    python scripts/plot_classifyapp_runs.py /work/runs/poj104:7 /work/runs/poj104-cos -o docs/img/poj104-bf16.png \
+        --reference docs/poj104-float32-run.csv --reference-label "the float32 run (lost in epoch 22)"
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 from pathlib import Path
 
@@ -62,14 +67,27 @@ def chain(runs: list[tuple[Path, int | None]]) -> list[dict]:
     return segments
 
 
+def read_reference(path: Path) -> dict[str, list[float]]:
+    """The ``epoch``, ``train_error`` and ``val_error`` columns (percent) of a reference CSV, as lists."""
+    with open(path, newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    try:
+        return {key: [float(row[key]) for row in rows] for key in ("epoch", "train_error", "val_error")}
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"{path}: needs the columns epoch, train_error and val_error, in numbers ({error})") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", help="run directories of `programl train classifyapp`, in order (DIR[:N])")
     parser.add_argument("-o", "--output", type=Path, required=True, help="PNG file to write")
     parser.add_argument("--title", default="POJ-104, the paper's classifier, all programs (-O0)")
+    parser.add_argument("--reference", type=Path, help="CSV of another training's errors to draw in grey")
+    parser.add_argument("--reference-label", default="reference", help="its name in the legend")
     args = parser.parse_args(argv)
     try:
         segments = chain([parse_run(text) for text in args.runs])
+        reference = read_reference(args.reference) if args.reference else None
     except (OSError, ValueError, KeyError, ProgramlError) as error:
         print(f"plot_classifyapp_runs.py: {error}", file=sys.stderr)
         return 1
@@ -81,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     import matplotlib.ticker
 
     figure, axes = plt.subplots(figsize=(8, 5))
+    if reference:
+        name = args.reference_label
+        axes.plot(reference["epoch"], reference["val_error"], marker="o", color="grey", label=f"{name}, validation")
+        training = f"{name}, training"
+        axes.plot(reference["epoch"], reference["train_error"], linestyle=":", color="grey", label=training)
     for number, segment in enumerate(segments):
         color = f"C{number}"
         name = f"run {number + 1}: {segment['label']}"

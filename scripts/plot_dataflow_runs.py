@@ -40,7 +40,7 @@ def save_figure(figure, output: Path) -> None:
 
 
 def settings_label(config: dict) -> str:
-    """A run's optimisation settings in a few words, e.g. ``lr 1e-3, warm-up 2k, clip 1``."""
+    """A run's optimisation settings in a few words, e.g. ``lr 1e-3, warm-up 2k, clip 1, bf16``."""
     model = config.get("model", {})
     lr = model.get("lr")
     parts = [f"lr {lr:g}" if isinstance(lr, (int, float)) else "lr ?"]
@@ -51,6 +51,8 @@ def settings_label(config: dict) -> str:
         parts.append(f"clip {clip:g}")
     if model.get("lr_decay", "off") != "off":
         parts.append(f"{model['lr_decay']} decay")
+    if model.get("precision", "fp32") != "fp32":
+        parts.append(model["precision"])
     return ", ".join(parts)
 
 

@@ -60,3 +60,25 @@ def test_a_damaged_run_file_is_one_line_with_its_place(tmp_path, capsys, damaged
         == f"plot_classifyapp_runs.py: {run / damaged}:1:13: not JSON (Expecting property name enclosed in double quotes)"
     )
     assert not (tmp_path / "x.png").exists()
+
+
+def test_a_reference_curve_is_read_and_drawn_or_refused_in_one_line(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    run = _run(tmp_path / "a", [0.5, 0.4], {"lr": 2.5e-4, "precision": "bf16"})
+    assert SCRIPT["chain"]([(run, None)])[0]["label"] == "lr 0.00025, bf16"
+    reference = tmp_path / "ref.csv"
+    reference.write_text("epoch,where,train_error,val_error\n1,H100,84.9,63.1\n2,CPU,55.1,38.3\n")
+    assert SCRIPT["read_reference"](reference) == {
+        "epoch": [1, 2],
+        "train_error": [84.9, 55.1],
+        "val_error": [63.1, 38.3],
+    }
+    out = tmp_path / "curves.png"
+    assert SCRIPT["main"]([str(run), "-o", str(out), "--reference", str(reference), "--reference-label", "fp32"]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    reference.write_text("epoch,val_error\n1,63.1\n")
+    assert SCRIPT["main"]([str(run), "-o", str(out), "--reference", str(reference)]) == 1
+    assert "needs the columns epoch, train_error and val_error" in capsys.readouterr().err
+    # the published float32 run's file reads
+    published = SCRIPT["read_reference"](Path(__file__).resolve().parents[1] / "docs" / "poj104-float32-run.csv")
+    assert published["epoch"] == list(range(1, 22)) and published["val_error"][-1] == 4.9
