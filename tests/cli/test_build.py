@@ -176,7 +176,7 @@ def test_timeout_is_per_file(tmp_path, capsys, monkeypatch) -> None:
         pytest.skip("clang-22 not installed")
     wrapper = tmp_path / "bin" / "clang-22"
     wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/sh\ncase "$*" in *slow.c*) exec sleep 60;; esac\nexec {real} "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\ncase "$*" in *slow.c*) exec sleep 61.7;; esac\nexec {real} "$@"\n')
     wrapper.chmod(0o755)
     monkeypatch.setenv("PROGRAML_CLANG", str(wrapper))
     (tmp_path / "good.ll").write_text(GOOD_IR)
@@ -186,8 +186,9 @@ def test_timeout_is_per_file(tmp_path, capsys, monkeypatch) -> None:
     assert code == 1
     assert "slow.c: error: " in err and "timed out" in err
     assert (tmp_path / "out" / "good.ProgramGraph.pb").exists()
-    # the killed worker's clang (here: `sleep 60`) was killed with it
-    leftovers = subprocess.run(["pgrep", "-f", "exec sleep 60|^sleep 60$"], capture_output=True, text=True).stdout
+    # the killed worker's clang (here: `sleep 61.7`, a length no other process on the machine is likely to sleep) was
+    # killed with it
+    leftovers = subprocess.run(["pgrep", "-f", "exec sleep 61.7|^sleep 61.7$"], capture_output=True, text=True).stdout
     assert not leftovers.strip()
 
 
