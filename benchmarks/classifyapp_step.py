@@ -33,6 +33,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from programl.tasks import classifyapp  # noqa: E402
+from programl.training.options import PRECISIONS  # noqa: E402
+from programl.training.runtime import autocast  # noqa: E402
 
 PHASES = ("collate", "to_device", "forward", "backward", "optimizer")
 
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=2, help="untimed batches first (default: 2)")
     parser.add_argument("--profile", action="store_true", help="also print torch.profiler's top operators")
     parser.add_argument(
-        "--precision", choices=("fp32", "bf16"), default="fp32", help="bf16: the forward pass under bfloat16 autocast"
+        "--precision", choices=PRECISIONS, default="fp32", help="bf16: the forward pass under bfloat16 autocast"
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", type=Path, help="JSON output file")
@@ -112,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         sync()
         marks.append(time.perf_counter())
         optimizer.zero_grad(set_to_none=True)
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.precision == "bf16"):
+        with autocast(device, args.precision):
             output = model(batch)
             loss = model.loss(output, batch.graph_y)
         sync()

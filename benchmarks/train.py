@@ -53,6 +53,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from programl.data.batching import NodeBudgetBatcher  # noqa: E402
 from programl.models import DataflowGGNN, DataflowRGCN  # noqa: E402
+from programl.training.options import PRECISIONS  # noqa: E402
+from programl.training.runtime import autocast  # noqa: E402
 
 PAPER_TRAIN_NODES_PER_S = 581 / 0.026  # 26 ms per 581-node graph on a GTX 1080
 MEAN_GRAPH_NODES = 581
@@ -173,9 +175,9 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def run_phase(model, batches, device, *, train: bool, steps: int, warmup: int, bf16: bool = False) -> dict:
-    """Time ``len(batches) - warmup`` iterations after ``warmup`` untimed ones (forward passes under bfloat16
-    autocast with ``bf16``); returns the measurements."""
+def run_phase(model, batches, device, *, train: bool, steps: int, warmup: int, precision: str = "fp32") -> dict:
+    """Time ``len(batches) - warmup`` iterations after ``warmup`` untimed ones (forward passes at ``precision``:
+    bfloat16 autocast with ``"bf16"``); returns the measurements."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=2.5e-4) if train else None
     model.train(train)
     if device.type == "cuda":
@@ -186,12 +188,12 @@ def run_phase(model, batches, device, *, train: bool, steps: int, warmup: int, b
         start = time.perf_counter()
         if train:
             optimizer.zero_grad(set_to_none=True)
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            with autocast(device, precision):
                 loss = model.loss(model(batch, num_steps=steps), batch.y)
             loss.backward()
             optimizer.step()
         else:
-            with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            with torch.no_grad(), autocast(device, precision):
                 model(batch, num_steps=steps)
         sync(device)
         if i >= warmup:
@@ -238,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vocabulary-size", type=int, default=2230, help="synthetic vocabulary size (default 2230)")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (CPU)")
     parser.add_argument(
-        "--precision", choices=("fp32", "bf16"), default="fp32", help="bf16: forward passes under bfloat16 autocast"
+        "--precision", choices=PRECISIONS, default="fp32", help="bf16: forward passes under bfloat16 autocast"
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", type=Path, default=Path("train-benchmark.json"), help="JSON output file")
@@ -282,9 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     model = model_cls(vocabulary_size).to(device)
     parameters = sum(p.numel() for p in model.parameters())
     baseline_mb = peak_rss_mb()
-    bf16 = args.precision == "bf16"
-    results = [run_phase(model, batches, device, train=False, steps=args.steps, warmup=args.warmup, bf16=bf16)]
-    results.append(run_phase(model, batches, device, train=True, steps=args.steps, warmup=args.warmup, bf16=bf16))
+    phase = {"steps": args.steps, "warmup": args.warmup, "precision": args.precision}
+    results = [run_phase(model, batches, device, train=False, **phase)]
+    results.append(run_phase(model, batches, device, train=True, **phase))
     if device.type == "cpu":
         for r in results:
             r["peak_memory_growth_mb"] = r["peak_memory_mb"] - baseline_mb

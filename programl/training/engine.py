@@ -34,7 +34,7 @@ from programl.training.checkpoint import load_checkpoint, save_checkpoint, unwra
 from programl.training.distributed import Distributed, shard
 from programl.training.logs import EpochLog, progress
 from programl.training.plots import plot_learning_curves
-from programl.training.runtime import seed_everything
+from programl.training.runtime import autocast, seed_everything
 
 __all__ = ["Budget", "Fit", "Schedule", "Trainer", "TrainingTask", "epoch_path", "lr_factor"]
 
@@ -354,13 +354,6 @@ class Trainer:
         done = (epoch - 1) + (self.state["cursor"] - 1) / max(steps or 1, 1)
         return done / max(self.budget.num_epochs, 1)
 
-    def _autocast(self):
-        """The context of one training step's forward pass: bfloat16 autocast with ``precision="bf16"``."""
-        import torch
-
-        device_type = str(self.dist.device or "cpu").split(":")[0]
-        return torch.autocast(device_type, dtype=torch.bfloat16, enabled=self.schedule.precision == "bf16")
-
     def _optimise(self, loss, epoch: int, steps: int | None) -> None:
         """Backward, the schedule's learning rate and clipping, the optimizer's step."""
         optimizer, schedule = self.optimizer, self.schedule
@@ -458,7 +451,7 @@ class Trainer:
             ddp_model.train()
             shown = self.show and self.bar == "batches"
             for indices in progress(batches, steps, description, shown):
-                with self._autocast():
+                with autocast(self.dist.device, self.schedule.precision):
                     loss = task.step(ddp_model, indices, metrics)
                 self._optimise(loss, epoch, steps)
                 minutes = self.checkpoint_minutes

@@ -16,6 +16,7 @@ from typing import Any
 from programl.exceptions import ProgramlError
 
 __all__ = [
+    "PRECISIONS",
     "SCHEDULE_DEFAULTS",
     "TaskOptions",
     "UsageError",
@@ -52,6 +53,10 @@ def add_runtime_arguments(parser: argparse.ArgumentParser, seed: int = 204) -> N
         help="no progress bars and no per-epoch or status lines; warnings, errors and the final result still print",
     )
 
+
+#: The values of ``--precision``: float32 throughout, or the training steps' forward passes under bfloat16 autocast
+#: (:func:`~programl.training.runtime.autocast`).
+PRECISIONS = ("fp32", "bf16")
 
 #: The schedule options of :func:`add_schedule_arguments` as a run written before they existed had them (off).
 SCHEDULE_DEFAULTS: dict[str, Any] = {
@@ -100,7 +105,7 @@ def add_schedule_arguments(
     )
     group.add_argument(
         "--precision",
-        choices=("fp32", "bf16"),
+        choices=PRECISIONS,
         default="fp32",
         help="bf16: run the training steps' forward pass under bfloat16 autocast (weights, optimizer and scoring stay "
         "float32; about 2 times faster for the POJ-104 classifier on a CPU with AVX-512 BF16; default: fp32)",

@@ -13,7 +13,24 @@ from typing import Any
 
 from programl.training.options import UsageError
 
-__all__ = ["compute_threads", "configure_threads", "resolve_device", "rng_state", "seed_everything", "set_rng_state"]
+__all__ = [
+    "autocast",
+    "compute_threads",
+    "configure_threads",
+    "resolve_device",
+    "rng_state",
+    "seed_everything",
+    "set_rng_state",
+]
+
+
+def autocast(device, precision: str):
+    """The context of a forward pass at ``precision``: ``torch.autocast`` to bfloat16 for ``"bf16"``, off for
+    ``"fp32"``; ``device`` is a ``torch.device``, a string such as ``"cuda:0"``, or None (the CPU)."""
+    import torch
+
+    device_type = str(device or "cpu").split(":")[0]
+    return torch.autocast(device_type, dtype=torch.bfloat16, enabled=precision == "bf16")
 
 
 def resolve_device(spec: str = "auto", local_rank: int | None = None):
