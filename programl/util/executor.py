@@ -137,7 +137,7 @@ def check_max_memory(max_memory: int | None) -> int | None:
     """
     if max_memory is None:
         return None
-    if isinstance(max_memory, bool) or not isinstance(max_memory, numbers.Integral):
+    if not is_integer(max_memory):
         raise ValueError(f"max_memory must be a number of bytes or None, not {max_memory!r}")
     if max_memory < MIN_MEMORY:
         raise ValueError(f"max_memory must be at least {MIN_MEMORY >> 20} MiB, not {max_memory!r} bytes")
@@ -453,9 +453,7 @@ class TimeoutProcessPool(concurrent.futures.Executor):
         max_memory: int | None = None,
         pass_fds: Sequence[int] = (),
     ) -> None:
-        if max_workers is not None and (
-            isinstance(max_workers, bool) or not isinstance(max_workers, numbers.Integral) or max_workers < 1
-        ):
+        if max_workers is not None and (not is_integer(max_workers) or max_workers < 1):
             raise ValueError(f"max_workers must be a positive integer, not {max_workers!r}")
         self._max_workers = int(max_workers or default_workers())
         self._timeout = check_timeout(timeout)

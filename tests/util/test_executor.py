@@ -207,11 +207,12 @@ def test_infinite_timeout_means_no_limit() -> None:
 
 
 def test_bad_pool_arguments() -> None:
-    for workers in (0, -2, 1.5):
+    for workers in (0, -2, 1.5, True, "2"):
         with pytest.raises(ValueError, match="max_workers"):
             TimeoutProcessPool(workers)
-    with pytest.raises(ValueError, match="max_memory"):
-        TimeoutProcessPool(1, max_memory=1000)
+    for memory in (1000, True, 1.5e9, "1073741824"):
+        with pytest.raises(ValueError, match="max_memory"):
+            TimeoutProcessPool(1, max_memory=memory)
     assert check_max_memory(None) is None and check_max_memory(1 << 30) == 1 << 30
 
 
