@@ -593,6 +593,7 @@ def _train(args: argparse.Namespace, dist) -> int:
         checkpoint_minutes=args.checkpoint_minutes,
         schedule=options.schedule(),
         init_from=options.init_from,
+        init_vocabulary=vocabulary,
     ).start()
     if dist.is_main:  # once the run is known to resume (or start) well
         write_json(

@@ -533,6 +533,7 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
         checkpoint_minutes=args.checkpoint_minutes,
         schedule=options.schedule(),
         init_from=options.init_from,
+        init_vocabulary=vocabulary,
     ).start()
     if dist.is_main:
         vocabulary.save(run_dir / "vocab.csv")

@@ -1,7 +1,8 @@
 """Checkpoints and result files (SPEC §6.1 "Schedule": a checkpoint per epoch, test with the best):
 :func:`save_checkpoint` (atomic: model, optimizer, epoch, best metric, RNG states, anything else),
-:func:`load_checkpoint` (resumption; a damaged or foreign file is one line), :func:`write_json` (atomic, indented,
-sorted keys) and :func:`unwrap` (the model inside DDP)."""
+:func:`load_checkpoint` (resumption; a damaged or foreign file is one line), :func:`load_initial_weights` (the
+weights a new run starts from: a run's checkpoint or an exported model, vocabularies compared),
+:func:`write_json` (atomic, indented, sorted keys) and :func:`unwrap` (the model inside DDP)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from programl.exceptions import ProgramlError
 from programl.training.runtime import rng_state, set_rng_state
 from programl.util.fs import atomic_write_bytes
 
-__all__ = ["load_checkpoint", "save_checkpoint", "unwrap", "write_json"]
+__all__ = ["load_checkpoint", "load_initial_weights", "save_checkpoint", "unwrap", "write_json"]
 
 
 def unwrap(model):
@@ -90,17 +91,8 @@ def load_checkpoint(
         ProgramlError: The file is missing, is not a readable checkpoint, or holds a model of other options (one
             line each; the file is not changed).
     """
-    import torch
-
     path = Path(path)
-    if not path.is_file():
-        raise ProgramlError(f"{path}: no checkpoint ({missing_hint})")
-    try:
-        payload = torch.load(path, map_location=map_location, weights_only=False)
-    except OSError:
-        raise
-    except Exception as error:  # noqa: BLE001 - unpickling garbage raises anything
-        raise ProgramlError(f"{path}: not a readable checkpoint ({_first_sentence(error)})") from None
+    payload = _read(path, map_location, missing_hint)
     if (
         not isinstance(payload, dict)
         or not isinstance(payload.get("model"), Mapping)
@@ -121,6 +113,99 @@ def load_checkpoint(
             f"{path}: a checkpoint of another model or options ({_first_sentence(error)}); {mismatch_hint}"
         ) from None
     return payload
+
+
+def _read(path: Path, map_location: Any, missing_hint: str) -> Any:
+    """``torch.load`` of a file, whose absence or damage is one line."""
+    import torch
+
+    if not path.is_file():
+        raise ProgramlError(f"{path}: no checkpoint ({missing_hint})")
+    try:
+        return torch.load(path, map_location=map_location, weights_only=False)
+    except OSError:
+        raise
+    except Exception as error:  # noqa: BLE001 - unpickling garbage raises anything
+        raise ProgramlError(f"{path}: not a readable checkpoint ({_first_sentence(error)})") from None
+
+
+#: What ``--init-from`` reads (the advice of its errors).
+INIT_FROM_HINT = "--init-from needs a run's best.pt or last.pt, an exported model's weights.pt, or its directory"
+
+
+def load_initial_weights(
+    path: str | os.PathLike,
+    *,
+    model,
+    map_location: Any = "cpu",
+    missing_ok: tuple[str, ...] = (),
+    vocabulary=None,
+) -> Path:
+    """Load the weights a new run starts from (``--init-from``: fine-tuning, or going on with another schedule)
+    into ``model``; the optimizer and RNG states are not read.
+
+    ``path`` is a checkpoint of a run (``best.pt``, ``last.pt``: :func:`save_checkpoint`), an exported model's
+    ``weights.pt`` (a bare ``state_dict``: :mod:`programl.models.export`), or a directory holding either
+    (``weights.pt`` first, e.g. ``programl/models/weights/classifyapp``; else ``best.pt``). When ``vocabulary`` (the
+    new run's :class:`~programl.data.vocabulary.Vocabulary`) is given and a ``vocab.csv`` lies beside the weights,
+    both must list the same texts in the same order: row ``i`` of the embedding means the text of id ``i``, so
+    weights read with another vocabulary would see other texts than they learned, with no error of shape.
+
+    Returns:
+        The weights file read.
+
+    Raises:
+        ProgramlError: The file is missing, damaged, not weights, of another model, or its vocabulary differs (one
+            line each; ``model`` is then unchanged only where its state did not load).
+    """
+    path = Path(path)
+    if path.is_dir():
+        found = [path / name for name in ("weights.pt", "best.pt") if (path / name).is_file()]
+        if not found:
+            raise ProgramlError(f"{path}: no weights.pt or best.pt in this directory ({INIT_FROM_HINT})")
+        path = found[0]
+    payload = _read(path, map_location, INIT_FROM_HINT)
+    if isinstance(payload, Mapping) and isinstance(payload.get("model"), Mapping):
+        state = payload["model"]  # a run's checkpoint
+    elif isinstance(payload, Mapping) and payload and all(hasattr(v, "shape") for v in payload.values()):
+        state = payload  # an exported model's state_dict
+    else:
+        raise ProgramlError(f"{path}: neither a programl checkpoint nor a model's weights ({INIT_FROM_HINT})")
+    if vocabulary is not None and (path.parent / "vocab.csv").is_file():
+        _check_same_vocabulary(path.parent / "vocab.csv", vocabulary)
+    try:
+        _load_model_state(unwrap(model), state, missing_ok)
+    except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as error:
+        raise ProgramlError(
+            f"{path}: a checkpoint of another model or options ({_first_sentence(error)}); "
+            "--init-from needs weights of the same model options and vocabulary"
+        ) from None
+    return path
+
+
+def _check_same_vocabulary(path: Path, vocabulary) -> None:
+    """Refuse weights whose ``vocab.csv`` (``path``) lists other texts, or the same in another order, than
+    ``vocabulary``."""
+    from programl.data.vocabulary import Vocabulary
+
+    try:
+        theirs = Vocabulary.load(path).texts
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ProgramlError(f"{path}: not a vocabulary ({error})") from None
+    ours = tuple(vocabulary.texts)
+    if theirs == ours:
+        return
+    at = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), min(len(theirs), len(ours)))
+    first = (
+        f"id {at} is {theirs[at]!r} there and {ours[at]!r} here"
+        if at < min(len(theirs), len(ours))
+        else "one is a prefix of the other"
+    )
+    raise ProgramlError(
+        f"{path}: the vocabulary of the --init-from weights ({len(theirs)} texts) differs from this run's "
+        f"({len(ours)} texts; {first}); an embedding row means the text of its id, so start from weights trained "
+        "on the same vocabulary"
+    )
 
 
 def _load_model_state(model, state: Mapping[str, Any], missing_ok: tuple[str, ...]) -> None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from programl.training.checkpoint import load_checkpoint, save_checkpoint, unwrap
+from programl.training.checkpoint import load_checkpoint, load_initial_weights, save_checkpoint, unwrap
 from programl.training.distributed import Distributed, shard
 from programl.training.logs import EpochLog, progress
 from programl.training.plots import plot_learning_curves
@@ -201,8 +201,12 @@ class Trainer:
         bar: ``"batches"``: a bar per epoch over its batches; ``"epochs"``: one bar over the epochs (tasks of many
             short epochs, such as devmap's folds).
         plot_each_epoch: Redraw ``curves.png`` after every epoch (else once, at the end of :meth:`run`).
-        init_from: A checkpoint whose weights a new run starts from (``--init-from``: fine-tuning, or going on at
-            another learning rate); the optimizer starts anew. A resumed run ignores it (its ``last.pt`` rules).
+        init_from: The weights a new run starts from (``--init-from``: fine-tuning, or going on at another
+            learning rate): a run's checkpoint, an exported model's ``weights.pt`` or its directory
+            (:func:`~programl.training.checkpoint.load_initial_weights`); the optimizer starts anew. A resumed run
+            ignores it (its ``last.pt`` rules).
+        init_vocabulary: The run's vocabulary, which a ``vocab.csv`` beside the ``init_from`` weights must equal
+            (None: not compared).
         keep_epochs_from: Also save the weights of every epoch from this one on as ``epoch_<NNN>.pt``
             (:func:`epoch_path`; None: none).
     """
@@ -221,6 +225,7 @@ class Trainer:
         bar: str = "batches",
         plot_each_epoch: bool = True,
         init_from: str | Path | None = None,
+        init_vocabulary=None,
         keep_epochs_from: int | None = None,
     ) -> None:
         self.task = task
@@ -235,6 +240,7 @@ class Trainer:
         self.bar = bar
         self.plot_each_epoch = plot_each_epoch
         self.init_from = Path(init_from) if init_from else None
+        self.init_vocabulary = init_vocabulary
         self.keep_epochs_from = keep_epochs_from
         self.state: dict[str, Any] = {
             "epoch": 0,
@@ -277,17 +283,15 @@ class Trainer:
                 )
         else:
             if self.init_from is not None:
-                load_checkpoint(
+                read = load_initial_weights(
                     self.init_from,
                     model=self.model,
                     map_location=self.dist.device,
-                    restore_rng=False,
-                    missing_hint="--init-from needs a best.pt or last.pt",
-                    mismatch_hint="--init-from needs a run of the same model options and vocabulary",
                     missing_ok=getattr(unwrap(self.model), "init_from_missing_ok", ()),
+                    vocabulary=self.init_vocabulary,
                 )
                 if self.show:
-                    logger.info(f"{self.directory}: starting from the weights of {self.init_from}")
+                    logger.info(f"{self.directory}: starting from the weights of {read}")
             self.log.truncate(0)
         return self
 

@@ -113,9 +113,10 @@ def add_schedule_arguments(
     if init_from:
         group.add_argument(
             "--init-from",
-            metavar="CHECKPOINT",
-            help="start from the weights of CHECKPOINT (best.pt or last.pt of a run of the same model and vocabulary)"
-            " with a new optimizer, e.g. to go on at a lower learning rate (default: random weights)",
+            metavar="WEIGHTS",
+            help="start from WEIGHTS with a new optimizer, e.g. to go on at a lower learning rate: a run's best.pt or "
+            "last.pt, an exported model's weights.pt, or its directory (programl/models/weights/NAME), of the same "
+            "model options and vocabulary (default: random weights)",
         )
     else:  # the option is off for this task, and its options still have the field
         parser.set_defaults(init_from=None)

@@ -88,6 +88,34 @@ def test_export_is_deterministic(dataflow_export, tmp_path) -> None:
         assert (again / name).read_bytes() == (models / "reachability" / name).read_bytes(), name
 
 
+def test_a_new_run_starts_from_an_exported_model(dataflow_export, tmp_path, capsys) -> None:
+    """``programl train --init-from`` an exported model's directory: the run starts from its weights (a learning
+    rate of 1e-9 keeps them); a ``vocab.csv`` that orders the texts otherwise is refused in one line."""
+    from programl.tasks import dataflow
+
+    run, models = dataflow_export
+    argv = ["train", "--analysis", "reachability", "--dataset", str(run.parent / "ddf"), "--threads", "1"]
+    argv += ["--train-examples", "10", "--val-examples", "4", "--batch-nodes", "600", "--test-steps", "30", "-q"]
+    exported = models / "reachability"
+    assert (
+        dataflow.main([*argv, "--run-dir", str(tmp_path / "tuned"), "--init-from", str(exported), "--lr", "1e-9"]) == 0
+    )
+    start = torch.load(exported / "weights.pt", weights_only=True)
+    tuned = torch.load(tmp_path / "tuned" / "best.pt", weights_only=False)["model"]
+    assert sorted(tuned) == sorted(start)
+    for key, value in start.items():
+        torch.testing.assert_close(tuned[key], value, atol=1e-6, rtol=0)
+    reordered = tmp_path / "reordered"
+    shutil.copytree(exported, reordered)
+    header, first, second, *rest = (reordered / "vocab.csv").read_text().splitlines(keepends=True)
+    (reordered / "vocab.csv").write_text("".join([header, second, first, *rest]))
+    capsys.readouterr()
+    assert dataflow.main([*argv, "--run-dir", str(tmp_path / "refused"), "--init-from", str(reordered)]) != 0
+    err = capsys.readouterr().err
+    assert "vocab.csv: the vocabulary of the --init-from weights" in err and "Traceback" not in err
+    assert not (tmp_path / "refused" / "best.pt").exists()
+
+
 def test_a_compute_note_goes_into_the_card_and_the_metadata(dataflow_export, tmp_path) -> None:
     run, models = dataflow_export
     note = "Epochs 1-5 ran on a lent GPU, the others on two CPU threads."

@@ -361,7 +361,46 @@ def test_init_from_starts_from_a_checkpoints_weights_with_a_new_optimizer(tmp_pa
     resumed = Trainer(Toy(), tmp_path / "second", Budget(epochs=2), init_from=tmp_path / "nowhere.pt").start()
     assert resumed.state["epoch"] == 1  # a resumed run continues from its last.pt; init_from is not read
     torch.save({"model": {"w": torch.zeros(1)}, "epoch": 0}, tmp_path / "other.pt")
-    with pytest.raises(ProgramlError, match="other.pt: a checkpoint of another model.*; --init-from needs a run of"):
+    with pytest.raises(ProgramlError, match="other.pt: a checkpoint of another model.*; --init-from needs weights of the same"):
         Trainer(Toy(), tmp_path / "third", Budget(epochs=1), init_from=tmp_path / "other.pt").start()
-    with pytest.raises(ProgramlError, match=r"nowhere.pt: no checkpoint \(--init-from needs a best.pt or last.pt\)"):
+    with pytest.raises(ProgramlError, match=r"nowhere.pt: no checkpoint \(--init-from needs a run's best.pt or last"):
         Trainer(Toy(), tmp_path / "fourth", Budget(epochs=1), init_from=tmp_path / "nowhere.pt").start()
+
+
+def test_init_from_reads_an_exported_models_weights_and_compares_vocabularies(tmp_path) -> None:
+    """``--init-from`` also takes an exported model (a bare ``state_dict`` in ``weights.pt``, or its directory);
+    a ``vocab.csv`` beside the weights must equal the run's vocabulary, text for text and in order."""
+    from programl.data.vocabulary import Vocabulary
+    from programl.exceptions import ProgramlError
+
+    fit(tmp_path / "first")
+    best = load_checkpoint(tmp_path / "first" / "best.pt", restore_rng=False)["model"]
+    exported = tmp_path / "exported"
+    exported.mkdir()
+    torch.save({k: v.clone() for k, v in best.items()}, exported / "weights.pt")
+    vocabulary = Vocabulary(["a", "b", "c"], counts=[3, 2, 1])
+    vocabulary.save(exported / "vocab.csv")
+    for n, source in enumerate((exported, exported / "weights.pt")):
+        run = Trainer(Toy(), tmp_path / f"run{n}", Budget(epochs=1), init_from=source, init_vocabulary=vocabulary)
+        assert all(torch.equal(a, b) for a, b in zip(run.start().model.state_dict().values(), best.values()))
+    for other, message in (
+        (
+            ["a", "c", "b"],
+            r"vocab.csv: the vocabulary of the --init-from weights \(3 texts\) differs from this run's "
+            r"\(3 texts; id 1 is 'b' there and 'c' here\)",
+        ),
+        (["a", "b"], r"\(2 texts; one is a prefix of the other\)"),
+    ):
+        with pytest.raises(ProgramlError, match=message):
+            Trainer(
+                Toy(), tmp_path / "refused", Budget(epochs=1), init_from=exported, init_vocabulary=Vocabulary(other)
+            ).start()
+    assert not (tmp_path / "refused" / "last.pt").exists()
+    (tmp_path / "empty").mkdir()
+    torch.save([1, 2], tmp_path / "list.pt")
+    for source, message in (
+        (tmp_path / "empty", r"empty: no weights.pt or best.pt in this directory \(--init-from needs"),
+        (tmp_path / "list.pt", r"list.pt: neither a programl checkpoint nor a model's weights \(--init-from needs"),
+    ):
+        with pytest.raises(ProgramlError, match=message):
+            Trainer(Toy(), tmp_path / "refused", Budget(epochs=1), init_from=source).start()
