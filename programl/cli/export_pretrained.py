@@ -4,8 +4,9 @@ item 6; :mod:`programl.models.export`).
 Writes ``NAME/`` (``weights.pt``, ``vocab.csv``, ``model.json``, ``MODEL_CARD.md``) into the package's
 ``programl/models/weights`` (or ``-o DIR``), where ``programl predict`` and ``programl.models.pretrained(NAME)``
 find it. The network is rebuilt from the run's ``config.json`` and loaded from ``best.pt``; the card's scores come
-from ``result.json`` (or ``--card-from``). NAME defaults to the analysis (dataflow), ``devmap-<platform>`` or
-``classifyapp``.
+from ``result.json`` (or ``--card-from``; where that file holds scores only, the training time, device and threads
+come from the run's ``log.jsonl`` and the best epoch from the checkpoint). NAME defaults to the analysis
+(dataflow), ``devmap-<platform>`` or ``classifyapp``.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--card-from",
         metavar="FILE",
-        help="take the scores from FILE instead of the run's result.json (e.g. an evaluation_*.json)",
+        help="take the scores from FILE instead of the run's result.json (e.g. an evaluation_*.json; training facts "
+        "it lacks come from the run's log.jsonl)",
     )
     parser.add_argument(
         "--train-command",

@@ -247,6 +247,13 @@ def _compute(m: Mapping[str, Any]) -> list[str]:
             f"folds of the platform: {_fmt(c.get('all_folds_seconds'), '.1f')} s; one process, device "
             f"{_fmt(device)}."
         )
+    if c.get("facts_from_log_epoch") is not None:
+        lines += [
+            "",
+            f"The scores file holds no training facts: the time, device and threads above are those of the run's "
+            f"`log.jsonl` at its epoch {c['facts_from_log_epoch']} (the processes: `config.json`; the best epoch: the "
+            "checkpoint).",
+        ]
     if c.get("note"):
         lines += ["", c["note"]]
     init_from = m["training"]["config"].get("model", {}).get("init_from")

@@ -199,6 +199,8 @@ class RunFiles:
         fold_seconds: Training seconds of a devmap fold and of all folds of the platform (from ``log.jsonl``).
         seconds_by_device: dataflow and classifyapp: training seconds by device (from ``log.jsonl``; None where
             its epochs do not record their device).
+        facts_from_log: The last epoch of ``log.jsonl`` when the training facts of ``result`` came from the log and
+            the checkpoint (:func:`fill_training_facts`; a ``--card-from`` file of scores only), else None.
     """
 
     run_dir: Path
@@ -214,6 +216,7 @@ class RunFiles:
     fold_seconds: float | None = None
     platform_seconds: float | None = None
     seconds_by_device: dict[str, float] | None = None
+    facts_from_log: int | None = None
 
 
 def _fold_dirs(platform_dir: Path) -> dict[int, Path]:
@@ -301,6 +304,36 @@ def read_run(
     if not isinstance(files.result, dict):
         raise ProgramlError(f"{files.result_path}: not a result file (expected an object)")
     return files
+
+
+#: The facts of training that ``programl train`` writes into ``result.json`` and an evaluation's file lacks.
+TRAINING_FACTS = ("train_seconds", "device", "threads", "world_size", "best_epoch")
+
+
+def fill_training_facts(files: RunFiles, checkpoint: Mapping[str, Any]) -> None:
+    """Complete the training facts of a dataflow or classifyapp run's scores from the run itself, where the scores
+    file (``--card-from``: e.g. ``programl evaluate``'s, of a run still training) has none of them.
+
+    From the last epoch of ``log.jsonl``: the training time so far (``elapsed_seconds``), its device and threads
+    (runs from before epochs recorded their threads: not recorded); from ``config.json``: the processes; from the
+    checkpoint: the best epoch and its validation score. A file that holds any of them is left as it is.
+    """
+    if files.task == "devmap" or any(key in files.result for key in TRAINING_FACTS):
+        return
+    records = _read_log_records(files.run_dir / "log.jsonl") or []
+    facts: dict[str, Any] = {"world_size": files.config.get("world_size")}
+    if records:
+        last = records[-1]
+        seconds = last.get("elapsed_seconds")
+        facts.update(
+            train_seconds=float(seconds) if seconds is not None else sum(float(r.get("seconds", 0.0)) for r in records),
+            device=last.get("device"),
+            threads=last.get("threads"),
+        )
+        files.facts_from_log = last.get("epoch")
+    best = "best_val_f1" if files.task == "dataflow" else "best_val_accuracy"
+    facts.update(best_epoch=checkpoint.get("best_epoch"), **{best: checkpoint.get("best_metric")})
+    files.result = {**{k: v for k, v in facts.items() if v is not None}, **files.result}
 
 
 def _load_weights(path: Path) -> Mapping[str, Any]:
@@ -443,6 +476,7 @@ def _compute(files: RunFiles) -> dict[str, Any]:
         "device": result.get("device"),
         "machine": result.get("machine"),
         "seconds_by_device": files.seconds_by_device,
+        "facts_from_log_epoch": files.facts_from_log,
     }
 
 
@@ -556,6 +590,7 @@ def export_pretrained(
     spec = model_spec(files.task, files.config["model"], vocabulary_size, str(files.run_dir / "config.json"))
     model = build_model(spec)
     payload = _load_weights(files.checkpoint)
+    fill_training_facts(files, payload)
     try:
         model.load_state_dict(payload["model"])
     except (RuntimeError, KeyError, ValueError) as error:

@@ -34,7 +34,7 @@ from programl.training.checkpoint import load_checkpoint, load_initial_weights, 
 from programl.training.distributed import Distributed, shard
 from programl.training.logs import EpochLog, progress
 from programl.training.plots import plot_learning_curves
-from programl.training.runtime import autocast, seed_everything
+from programl.training.runtime import autocast, compute_threads, seed_everything
 
 __all__ = ["Budget", "Fit", "Schedule", "Trainer", "TrainingTask", "epoch_path", "lr_factor"]
 
@@ -514,8 +514,10 @@ class Trainer:
             record.update(train_grad_norm=total / max(count, 1), train_grad_norm_max=largest)
         now = time.perf_counter()
         record.update(seconds=round(now - started, 2), elapsed_seconds=round(now - began, 1))
-        # where the epoch ended (a run can move between a CPU and a GPU; export sums the seconds by device)
+        # where the epoch ended (a run can move between a CPU and a GPU; export sums the seconds by device), and
+        # on how many threads (the card's CPU-hours when its scores file lacks the run's own result.json)
         record["device"] = str(self.dist.device or "cpu").split(":")[0]
+        record["threads"] = compute_threads(self.dist.device or "cpu")
         return record
 
     def _out_of_time(self, epoch: int, seconds: float, began: float) -> bool:

@@ -77,7 +77,7 @@ def compute_threads(device) -> int:
     CPU-hours are wall-clock x processes x threads."""
     import torch
 
-    return 1 if device.type == "cuda" else torch.get_num_threads()
+    return 1 if torch.device(device).type == "cuda" else torch.get_num_threads()
 
 
 def seed_everything(seed: int) -> None:

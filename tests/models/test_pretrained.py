@@ -116,6 +116,30 @@ def test_a_new_run_starts_from_an_exported_model(dataflow_export, tmp_path, caps
     assert not (tmp_path / "refused" / "best.pt").exists()
 
 
+def test_training_facts_a_scores_file_lacks_come_from_the_run(dataflow_export, tmp_path) -> None:
+    """``--card-from`` a file of scores only (an evaluation, e.g. of a run still training): the card's time, device
+    and threads come from the last epoch of ``log.jsonl``, the processes from ``config.json``, the best epoch and
+    its validation F1 from the checkpoint, and the card says so; a ``result.json`` keeps its own facts."""
+    run, models = dataflow_export
+    result = json.loads((run / "result.json").read_text())
+    scores = {k: v for k, v in result.items() if k in ("split", "checkpoint", "checkpoint_epoch", "tests")}
+    (tmp_path / "scores.json").write_text(json.dumps(scores))
+    directory = export_pretrained(run, output_dir=tmp_path / "models", card_from=tmp_path / "scores.json")
+    metadata = json.loads((directory / "model.json").read_text())
+    last = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()][-1]
+    compute = metadata["compute"]
+    assert compute["train_seconds"] == last["elapsed_seconds"] and compute["device"] == "cpu"
+    assert compute["threads"] == last["threads"] == 1 and compute["processes"] == 1
+    assert compute["facts_from_log_epoch"] == last["epoch"]
+    best = torch.load(run / "best.pt", weights_only=False)
+    assert metadata["scores"]["best_epoch"] == best["best_epoch"]
+    assert metadata["scores"]["best_val_f1"] == best["best_metric"] == result["best_val_f1"]
+    card = (directory / "MODEL_CARD.md").read_text()
+    assert f"the run's `log.jsonl` at its epoch {last['epoch']}" in card and "1 process(es) of 1 thread(s)" in card
+    shipped = json.loads((models / "reachability" / "model.json").read_text())["compute"]
+    assert shipped["facts_from_log_epoch"] is None and shipped["train_seconds"] == result["train_seconds"]
+
+
 def test_a_compute_note_goes_into_the_card_and_the_metadata(dataflow_export, tmp_path) -> None:
     run, models = dataflow_export
     note = "Epochs 1-5 ran on a lent GPU, the others on two CPU threads."

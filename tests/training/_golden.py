@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# what depends on the machine, not the code: timings, and the device (recorded since after the golden values)
-TIMING = ("seconds", "elapsed_seconds", "device")
+# what depends on the machine, not the code: timings, the device and the threads (recorded since after the golden
+# values)
+TIMING = ("seconds", "elapsed_seconds", "device", "threads")
 
 
 def weights_digest(checkpoint: Path) -> str:

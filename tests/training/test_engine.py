@@ -361,7 +361,9 @@ def test_init_from_starts_from_a_checkpoints_weights_with_a_new_optimizer(tmp_pa
     resumed = Trainer(Toy(), tmp_path / "second", Budget(epochs=2), init_from=tmp_path / "nowhere.pt").start()
     assert resumed.state["epoch"] == 1  # a resumed run continues from its last.pt; init_from is not read
     torch.save({"model": {"w": torch.zeros(1)}, "epoch": 0}, tmp_path / "other.pt")
-    with pytest.raises(ProgramlError, match="other.pt: a checkpoint of another model.*; --init-from needs weights of the same"):
+    with pytest.raises(
+        ProgramlError, match="other.pt: a checkpoint of another model.*; --init-from needs weights of the same"
+    ):
         Trainer(Toy(), tmp_path / "third", Budget(epochs=1), init_from=tmp_path / "other.pt").start()
     with pytest.raises(ProgramlError, match=r"nowhere.pt: no checkpoint \(--init-from needs a run's best.pt or last"):
         Trainer(Toy(), tmp_path / "fourth", Budget(epochs=1), init_from=tmp_path / "nowhere.pt").start()
