@@ -49,6 +49,7 @@ from programl.training import (
     TrainingTask,
     UsageError,
     add_data_dir_arguments,
+    add_evaluation_output_argument,
     add_run_arguments,
     add_runtime_arguments,
     add_schedule_arguments,
@@ -218,6 +219,7 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
         "--split", choices=("test", "val", "legacy", "all"), default="all", help="default: all (test, val and legacy)"
     )
     parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
+    add_evaluation_output_argument(parser)
     add_runtime_arguments(parser)
 
 
@@ -641,8 +643,10 @@ def _evaluate(
     dist,
     show: bool,
     names: tuple[str, ...],
+    out_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """Top-1 error of ``<which>.pt`` on the named splits; the test confusion matrix as a PNG (rank 0)."""
+    """Top-1 error of ``<which>.pt`` on the named splits; the test confusion matrix as a PNG in ``out_dir`` (default:
+    ``run_dir``; rank 0)."""
     model = _make_model(config, vocabulary_size).to(dist.device)
     state = load_checkpoint(run_dir / f"{which}.pt", model=model, map_location=dist.device, restore_rng=False)
     out: dict[str, Any] = {"checkpoint": which, "checkpoint_epoch": state["epoch"]}
@@ -666,7 +670,7 @@ def _evaluate(
             np.add.at(cm, (result["targets"], result["predictions"]), 1)
             plot_confusion_matrix(
                 cm,
-                run_dir / "confusion.png",
+                (out_dir or run_dir) / "confusion.png",
                 labels=[str(i + 1) for i in range(NUM_CLASSES)],
                 title=f"POJ-104 test: {result['count']} graphs, top-1 error {100 * result['error']:.2f} %",
             )
@@ -736,10 +740,11 @@ def evaluate_main(args: argparse.Namespace) -> int:
         table = _text_table()
         splits = {n: _read_graphs(paths, table, f"reading {n}", show) for n, paths in files.items()}
         _apply_vocabulary(list(splits.values()), table, vocabulary)
-        with RunLock(run_dir, enabled=dist.is_main):
-            result = _evaluate(run_dir, args.checkpoint, splits, config, len(vocabulary), dist, show, names)
+        out_dir = Path(args.out) if args.out else run_dir
+        with RunLock(out_dir, enabled=dist.is_main):
+            result = _evaluate(run_dir, args.checkpoint, splits, config, len(vocabulary), dist, show, names, out_dir)
             if dist.is_main:
-                write_json(run_dir / f"evaluation_{args.checkpoint}.json", result)
+                write_json(out_dir / f"evaluation_{args.checkpoint}.json", result)
                 print(_result_line(result))
         return 0
     finally:

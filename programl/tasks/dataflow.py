@@ -59,6 +59,7 @@ from programl.training import (
     Trainer,
     TrainingTask,
     UsageError,
+    add_evaluation_output_argument,
     add_run_arguments,
     add_runtime_arguments,
     add_schedule_arguments,
@@ -263,6 +264,7 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", choices=("test", "val", "train"), default="test", help="(default: test)")
     _add_data_arguments(parser, required=False)
     _add_test_arguments(parser, train=False)
+    add_evaluation_output_argument(parser)
     add_runtime_arguments(parser, seed=204)
 
 
@@ -618,8 +620,10 @@ def _test(
     show: bool,
     split: str = "test",
     dataset: str | None = None,
+    out_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """Metrics of ``<which>.pt`` on ``split`` at each T of ``--test-steps``; a confusion-matrix PNG for the first."""
+    """Metrics of ``<which>.pt`` on ``split`` at each T of ``--test-steps``; a confusion-matrix PNG for the first, in
+    ``out_dir`` (default: ``run_dir``)."""
     model = _make_model(config, vocabulary_size).to(dist.device)
     saved = load_checkpoint(run_dir / f"{which}.pt", model=model, map_location=dist.device, restore_rng=False)
     out: dict[str, Any] = {"checkpoint": which, "checkpoint_epoch": saved["epoch"], "split": split, "tests": {}}
@@ -657,7 +661,7 @@ def _test(
             filt = f"DDF-{limit}" if limit else "all examples"
             plot_confusion_matrix(
                 metrics["confusion_matrix"],
-                run_dir / "confusion.png",
+                (out_dir or run_dir) / "confusion.png",
                 labels=["false", "true"],
                 title=f"{config['analysis']} {split}, T={steps}, {filt}: F1 {metrics['f1']:.3f}",
             )
@@ -693,7 +697,7 @@ def evaluate_main(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     try:
         saved = read_run_config(run_dir, "dataflow", required=_MODEL_KEYS)
-        with RunLock(run_dir, enabled=dist.is_main):
+        with RunLock(Path(args.out) if args.out else run_dir, enabled=dist.is_main):
             return _evaluate_run(args, dist, run_dir, saved)
     finally:
         dist.shutdown()
@@ -723,14 +727,15 @@ def _evaluate_run(args: argparse.Namespace, dist, run_dir: Path, saved: dict[str
         vocabulary_size = len(Vocabulary.load(run_dir / "vocab.csv"))
     except (UnicodeDecodeError, ValueError) as error:
         raise ProgramlError(f"{run_dir / 'vocab.csv'}: not a vocabulary ({error})") from None
-    result = _test(run_dir, args.checkpoint, args, config, vocabulary_size, dist, show, args.split, dataset)
+    out_dir = Path(args.out) if args.out else run_dir
+    result = _test(run_dir, args.checkpoint, args, config, vocabulary_size, dist, show, args.split, dataset, out_dir)
     if dist.is_main:
         result.update(
             analysis=config["analysis"],
             machine=_machine(dist.device),
             paper_ddf30=dict(zip(("precision", "recall", "f1"), PAPER_DDF30[config["analysis"]])),
         )
-        write_json(run_dir / f"evaluation_{args.checkpoint}_{args.split}.json", result)
+        write_json(out_dir / f"evaluation_{args.checkpoint}_{args.split}.json", result)
         print(_result_line(result))
     return 0
 

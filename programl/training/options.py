@@ -172,6 +172,16 @@ def add_run_arguments(parser: argparse.ArgumentParser, task: str, epochs: int, d
     )
 
 
+def add_evaluation_output_argument(parser: argparse.ArgumentParser) -> None:
+    """``--out DIR`` of ``programl evaluate``: where the evaluation goes instead of the run directory."""
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write the evaluation (evaluation_*.json, confusion.png) into DIR instead of --run-dir, which is then "
+        "only read: a run still training can be evaluated (it replaces its checkpoints atomically)",
+    )
+
+
 class _ReadConfig(argparse.Action):
     """``--config FILE``: set the options that FILE (the ``config.json`` of a run) holds, as if given here."""
 

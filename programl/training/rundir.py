@@ -73,7 +73,7 @@ class RunLock:
             handle.close()
             raise ProgramlError(
                 f"{self.run_dir}: in use by another programl train or evaluate (wait for it, or "
-                "choose another --run-dir)"
+                "choose another --run-dir; `programl evaluate --out DIR` only reads a run in use)"
             ) from None
         self._file = handle
         for stale in self.run_dir.rglob(".*.tmp"):

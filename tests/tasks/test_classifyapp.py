@@ -19,8 +19,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
+from programl.exceptions import ProgramlError  # noqa: E402
 from programl.tasks import classifyapp  # noqa: E402
-from programl.training import load_checkpoint  # noqa: E402
+from programl.training import RunLock, load_checkpoint  # noqa: E402
 
 LOOP = """int main() {{
   int n, i; long s = 0;
@@ -133,6 +134,17 @@ def test_tiny_training_beats_chance_on_held_out_programs(dataset, tmp_path, caps
     assert classifyapp.evaluate_main(parse("evaluate", "--run-dir", run, "--split", "test", "-q")) == 0
     evaluation = json.loads((run / "evaluation_best.json").read_text())
     assert evaluation["test"]["error"] == pytest.approx(result["test"]["error"])
+
+    # a run still training holds its directory; --out evaluates it all the same, only reading it
+    with RunLock(run):
+        with pytest.raises(ProgramlError, match="in use by another programl train or evaluate"):
+            classifyapp.evaluate_main(parse("evaluate", "--run-dir", run, "--split", "test", "-q"))
+        out = tmp_path / "evaluated"
+        assert (
+            classifyapp.evaluate_main(parse("evaluate", "--run-dir", run, "--split", "test", "--out", out, "-q")) == 0
+        )
+    assert json.loads((out / "evaluation_best.json").read_text()) == evaluation
+    assert (out / "confusion.png").is_file() and not (out / "best.pt").exists()
 
 
 def test_resumed_run_equals_uninterrupted_run(dataset, tmp_path) -> None:

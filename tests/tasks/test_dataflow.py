@@ -298,6 +298,26 @@ def test_schedule_options_are_recorded_and_resumed(ddf: Path, tmp_path: Path) ->
     assert (model["warmup_examples"], model["lr_decay"], model["clip_grad_norm"]) == (0, "off", None)
 
 
+def test_evaluate_out_reads_a_run_that_another_process_holds(ddf: Path, tmp_path: Path, capsys) -> None:
+    """``programl evaluate dataflow --out DIR`` writes its files into DIR and only reads the run directory, so a
+    run still training (which holds the directory's lock) can be evaluated; without ``--out`` it is refused."""
+    from programl.training import RunLock
+
+    run, out = tmp_path / "run", tmp_path / "evaluated"
+    assert _train(ddf, run, "--test-steps", "30", schedule=("30",)) == 0
+    argv = ["evaluate", "--run-dir", str(run), "--test-steps", "30", "-q"]
+    with RunLock(run):
+        capsys.readouterr()
+        assert dataflow.main(argv) == 1
+        assert "in use by another programl train or evaluate" in capsys.readouterr().err
+        assert dataflow.main([*argv, "--out", str(out)]) == 0
+    evaluated = json.loads((out / "evaluation_best_test.json").read_text())["tests"]["T30"]
+    trained = json.loads((run / "result.json").read_text())["tests"]["T30"]
+    for metric in ("precision", "recall", "f1", "examples", "confusion_matrix"):
+        assert evaluated[metric] == trained[metric], metric
+    assert (out / "confusion.png").is_file() and not (run / "evaluation_best_test.json").exists()
+
+
 def test_root_context_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: Path, capsys) -> None:
     """``--root-context`` (not in the paper) with ``--init-from`` a faithful run: recorded in config.json, its
     weights hold the faithful ones plus the new readout, the exported spec rebuilds it, evaluation reads it back."""
