@@ -100,6 +100,7 @@ EVALUATE_EXAMPLES = """\
 examples:
   programl evaluate classifyapp --run-dir runs/classifyapp                 test and legacy error of best.pt
   programl evaluate classifyapp --run-dir runs/classifyapp --split val --checkpoint last
+  programl evaluate classifyapp --run-dir runs/classifyapp --split test --out eval   a run still training
 """
 
 

@@ -121,6 +121,7 @@ EVALUATE_EXAMPLES = """\
 examples:
   programl evaluate dataflow --run-dir runs/reachability                 best.pt at T=30, 60, 200 on the test split
   programl evaluate dataflow --run-dir runs/reachability --test-steps 30 --split val --checkpoint last
+  programl evaluate dataflow --run-dir runs/reachability --out eval      a run still training (only read)
 """
 
 
