@@ -306,6 +306,19 @@ def read_run(
     return files
 
 
+def check_scores_are_of(files: RunFiles, checkpoint: Mapping[str, Any]) -> None:
+    """Refuse scores of another checkpoint than the exported ``best.pt``: an evaluation of ``last.pt``, or of a
+    ``best.pt`` that a run still training has replaced since (its ``checkpoint_epoch`` is not the file's epoch)."""
+    which, epoch = files.result.get("checkpoint"), files.result.get("checkpoint_epoch")
+    if which not in (None, "best"):
+        raise ProgramlError(f"{files.result_path}: scores of {which}.pt, and the export is of {files.checkpoint.name}")
+    if isinstance(epoch, int) and isinstance(checkpoint.get("epoch"), int) and epoch != checkpoint["epoch"]:
+        raise ProgramlError(
+            f"{files.result_path}: scores of the checkpoint of epoch {epoch}, and {files.checkpoint} is now epoch "
+            f"{checkpoint['epoch']}'s (the run went on): evaluate it again"
+        )
+
+
 #: The facts of training that ``programl train`` writes into ``result.json`` and an evaluation's file lacks.
 TRAINING_FACTS = ("train_seconds", "device", "threads", "world_size", "best_epoch")
 
@@ -590,6 +603,7 @@ def export_pretrained(
     spec = model_spec(files.task, files.config["model"], vocabulary_size, str(files.run_dir / "config.json"))
     model = build_model(spec)
     payload = _load_weights(files.checkpoint)
+    check_scores_are_of(files, payload)
     fill_training_facts(files, payload)
     try:
         model.load_state_dict(payload["model"])

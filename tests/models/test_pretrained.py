@@ -140,6 +140,24 @@ def test_training_facts_a_scores_file_lacks_come_from_the_run(dataflow_export, t
     assert shipped["facts_from_log_epoch"] is None and shipped["train_seconds"] == result["train_seconds"]
 
 
+def test_scores_of_another_checkpoint_are_refused(dataflow_export, tmp_path) -> None:
+    """The card's scores must be those of the exported ``best.pt``: not of ``last.pt``, nor of a ``best.pt`` that the
+    run has replaced since it was evaluated."""
+    run, _ = dataflow_export
+    result = json.loads((run / "result.json").read_text())
+    for change, message in (
+        ({"checkpoint": "last"}, "scores.json: scores of last.pt, and the export is of best.pt"),
+        (
+            {"checkpoint_epoch": result["checkpoint_epoch"] + 1},
+            f"scores.json: scores of the checkpoint of epoch {result['checkpoint_epoch'] + 1}, and ",
+        ),
+    ):
+        (tmp_path / "scores.json").write_text(json.dumps({**result, **change}))
+        with pytest.raises(ProgramlError, match=re.escape(message)):
+            export_pretrained(run, output_dir=tmp_path / "models", card_from=tmp_path / "scores.json")
+    assert not (tmp_path / "models").exists()
+
+
 def test_a_compute_note_goes_into_the_card_and_the_metadata(dataflow_export, tmp_path) -> None:
     run, models = dataflow_export
     note = "Epochs 1-5 ran on a lent GPU, the others on two CPU threads."
