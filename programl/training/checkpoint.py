@@ -156,7 +156,7 @@ def load_initial_weights(
 
     Raises:
         ProgramlError: The file is missing, damaged, not weights, of another model, or its vocabulary differs (one
-            line each; ``model`` is then unchanged only where its state did not load).
+            line each; a vocabulary is compared before any weight is loaded).
     """
     path = Path(path)
     if path.is_dir():
