@@ -10,7 +10,7 @@
 # for the committed gencode); POJ_PACK, a pack written by `programl train classifyapp --pack` (.xz or not);
 # POJ_UNPACKED, where it is unpacked (default /tmp/poj104.npz); POJ_RUN, the run directory (default /tmp/poj104:
 # both survive while the machine is warm); POJ_RUN_FROM, the outputs of an earlier call carried back in (the run
-# continues from them); POJ_MINUTES, this call's training time (default 6: the run stops before an epoch that would
+# continues from them; its best.pt may be left out); POJ_MINUTES, this call's training time (default 6: the run stops before an epoch that would
 # end past it; `--time-limit` counts a run's time over all its resumptions, so the script adds the time already in
 # its last.pt, which for a run begun on a CPU is hours);
 # POJ_DEVICE (default cuda); POJ_ARGS, more options (a small model to try the script on a CPU); CHECKS=0 skips the
@@ -71,7 +71,10 @@ if [ -n "${POJ_PACK:-}" ]; then
     if [ -n "${POJ_RUN_FROM:-}" ] && [ ! -f "$RUN/last.pt" ]; then  # what an earlier call of this script returned
         FROM=$(mktemp -d) && mkdir -p "$RUN" && tar xzf "$POJ_RUN_FROM/summary.tar.gz" -C "$FROM"
         for f in "$FROM"/summary/poj104-*; do cp "$f" "$RUN/${f#"$FROM"/summary/poj104-}"; done
-        cp "$POJ_RUN_FROM/best.pt" "$RUN/" && cat "$POJ_RUN_FROM"/last.pt.part-* >"$RUN/last.pt"
+        # best.pt may stay behind (the carried tree has 64 MiB: the pack and last.pt fill most of it): the best
+        # epoch's score is in last.pt, and best.pt is written again when a later epoch beats it
+        [ ! -f "$POJ_RUN_FROM/best.pt" ] || cp "$POJ_RUN_FROM/best.pt" "$RUN/"
+        cat "$POJ_RUN_FROM"/last.pt.part-* >"$RUN/last.pt"
     fi
     TRAINED=0  # minutes the run has trained before this call
     if [ -f "$RUN/last.pt" ]; then
