@@ -698,8 +698,9 @@ def evaluate_main(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     try:
         saved = read_run_config(run_dir, "dataflow", required=_MODEL_KEYS)
-        with RunLock(Path(args.out) if args.out else run_dir, enabled=dist.is_main):
-            return _evaluate_run(args, dist, run_dir, saved)
+        out_dir = Path(args.out) if args.out else run_dir  # --out: the run directory is only read
+        with RunLock(out_dir, enabled=dist.is_main):
+            return _evaluate_run(args, dist, run_dir, out_dir, saved)
     finally:
         dist.shutdown()
 
@@ -708,7 +709,7 @@ def evaluate_main(args: argparse.Namespace) -> int:
 _MODEL_KEYS = ("analysis", "model", "steps", "max_nodes", "batch_nodes", "batch_policy", "val_seed")
 
 
-def _evaluate_run(args: argparse.Namespace, dist, run_dir: Path, saved: dict[str, Any]) -> int:
+def _evaluate_run(args: argparse.Namespace, dist, run_dir: Path, out_dir: Path, saved: dict[str, Any]) -> int:
     from programl.data.vocabulary import Vocabulary
     from programl.exceptions import ProgramlError
 
@@ -728,7 +729,6 @@ def _evaluate_run(args: argparse.Namespace, dist, run_dir: Path, saved: dict[str
         vocabulary_size = len(Vocabulary.load(run_dir / "vocab.csv"))
     except (UnicodeDecodeError, ValueError) as error:
         raise ProgramlError(f"{run_dir / 'vocab.csv'}: not a vocabulary ({error})") from None
-    out_dir = Path(args.out) if args.out else run_dir
     result = _test(run_dir, args.checkpoint, args, config, vocabulary_size, dist, show, args.split, dataset, out_dir)
     if dist.is_main:
         result.update(
