@@ -9,7 +9,8 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -101,18 +102,25 @@ def load_checkpoint(
     ):
         raise ProgramlError(f"{path}: not a programl checkpoint")
     payload.setdefault("extra", {})
-    try:
+    with _of_another_model(path, mismatch_hint):
         if model is not None:
             _load_model_state(unwrap(model), payload["model"], missing_ok)
         if optimizer is not None and payload.get("optimizer") is not None:
             optimizer.load_state_dict(payload["optimizer"])
         if restore_rng and payload.get("rng"):
             set_rng_state(payload["rng"])
+    return payload
+
+
+@contextmanager
+def _of_another_model(path: Path, hint: str) -> Iterator[None]:
+    """Turn what loading another model's (or optimizer's) state raises into one line naming ``path`` and ``hint``."""
+    try:
+        yield
     except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as error:
         raise ProgramlError(
-            f"{path}: a checkpoint of another model or options ({_first_sentence(error)}); {mismatch_hint}"
+            f"{path}: a checkpoint of another model or options ({_first_sentence(error)}); {hint}"
         ) from None
-    return payload
 
 
 def _read(path: Path, map_location: Any, missing_hint: str) -> Any:
@@ -173,13 +181,8 @@ def load_initial_weights(
         raise ProgramlError(f"{path}: neither a programl checkpoint nor a model's weights ({INIT_FROM_HINT})")
     if vocabulary is not None and (path.parent / "vocab.csv").is_file():
         _check_same_vocabulary(path.parent / "vocab.csv", vocabulary)
-    try:
+    with _of_another_model(path, "--init-from needs weights of the same model options and vocabulary"):
         _load_model_state(unwrap(model), state, missing_ok)
-    except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as error:
-        raise ProgramlError(
-            f"{path}: a checkpoint of another model or options ({_first_sentence(error)}); "
-            "--init-from needs weights of the same model options and vocabulary"
-        ) from None
     return path
 
 
