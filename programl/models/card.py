@@ -258,10 +258,17 @@ def _compute(m: Mapping[str, Any]) -> list[str]:
         lines += ["", c["note"]]
     init_from = m["training"]["config"].get("model", {}).get("init_from")
     if init_from and m["task"] != "devmap":
+        before, epoch = m["training"].get("init_from_epoch"), m["training"].get("checkpoint_epoch")
+        counted = (
+            f"; a checkpoint of epoch {before}, so this model's epoch {epoch} is epoch {before + epoch} counting "
+            "the epochs before it"
+            if isinstance(before, int) and isinstance(epoch, int)
+            else ""
+        )
         lines.append("")
         lines.append(
-            f"This run started from the weights of `{init_from}` (fine-tuning): the hours above are this run's "
-            "only; `docs/runs.md` logs the runs before it."
+            f"This run started from the weights of `{init_from}` (fine-tuning{counted}): the hours above are this "
+            "run's only; `docs/runs.md` logs the runs before it."
         )
     return lines
 

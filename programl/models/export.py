@@ -533,6 +533,7 @@ def _metadata(
             "run_dir": str(files.run_dir),
             "checkpoint": str(files.checkpoint.relative_to(files.run_dir)),
             "checkpoint_epoch": epoch,
+            "init_from_epoch": _init_from_epoch(files.config),
             "results": str(files.result_path),
             "fold": files.fold,
             "config": files.config,
@@ -543,6 +544,20 @@ def _metadata(
         exported_with={"programl": __version__},
     )
     return metadata
+
+
+def _init_from_epoch(config: Mapping[str, Any]) -> int | None:
+    """The epoch of the checkpoint a run started from (``--init-from``), where that file is still a readable run
+    checkpoint; else None (an exported ``weights.pt``, a directory, a file gone since). The card counts the run's
+    epochs from it, so a model of a second stage can be named by its epoch over both."""
+    path = config.get("model", {}).get("init_from")
+    if not path or not Path(path).is_file():
+        return None
+    try:
+        epoch = _load_weights(Path(path)).get("epoch")
+    except ProgramlError:
+        return None
+    return epoch if isinstance(epoch, int) else None
 
 
 # ---------------------------------------------------------------------------------------------------------------

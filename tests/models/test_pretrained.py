@@ -116,6 +116,34 @@ def test_a_new_run_starts_from_an_exported_model(dataflow_export, tmp_path, caps
     assert not (tmp_path / "refused" / "best.pt").exists()
 
 
+def test_the_card_of_a_second_stage_counts_the_epochs_before_it(dataflow_export, tmp_path) -> None:
+    """A run that started from another run's checkpoint (``--init-from best.pt``, a second stage with another
+    schedule): its card names the model's epoch over both runs, from the starting checkpoint's epoch. A run started
+    from an exported ``weights.pt`` (which holds no epoch) gets no such count."""
+    from programl.tasks import dataflow
+
+    run, models = dataflow_export
+    argv = ["train", "--analysis", "reachability", "--dataset", str(run.parent / "ddf"), "--threads", "1"]
+    argv += ["--train-examples", "10", "--val-examples", "4", "--batch-nodes", "600", "--test-steps", "30", "-q"]
+    before = torch.load(run / "best.pt", weights_only=False)["epoch"]
+    for start, name in ((run / "best.pt", "second"), (models / "reachability", "from-export")):
+        assert dataflow.main([*argv, "--run-dir", str(tmp_path / name), "--init-from", str(start)]) == 0
+        export_pretrained(tmp_path / name, output_dir=tmp_path / name / "models")
+    second = tmp_path / "second" / "models" / "reachability"
+    training = json.loads((second / "model.json").read_text())["training"]
+    assert training["init_from_epoch"] == before
+    epoch = training["checkpoint_epoch"]
+    card = (second / "MODEL_CARD.md").read_text()
+    assert (
+        f"(fine-tuning; a checkpoint of epoch {before}, so this model's epoch {epoch} is epoch {before + epoch} "
+        "counting the epochs before it)" in card
+    )
+    from_export = tmp_path / "from-export" / "models" / "reachability"
+    assert json.loads((from_export / "model.json").read_text())["training"]["init_from_epoch"] is None
+    card = (from_export / "MODEL_CARD.md").read_text()
+    assert "(fine-tuning): the hours above" in card and "counting the epochs" not in card
+
+
 def test_training_facts_a_scores_file_lacks_come_from_the_run(dataflow_export, tmp_path) -> None:
     """``--card-from`` a file of scores only (an evaluation, e.g. of a run still training): the card's time, device
     and threads come from the last epoch of ``log.jsonl``, the processes from ``config.json``, the best epoch and
