@@ -211,6 +211,12 @@ def _scores(m: Mapping[str, Any]) -> list[str]:
     return ["", "## Scores", "", f"From `{m['training'].get('results')}`.", "", *scorer(m.get("scores", {}))]
 
 
+def _machine(compute: Mapping[str, Any]) -> str:
+    """The machine a run trained on, or that it was not recorded (said of the machine, beside a device name)."""
+    machine = compute.get("machine")
+    return "machine not recorded" if machine is None else _fmt(machine)
+
+
 def _compute(m: Mapping[str, Any]) -> list[str]:
     c = m.get("compute", {})
     seconds, processes = c.get("train_seconds"), c.get("processes")
@@ -224,7 +230,7 @@ def _compute(m: Mapping[str, Any]) -> list[str]:
         "## Compute",
         "",
         f"Training: {_fmt(seconds, '.1f')} s wall-clock on {_fmt(processes)} process(es){per_process}, device "
-        f"{_fmt(device)} ({_fmt(c.get('machine'))}): {_fmt(hours, '.3f')} {kind}-hours (wall-clock x "
+        f"{_fmt(device)} ({_machine(c)}): {_fmt(hours, '.3f')} {kind}-hours (wall-clock x "
         f"processes{' x threads' if per_process else ''}; testing not included).",
     ]
     by_device = c.get("seconds_by_device") or {}
@@ -237,7 +243,7 @@ def _compute(m: Mapping[str, Any]) -> list[str]:
         )
         lines[-1] = (
             f"Training: {_fmt(seconds, '.1f')} s wall-clock on {_fmt(processes)} process(es){per_process} and "
-            f"{len(by_device)} kinds of device (the last process's: {_fmt(device)}, {_fmt(c.get('machine'))}); by "
+            f"{len(by_device)} kinds of device (the last process's: {_fmt(device)}, {_machine(c)}); by "
             f"the device each epoch of `log.jsonl` ended on: {shares} (CPU-hours: wall-clock x processes x threads; "
             "GPU-hours: x processes; testing not included)."
         )

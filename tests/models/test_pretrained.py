@@ -435,6 +435,8 @@ def test_classifyapp_export_and_prediction(tmp_path, graph) -> None:
     assert "per_class_accuracy" not in metadata["scores"]["test"]
     card = (directory / "MODEL_CARD.md").read_text()
     assert "| test | 48 | 25.00 | 0.7500 |" in card and "0.020 CPU-hours" in card  # 36 s x 2 processes
+    # a result.json without the machine: the card says it of the machine, not as if it named one
+    assert "device cpu (machine not recorded)" in card
     prediction = pretrained(str(directory)).predict(graph, top=5)
     with pytest.raises(ProgramlError, match=r"top must be a positive integer, not 2\.0"):
         pretrained(str(directory)).predict(graph, top=2.0)
