@@ -38,6 +38,7 @@ from programl.data.deepdataflow.layout import SPLITS
 from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
 from programl.dataflow.names import ANALYSES, check_analysis
+from programl.datasets.processed import SafeProcessing
 
 __all__ = ["DEEPDATAFLOW22", "DeepDataFlow"]
 
@@ -62,7 +63,7 @@ DEEPDATAFLOW22: dict[str, Any] = {
 }
 
 
-class DeepDataFlow(Dataset):
+class DeepDataFlow(SafeProcessing, Dataset):
     """One analysis and split of DeepDataFlow-22 (module docstring; SPEC §6.1, §9.1).
 
     Args:

@@ -36,7 +36,7 @@ from torch_geometric.data import Data, InMemoryDataset
 from programl.data import devmap as _devmap
 from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
-from programl.datasets.processed import load_processed
+from programl.datasets.processed import SafeProcessing, load_processed
 from programl.datasets.transforms import TextTable, split_sizes, split_vocabulary
 
 __all__ = ["DevMap"]
@@ -44,7 +44,7 @@ __all__ = ["DevMap"]
 _KEEP = ("x", "node_type", "edge_index", "edge_flow", "edge_pos", "graph_x", "transfer_bytes", "wgsize")
 
 
-class DevMap(InMemoryDataset):
+class DevMap(SafeProcessing, InMemoryDataset):
     """The DevMap graphs of one platform and variant (module docstring; SPEC §6.5).
 
     Args:
@@ -100,7 +100,13 @@ class DevMap(InMemoryDataset):
         self.mirrors = list(mirrors) if mirrors is not None else [shared_data("devmap")]
         self.jobs = jobs
         super().__init__(str(root), transform, pre_transform, pre_filter, log=log, force_reload=force_reload)
-        meta = load_processed(self, self.processed_paths[0], self.processed_paths[1], {"texts": list, "names": list})
+        meta = load_processed(
+            self,
+            self.processed_paths[0],
+            self.processed_paths[1],
+            {"texts": list, "names": list},
+            required=("x", "edge_index", "y", "graph_x"),
+        )
         #: node text of every id in ``x`` (id ``len(texts)``: unknown)
         self.texts: list[str] = meta["texts"]
         #: benchmark-dataset name of every loaded row, in order

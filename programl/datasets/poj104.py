@@ -38,7 +38,7 @@ from torch_geometric.data import Data, InMemoryDataset
 from programl.data import poj104 as _poj104
 from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
-from programl.datasets.processed import load_processed
+from programl.datasets.processed import SafeProcessing, load_processed
 from programl.datasets.transforms import TextTable, split_sizes, split_vocabulary
 
 __all__ = ["POJ104"]
@@ -48,7 +48,7 @@ _LEGACY = "legacy"
 _KEEP = ("x", "node_type", "edge_index", "edge_flow", "edge_pos")
 
 
-class POJ104(InMemoryDataset):
+class POJ104(SafeProcessing, InMemoryDataset):
     """One split of POJ-104 (module docstring; SPEC §6.6).
 
     Args:

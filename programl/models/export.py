@@ -30,6 +30,7 @@ from programl.data.devmap import PLATFORM_NAMES
 from programl.exceptions import ProgramlError
 from programl.models.hub import CARD_FILE, FORMAT, METADATA_FILE, PRETRAINED_DIR, TASKS, build_model, sha256_bytes
 from programl.util.fs import read_json
+from programl.util.safe_torch import load_tensors
 
 __all__ = ["RunFiles", "default_name", "export_pretrained", "model_spec", "read_run"]
 
@@ -350,22 +351,9 @@ def fill_training_facts(files: RunFiles, checkpoint: Mapping[str, Any]) -> None:
 
 
 def _load_weights(path: Path) -> Mapping[str, Any]:
-    """The model ``state_dict`` of a checkpoint (``programl.training.save_checkpoint``), read with
-    ``weights_only=True`` (the checkpoint's RNG states hold numpy arrays, which are allowed)."""
-    import numpy as np
-    import torch
-
-    try:
-        from numpy._core.multiarray import _reconstruct
-    except ImportError:  # numpy < 2
-        from numpy.core.multiarray import _reconstruct
-    allowed = [np.dtype, np.ndarray, _reconstruct, type(np.dtype(np.uint32))]
-    try:
-        with torch.serialization.safe_globals(allowed):
-            payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # noqa: BLE001 - unpickling refuses with many types; one line whatever it is
-        first = str(error).strip().splitlines()[0][:160] if str(error).strip() else type(error).__name__
-        raise ProgramlError(f"{path}: not a readable checkpoint ({first})") from None
+    """A checkpoint (``programl.training.save_checkpoint``), read without running code
+    (:func:`~programl.util.safe_torch.load_tensors`)."""
+    payload = load_tensors(path, what="checkpoint")
     if not isinstance(payload, dict) or not isinstance(payload.get("model"), Mapping):
         raise ProgramlError(f"{path}: not a programl checkpoint (no model state)")
     return payload

@@ -147,6 +147,16 @@ class MetricsAccumulator:
         self.confusion = cm.reshape(self.num_classes, self.num_classes)
         return self
 
+    def state_dict(self) -> dict[str, object]:
+        """Everything accumulated, as tensors and plain values (a mid-epoch checkpoint keeps it; such a checkpoint
+        is read back with ``weights_only=True``, so it holds no pickled object)."""
+        return {"num_classes": self.num_classes, "vector": self.to_tensor()}
+
+    def load_state_dict(self, state: dict[str, object]) -> MetricsAccumulator:
+        """Replace the accumulated values by those of :meth:`state_dict`; returns self."""
+        self.num_classes = int(state["num_classes"])
+        return self.load_tensor(state["vector"])
+
     def all_reduce(self, reduce_sum: Callable[[Tensor], Tensor]) -> MetricsAccumulator:
         """Merge the accumulators of several processes in place: ``reduce_sum`` sums a tensor over them (in place
         or returned), e.g. :meth:`programl.training.Distributed.all_reduce_sum`; returns self."""
@@ -205,6 +215,15 @@ class AccuracyAccumulator:
         batch = [float(loss) * n, float((pred == target).sum()), n]
         self.sums += torch.tensor(batch, dtype=torch.float64, device=self.sums.device)
         return pred
+
+    def state_dict(self) -> dict[str, Tensor]:
+        """The sums (a mid-epoch checkpoint keeps them; :meth:`MetricsAccumulator.state_dict`)."""
+        return {"sums": self.sums.clone()}
+
+    def load_state_dict(self, state: dict[str, Tensor]) -> AccuracyAccumulator:
+        """Replace the sums by those of :meth:`state_dict`; returns self."""
+        self.sums = state["sums"].to(torch.float64).clone()
+        return self
 
     def all_reduce(self, reduce_sum: Callable[[Tensor], Tensor]) -> AccuracyAccumulator:
         """Merge the accumulators of several processes in place (as :meth:`MetricsAccumulator.all_reduce`)."""

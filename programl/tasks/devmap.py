@@ -526,6 +526,20 @@ class _Predictions:
         self.predictions.append(output.logits.argmax(-1).cpu().numpy())
         self.probabilities.append(output.logits.detach().softmax(-1).cpu().numpy())
 
+    def state_dict(self) -> dict[str, Any]:
+        """What is accumulated, as tensors and plain values (the engine's mid-epoch checkpoint keeps it)."""
+        import torch
+
+        arrays = {k: [torch.from_numpy(a) for a in getattr(self, k)] for k in ("rows", "predictions", "probabilities")}
+        return {"total_loss": self.total_loss, "count": self.count, **arrays}
+
+    def load_state_dict(self, state: dict[str, Any]) -> _Predictions:
+        """Replace what is accumulated by :meth:`state_dict`'s; returns self."""
+        self.total_loss, self.count = float(state["total_loss"]), int(state["count"])
+        for key in ("rows", "predictions", "probabilities"):
+            setattr(self, key, [t.cpu().numpy() for t in state[key]])
+        return self
+
     def all_reduce(self, reduce_sum) -> _Predictions:  # noqa: ARG002 - devmap trains in one process
         return self
 

@@ -17,6 +17,7 @@ from typing import Any
 from programl.exceptions import ProgramlError
 from programl.training.runtime import rng_state, set_rng_state
 from programl.util.fs import atomic_write_bytes
+from programl.util.safe_torch import load_tensors
 
 __all__ = ["load_checkpoint", "load_initial_weights", "save_checkpoint", "unwrap", "write_json"]
 
@@ -39,7 +40,10 @@ def save_checkpoint(
     """Write a checkpoint atomically (a crash never leaves a half-written file).
 
     Holds the model's ``state_dict`` (unwrapped from DDP), the optimizer's, ``epoch`` (the last finished epoch),
-    the best validation metric so far and its epoch, the RNG states (:func:`rng_state`) and ``extra``.
+    the best validation metric so far and its epoch, the RNG states (:func:`rng_state`) and ``extra``. Everything
+    in it must be a tensor or a plain value (a container of str, int, float, bool, None): the file is read back with
+    ``weights_only=True`` (docs/security.md), so an object put into ``extra`` is refused when the checkpoint is
+    read, and refused here first.
     """
     import torch
 
@@ -52,9 +56,37 @@ def save_checkpoint(
         "rng": rng_state(),
         "extra": dict(extra or {}),
     }
+    _check_plain(payload, "checkpoint")
     buffer = io.BytesIO()
     torch.save(payload, buffer)
     return _write_bytes(path, buffer.getvalue())
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _check_plain(value: Any, where: str) -> None:
+    """Refuse (``TypeError``) anything in a checkpoint but tensors, plain values and containers of them: what
+    ``weights_only=True`` reads back. A programming error, caught when the checkpoint is written, not when a later
+    session cannot resume from it."""
+    import torch
+
+    if isinstance(value, (torch.Tensor, *_PLAIN)):
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, (str, int)):
+                raise TypeError(f"{where}: a key of type {type(key).__name__} (only str and int keys are read back)")
+            _check_plain(item, f"{where}[{key!r}]")
+        return
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_plain(item, f"{where}[{i}]")
+        return
+    raise TypeError(
+        f"{where}: a {type(value).__name__} (a checkpoint holds only tensors and plain values, read back with "
+        "weights_only=True; give the object a state_dict())"
+    )
 
 
 def _write_bytes(path: str | os.PathLike, data: bytes) -> Path:
@@ -124,17 +156,11 @@ def _of_another_model(path: Path, hint: str) -> Iterator[None]:
 
 
 def _read(path: Path, map_location: Any, missing_hint: str) -> Any:
-    """``torch.load`` of a file, whose absence or damage is one line."""
-    import torch
-
+    """A checkpoint's contents, read without running code (:func:`~programl.util.safe_torch.load_tensors`:
+    tensors and plain values only; a checkpoint may have been received); its absence or damage is one line."""
     if not path.is_file():
         raise ProgramlError(f"{path}: no checkpoint ({missing_hint})")
-    try:
-        return torch.load(path, map_location=map_location, weights_only=False)
-    except OSError:
-        raise
-    except Exception as error:  # noqa: BLE001 - unpickling garbage raises anything
-        raise ProgramlError(f"{path}: not a readable checkpoint ({_first_sentence(error)})") from None
+    return load_tensors(path, map_location=map_location, what="checkpoint")
 
 
 #: What ``--init-from`` reads (the advice of its errors).

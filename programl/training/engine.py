@@ -133,8 +133,9 @@ class TrainingTask:
         raise NotImplementedError
 
     def new_metrics(self) -> Any:
-        """An empty accumulator of training metrics: ``all_reduce(sum_fn)`` and ``compute() -> dict``
-        (:class:`~programl.models.MetricsAccumulator`'s public API); it is pickled into mid-epoch checkpoints."""
+        """An empty accumulator of training metrics: ``all_reduce(sum_fn)``, ``compute() -> dict`` and
+        ``state_dict()`` / ``load_state_dict()`` (:class:`~programl.models.MetricsAccumulator`'s public API); a
+        mid-epoch checkpoint keeps its ``state_dict()``, which must hold only tensors and plain values."""
         raise NotImplementedError
 
     def step(self, model, indices: list[int], metrics) -> Any:
@@ -381,8 +382,7 @@ class Trainer:
     def _save(self, path: Path, began: float, *, optimizer: bool = True, partial=None) -> None:
         state = self.state
         state["seconds"] = time.perf_counter() - began
-        state["partial"] = partial
-        extra = {**self.task.checkpoint_extra, "state": dict(state)}
+        extra = {**self.task.checkpoint_extra, "state": {**state, "partial": _state_of(partial)}}
         if self.best is not None:
             extra["best"] = list(self.best)
         save_checkpoint(
@@ -426,7 +426,9 @@ class Trainer:
             started = here - (self._seconds_into_epoch() if mid_epoch else 0.0)
             if not mid_epoch:
                 state["epoch_began"] = here - began
-            metrics = state["partial"] if mid_epoch else task.new_metrics()
+            metrics = task.new_metrics()
+            if mid_epoch:
+                metrics.load_state_dict(state["partial"])
             share_here = 1.0  # of the epoch, trained by this process
             if not mid_epoch:
                 state["grad_norms"] = None
@@ -538,3 +540,9 @@ class Trainer:
             else:
                 logger.warning(f"time limit of {limit:g} min reached after epoch {epoch}")
         return True
+
+
+def _state_of(metrics: Any) -> dict[str, Any] | None:
+    """A mid-epoch checkpoint's ``partial`` entry: the metrics' ``state_dict()`` (tensors and plain values, as
+    every entry of a checkpoint; :func:`~programl.training.checkpoint.save_checkpoint`), or None after an epoch."""
+    return None if metrics is None else metrics.state_dict()

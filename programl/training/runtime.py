@@ -95,7 +95,11 @@ def rng_state() -> dict[str, Any]:
     import numpy as np
     import torch
 
-    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    # numpy's state as plain values (its uint32 key as a list of ints): a checkpoint then holds only what
+    # torch.load(weights_only=True) reads without an allow-list (docs/security.md)
+    kind, key, pos, has_gauss, cached = np.random.get_state()
+    numpy_state = (kind, key.tolist(), int(pos), int(has_gauss), float(cached))
+    state = {"python": random.getstate(), "numpy": numpy_state, "torch": torch.get_rng_state()}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
@@ -107,7 +111,8 @@ def set_rng_state(state: Mapping[str, Any]) -> None:
     import torch
 
     random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    kind, key, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((kind, np.asarray(key, dtype=np.uint32), pos, has_gauss, cached))
     torch.set_rng_state(state["torch"].cpu())
     if "cuda" in state and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
         # a checkpoint loaded with map_location="cuda" holds the states on the GPU; the setters take CPU bytes
