@@ -3,8 +3,8 @@ issue 39; DESIGN §6; docs/security.md).
 
 A data set directory may have been received (shared, downloaded, unpacked from an archive). torch_geometric reads
 three kinds of file in it with pickle: ``processed/pre_transform.pt`` and ``pre_filter.pt`` with
-``torch.load(weights_only=False)`` in ``Dataset._process``, and an ``InMemoryDataset``'s processed file with
-``fs.torch_load``, which retries with ``weights_only=False`` when the safe unpickler refuses. Any of them runs code
+``torch.load`` and the full unpickler in ``Dataset._process``, and an ``InMemoryDataset``'s processed file with
+``fs.torch_load``, which retries with the full unpickler when the safe one refuses. Any of them runs code
 that was put into it. Here:
 
 * :class:`SafeProcessing` (a mixin before PyG's class) replaces ``Dataset._process``: the two records are read with

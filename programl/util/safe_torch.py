@@ -5,7 +5,7 @@ processed file) may come from someone else: a pickle can run any code while it i
 the one way the package reads such a file: ``torch.load(..., weights_only=True)``, whose unpickler builds only
 tensors, containers (dict, list, tuple, OrderedDict) and plain values (str, int, float, bool, None), plus the
 explicit allow-list below and nothing else. A file that asks for anything more is refused with one line; nothing
-is ever retried with ``weights_only=False``.
+is ever retried with the unsafe unpickler.
 
 The allow-list:
 

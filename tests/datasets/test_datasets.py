@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from torch_geometric.data import Data
 
 from programl.data import devmap as devmap_data
 from programl.data import poj104 as poj104_data
@@ -155,6 +156,102 @@ def test_any_damaged_processed_file_is_one_line(devmap_root: Path, tmp_path: Pat
     with pytest.raises(ProgramlError, match="a damaged processed file") as info:
         DevMap(root, "amd", "ncc", rows=ROWS, log=False)
     assert "\n" not in str(info.value) and str(damaged) in str(info.value)
+
+
+def _corrupt(data: dict, slices: dict, how: str) -> tuple[dict, dict]:
+    """A processed file's collated examples, damaged as a crafted or garbled file could be (issue 39 item 4)."""
+    data, slices = dict(data), {k: v.clone() for k, v in slices.items()}
+    if how == "slices past the data":
+        slices["x"][-1] += 5
+    elif how == "slices that shrink":
+        slices["y"][1] = int(slices["y"][2]) + 1
+    elif how == "slices of another length":
+        slices["y"] = slices["y"][:-1]
+    elif how == "an edge to another example's node":
+        data["edge_index"] = data["edge_index"].clone()
+        data["edge_index"][0, 0] = 10_000
+    elif how == "no labels":
+        del data["y"], slices["y"]
+    elif how == "slices that are not offsets":
+        slices["x"] = slices["x"].float()
+    return data, slices
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "slices past the data",
+        "slices that shrink",
+        "slices of another length",
+        "an edge to another example's node",
+        "no labels",
+        "slices that are not offsets",
+    ],
+)
+def test_a_garbled_processed_file_is_one_line_before_any_example_is_read(
+    devmap_root: Path, tmp_path: Path, how: str
+) -> None:
+    """Issue 39 item 4: such a file ended in a bare IndexError when an example or a split was read."""
+    from programl.util.safe_torch import load_tensors
+
+    root = tmp_path / "devmap"
+    shutil.copytree(devmap_root, root)
+    data_path = Path(DevMap(root, "amd", "ncc", split="train", rows=ROWS, log=False).processed_paths[0])
+    data, slices, cls = load_tensors(data_path)
+    torch.save((*_corrupt(data, slices, how), cls), data_path)
+    with pytest.raises(ProgramlError, match="a damaged processed file") as info:
+        DevMap(root, "amd", "ncc", split="train", rows=ROWS, log=False)
+    assert "\n" not in str(info.value) and str(data_path) in str(info.value), how
+
+
+@pytest.mark.parametrize("record", ["pre_transform.pt", "pre_filter.pt", "data", "data-legacy-pickle"])
+def test_a_data_set_directory_never_runs_code(devmap_root: Path, tmp_path: Path, record: str) -> None:
+    """Issue 39 item 2: PyG unpickled processed/pre_transform.pt and pre_filter.pt with weights_only=False, and
+    retried a processed file that way; a payload in any of them ran when DevMap(root) was made."""
+    from tests.payload import payload_runs, write_payload
+
+    marker = tmp_path / "marker"
+    assert payload_runs(marker)
+    root = tmp_path / "devmap"
+    shutil.copytree(devmap_root, root)
+    processed = Path(DevMap(root, "amd", "ncc", rows=ROWS, log=False).processed_dir)
+    data_path = Path(DevMap(root, "amd", "ncc", rows=ROWS, log=False).processed_paths[0])
+    if record.startswith("data"):
+        write_payload(data_path, marker, "pickle" if record.endswith("pickle") else "torch", ({}, None, Data))
+        with pytest.raises(ProgramlError, match="refusing to unpickle|damaged processed file") as info:
+            DevMap(root, "amd", "ncc", rows=ROWS, log=False)
+        assert "\n" not in str(info.value) and "weights_only=False" not in str(info.value)
+    else:
+        write_payload(processed / record, marker)
+        with pytest.warns(UserWarning, match="differs"):
+            dataset = DevMap(root, "amd", "ncc", rows=ROWS, log=False)
+        assert len(dataset) == len(ROWS)  # the record is only compared, and a refused one counts as differing
+    assert not marker.exists()
+
+
+def test_poj104_and_deepdataflow_directories_never_run_code(poj_root: Path, ddf_root: Path, tmp_path: Path) -> None:
+    """Issue 39 item 2, for the other two data sets: their records and POJ-104's processed file."""
+    from tests.payload import payload_runs, write_payload
+
+    marker = tmp_path / "marker"
+    assert payload_runs(marker)
+    poj = tmp_path / "poj104"
+    shutil.copytree(poj_root, poj)
+    split = POJ104(poj, "val", size=5, classes=[1, 2, 3], log=False)
+    for record in ("pre_transform.pt", "pre_filter.pt"):
+        write_payload(Path(split.processed_dir) / record, marker)
+    with pytest.warns(UserWarning, match="differs"):
+        assert len(POJ104(poj, "val", size=5, classes=[1, 2, 3], log=False)) == len(split)
+    write_payload(Path(split.processed_paths[split._position]), marker, around=({}, None, Data))
+    with pytest.raises(ProgramlError, match="refusing to unpickle"):
+        POJ104(poj, "val", size=5, classes=[1, 2, 3], log=False)
+    ddf = tmp_path / "ddf22"
+    shutil.copytree(ddf_root, ddf, symlinks=True)
+    dataset = DeepDataFlow(ddf, "reachability", "train", size=2, log=False)
+    write_payload(Path(dataset.processed_dir) / "pre_transform.pt", marker)
+    with pytest.warns(UserWarning, match="differs"):
+        assert len(DeepDataFlow(ddf, "reachability", "train", size=2, log=False)) == len(dataset)
+    assert not marker.exists()
 
 
 def test_encode_vocabulary_is_the_training_vocabulary(devmap_root: Path) -> None:

@@ -69,7 +69,7 @@ def test_export_writes_the_four_files_from_the_run(dataflow_export) -> None:
     weights = (directory / "weights.pt").read_bytes()
     assert metadata["weights"]["sha256"] == hashlib.sha256(weights).hexdigest()
     state = torch.load(directory / "weights.pt", weights_only=True)  # a plain state_dict
-    checkpoint = torch.load(run / "best.pt", weights_only=False)["model"]
+    checkpoint = torch.load(run / "best.pt", weights_only=True)["model"]
     assert state.keys() == checkpoint.keys() and all(torch.equal(state[k], checkpoint[k]) for k in state)
     card = (directory / "MODEL_CARD.md").read_text()
     t30 = result["tests"]["T30"]

@@ -98,7 +98,7 @@ def test_resuming_within_an_epoch_is_exact(ddf: Path, tmp_path: Path, monkeypatc
     monkeypatch.setattr(torch.optim.AdamW, "step", interrupted)
     with pytest.raises(KeyboardInterrupt):
         _train(ddf, tmp_path / "cut", "--test-steps", "30", "--checkpoint-minutes", "0")
-    state = torch.load(tmp_path / "cut" / "last.pt", weights_only=False)["extra"]["state"]
+    state = torch.load(tmp_path / "cut" / "last.pt", weights_only=True)["extra"]["state"]
     assert state["epoch"] == 0 and state["cursor"] == 1 and state["partial"] is not None
     monkeypatch.setattr(torch.optim.AdamW, "step", step)
     assert _train(ddf, tmp_path / "cut", "--test-steps", "30") == 0
@@ -331,8 +331,8 @@ def test_root_context_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: Pa
     config = json.loads((variant / "config.json").read_text())["model"]
     assert config["root_context"] is True
     assert json.loads((faithful / "config.json").read_text())["model"]["root_context"] is False
-    weights = torch.load(variant / "best.pt", weights_only=False)["model"]
-    before = torch.load(faithful / "best.pt", weights_only=False)["model"]
+    weights = torch.load(variant / "best.pt", weights_only=True)["model"]
+    before = torch.load(faithful / "best.pt", weights_only=True)["model"]
     assert sorted(set(weights) - set(before)) == [
         f"root_context.{n}" for n in ("hidden.bias", "hidden.weight", "out.bias", "out.weight")
     ]

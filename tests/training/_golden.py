@@ -24,7 +24,7 @@ def weights_digest(checkpoint: Path) -> str:
     """sha256 of a checkpoint's model tensors, by sorted name."""
     import torch
 
-    state = torch.load(checkpoint, map_location="cpu", weights_only=False)["model"]
+    state = torch.load(checkpoint, map_location="cpu", weights_only=True)["model"]
     h = hashlib.sha256()
     for name, tensor in sorted(state.items()):
         h.update(name.encode())

@@ -186,7 +186,7 @@ def interrupted_with_hours_before(tmp_path, budget, seconds: float, drop: tuple[
     (as if they ran on a slower device), without the state keys ``drop``."""
     with pytest.raises(KeyboardInterrupt):  # after 9 steps of 7 per epoch: 2 steps into the second
         fit(tmp_path, Toy(stop_at=9), budget=budget, checkpoint_minutes=0)
-    saved = torch.load(tmp_path / "last.pt", weights_only=False)
+    saved = torch.load(tmp_path / "last.pt", weights_only=True)
     saved["extra"]["state"]["seconds"] += seconds
     for key in drop:
         del saved["extra"]["state"][key]
@@ -210,7 +210,7 @@ def test_the_before_rule_judges_a_resumed_epoch_by_this_processs_pace(tmp_path) 
     expect hours for the next epoch: it scales this process's part of the epoch. The epoch's own time counts the
     hours exactly (the checkpoint keeps the run's time when the epoch began; the log's time is rounded)."""
     interrupted_with_hours_before(tmp_path, Budget(epochs=4), 10 * 3600.0)  # the first two steps took ten hours
-    saved = torch.load(tmp_path / "last.pt", weights_only=False)
+    saved = torch.load(tmp_path / "last.pt", weights_only=True)
     budget = Budget(epochs=4, time_limit=(saved["extra"]["state"]["seconds"] + 60) / 60, time_rule="before")
     _, result = fit(tmp_path, Toy(), budget=budget)
     assert result.epochs == 4

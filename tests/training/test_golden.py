@@ -202,7 +202,7 @@ def test_classifyapp_is_unchanged(clang22, tmp_path, capsys) -> None:  # noqa: A
     # a run cut after 2 epochs, before checkpoints held the training state (as e42a90a wrote last.pt), resumes
     cut = tmp_path / "cut"
     _golden.classifyapp_run(source, data_dir, cut, "--epochs", "2")
-    saved = torch.load(cut / "last.pt", weights_only=False)
+    saved = torch.load(cut / "last.pt", weights_only=True)
     del saved["extra"]["state"], saved["extra"]["best"]
     torch.save(saved, cut / "last.pt")
     _same("classifyapp", _golden.classifyapp_run(source, data_dir, cut))
@@ -224,7 +224,7 @@ def test_a_dataflow_run_cut_within_an_epoch_resumes_to_the_same_weights(tmp_path
     with pytest.raises(KeyboardInterrupt):
         _golden.dataflow_run(ddf, tmp_path / "run", "--checkpoint-minutes", "0")
     monkeypatch.setattr(torch.optim.AdamW, "step", step)
-    state = torch.load(tmp_path / "run" / "last.pt", weights_only=False)["extra"]["state"]
+    state = torch.load(tmp_path / "run" / "last.pt", weights_only=True)["extra"]["state"]
     assert sorted(state) == sorted(
         ["epoch", "examples", "pass", "cursor", "seconds", "partial", "grad_norms", "epoch_began"]
     )
