@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import math
 import os
 from typing import Any
@@ -201,11 +202,13 @@ class _ReadConfig(argparse.Action):
 
 def read_config_options(path: str | os.PathLike, task: str, parser: argparse.ArgumentParser) -> dict[str, object]:
     """The options of ``parser`` that the ``config.json`` at ``path`` holds (its ``model`` entry and its data
-    directories, such as ``dataset`` or ``data_dir``), by ``argparse`` destination; other entries are ignored.
+    directories, such as ``dataset`` or ``data_dir``), by ``argparse`` destination; the run's records
+    (:data:`CONFIG_RECORDS`) are not options, and any other entry is an error.
 
     Raises:
         ProgramlError: One line: the file is missing or not JSON (``file:line:col``), is the run of another task, or
-            holds a value that an option does not take.
+            holds a value that an option does not take, or a key that is no option of the task or is in the wrong
+            place (issue 39 item 9: such keys were ignored).
     """
     import json
 
@@ -222,18 +225,51 @@ def read_config_options(path: str | os.PathLike, task: str, parser: argparse.Arg
     if saved.get("task", task) != task:
         raise ProgramlError(f"{path}: the config.json of a `programl train {saved['task']}` run, not of {task}")
     actions = {action.dest: action for action in parser._actions if action.option_strings}
-    values = {key: value for key, value in saved.items() if key != "model" and isinstance(value, str)}
-    values.update(saved["model"])
+    for key in ("config", "run_dir", "help"):
+        actions.pop(key, None)
+    _check_config_keys(path, saved, actions, parser._defaults)
+    values = {key: value for key, value in saved.items() if key in actions and key not in CONFIG_RECORDS}
+    values.update((key, value) for key, value in saved["model"].items() if key in actions)
     options: dict[str, object] = {}
     for key, value in values.items():
-        action = actions.get(key)
-        if action is None or key in ("config", "run_dir", "help"):
-            continue
+        action = actions[key]
         items = value if isinstance(value, list) else [value]
         if action.choices is not None and any(item not in action.choices for item in items):
             raise ProgramlError(f"{path}: {key} = {value!r} is not one of {', '.join(map(str, action.choices))}")
         options[key] = _config_value(path, key, value, action)
     return options
+
+
+#: The entries of a config.json that ``programl train`` writes and that are not options.
+CONFIG_RECORDS = ("task", "model", "scope", "world_size")
+
+
+def _check_config_keys(path, saved: dict[str, Any], actions: dict[str, argparse.Action], fixed: dict[str, Any]) -> None:
+    """Refuse a key that no option of this task has, or one in the wrong place: ``model`` holds the options; the top
+    level holds the run's records (:data:`CONFIG_RECORDS`) and its data directories (options whose value is a path).
+    ``fixed``: values the task sets without an option (``parser.set_defaults``), which the file may only repeat.
+    A silently ignored key would train with another option than the user wrote."""
+
+    def unknown(key: str, where: str) -> ProgramlError:
+        close = difflib.get_close_matches(key, list(actions), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return ProgramlError(f"{path}: {where}{key!r} is not an option of this task{hint}")
+
+    for key, value in saved["model"].items():
+        if key in fixed and key not in actions:
+            if value != fixed[key]:
+                raise ProgramlError(f"{path}: model entry {key!r} = {value!r}: this task has no such option")
+        elif key not in actions:
+            raise unknown(key, "model entry ")
+    for key, value in saved.items():
+        if key in CONFIG_RECORDS:
+            continue
+        if key not in actions:
+            raise unknown(key, "entry ")
+        if value is not None and not isinstance(value, str):
+            raise ProgramlError(
+                f'{path}: {key!r} is an option of the model: it belongs in the "model" entry, not at the top level'
+            )
 
 
 def _config_value(path, key: str, value: object, action: argparse.Action) -> object:

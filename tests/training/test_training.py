@@ -235,6 +235,29 @@ def test_a_hand_edited_config_with_bad_values_is_one_line(tmp_path, key, value, 
     assert str(info.value).startswith(f"{tmp_path / 'config.json'}: ") and "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("config", "reason"),
+    [
+        ({"model": {"hiden": 8}}, "model entry 'hiden' is not an option of this task \\(did you mean 'hidden'\\?\\)"),
+        ({"model": {}, "lr": 0.5}, "'lr' is an option of the model: it belongs in the \"model\" entry"),
+        ({"model": {}, "learning_rate": 0.5}, "entry 'learning_rate' is not an option of this task"),
+        ({"model": {"run_dir": "elsewhere"}}, "model entry 'run_dir' is not an option"),
+    ],
+)
+def test_unknown_or_misplaced_config_keys_are_one_line(tmp_path, config, reason) -> None:
+    """Issue 39 item 9: such keys were ignored, and the run trained with other options than the file said."""
+    import argparse
+
+    from programl.tasks import classifyapp
+
+    parser = argparse.ArgumentParser()
+    classifyapp.add_train_arguments(parser)
+    common.write_json(tmp_path / "config.json", {"task": "classifyapp", **config})
+    with pytest.raises(ProgramlError, match=reason) as info:
+        common.read_config_options(tmp_path / "config.json", "classifyapp", parser)
+    assert str(info.value).startswith(f"{tmp_path / 'config.json'}: ") and "\n" not in str(info.value)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine")
 def test_rng_state_restores_from_a_checkpoint_loaded_onto_the_gpu(tmp_path) -> None:
     """A run on the GPU resumes: its checkpoint, loaded with ``map_location="cuda"``, holds the CUDA generator states
@@ -243,7 +266,7 @@ def test_rng_state_restores_from_a_checkpoint_loaded_onto_the_gpu(tmp_path) -> N
     state = common.rng_state()
     torch.save({"rng": state}, tmp_path / "c.pt")
     first = (torch.rand(2), torch.rand(2, device="cuda").cpu())
-    loaded = torch.load(tmp_path / "c.pt", map_location="cuda", weights_only=False)["rng"]
+    loaded = torch.load(tmp_path / "c.pt", map_location="cuda", weights_only=True)["rng"]
     common.set_rng_state(loaded)
     second = (torch.rand(2), torch.rand(2, device="cuda").cpu())
     assert torch.equal(first[0], second[0]) and torch.equal(first[1], second[1])
