@@ -32,11 +32,14 @@ subset's test programs inside the full test split.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import lzma
 import os
 import re
 import tarfile
 import time
+import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -159,18 +162,41 @@ class Program:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
+#: What reading a damaged or non-tar archive raises (tarfile's own errors, and those of the decompressors under it).
+_ARCHIVE_ERRORS = (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile)
+
+
+def _archive_error(archive: object, error: BaseException) -> ProgramlError:
+    reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return ProgramlError(f"{archive}: not a readable tar archive ({reason})")
+
+
 def _program_files(source: Path) -> Iterable[tuple[str, bytes]]:
-    """(``<label>/<n>.cpp``, bytes) of every program in the archive or directory."""
+    """(``<label>/<n>.cpp``, bytes) of every program in the archive or directory.
+
+    Raises:
+        ProgramlError: A ``<label>/<n>.cpp`` of the directory is not a readable file, or the archive is damaged.
+    """
     if source.is_dir():
         root = source / "codexglue" if (source / "codexglue").is_dir() else source
         for path in sorted(root.glob("*/*.cpp")):
-            yield f"{path.parent.name}/{path.name}", path.read_bytes()
+            name = f"{path.parent.name}/{path.name}"
+            if not path.is_file():
+                raise ProgramlError(f"{root}: {name!r} is not a regular file (a program file is expected there)")
+            try:
+                data = path.read_bytes()
+            except OSError as error:
+                raise ProgramlError(f"{root}: {name!r} cannot be read ({error.strerror or error})") from None
+            yield name, data
         return
-    with tarfile.open(source) as archive:
-        for member in archive:
-            parts = member.name.split("/")
-            if member.isfile() and len(parts) >= 2 and parts[-1].endswith(".cpp"):
-                yield f"{parts[-2]}/{parts[-1]}", archive.extractfile(member).read()
+    try:
+        with tarfile.open(source) as archive:
+            for member in archive:
+                parts = member.name.split("/")
+                if member.isfile() and len(parts) >= 2 and parts[-1].endswith(".cpp"):
+                    yield f"{parts[-2]}/{parts[-1]}", archive.extractfile(member).read()
+    except _ARCHIVE_ERRORS as error:
+        raise _archive_error(source, error) from None
 
 
 def read_programs(source: str | os.PathLike, verify: bool = True) -> list[Program]:
@@ -181,7 +207,8 @@ def read_programs(source: str | os.PathLike, verify: bool = True) -> list[Progra
         verify: Check the archive's sha256, or a directory's :data:`CONTENT_SHA256`.
 
     Raises:
-        ProgramlError: The source is missing, fails its check, or holds no programs.
+        ProgramlError: The source is missing, fails its check, holds no programs, cannot be read (a damaged
+            archive), or has a ``<label>/<n>.cpp`` that is not a readable file.
     """
     source = Path(source)
     if source.is_dir() and (source / ARCHIVE).is_file():
@@ -226,7 +253,9 @@ def fetch_poj104(
     sources of :func:`read_programs`).
 
     Raises:
-        ProgramlError: No mirror has the archive and the download failed, or a checksum differs (one line).
+        ProgramlError: No mirror has the archive and the download failed, a checksum differs, or the downloaded
+            archive is damaged or crafted (a member named ``.``/``..``, twice, or a directory where a program file
+            belongs; see :func:`_codexglue_member`); one line, naming the archive and the member.
     """
     import shutil
     import tempfile
@@ -243,19 +272,51 @@ def fetch_poj104(
     staging = Path(tempfile.mkdtemp(prefix=".codexglue.", dir=directory))
     try:
         archive = download_url(url, staging / "repository.tar.gz", None, timeout=300)
-        with tarfile.open(archive) as tar:
-            for member in tar:
-                parts = member.name.split("/")
-                if member.isfile() and len(parts) >= 3 and parts[-3] == "codexglue":
-                    out = staging / "codexglue" / parts[-2] / parts[-1]
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    with tar.extractfile(member) as data, open(out, "wb") as f:
-                        shutil.copyfileobj(data, f, 1 << 20)
+        try:
+            with tarfile.open(archive) as tar:
+                extracted: set[tuple[str, str]] = set()
+                for member in tar:
+                    out = _codexglue_member(url, member, extracted)
+                    if out is not None:
+                        out = staging / "codexglue" / out[0] / out[1]
+                        out.parent.mkdir(parents=True, exist_ok=True)
+                        with tar.extractfile(member) as data, open(out, "wb") as f:
+                            shutil.copyfileobj(data, f, 1 << 20)
+        except _ARCHIVE_ERRORS as error:
+            raise _archive_error(url, error) from None
         read_programs(staging / "codexglue", verify=True)
         os.replace(staging / "codexglue", target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _codexglue_member(archive: str, member: tarfile.TarInfo, extracted: set[tuple[str, str]]) -> tuple[str, str] | None:
+    """Where a repository archive's member goes under ``codexglue/``: ``(<label>, <file>)`` for a file
+    ``.../codexglue/<label>/<file>``, None for members that are not extracted (anything else).
+
+    Only plain names are extracted, each once, and only regular files, so that every output is a new file two
+    levels under ``codexglue/``: a member named ``.``, ``..`` or with an empty part, a second member of the same
+    name, or a ``.cpp`` that is a directory, link or device is a crafted archive.
+
+    Raises:
+        ProgramlError: Such a member (one line naming the archive and the member).
+    """
+    parts = member.name.split("/")
+    if len(parts) < 3 or parts[-3] != "codexglue":
+        return None
+    folder, file = parts[-2], parts[-1]
+    if not member.isfile():
+        if file.endswith(".cpp"):
+            kind = "a directory" if member.isdir() else "a link" if member.issym() or member.islnk() else "not a file"
+            raise ProgramlError(f"{archive}: member {member.name!r} is {kind} where a program file is expected")
+        return None
+    if any(name in ("", ".", "..") for name in (folder, file)):
+        raise ProgramlError(f"{archive}: member {member.name!r} is not a plain <label>/<file> name")
+    if (folder, file) in extracted:
+        raise ProgramlError(f"{archive}: member {member.name!r} is a second codexglue/{folder}/{file}")
+    extracted.add((folder, file))
+    return folder, file
 
 
 def prepare_source(text: str, recipe: Recipe = RECIPES[0], with_header: bool = True) -> str:
@@ -300,12 +361,77 @@ def compile_program(
     raise first_error
 
 
+#: A temporary file of :func:`precompile_headers`: ``.<recipe>.<hash>.pch.<pid>.tmp``, the writer's PID in it, or
+#: clang's own temporary beside it (``.<recipe>.<hash>.pch.<pid>-<random>.tmp.tmp``, renamed onto the first).
+_PCH_TEMP = re.compile(r"\.[^/]+\.pch\.(?P<pid>\d+)(?:-[0-9A-Za-z]+\.tmp)?\.tmp")
+#: The lock of a PCH directory: every writer holds it shared while its temporary files exist.
+_PCH_LOCK = ".pch.lock"
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (on this machine)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # no such process (or a number no PID can be)
+        return False
+    except OSError:  # EPERM: another user's process, alive
+        return True
+    return True
+
+
+def _lock_pch_directory(directory: Path) -> int | None:
+    """Take the directory's lock shared, after removing the temporary files of writers that are gone; returns the
+    lock's descriptor (to close when done), None where no lock can be had (no ``fcntl``, a read-only directory).
+
+    A writer killed with ``kill -9`` leaves its ``.<name>.pch.<pid>.tmp`` behind (and clang, when it was the one
+    killed, its own temporary). A temporary file is stale when its PID is no longer alive, or when nobody holds the
+    lock (which every live writer holds shared, its clang included, until its files are renamed or removed): an
+    exclusive lock taken here proves that no writer is at work, so every temporary file goes (also one whose PID
+    now belongs to another process). A live writer's files are never touched.
+    """
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: only the PID rule
+        fcntl = None
+    fd = None
+    exclusive = False
+    if fcntl is not None:
+        try:
+            fd = os.open(directory / _PCH_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except OSError:
+            fd = None
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                exclusive = True
+            except OSError:  # a writer is at work: only the files of dead PIDs go
+                pass
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                match = _PCH_TEMP.fullmatch(entry.name)
+                if match and not entry.is_dir(follow_symlinks=False):
+                    if exclusive or not _pid_alive(int(match["pid"])):
+                        try:
+                            os.unlink(entry.path)
+                        except OSError:
+                            pass
+    finally:
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_SH)  # from exclusive (or none) to shared: this process now writes
+    return fd
+
+
 def precompile_headers(
     directory: str | os.PathLike, setting: Sequence[str], recipes: Sequence[Recipe] = RECIPES, timeout: float = 300
 ) -> dict[str, str]:
     """Precompile each recipe's header for ``setting`` into ``directory`` (once); recipe name -> PCH path.
 
-    A header that does not precompile is left out (its recipe then prepends the text).
+    A header that does not precompile (or not within ``timeout`` seconds) is left out (its recipe then prepends the
+    text). Each PCH is written to ``.<name>.<pid>.tmp`` and renamed into place; the temporary files of writers that
+    died (``kill -9``) are removed first, those of live writers left alone (:func:`_lock_pch_directory`).
     """
     import subprocess
 
@@ -313,20 +439,36 @@ def precompile_headers(
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    out = {}
-    for recipe in recipes:
-        digest = hashlib.sha256(f"{recipe.header}{recipe.std}{' '.join(setting)}".encode()).hexdigest()[:16]
-        path = directory / f"{recipe.name}.{digest}.pch"
-        if not path.is_file():
-            tmp = directory / f".{path.name}.{os.getpid()}.tmp"
-            command = [clang.find_clang(), "-x", "c++-header", recipe.std, *setting, "-", "-o", str(tmp)]
-            result = subprocess.run(command, input=recipe.header.encode(), capture_output=True, timeout=timeout)
-            if result.returncode:
-                tmp.unlink(missing_ok=True)
-                continue
-            os.replace(tmp, path)
-        out[recipe.name] = str(path)
-    return out
+    lock = _lock_pch_directory(directory)
+    try:
+        out = {}
+        for recipe in recipes:
+            digest = hashlib.sha256(f"{recipe.header}{recipe.std}{' '.join(setting)}".encode()).hexdigest()[:16]
+            path = directory / f"{recipe.name}.{digest}.pch"
+            if not path.is_file():
+                tmp = directory / f".{path.name}.{os.getpid()}.tmp"
+                command = [clang.find_clang(), "-x", "c++-header", recipe.std, *setting, "-", "-o", str(tmp)]
+                try:
+                    # clang holds the lock too (pass_fds): a clang left running by a killed writer still counts
+                    result = subprocess.run(
+                        command,
+                        input=recipe.header.encode(),
+                        capture_output=True,
+                        timeout=timeout,
+                        pass_fds=() if lock is None else (lock,),
+                    )
+                    if result.returncode:
+                        continue
+                    os.replace(tmp, path)
+                except subprocess.TimeoutExpired:
+                    continue
+                finally:
+                    tmp.unlink(missing_ok=True)
+            out[recipe.name] = str(path)
+        return out
+    finally:
+        if lock is not None:
+            os.close(lock)
 
 
 def graph_name(program: Program | str, setting_index: int) -> str:
@@ -550,7 +692,7 @@ def read_legacy_ir(archive: str | os.PathLike, verify: bool = True) -> list[tupl
     ModuleID (``.../test/71/2551.txt.cpp`` -> 71).
 
     Raises:
-        ProgramlError: The archive is missing or has the wrong sha256.
+        ProgramlError: The archive is missing, has the wrong sha256, or cannot be read.
     """
     archive = Path(archive)
     if archive.is_dir():
@@ -560,16 +702,19 @@ def read_legacy_ir(archive: str | os.PathLike, verify: bool = True) -> list[tupl
     if verify and sha256_file(archive) != LEGACY_SHA256:
         raise ProgramlError(f"{archive}: sha256 differs from the published {LEGACY_SHA256}")
     out = []
-    with tarfile.open(archive) as tar:
-        for member in sorted((m for m in tar if m.isfile() and m.name.endswith(".ll")), key=lambda m: m.name):
-            text = tar.extractfile(member).read().decode("utf-8", "replace")
-            match = _MODULE_ID.search(text)
-            parts = match.group(1).split("/") if match else []
-            try:
-                label = int(parts[-2])
-            except (IndexError, ValueError):
-                continue
-            out.append((os.path.basename(member.name), label, text))
+    try:
+        with tarfile.open(archive) as tar:
+            for member in sorted((m for m in tar if m.isfile() and m.name.endswith(".ll")), key=lambda m: m.name):
+                text = tar.extractfile(member).read().decode("utf-8", "replace")
+                match = _MODULE_ID.search(text)
+                parts = match.group(1).split("/") if match else []
+                try:
+                    label = int(parts[-2])
+                except (IndexError, ValueError):
+                    continue
+                out.append((os.path.basename(member.name), label, text))
+    except _ARCHIVE_ERRORS as error:
+        raise _archive_error(archive, error) from None
     return out
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import subprocess
+import sys
 import tarfile
 from collections import Counter
 
@@ -170,3 +174,184 @@ def test_legacy_ir(shared_data, tmp_path) -> None:
     graph = ProgramGraph.FromString((tmp_path / "000.ProgramGraph.pb").read_bytes())
     assert graph.features.feature["poj104_label"].int64_list.value == [71]
     assert result["nodes"] == len(graph.node) > 50
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Hostile inputs (issue 39): crafted archives, damaged archives, and a PCH writer killed with kill -9
+
+
+def _tar(path, members) -> str:
+    """A .tar.gz of ``(name, kind)`` members (kind: "file", "dir", "symlink"); returns its file:// URL."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, kind in members:
+            info = tarfile.TarInfo(name)
+            if kind == "dir":
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            elif kind == "symlink":
+                info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+                tar.addfile(info)
+            else:
+                data = b"int main() { return 0; }\n"
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return path.as_uri()
+
+
+def _leftovers(directory) -> list[str]:
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*")) if directory.exists() else []
+
+
+REPO = "dataset-poj-104-28790c70"
+
+
+@pytest.mark.parametrize(
+    "members, bad, what",
+    [
+        # a file named "." / ".." inside a class folder: opened as the folder itself (was a bare IsADirectoryError)
+        ([(f"{REPO}/codexglue/1/1.cpp", "file"), (f"{REPO}/codexglue/1/.", "file")], f"{REPO}/codexglue/1/.", "plain"),
+        (
+            [(f"{REPO}/codexglue/1/1.cpp", "file"), (f"{REPO}/codexglue/1/..", "file")],
+            f"{REPO}/codexglue/1/..",
+            "plain",
+        ),
+        # an empty folder name makes a file where a class folder is, after or before that folder (IsADirectoryError,
+        # FileExistsError)
+        ([(f"{REPO}/codexglue/1/1.cpp", "file"), (f"{REPO}/codexglue//1", "file")], f"{REPO}/codexglue//1", "plain"),
+        ([(f"{REPO}/codexglue//1", "file"), (f"{REPO}/codexglue/1/1.cpp", "file")], f"{REPO}/codexglue//1", "plain"),
+        # the same program twice (here from two roots): the second would silently replace the first
+        (
+            [(f"{REPO}/codexglue/1/1.cpp", "file"), ("other/codexglue/1/1.cpp", "file")],
+            "other/codexglue/1/1.cpp",
+            "second",
+        ),
+        # a directory or a link where a program file is expected
+        ([(f"{REPO}/codexglue/1/1.cpp", "dir")], f"{REPO}/codexglue/1/1.cpp", "a directory where a program file"),
+        ([(f"{REPO}/codexglue/1/1.cpp", "symlink")], f"{REPO}/codexglue/1/1.cpp", "a link where a program file"),
+    ],
+)
+def test_fetch_refuses_a_crafted_repository_archive_in_one_line(tmp_path, members, bad, what) -> None:
+    url = _tar(tmp_path / "repo.tar.gz", members)
+    out = tmp_path / "raw"
+    with pytest.raises(ProgramlError) as info:
+        poj104.fetch_poj104(out, url=url)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"{url}: member {bad!r} ") and what in message
+    assert _leftovers(out) == []  # the staging directory is gone, nothing was extracted anywhere
+    assert _leftovers(tmp_path) == ["raw", "repo.tar.gz"]
+
+
+def test_fetch_of_a_well_formed_archive_gets_to_the_content_check(tmp_path) -> None:
+    """Directory members at every level (as GitHub's archives have them) and files that are not programs are fine."""
+    members = [
+        (REPO, "dir"),
+        (f"{REPO}/codexglue", "dir"),
+        (f"{REPO}/codexglue/README.md", "file"),
+        (f"{REPO}/codexglue/1", "dir"),
+        (f"{REPO}/codexglue/1/1.cpp", "file"),
+        (f"{REPO}/codexglue/1/notes", "dir"),
+        (f"{REPO}/codexglue/2/7.cpp", "file"),
+    ]
+    url = _tar(tmp_path / "repo.tar.gz", members)
+    with pytest.raises(ProgramlError, match="differ from the published POJ-104"):
+        poj104.fetch_poj104(tmp_path / "raw", url=url)
+
+
+def test_damaged_archives_are_one_line_errors(tmp_path) -> None:
+    not_tar = tmp_path / "repo.tar.gz"
+    not_tar.write_bytes(b"<html>rate limited</html>\n")
+    with pytest.raises(ProgramlError, match="not a readable tar archive") as info:
+        poj104.fetch_poj104(tmp_path / "raw", url=not_tar.as_uri())
+    assert str(info.value).startswith(not_tar.as_uri()) and "\n" not in str(info.value)
+    assert _leftovers(tmp_path / "raw") == []
+
+    good = tmp_path / "programs.tar.xz"
+    with tarfile.open(good, "w:xz") as tar:
+        for i in range(40):
+            data = f"int main() {{ return {i}; }}\n".encode() * 200
+            info = tarfile.TarInfo(f"codexglue/1/{i}.cpp")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    truncated = tmp_path / poj104.ARCHIVE
+    truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with pytest.raises(ProgramlError, match="not a readable tar archive") as info:
+        poj104.read_programs(truncated, verify=False)
+    assert str(info.value).startswith(str(truncated)) and "\n" not in str(info.value)
+    legacy = tmp_path / poj104.LEGACY_ARCHIVE
+    legacy.write_bytes(b"not bzip2")
+    with pytest.raises(ProgramlError, match="not a readable tar archive"):
+        poj104.read_legacy_ir(legacy, verify=False)
+
+
+def test_read_programs_refuses_a_directory_named_like_a_program(tmp_path) -> None:
+    root = write_codexglue(tmp_path, {"1/1.cpp": "int main(){return 1;}"})
+    (root / "1" / "2.cpp").mkdir()  # was a bare IsADirectoryError
+    with pytest.raises(ProgramlError) as info:
+        poj104.read_programs(root, verify=False)
+    assert str(info.value) == f"{root}: '1/2.cpp' is not a regular file (a program file is expected there)"
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_precompile_headers_removes_the_temporary_files_of_killed_writers(tmp_path, clang22) -> None:
+    """`kill -9` of a dataset build while it precompiles headers leaves `.<name>.pch.<pid>.tmp` (and clang's own
+    temporary when clang was killed): the next run removes them, and the PCHs are made as before."""
+    directory = tmp_path / "pch"
+    directory.mkdir()
+    dead = _dead_pid()
+    stale = [
+        directory / f".programl.0123456789abcdef.pch.{dead}.tmp",
+        directory / f".gnu++98.0123456789abcdef.pch.{dead}-c9f079c7.tmp.tmp",
+        # a live PID (this test's) that is no writer: nobody holds the directory's lock, so it is stale too
+        directory / f".more-headers.0123456789abcdef.pch.{os.getpid()}.tmp",
+    ]
+    for path in stale:
+        path.write_bytes(b"\0" * 4096)
+    other = directory / "notes.tmp"
+    other.write_text("not ours")
+    found = poj104.precompile_headers(directory, ("-O0",), recipes=poj104.RECIPES[:1])
+    assert list(found) == ["programl"] and os.path.getsize(found["programl"]) > 1_000_000
+    assert not any(path.exists() for path in stale)
+    assert other.exists()
+    assert sorted(p.name for p in directory.iterdir()) == sorted(
+        [".pch.lock", "notes.tmp", os.path.basename(found["programl"])]
+    )
+
+
+def test_precompile_headers_leaves_a_live_writers_temporary_file_alone(tmp_path, clang22) -> None:
+    """While another process writes a PCH (it holds the directory's lock shared), only the files of dead PIDs go."""
+    directory = tmp_path / "pch"
+    directory.mkdir()
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            f"fd = os.open({str(directory / '.pch.lock')!r}, os.O_RDWR | os.O_CREAT)\n"
+            "fcntl.flock(fd, fcntl.LOCK_SH)\n"
+            f"open({str(directory)!r} + f'/.programl.0123456789abcdef.pch.{{os.getpid()}}.tmp', 'wb').write(b'x')\n"
+            "print('ready', flush=True)\n"
+            "sys.stdin.read()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert writer.stdout.readline() == "ready\n"
+        live = directory / f".programl.0123456789abcdef.pch.{writer.pid}.tmp"
+        dead = directory / f".programl.0123456789abcdef.pch.{_dead_pid()}.tmp"
+        dead.write_bytes(b"x")
+        found = poj104.precompile_headers(directory, ("-O0",), recipes=poj104.RECIPES[:1])
+        assert live.exists() and not dead.exists()
+        assert os.path.getsize(found["programl"]) > 1_000_000
+    finally:
+        writer.communicate("")
+    # the writer is gone (its lock with it): the next run removes what it left
+    poj104.precompile_headers(directory, ("-O0",), recipes=poj104.RECIPES[:1])
+    assert not live.exists()
