@@ -42,6 +42,11 @@ FORTRAN_SUFFIXES = (".f", ".for", ".f77", ".f90", ".f95", ".f03", ".f08")  # fla
 LANGUAGES = ("c", "c++", "cl", "cuda", "fortran")
 BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 HLO_SUFFIXES = (".pb",)  # a serialized XLA HloProto (``--xla_dump_hlo_as_proto`` writes <name>.hlo.pb)
+#: What to use instead when a .pb is one of this project's own messages (graph_builder.xla.other_message_kind).
+PB_ADVICE = {
+    "ProgramGraph": "use `programl convert` or `programl stats`",
+    "ProgramGraphFeaturesList": "data-flow labels; `programl analyze` writes them",
+}
 
 EXAMPLES = """\
 examples:
@@ -144,9 +149,15 @@ def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
             ir = clang.compile_file(path, task.flags, language=language, timeout=task.timeout)
         graph = graph_from_ir(ir, path=path, module_name=name, options=options)
     elif suffix in HLO_SUFFIXES and not from_stdin:
-        from programl.graph_builder.xla import graph_from_hlo_bytes
+        from programl.graph_builder.xla import graph_from_hlo_bytes, other_message_kind
 
-        graph = graph_from_hlo_bytes(data, path=path)  # the builder options do not apply (SPEC §1.14)
+        try:
+            graph = graph_from_hlo_bytes(data, path=path)  # the builder options do not apply (SPEC §1.14)
+        except GraphCreationError:
+            kind = other_message_kind(data)  # a .pb this project wrote: say what it is and what reads it
+            if kind is not None:
+                raise GraphCreationError(f"already a {kind}, not an XLA HloProto ({PB_ADVICE[kind]})", path) from None
+            raise
     elif suffix == ".bc" or data.startswith(BITCODE_MAGIC):
         graph = graph_from_bitcode(data, path=path, module_name=name, options=options)
     elif suffix == ".ll" or from_stdin:

@@ -21,24 +21,28 @@ Function/Module messages of SPEC §1.8. The rules are those of the original's ``
 Ids are looked up module-wide and the first definition of an id wins, as in the original's hash maps; an unknown
 element type reads as the empty string, as protobuf's C++ ``PrimitiveType_Name`` gives it. Errors (an operand or a
 callee that is not defined before its use, a missing entry computation, an operand from another computation) raise
-:class:`~programl.exceptions.GraphCreationError` with the original's message. The output is deterministic.
+:class:`~programl.exceptions.GraphCreationError` with the original's message; bytes that are no HLO but a
+``ProgramGraph`` or ``ProgramGraphFeaturesList`` of this project say that instead (:func:`other_message_kind`). The
+output is deterministic.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from google.protobuf import unknown_fields
 from google.protobuf.message import DecodeError
 
 from programl.exceptions import GraphCreationError
 from programl.graph_builder._encode import encode_graph, varint
-from programl.proto import Edge, Node, ProgramGraph
+from programl.proto import Edge, Node, ProgramGraph, ProgramGraphFeaturesList
 from programl.third_party.tensorflow import xla_pb2
 
 __all__ = [
     "HloProto",
     "graph_from_hlo",
     "graph_from_hlo_bytes",
+    "other_message_kind",
     "parse_hlo_proto",
     "serialize_hlo",
     "shape_text",
@@ -225,8 +229,51 @@ def parse_hlo_proto(data: bytes, path: str | None = None, message_class: type = 
 
 
 def graph_from_hlo_bytes(data: bytes, path: str | None = None) -> ProgramGraph:
-    """Build the graph of a serialized ``HloProto`` (what ``xla2graph --stdin_fmt=pb`` reads)."""
-    return graph_from_hlo(parse_hlo_proto(data, path), path)
+    """Build the graph of a serialized ``HloProto`` (what ``xla2graph --stdin_fmt=pb`` reads).
+
+    Raises:
+        GraphCreationError: The bytes are not a valid ``HloProto`` or its module is not well formed; bytes that are
+            one of this project's messages instead (a ``ProgramGraph`` already built, labels) say so.
+    """
+    try:
+        return graph_from_hlo(parse_hlo_proto(data, path), path)
+    except GraphCreationError:
+        kind = other_message_kind(data)  # looked at only when the bytes fail as HLO: a valid HloProto never gets here
+        if kind is not None:
+            raise GraphCreationError(f"a serialized {kind}, not an XLA HloProto", path) from None
+        raise
+
+
+def _clean(messages: list) -> bool:
+    return not any(len(unknown_fields.UnknownFieldSet(message)) for message in messages)
+
+
+def other_message_kind(data: bytes) -> str | None:
+    """``"ProgramGraph"`` or ``"ProgramGraphFeaturesList"`` when ``data`` is that message of this project (``programl
+    build -o`` writes ``*.ProgramGraph.pb``, ``programl analyze`` ``*.ProgramGraphFeaturesList.pb``) rather than an
+    ``HloProto``; None otherwise.
+
+    All three are protobuf wire bytes whose field 1 is length-delimited (``ProgramGraph.node``,
+    ``ProgramGraphFeaturesList.context``, ``HloProto.hlo_module``), so the bytes must parse as the message, its first
+    elements without unknown fields, and carry a field no ``HloProto`` has (an ``HloProto`` has fields 1 and 3 only):
+    a graph has nodes and edges (field 2), functions (4), modules (5) or features (6); a features list has graphs
+    (field 2). A graph of nodes alone reads as neither.
+    """
+    data = bytes(data)
+    try:
+        graph = ProgramGraph.FromString(data)
+        if (
+            graph.node
+            and (graph.edge or graph.function or graph.module or graph.HasField("features"))
+            and _clean([graph, *graph.node[:1], *graph.edge[:1], *graph.function[:1], *graph.module[:1]])
+        ):
+            return "ProgramGraph"
+        labels = ProgramGraphFeaturesList.FromString(data)
+        if labels.graph and _clean([labels, *labels.graph[:1]]):
+            return "ProgramGraphFeaturesList"
+    except (DecodeError, ValueError, TypeError):
+        pass
+    return None
 
 
 def serialize_hlo(hlo: Any) -> bytes:

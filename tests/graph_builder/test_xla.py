@@ -288,6 +288,39 @@ def test_bytes_that_are_not_an_hlo_proto(data) -> None:
         graph_from_hlo_bytes(data, path="in.pb")
 
 
+def test_a_program_graph_or_labels_is_not_taken_for_hlo() -> None:
+    """A ``.pb`` this project wrote fails as HLO ("Failed to locate entry computation" before); the error says what it
+    is. Real HLO is never taken for one of them (the check runs only when the bytes fail as HLO)."""
+    from programl.dataflow import analyze
+    from programl.graph_builder.xla import other_message_kind
+    from programl.proto import ProgramGraphFeaturesList
+
+    graph = programl.from_llvm_ir((REPO / "tests" / "data" / "example_a.ll").read_text())
+    data = graph.SerializeToString()
+    assert other_message_kind(data) == "ProgramGraph"
+    with pytest.raises(GraphCreationError) as info:
+        graph_from_hlo_bytes(data, path="a.ProgramGraph.pb")
+    assert str(info.value) == "a.ProgramGraph.pb: a serialized ProgramGraph, not an XLA HloProto"
+    assert other_message_kind((REPO / "tests" / "data" / "io_parallel.ProgramGraph.pb").read_bytes()) == "ProgramGraph"
+
+    labels = analyze(graph, "reachability", max_roots=2)
+    assert isinstance(labels, ProgramGraphFeaturesList) and labels.graph
+    labels.context.feature["x"].int64_list.value[:] = [1]  # field 1, as HloProto.hlo_module: still labels
+    assert other_message_kind(labels.SerializeToString()) == "ProgramGraphFeaturesList"
+    with pytest.raises(
+        GraphCreationError, match=r"^l\.pb: a serialized ProgramGraphFeaturesList, not an XLA HloProto$"
+    ):
+        graph_from_hlo_bytes(labels.SerializeToString(), path="l.pb")
+
+    for path in FIXTURES:
+        assert other_message_kind(path.read_bytes()) is None
+    assert other_message_kind(serialize_hlo(hlo([(1, "main", [instruction(1, "parameter")])], entry=7))) is None
+    with pytest.raises(GraphCreationError, match="^Failed to locate entry computation$"):
+        graph_from_hlo_bytes(serialize_hlo(hlo([(1, "main", [instruction(1, "parameter")])], entry=7)))
+    for data in (b"", b"\xff\xff", ProgramGraph(node=[Node(text="[external]")]).SerializeToString()):
+        assert other_message_kind(data) is None  # a graph of one node and nothing else reads as neither
+
+
 def test_deeply_nested_shapes_are_an_error_not_a_crash() -> None:
     def field(tag: int, payload: bytes) -> bytes:
         return bytes([tag]) + varint(len(payload)) + payload
@@ -402,6 +435,22 @@ def test_cli_builds_hlo_files_goes_on_after_a_bad_one_and_resumes(tmp_path: Path
     stamps = [output.stat().st_mtime_ns for output in written]
     assert main(["build", *inputs, "-o", str(out), "-q"]) == 0
     assert [output.stat().st_mtime_ns for output in written] == stamps  # up to date: not rebuilt
+
+
+def test_cli_build_of_a_program_graph_says_what_it_is(tmp_path: Path, capsys) -> None:
+    """`programl build x.ProgramGraph.pb` (a graph this project wrote) is one line saying so, and HLO still builds."""
+    out = tmp_path / "graphs"
+    assert main(["build", str(REPO / "tests" / "data" / "example_a.ll"), "-o", str(out), "-q"]) == 0
+    built = out / "example_a.ProgramGraph.pb"
+    capsys.readouterr()
+    code = main(["build", str(built), str(FIXTURES[0]), "-o", str(tmp_path / "again"), "-q", "-j", "1"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.splitlines() == [
+        f"{built}: error: already a ProgramGraph, not an XLA HloProto (use `programl convert` or `programl stats`)"
+    ]
+    hlo_out = tmp_path / "again" / FIXTURES[0].name.replace(".hlo.pb", ".hlo.ProgramGraph.pb")
+    assert hlo_out.read_bytes() == graph_from_hlo_bytes(FIXTURES[0].read_bytes()).SerializeToString()
 
 
 # ---------------------------------------------------------------------------------------------------------------
