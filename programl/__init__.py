@@ -80,10 +80,56 @@ _SUBMODULES = frozenset({"create_ops", "exceptions", "proto", "serialize_ops", "
 
 _exported = lazy_getattr(globals(), _EXPORTS)
 
+#: The import names of the ``ml`` extra (``pip install 'programl[ml]'``) and the names users know them by.
+_ML_PACKAGES = {"torch": "PyTorch", "torch_geometric": "torch-geometric"}
+#: Public names whose module needs the ``ml`` extra.
+_ML_EXPORTS = frozenset({"to_pyg", "to_hetero", "from_pyg"})
+
+
+def _ml_missing() -> list[str]:
+    """The packages of the ``ml`` extra that cannot be imported (found by ``importlib.util.find_spec``, which imports
+    nothing; the CLI asks before a command that needs them, so ``programl --help`` never imports torch)."""
+    import importlib.util
+
+    missing = []
+    for name in _ML_PACKAGES:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(name)
+    return missing
+
+
+def _ml_message(what: str, missing: list[str] | None = None) -> str:
+    """One line: ``<what> needs PyTorch and torch-geometric (not installed): pip install 'programl[ml]'``, naming the
+    missing one when the other is there."""
+    missing = _ml_missing() if missing is None else missing
+    which = f"{_ML_PACKAGES.get(missing[0], missing[0])} is " if len(missing) == 1 else ""
+    return f"{what} needs PyTorch and torch-geometric ({which}not installed): pip install 'programl[ml]'"
+
+
+def _ml_import_error(what: str, error: ModuleNotFoundError) -> ModuleNotFoundError | None:
+    """A one-line ``ModuleNotFoundError`` saying which extra to install, when ``error`` is a package of the ``ml``
+    extra that is not installed; None for any other module (and for a torch that is installed but lacks a part)."""
+    if (error.name or "").partition(".")[0] not in _ML_PACKAGES:
+        return None
+    missing = _ml_missing()
+    return ModuleNotFoundError(_ml_message(what, missing), name=missing[0]) if missing else None
+
 
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f"programl.{name}")
+    if name in _ML_EXPORTS:
+        try:
+            return _exported(name)
+        except ModuleNotFoundError as error:  # installed without the ml extra: one line, saying which to install
+            replacement = _ml_import_error(f"programl.{name}", error)
+            if replacement is None:
+                raise
+            raise replacement from None
     return _exported(name)
 
 

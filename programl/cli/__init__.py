@@ -3,7 +3,8 @@ predict | export-pretrained``.
 
 Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and ``run(args) -> int``; modules import
 their heavy dependencies inside ``run`` so that ``programl --help`` stays fast. Exit codes: 0 success, 1 some inputs
-failed, 2 usage error.
+failed, 2 usage error. The commands of :data:`NEEDS_ML` run only where torch and torch-geometric are installed (the
+``ml`` extra); elsewhere they end in one line that says which extra to install (exit 1).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ COMMANDS = {
     "predict": "programl.cli.predict",
     "export-pretrained": "programl.cli.export_pretrained",
 }
+#: Subcommands that need the ``ml`` extra (torch, torch-geometric). Checked (without importing either) before they
+#: run, so that an install without the extra gets one line that says what to install, not an import traceback.
+NEEDS_ML = frozenset({"train", "evaluate", "predict", "export-pretrained"})
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -56,6 +60,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from programl.cli.common import stdout_to_devnull
 
+    if args.command in NEEDS_ML:
+        from programl import _ml_message, _ml_missing
+
+        missing = _ml_missing()
+        if missing:
+            print(_ml_message(f"programl {args.command}", missing), file=sys.stderr)
+            return 1
     try:
         code = int(args.run(args) or 0)
         sys.stdout.flush()  # here, not at exit: a full disk or a closed pipe is then one line too
@@ -63,6 +74,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("programl: interrupted", file=sys.stderr)
         return 130
+    except ModuleNotFoundError as error:  # a command reached torch without the ml extra: the same one line
+        from programl import _ml_import_error
+
+        replacement = _ml_import_error(f"programl {args.command}", error)
+        if replacement is None:
+            raise
+        print(replacement, file=sys.stderr)
+        return 1
     except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly, as a pipeline expects
         stdout_to_devnull()
         return 1

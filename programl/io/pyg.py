@@ -36,6 +36,9 @@ the node/edge dimension (``edge_index`` offset per graph), graph-level tensors i
 The vocabulary may be anything with ``get(text, default)`` and ``len()`` (a ``dict`` from text to id, or
 :class:`programl.data.vocabulary.Vocabulary`); this module depends on neither.
 
+Needs the ``ml`` extra: without torch or torch-geometric, importing this module (or ``programl.to_pyg``) raises a
+``ModuleNotFoundError`` whose one line says ``pip install 'programl[ml]'``.
+
 Performance: each protobuf field is read once with a list comprehension and then handled with numpy; there is no
 per-edge Python work beyond that single read.
 """
@@ -46,8 +49,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
-import torch
-from torch_geometric.data import Data, HeteroData
+
+import programl
+
+try:
+    import torch
+    from torch_geometric.data import Data, HeteroData
+except ModuleNotFoundError as _error:  # installed without the ml extra: one line that says which extra to install
+    _replacement = programl._ml_import_error("programl.io.pyg", _error)
+    if _replacement is None:
+        raise
+    raise _replacement from None
 
 from programl.exceptions import GraphTransformError
 from programl.proto import ProgramGraph, ProgramGraphFeatures, ProgramGraphFeaturesList
