@@ -282,7 +282,7 @@ def _label_store(
     layout: Layout, analysis: str, graphs: Path, key: str, graph_store: str, target: Path, jobs: int, progress
 ) -> None:
     names = _graph_names(graphs)
-    node_ptr = np.load(graphs / "node_ptr.npy")
+    node_ptr = np.load(graphs / "node_ptr.npy", allow_pickle=False)
     sizes = np.diff(node_ptr)
     label_dir = layout.label_dir(analysis)
     present = set(os.listdir(label_dir)) if label_dir.is_dir() else set()
