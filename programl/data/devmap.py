@@ -472,7 +472,8 @@ def _extract_members(archive: Path, prefix: str, destination: Path) -> None:
         with zipfile.ZipFile(archive) as zf:
             for info in zf.infolist():
                 parts = info.filename.split("/")
-                if info.is_dir() or len(parts) != 2 or parts[0] != prefix or parts[1].startswith("."):
+                # only plain files directly under the prefix: no dot files (nor "." and ".."), no empty names
+                if info.is_dir() or len(parts) != 2 or parts[0] != prefix or parts[1][:1] in ("", ".", "\\"):
                     continue
                 with zf.open(info) as member, open(staging / parts[1], "wb") as out:
                     shutil.copyfileobj(member, out, 1 << 20)

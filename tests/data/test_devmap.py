@@ -183,3 +183,28 @@ def test_cross_validation_splits_stratified_disjoint_covering(seed) -> None:
 def test_cross_validation_needs_three_folds() -> None:
     with pytest.raises(ValueError, match="at least 3"):
         devmap.cross_validation_splits([0, 1] * 10, 2)
+
+
+def test_a_crafted_kernel_archive_extracts_only_plain_files_under_its_prefix(tmp_path) -> None:
+    """Issue 39: names a crafted zip may hold (an empty name that is no directory, ``..``, a path out, an absolute
+    path, a backslash name, a dot file) are skipped; only ``<prefix>/<name>`` files land in the destination."""
+    import zipfile
+
+    from programl.data.devmap import _extract_members
+
+    archive = tmp_path / "kernels.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("kernels/ok.cl", "kernel void A() {}")
+        zf.writestr(zipfile.ZipInfo("kernels/"), "")  # a directory entry
+        zf.writestr("kernels/..", "x")
+        zf.writestr("kernels/.hidden", "x")
+        zf.writestr("kernels/../escape.cl", "x")
+        zf.writestr("/kernels/abs.cl", "x")
+        zf.writestr("kernels/\\evil.cl", "x")
+        info = zipfile.ZipInfo("kernels/")
+        info.external_attr = 0o100644 << 16  # claims to be a file
+        zf.writestr(info, "x")
+    destination = tmp_path / "out" / "kernels"
+    _extract_members(archive, "kernels", destination)
+    assert sorted(p.name for p in destination.iterdir()) == [".complete", "ok.cl"]
+    assert not (tmp_path / "out" / "escape.cl").exists()
