@@ -134,25 +134,97 @@ def _progress(enabled: bool):
     return wrap
 
 
+def _ignore_ctrl_c_plugin():
+    """A dask worker plugin: the worker process ignores SIGINT (the driver of a local cluster handles Ctrl-C).
+    Defined here, so that importing this module does not import dask; dask sends it to the workers by value."""
+    from distributed import WorkerPlugin
+
+    class IgnoreCtrlC(WorkerPlugin):
+        def setup(self, worker) -> None:
+            import signal
+
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            except ValueError:  # not the worker's main thread: it keeps Python's handler
+                pass
+
+    return IgnoreCtrlC()
+
+
 def _dask_executor(address: str, jobs: int):
-    """``(executor, closer)`` for a dask scheduler address, or a local cluster of ``jobs`` worker processes."""
+    """``(executor, closer)`` for a dask scheduler address, or a local cluster of ``jobs`` worker processes.
+
+    dask's own logging is silenced (a lost worker, or a Ctrl-C that cancels the running tasks, made it print
+    several lines with tracebacks and task keys, some after the command's summary); a worker that dies while the
+    build runs (``kill -9``, the kernel's OOM killer) is said on one line instead, and dask runs its inputs again.
+    ``closer`` closes the client (and the local cluster) without a word, and is safe to call twice.
+    """
+    import logging
+
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
         raise SystemExit(
             "programl dataset build: --dask needs dask[distributed] (pip install 'programl[cluster]')"
         ) from None
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    cluster = None
     if address == "local":
-        cluster = LocalCluster(n_workers=jobs or os.cpu_count() or 1, threads_per_worker=1, dashboard_address=None)
-        client = Client(cluster)
+        # A terminal's Ctrl-C goes to the whole process group: the driver stops the build and closes the cluster;
+        # its workers (and the compilers they start) ignore it, rather than each print a KeyboardInterrupt
+        # traceback or fail the input they were compiling. Workers started now inherit the ignored signal; the
+        # plugin covers those a nanny restarts later.
+        import signal
 
-        def close():
-            client.close()
-            cluster.close()
-
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            cluster = LocalCluster(
+                n_workers=jobs or os.cpu_count() or 1,
+                threads_per_worker=1,
+                dashboard_address=None,
+                silence_logs=logging.CRITICAL,
+            )
+            client = Client(cluster)
+            client.register_plugin(_ignore_ctrl_c_plugin(), name="programl-ignore-ctrl-c")
+        finally:
+            signal.signal(signal.SIGINT, previous)
     else:
         client = Client(address)
-        close = client.close
+    closing = False
+
+    def on_event(event) -> None:
+        _, message = event
+        if closing or not isinstance(message, dict) or message.get("action") != "remove-worker":
+            return
+        if message.get("expected"):  # retired on purpose (adaptive scaling)
+            return
+        lost = len(message.get("processing-tasks") or ()) + len(message.get("lost-computed-tasks") or ())
+        print_line(
+            f"programl dataset build: warning: dask worker {message.get('worker', '?')} died; "
+            f"{lost} input{'' if lost == 1 else 's'} in flight on it will run again"
+        )
+
+    try:
+        client.subscribe_topic("all", on_event)
+    except Exception:  # noqa: BLE001 - an older scheduler: dask's own recovery still runs, unannounced
+        pass
+
+    def close() -> None:
+        nonlocal closing
+        if closing:
+            return
+        closing = True
+        try:
+            client.unsubscribe_topic("all")  # else the scheduler logs that it cannot tell a closed client it closed
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        except Exception:  # noqa: BLE001 - the build is over; a cluster that does not close cleanly says nothing
+            pass
+
     return client.get_executor(), close
 
 
@@ -253,6 +325,8 @@ def run_build(args: argparse.Namespace) -> int:
         )
     except (KeyboardInterrupt, PoolError) as error:
         interrupted = isinstance(error, KeyboardInterrupt)
+        if close is not None:  # dask's workers stop before the summary, which stays the last line
+            close()
         if not interrupted:
             print(one_line(f"programl dataset build: error: {error}"), file=sys.stderr)
         if not args.quiet or not interrupted:

@@ -6,17 +6,33 @@ by default, or any executor with ``submit``) under a timeout; the main process a
 finished input (:class:`~programl.data.manifest.Manifest`) and counts it in the build's report. A failing input
 (compile error, timeout, crash) is recorded with a one-line message and counted, never fatal; an interruption
 (Ctrl-C) kills the inputs in flight and re-raises, and what finished is in the manifest, so a rerun resumes.
+
+A worker killed in the middle of an atomic write (``kill -9`` of a dask worker, a timeout of the default pool)
+leaves its temporary file (``.<name>.<random>.tmp``; never a partial output). Each build removes, before and after
+its inputs run, the temporaries in the data set that no process on this machine holds open and that were last
+written over a minute ago (:func:`remove_stale_temporaries`; the age spares a writer on another machine of a
+shared file system).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import time
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from programl.data.manifest import Manifest
 
-__all__ = ["error_text", "is_transient", "run_tasks"]
+__all__ = ["error_text", "is_transient", "remove_stale_temporaries", "run_tasks"]
+
+#: An atomic write's temporary file (:func:`programl.util.fs.atomic_write_bytes`, split links, the vocabulary).
+_TEMPORARY = re.compile(r"^\..+\.tmp[0-9]*$")
+#: A compiler's failure that says nothing about its input (:func:`is_transient`).
+_INTERRUPTED = re.compile(r"^(?:clang|flang) was killed by SIG(?:INT|TERM|HUP|QUIT)$")
+#: Seconds since its last write before a temporary nobody holds open is stale.
+STALE_AFTER = 60.0
 
 
 def error_text(error: BaseException) -> str:
@@ -30,6 +46,8 @@ def error_text(error: BaseException) -> str:
         return first_line or "timed out"
     if isinstance(error, WorkerCrashedError):
         return f"crashed: {first_line}"
+    if type(error).__name__ == "KilledWorker":  # dask gave up: every worker that ran it died
+        return "crashed: the dask workers that ran it died (killed, or out of memory)"
     if isinstance(error, (ProgramlError, OSError)):
         return first_line
     return f"internal error: {type(error).__name__}: {first_line}"
@@ -37,9 +55,70 @@ def error_text(error: BaseException) -> str:
 
 def is_transient(error: BaseException) -> bool:
     """Whether a failure says nothing about the input (a full disk, a directory that cannot be written)."""
-    from programl.exceptions import ProgramlError
+    from programl.exceptions import GraphCreationError, ProgramlError
 
+    if isinstance(error, GraphCreationError) and _INTERRUPTED.search(error.message or ""):
+        return True  # a compiler stopped by a Ctrl-C or a shutdown, not by its input
     return isinstance(error, OSError) and not isinstance(error, (ProgramlError, TimeoutError))
+
+
+def _open_files() -> set[tuple[int, int]] | None:
+    """``(device, inode)`` of every file a process on this machine (that we may look at) holds open; None without
+    ``/proc``."""
+    try:
+        pids = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:
+        return None
+    found = set()
+    for pid in pids:
+        try:
+            descriptors = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in descriptors:
+            try:
+                status = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            found.add((status.st_dev, status.st_ino))
+    return found
+
+
+def remove_stale_temporaries(root: str | os.PathLike, min_age: float = STALE_AFTER) -> int:
+    """Remove the atomic writes' temporary files in ``root`` and its folders two levels down (``ir/``, ``graphs/``,
+    ``labels/<analysis>/``, ...) that no process here holds open and that were last written over ``min_age`` seconds
+    ago: what a killed writer left. Returns how many were removed; errors are ignored (a rerun tries again)."""
+    root = Path(root)
+    candidates = []
+    now = time.time()
+    for folder in (root, *root.glob("*/"), *root.glob("*/*/")):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if not _TEMPORARY.match(name):
+                continue
+            path = folder / name
+            try:
+                status = os.lstat(path)
+            except OSError:
+                continue
+            if now - status.st_mtime > min_age:
+                candidates.append((path, status))
+    if not candidates:
+        return 0
+    open_files = _open_files() or set()
+    removed = 0
+    for path, status in candidates:
+        if (status.st_dev, status.st_ino) in open_files:
+            continue
+        try:
+            path.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed
 
 
 def run_tasks(
@@ -82,6 +161,7 @@ def run_tasks(
     """
     from programl.util.executor import TimeoutProcessPool, execute_outcomes
 
+    remove_stale_temporaries(manifest.path.parent)
     if not tasks:
         return
     report = manifest.report
@@ -112,6 +192,7 @@ def run_tasks(
             if on_entry is not None:
                 on_entry(entry)
         completed = True
+        remove_stale_temporaries(manifest.path.parent)
     finally:
         if pool is not None:
             if completed:
