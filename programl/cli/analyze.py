@@ -18,6 +18,7 @@ import os
 import sys
 from dataclasses import dataclass
 
+from programl import __version__
 from programl.cli.common import (
     Summary,
     add_limit_options,
@@ -173,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
             output = os.path.join(args.output, "labels", analysis, graph_name(path) + LABEL_SUFFIXES[fmt])
             options = {"command": "analyze", "analysis": analysis, "format": fmt}
             options.update(seed=args.seed, max_roots=args.max_roots)
-            keys[output] = None if content is None else freshness_key(content, options)
+            keys[output] = None if content is None else freshness_key(content, options, version=__version__)
             if not args.force and record.is_fresh(output, keys[output]):
                 summary.skipped += 1
                 if not os.path.exists(output):  # fresh without a file: no eligible root

@@ -18,6 +18,7 @@ import re
 import sys
 from dataclasses import dataclass
 
+from programl import __version__
 from programl.cli.common import (
     EXIT_USAGE,
     Summary,
@@ -268,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
                 continue
             claimed[output] = path
             if path != "-":
-                keys[output] = file_key(path, freshness_options(args, path, fmt, flags))
+                keys[output] = file_key(path, freshness_options(args, path, fmt, flags), version=__version__)
                 if not args.force and up_to_date(record, output, keys[output]):
                     summary.skipped += 1
                     continue

@@ -15,6 +15,7 @@ import argparse
 import os
 from dataclasses import dataclass
 
+from programl import __version__
 from programl.cli.common import (
     Summary,
     add_graph_outcomes,
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
                 summary.fail(GraphTransformError(f"output {output} is also the output of {claimed[output]}"), path)
                 continue
             claimed[output] = path
-            keys[output] = file_key(path, {"command": "convert", "format": args.format})
+            keys[output] = file_key(path, {"command": "convert", "format": args.format}, version=__version__)
             if not args.force and record.is_fresh(output, keys[output]):
                 summary.skipped += 1
                 continue

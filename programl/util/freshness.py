@@ -4,7 +4,8 @@ A rerun of ``programl build``, ``analyze`` or ``dataset build`` skips the inputs
 output is up to date when it was made from the same input *bytes* with the same options by the same program, which
 an mtime cannot say (a rerun with ``-- -O2`` or ``--instructions-only`` must rebuild; a ``cp -r`` of the outputs
 must not). So each output is checked against a **key**: :func:`freshness_key`, a sha256 over the input's sha256,
-the options that change the output (as canonical JSON) and the programl version.
+the options that change the output (as canonical JSON) and the programl version, which the caller passes
+(``programl.__version__``: this module imports nothing of the package above it).
 
 ``build`` and ``analyze`` keep the keys of an output directory in one file, ``<DIR>/.programl-fresh.jsonl``
 (:class:`FreshnessRecord`): a JSON line per output written, ``{"output": <path relative to DIR>, "key": ...,
@@ -29,20 +30,19 @@ __all__ = ["RECORD_NAME", "FreshnessRecord", "file_key", "freshness_key"]
 RECORD_NAME = ".programl-fresh.jsonl"
 
 
-def freshness_key(content: bytes, options: Mapping[str, Any]) -> str:
-    """sha256 (hex) over the input's bytes, the ``options`` that change the output and the programl version.
+def freshness_key(content: bytes, options: Mapping[str, Any], *, version: str) -> str:
+    """sha256 (hex) over the input's bytes, the ``options`` that change the output and the programl ``version``
+    (``programl.__version__``: a new version rebuilds everything once).
 
     ``options`` must be JSON-serialisable (tuples become lists); key order does not matter.
     """
-    from programl import __version__
-
-    meta = json.dumps({"options": dict(options), "programl": __version__}, sort_keys=True, separators=(",", ":"))
+    meta = json.dumps({"options": dict(options), "programl": version}, sort_keys=True, separators=(",", ":"))
     h = hashlib.sha256(hashlib.sha256(content).digest())
     h.update(meta.encode("utf-8"))
     return h.hexdigest()
 
 
-def file_key(path: str | os.PathLike, options: Mapping[str, Any]) -> str | None:
+def file_key(path: str | os.PathLike, options: Mapping[str, Any], *, version: str) -> str | None:
     """:func:`freshness_key` of a file's bytes; None when it cannot be read (then nothing is up to date).
 
     Only regular files are read: a FIFO, a device or ``/dev/fd/N`` is read once, by its worker, under its timeout
@@ -52,7 +52,7 @@ def file_key(path: str | os.PathLike, options: Mapping[str, Any]) -> str | None:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
         with open(path, "rb") as f:
-            return freshness_key(f.read(), options)
+            return freshness_key(f.read(), options, version=version)
     except OSError:
         return None
 

@@ -74,11 +74,12 @@ class Input:
         A flag naming a path inside ``root`` (the data set, e.g. ``-I <root>/sources/devmap/kernels_cl``) counts by
         its place in the data set, so that a copy of the data set (``cp -r``) is up to date.
         """
+        from programl import __version__
         from programl.util.freshness import freshness_key
 
         flags = [_portable_flag(flag, root) for flag in self.flags] if root is not None else list(self.flags)
         meta = {"kind": self.kind, "language": self.language, "flags": flags, "config": config or {}}
-        return freshness_key(self.content(), meta)
+        return freshness_key(self.content(), meta, version=__version__)
 
 
 def _portable_flag(flag: str, root: str | os.PathLike) -> str:
