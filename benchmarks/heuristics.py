@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
-from programl.tasks.devmap import _better, devmap_metrics  # noqa: E402
+from programl.tasks.devmap.train import _better, devmap_metrics  # noqa: E402
 
 
 def features(data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

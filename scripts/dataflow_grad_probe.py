@@ -50,7 +50,7 @@ def probe(args: argparse.Namespace) -> list[dict]:
     from programl.data.dataset import DeepDataFlowDataset
     from programl.data.vocabulary import Vocabulary
     from programl.exceptions import ProgramlError
-    from programl.tasks.dataflow import _collate, _make_model, _train_plan
+    from programl.tasks.dataflow.train import _collate, _make_model, _train_plan
     from programl.training import load_checkpoint
 
     torch.set_num_threads(args.threads)

@@ -48,7 +48,7 @@ def epoch_scores(run_dir: Path, platform: str) -> tuple[list[dict], np.ndarray]:
 
     from programl.data.vocabulary import Vocabulary
     from programl.exceptions import ProgramlError
-    from programl.tasks import devmap
+    from programl.tasks.devmap import train as devmap
     from programl.training import load_checkpoint
     from programl.training.engine import epoch_path
 
@@ -93,7 +93,7 @@ def epoch_scores(run_dir: Path, platform: str) -> tuple[list[dict], np.ndarray]:
 
 def best_val_epoch(fold: dict) -> int:
     """The epoch (1-based) the training chose: highest validation accuracy, then lower loss, then the earlier."""
-    from programl.tasks.devmap import _better
+    from programl.tasks.devmap.train import _better
 
     best, chosen = None, 0
     for epoch, candidate in enumerate(zip(fold["val_acc"], fold["val_loss"]), start=1):

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
-from programl.tasks.devmap import devmap_metrics  # noqa: E402
+from programl.tasks.devmap.train import devmap_metrics  # noqa: E402
 from programl.util.fs import atomic_write_bytes, atomic_write_text  # noqa: E402
 
 HEURISTICS = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "heuristics.py"))

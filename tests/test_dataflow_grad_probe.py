@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
-from programl.tasks import dataflow  # noqa: E402
+from programl.tasks.dataflow import train as dataflow  # noqa: E402
 from tests.data._ddf import tiny_dataset  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "dataflow_grad_probe.py"

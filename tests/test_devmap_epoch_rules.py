@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
-from programl.tasks import devmap  # noqa: E402
+from programl.tasks.devmap import train as devmap  # noqa: E402
 
 RULES = runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "devmap_epoch_rules.py"), run_name="x")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from programl.cli.helptext import description
 from programl.cli.train import add_task_commands
+from programl.tasks.registry import TASKS
 
 __all__ = ["add_parser"]
 
@@ -14,7 +15,7 @@ __all__ = ["add_parser"]
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "evaluate",
-        help="evaluate a trained model: dataflow, devmap, classifyapp",
+        help=f"evaluate a trained model: {', '.join(TASKS)}",
         description=description(__doc__),
     )
     add_task_commands(parser, "evaluate", "add_evaluate_arguments", "evaluate_main")

@@ -1,9 +1,11 @@
-"""``programl train TASK``: train a model for a task (SPEC §6): ``dataflow``, ``devmap`` or ``classifyapp``.
+"""``programl train TASK``: train a model for a task (SPEC §6): one sub-command per task of
+:data:`programl.tasks.registry.TASKS` (``dataflow``, ``devmap``, ``classifyapp``).
 
-Each task is a module (the :data:`TASKS` registry) with ``add_train_arguments(parser)`` / ``train_main(args) -> int``
-and ``add_evaluate_arguments(parser)`` / ``evaluate_main(args) -> int``; :func:`add_task_commands` gives every
-task its own sub-command for ``train`` here and for ``evaluate`` (:mod:`programl.cli.evaluate`). Task modules do not
-import torch until they run. An error the library raises on purpose (missing data, a bad checkpoint ...) is printed
+Each task's training module (:attr:`TaskSpec.train_module <programl.tasks.base.TaskSpec.train_module>`) has
+``add_train_arguments(parser)`` / ``train_main(args) -> int`` and ``add_evaluate_arguments(parser)`` /
+``evaluate_main(args) -> int``; :func:`add_task_commands` gives every task its own sub-command for ``train`` here and
+for ``evaluate`` (:mod:`programl.cli.evaluate`). Task modules do not import torch until they run.
+An error the library raises on purpose (missing data, a bad checkpoint ...) is printed
 on one line and exits 1; a wrong option exits 2 (docs/reliability.md: what hostile inputs give).
 """
 
@@ -15,15 +17,12 @@ import sys
 
 from programl.cli.common import EXIT_FAILED, usage_error
 from programl.cli.helptext import description
+from programl.tasks.registry import TASKS as REGISTRY
 
 __all__ = ["TASKS", "add_parser", "add_task_commands", "describe", "run"]
 
-#: task name -> module with the task's train/evaluate entry points (``programl train <name>``)
-TASKS = {
-    "devmap": "programl.tasks.devmap",
-    "classifyapp": "programl.tasks.classifyapp",
-    "dataflow": "programl.tasks.dataflow",
-}
+#: task name -> module with the task's train/evaluate entry points (``programl train <name>``), from the registry
+TASKS = {name: spec.train_module for name, spec in REGISTRY.items()}
 
 
 def add_task_commands(parser: argparse.ArgumentParser, command: str, adder: str, entry: str) -> None:
@@ -47,7 +46,7 @@ def add_task_commands(parser: argparse.ArgumentParser, command: str, adder: str,
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "train",
-        help="train a model: dataflow, devmap, classifyapp",
+        help=f"train a model: {', '.join(REGISTRY)}",
         description=description(__doc__),
     )
     add_task_commands(parser, "train", "add_train_arguments", "train_main")

@@ -11,38 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from programl.tasks.registry import get_task
+from programl.util.text import fmt as _fmt
+from programl.util.text import markdown_table as _table
+
 __all__ = ["model_card"]
-
-NOT_RECORDED = "not recorded"
-TITLES = {
-    "dataflow": "ProGraML data-flow GGNN",
-    "devmap": "ProGraML OpenCL device mapping",
-    "classifyapp": "ProGraML POJ-104 algorithm classification",
-}
-
-
-def _fmt(value: Any, spec: str = "") -> str:
-    if value is None:
-        return NOT_RECORDED
-    if isinstance(value, float) and spec:
-        return format(value, spec)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    return str(value)
-
-
-def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return lines
-
-
-def _task_line(m: Mapping[str, Any]) -> str:
-    if m["task"] == "dataflow":
-        return f"dataflow ({m.get('analysis')})"
-    if m["task"] == "devmap":
-        return f"devmap ({m.get('platform')})"
-    return "classifyapp (POJ-104)"
 
 
 def _overview(m: Mapping[str, Any]) -> list[str]:
@@ -55,14 +28,14 @@ def _overview(m: Mapping[str, Any]) -> list[str]:
     classes = m["outputs"]["classes"]
     shown = ", ".join(classes) if len(classes) <= 4 else f"{len(classes)} classes ({classes[0]} .. {classes[-1]})"
     return [
-        f"# {m['name']}: {TITLES[m['task']]}",
+        f"# {m['name']}: {get_task(m['task']).title}",
         "",
         f"Predicts {m['outputs']['meaning']}.",
         "",
         *_table(
             ("", ""),
             [
-                ("task", _task_line(m)),
+                ("task", get_task(m["task"]).card_task_line(m)),
                 ("network", network),
                 (
                     "vocabulary",
@@ -76,45 +49,7 @@ def _overview(m: Mapping[str, Any]) -> list[str]:
 
 
 def _data(m: Mapping[str, Any]) -> list[str]:
-    config = m["training"]["config"]
-    options = config.get("model", {})
-    scope = config.get("scope", {})
-    lines = ["", "## Data", ""]
-    if m["task"] == "dataflow":
-        lines.append(
-            f"DeepDataFlow data set `{_fmt(config.get('dataset'))}`, analysis {options.get('analysis')}: "
-            f"{_fmt(scope.get('train_examples_available'))} training examples, a fixed validation sample of "
-            f"{_fmt(scope.get('val_examples'))} (of {_fmt(scope.get('val_examples_available'))}); examples with more "
-            f"than {_fmt(options.get('max_steps'))} data-flow steps (DDF-{options.get('max_steps')}) and graphs of "
-            f"more than {_fmt(options.get('max_nodes'))} nodes are left out of training and validation. The "
-            f"vocabulary is the data set's ({_fmt(scope.get('vocabulary'))} texts)."
-        )
-    elif m["task"] == "devmap":
-        folds = options.get("folds")
-        subset = options.get("subset")
-        lines.append(
-            f"OpenCL DevMap, platform {m.get('platform')}: "
-            + (
-                f"a stratified sample of {subset} of the 680 kernels-with-inputs"
-                if subset
-                else "the 680 kernels-with-inputs"
-            )
-            + f", graphs of the `{options.get('variant')}` variant; {_fmt(folds)}-fold stratified cross-validation "
-            f"(seed {_fmt(options.get('fold_seed'))}). This is the model of fold {m['training'].get('fold')}: "
-            f"trained on {_fmt(folds - 2 if isinstance(folds, int) else None)} fold(s), its epoch chosen on one more "
-            f"(validation), tested on fold {m['training'].get('fold')}. Sources: `{_fmt(config.get('source_dir'))}`."
-        )
-    else:
-        graphs = scope.get("graphs", {})
-        per_class = options.get("per_class")
-        lines.append(
-            f"POJ-104 programs compiled by clang-22 at optimisation settings {options.get('settings')}, split 3:1:1 "
-            f"per class by program (seed {_fmt(options.get('split_seed'))})"
-            + (f", {per_class} programs per class" if per_class else ", all programs")
-            + f": {_fmt(graphs.get('train'))} training, {_fmt(graphs.get('val'))} validation and "
-            f"{_fmt(graphs.get('test'))} test graphs. Graphs: `{_fmt(config.get('data_dir'))}`."
-        )
-    return lines
+    return ["", "## Data", "", *get_task(m["task"]).card_data(m)]
 
 
 def _protocol(m: Mapping[str, Any]) -> list[str]:
@@ -131,84 +66,9 @@ def _protocol(m: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _dataflow_scores(s: Mapping[str, Any]) -> list[str]:
-    rows = []
-    for name, t in s.get("tests", {}).items():
-        limit = t.get("max_data_flow_steps")
-        rows.append(
-            (
-                name,
-                _fmt(t.get("steps")),
-                f"DDF-{limit}" if limit else "all",
-                _fmt(t.get("examples")),
-                _fmt(t.get("precision"), ".3f"),
-                _fmt(t.get("recall"), ".3f"),
-                _fmt(t.get("f1"), ".3f"),
-                _fmt(t.get("pooled_f1"), ".3f"),
-            )
-        )
-    lines = [
-        f"Split `{s.get('split', 'test')}`, checkpoint of epoch {_fmt(s.get('checkpoint_epoch'))} (best "
-        f"validation F1 {_fmt(s.get('best_val_f1'), '.4f')}); precision, recall and F1 of the true class, "
-        "averaged over batches weighted by nodes (the paper's numbers) and pooled over all nodes:",
-        "",
-    ]
-    lines += _table(("test", "T", "filter", "examples", "precision", "recall", "F1", "pooled F1"), rows)
-    paper = s.get("paper_ddf30")
-    if paper:
-        lines += [
-            "",
-            f"Published (ProGraML, DDF-30): precision {paper.get('precision')}, recall "
-            f"{paper.get('recall')}, F1 {paper.get('f1')}.",
-        ]
-    return lines
-
-
-def _devmap_scores(s: Mapping[str, Any]) -> list[str]:
-    t = s.get("test", {})
-    lines = [
-        f"Fold {_fmt(s.get('fold'))} (epoch {_fmt(s.get('best_epoch'))} of {_fmt(s.get('epochs'))}, "
-        f"validation accuracy {_fmt(s.get('val_accuracy'), '.3f')}), on its test kernels:",
-        "",
-    ]
-    keys = ("accuracy", "precision", "recall", "f1", "f1_gpu", "speedup_geomean", "oracle_speedup_geomean")
-    lines += _table(keys, [tuple(_fmt(t.get(k), ".3f") for k in keys)])
-    cv = s.get("cross_validation")
-    if cv:
-        mean, std = cv.get("mean", {}), cv.get("std", {})
-        lines += [
-            "",
-            f"Cross-validation over {_fmt(cv.get('folds'))} folds ({_fmt(cv.get('examples'))} test "
-            "predictions), mean ± standard deviation over folds:",
-            "",
-        ]
-        lines += _table(keys, [tuple(f"{_fmt(mean.get(k), '.3f')} ± {_fmt(std.get(k), '.3f')}" for k in keys)])
-        lines += ["", f"Static mapping accuracy: {_fmt(cv.get('static_mapping_accuracy'), '.3f')}."]
-    return lines
-
-
-def _classifyapp_scores(s: Mapping[str, Any]) -> list[str]:
-    rows = [
-        (
-            split,
-            _fmt(s[split].get("count")),
-            _fmt(100 * s[split]["error"] if "error" in s[split] else None, ".2f"),
-            _fmt(s[split].get("accuracy"), ".4f"),
-        )
-        for split in ("test", "val", "legacy")
-        if split in s
-    ]
-    lines = [
-        f"Checkpoint of epoch {_fmt(s.get('checkpoint_epoch'))} (best validation accuracy "
-        f"{_fmt(s.get('best_val_accuracy'), '.4f')}); top-1:",
-        "",
-    ]
-    return lines + _table(("split", "graphs", "error %", "accuracy"), rows)
-
-
 def _scores(m: Mapping[str, Any]) -> list[str]:
-    scorer = {"dataflow": _dataflow_scores, "devmap": _devmap_scores, "classifyapp": _classifyapp_scores}[m["task"]]
-    return ["", "## Scores", "", f"From `{m['training'].get('results')}`.", "", *scorer(m.get("scores", {}))]
+    scores = get_task(m["task"]).card_scores(m.get("scores", {}))
+    return ["", "## Scores", "", f"From `{m['training'].get('results')}`.", "", *scores]
 
 
 def _machine(compute: Mapping[str, Any]) -> str:
@@ -247,12 +107,7 @@ def _compute(m: Mapping[str, Any]) -> list[str]:
             f"the device each epoch of `log.jsonl` ended on: {shares} (CPU-hours: wall-clock x processes x threads; "
             "GPU-hours: x processes; testing not included)."
         )
-    if m["task"] == "devmap":
-        lines[-1] = (
-            f"Training this fold: {_fmt(seconds, '.1f')} s (the sum of its epochs in `log.jsonl`); all "
-            f"folds of the platform: {_fmt(c.get('all_folds_seconds'), '.1f')} s; one process, device "
-            f"{_fmt(device)}."
-        )
+    lines[-1] = get_task(m["task"]).card_compute(m, lines[-1])
     if c.get("facts_from_log_epoch") is not None:
         lines += [
             "",
@@ -263,7 +118,7 @@ def _compute(m: Mapping[str, Any]) -> list[str]:
     if c.get("note"):
         lines += ["", c["note"]]
     init_from = m["training"]["config"].get("model", {}).get("init_from")
-    if init_from and m["task"] != "devmap":
+    if init_from and get_task(m["task"]).counts_init_from:
         before, epoch = m["training"].get("init_from_epoch"), m["training"].get("checkpoint_epoch")
         counted = (
             f"; a checkpoint of epoch {before}, so this model's epoch {epoch} is epoch {before + epoch} counting "
@@ -280,45 +135,11 @@ def _compute(m: Mapping[str, Any]) -> list[str]:
 
 
 def _limitations(m: Mapping[str, Any]) -> list[str]:
-    options = m["training"]["config"].get("model", {})
     items = [
         "Node texts outside the vocabulary all share one embedding; graphs from other front ends or LLVM "
-        "versions than the training graphs' (LLVM 22, opaque pointers) are off the training distribution."
+        "versions than the training graphs' (LLVM 22, opaque pointers) are off the training distribution.",
+        *get_task(m["task"]).card_limitations(m),
     ]
-    if m["task"] == "dataflow":
-        tested = m.get("scores", {}).get("tests", {})
-        compare = (
-            f"compare the rows of T > {options.get('max_steps')} above"
-            if any((t.get("steps") or 0) > (options.get("max_steps") or 0) for t in tested.values())
-            else "not measured for this model beyond T=" + str(options.get("steps"))
-        )
-        items.append(
-            f"Trained and validated on examples of at most {options.get('max_steps')} data-flow steps; "
-            f"roots whose analysis needs more steps than the model runs are predicted less well ({compare}). "
-            "`programl predict dataflow --compare FILE` shows the exact labels beside the predicted ones."
-        )
-    elif m["task"] == "devmap":
-        items.append(
-            "One prediction per graph, i.e. per .cl file, as in training. The auxiliary inputs (bytes "
-            "transferred, work-group size) change the prediction: without them, `programl predict` uses the "
-            "DevMap medians of the platform."
-        )
-        items.append(
-            f"Trained on fold {m['training'].get('fold')}'s training kernels only: most DevMap kernels "
-            "were seen in training; the scores above are on the held-out fold."
-        )
-        if m.get("inputs", {}).get("variant") == "ncc":
-            items.append(
-                "Trained on graphs of NCC's released IR (LLVM 3.8), not clang-22's: graphs of sources "
-                "compiled here are off the training distribution."
-            )
-    else:
-        items.append(
-            "The classes are POJ-104's 104 programming problems (student solutions); any other program "
-            "still gets five classes. Sources are compiled as in training (C++11, ProGraML's header, "
-            f"flags {m.get('inputs', {}).get('flags')}); IR made otherwise is off the training "
-            "distribution."
-        )
     return ["", "## Limitations", "", *[f"* {item}" for item in items]]
 
 
@@ -339,13 +160,7 @@ def _provenance(m: Mapping[str, Any]) -> list[str]:
 
 
 def _use(m: Mapping[str, Any]) -> list[str]:
-    command = {
-        "dataflow": f"programl predict dataflow --analysis {m.get('analysis')}"
-        + (f" --model {m['name']}" if m["name"] != m.get("analysis") else "")
-        + " FILE.ll --roots 3 --compare",
-        "devmap": f"programl predict devmap --platform {m.get('platform')} KERNEL.cl --transfer BYTES --wgsize N",
-        "classifyapp": "programl predict classifyapp PROGRAM.cc",
-    }[m["task"]]
+    command = get_task(m["task"]).predict_command(m)
     return [
         "",
         "## Use",

@@ -1,16 +1,16 @@
-"""Training and evaluation loops (SPEC §6; DESIGN §1 ``tasks/``).
+"""The tasks: what to learn, from which data, and how its models are exported and used (SPEC §6; DESIGN §1
+``tasks/``; issue 35).
 
-One module per task, each with the same interface, used by ``programl train <task>`` and ``programl evaluate
-<task>`` (the registry is :data:`programl.cli.train.TASKS`):
+* :data:`~programl.tasks.registry.TASKS` - ``name -> TaskSpec``: the one place the rest of the package learns what a
+  task is (:class:`~programl.tasks.base.TaskSpec`: the network of its options, its models' ``model.json`` and card).
+* One package per task: :mod:`programl.tasks.dataflow` (SPEC §6.1), :mod:`programl.tasks.devmap` (§6.5),
+  :mod:`programl.tasks.classifyapp` (§6.6), each with ``spec.py`` (no torch) and ``train.py`` (``programl train`` /
+  ``programl evaluate``; ``python -m programl.tasks.<name>`` for torchrun).
 
-* ``add_train_arguments(parser)`` / ``train_main(args) -> int``;
-* ``add_evaluate_arguments(parser)`` / ``evaluate_main(args) -> int``.
-
-Task modules import torch inside those functions only, so building the command-line parser stays fast.
-
-* :mod:`programl.tasks.devmap` - OpenCL device mapping, 10-fold cross-validation per platform (SPEC §6.5).
-* :mod:`programl.tasks.classifyapp` - POJ-104 algorithm classification (SPEC §6.6).
-What the tasks share (options, run directories, checkpoints, logs, DDP) is :mod:`programl.training`.
+What the tasks share (options, run directories, checkpoints, logs, DDP, the engine) is :mod:`programl.training`.
 """
 
-__all__: list[str] = []
+from programl.tasks.base import TaskSpec
+from programl.tasks.registry import TASKS, get_task
+
+__all__ = ["TASKS", "TaskSpec", "get_task"]

@@ -29,9 +29,9 @@ def run_cli(capsys, *args) -> tuple[int, str, str]:
 
 def test_registry_lists_the_tasks() -> None:
     assert TASKS == {
-        "devmap": "programl.tasks.devmap",
-        "classifyapp": "programl.tasks.classifyapp",
-        "dataflow": "programl.tasks.dataflow",
+        "devmap": "programl.tasks.devmap.train",
+        "classifyapp": "programl.tasks.classifyapp.train",
+        "dataflow": "programl.tasks.dataflow.train",
     }
 
 

@@ -50,7 +50,7 @@ def task_config(module, argv: list[str]) -> dict:
 def dataflow_run(tmp: Path, analysis: str = "reachability") -> Path:
     """A real run of ``programl train dataflow`` (one short epoch, tested at T=30) in ``tmp/run-<analysis>``, on the
     tiny data set ``tmp/ddf`` (built on first use)."""
-    from programl.tasks import dataflow
+    from programl.tasks.dataflow import train as dataflow
     from tests.data._ddf import tiny_dataset
 
     tiny_dataset(tmp)
@@ -103,7 +103,7 @@ def devmap_run(tmp: Path, argv: tuple[str, ...] = ("--hidden", "8", "--steps", "
     """An AMD devmap run of 3 folds (untrained models, fixture scores; the vocabulary of examples/*.ll)."""
     import torch
 
-    from programl.tasks import devmap
+    from programl.tasks.devmap import train as devmap
     from programl.training import save_checkpoint
 
     run = tmp / "devmap-run"
@@ -173,7 +173,7 @@ def classifyapp_run(tmp: Path, argv: tuple[str, ...] = ("--hidden", "8", "--laye
     """A classifyapp run (untrained model, fixture scores; the vocabulary of examples/dot_product.ll)."""
     import torch
 
-    from programl.tasks import classifyapp
+    from programl.tasks.classifyapp import train as classifyapp
     from programl.training import save_checkpoint
 
     run = tmp / "classifyapp-run"

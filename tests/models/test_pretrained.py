@@ -91,7 +91,7 @@ def test_export_is_deterministic(dataflow_export, tmp_path) -> None:
 def test_a_new_run_starts_from_an_exported_model(dataflow_export, tmp_path, capsys) -> None:
     """``programl train --init-from`` an exported model's directory: the run starts from its weights (a learning
     rate of 1e-9 keeps them); a ``vocab.csv`` that orders the texts otherwise is refused in one line."""
-    from programl.tasks import dataflow
+    from programl.tasks.dataflow import train as dataflow
 
     run, models = dataflow_export
     argv = ["train", "--analysis", "reachability", "--dataset", str(run.parent / "ddf"), "--threads", "1"]
@@ -120,7 +120,7 @@ def test_the_card_of_a_second_stage_counts_the_epochs_before_it(dataflow_export,
     """A run that started from another run's checkpoint (``--init-from best.pt``, a second stage with another
     schedule): its card names the model's epoch over both runs, from the starting checkpoint's epoch. A run started
     from an exported ``weights.pt`` (which holds no epoch) gets no such count."""
-    from programl.tasks import dataflow
+    from programl.tasks.dataflow import train as dataflow
 
     run, models = dataflow_export
     argv = ["train", "--analysis", "reachability", "--dataset", str(run.parent / "ddf"), "--threads", "1"]
@@ -460,7 +460,7 @@ def _same_network(a, b) -> None:
     "argv", [["--analysis", "liveness"], ["--analysis", "datadep", "--model", "rgcn", "--steps", "5"]]
 )
 def test_dataflow_network_is_the_tasks(argv) -> None:
-    from programl.tasks import dataflow
+    from programl.tasks.dataflow import train as dataflow
 
     config = runs.task_config(dataflow, argv)
     _same_network(build_model(model_spec("dataflow", config, 23)), dataflow._make_model(config, 23))
@@ -475,7 +475,7 @@ def test_dataflow_network_is_the_tasks(argv) -> None:
     ],
 )
 def test_devmap_network_is_the_tasks(argv) -> None:
-    from programl.tasks import devmap
+    from programl.tasks.devmap import train as devmap
 
     config = runs.task_config(devmap, argv)
     _same_network(build_model(model_spec("devmap", config, 23)), devmap._model(config, 23))
@@ -490,7 +490,7 @@ def test_devmap_network_is_the_tasks(argv) -> None:
     ],
 )
 def test_classifyapp_network_is_the_tasks(argv) -> None:
-    from programl.tasks import classifyapp
+    from programl.tasks.classifyapp import train as classifyapp
 
     config = runs.task_config(classifyapp, argv)
     _same_network(build_model(model_spec("classifyapp", config, 23)), classifyapp._make_model(config, 23))

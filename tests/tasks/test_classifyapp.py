@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
 from programl.exceptions import ProgramlError  # noqa: E402
-from programl.tasks import classifyapp  # noqa: E402
+from programl.tasks.classifyapp import train as classifyapp  # noqa: E402
 from programl.training import RunLock, load_checkpoint  # noqa: E402
 
 LOOP = """int main() {{

@@ -14,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
-from programl.tasks import devmap  # noqa: E402
+from programl.tasks.devmap import train as devmap  # noqa: E402
 from programl.training import UsageError, load_checkpoint  # noqa: E402
 
 

@@ -49,7 +49,7 @@ def ddf_dataset(root: Path) -> Path:
 
 
 def dataflow_run(ddf: Path, run_dir: Path, *extra: str) -> dict[str, Any]:
-    from programl.tasks import dataflow
+    from programl.tasks.dataflow import train as dataflow
 
     argv = [
         "train",
@@ -86,7 +86,7 @@ def dataflow_run(ddf: Path, run_dir: Path, *extra: str) -> dict[str, Any]:
 
 
 def devmap_run(source_dir: Path, root: Path, *extra: str) -> dict[str, Any]:
-    from programl.tasks import devmap
+    from programl.tasks.devmap import train as devmap
 
     parser = argparse.ArgumentParser()
     devmap.add_train_arguments(parser)
@@ -138,7 +138,7 @@ def devmap_run(source_dir: Path, root: Path, *extra: str) -> dict[str, Any]:
 
 
 def classifyapp_run(source: Path, data_dir: Path, run_dir: Path, *extra: str) -> dict[str, Any]:
-    from programl.tasks import classifyapp
+    from programl.tasks.classifyapp import train as classifyapp
 
     parser = argparse.ArgumentParser()
     classifyapp.add_train_arguments(parser)

@@ -741,14 +741,6 @@ def _evaluate_run(args: argparse.Namespace, dist, run_dir: Path, out_dir: Path, 
     return 0
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# ``python -m programl.tasks.dataflow`` (for torchrun)
-
-
 def main(argv: list[str] | None = None) -> int:
-    """``python -m programl.tasks.dataflow {train,evaluate} ...`` (what ``torchrun -m`` runs)."""
-    return run_task_module(sys.modules[__name__], argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    """``python -m programl.tasks.dataflow {train,evaluate} ...`` (what ``torchrun -m`` runs: ``__main__.py``)."""
+    return run_task_module(sys.modules[__name__], argv, name="dataflow")

@@ -43,6 +43,7 @@ import json
 import logging
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +74,7 @@ from programl.training import (
     progress,
     read_run_config,
     resolve_device,
+    run_task_module,
     shared_data,
     write_json,
 )
@@ -1073,3 +1075,8 @@ def _evaluate_ensemble(args: argparse.Namespace, device, members: list[tuple[Pat
     _write_summary(args.out, summary, {**config, "ensemble": [str(d) for d, _ in members]})
     print(_summary_table(summary))
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m programl.tasks.devmap {train,evaluate} ...`` (``__main__.py``)."""
+    return run_task_module(sys.modules[__name__], argv, name="devmap")

@@ -752,14 +752,6 @@ def evaluate_main(args: argparse.Namespace) -> int:
         dist.shutdown()
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# ``python -m programl.tasks.classifyapp`` (for torchrun)
-
-
 def main(argv: list[str] | None = None) -> int:
-    """``python -m programl.tasks.classifyapp {train,evaluate} ...`` (what ``torchrun -m`` runs)."""
-    return run_task_module(sys.modules[__name__], argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    """``python -m programl.tasks.classifyapp {train,evaluate} ...`` (what ``torchrun -m`` runs: ``__main__.py``)."""
+    return run_task_module(sys.modules[__name__], argv, name="classifyapp")

@@ -1,0 +1,144 @@
+"""The interface of a task (issue 35; SPEC §6): :class:`TaskSpec`, the light half of a task that the command line,
+the export of pretrained models, their cards and ``programl predict`` look up in
+:data:`programl.tasks.registry.TASKS`, instead of comparing task names.
+
+A task is one package ``programl/tasks/<name>/``: ``spec.py`` (a :class:`TaskSpec` subclass: no torch, imported for
+``--help``, by the export and by the cards) and ``train.py`` (training and evaluation: the entry points that
+:attr:`TaskSpec.train_module` names), plus one line in ``registry.py``. The methods below have the defaults most
+tasks want; a task overrides what differs. Every method reads plain data (``config.json``, ``model.json``,
+:class:`~programl.tasks.run_files.RunFiles`) and returns plain data or Markdown lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from programl.exceptions import ProgramlError
+from programl.tasks.run_files import RunFiles, read_log_seconds_by_device
+
+__all__ = ["TaskSpec", "require_options"]
+
+
+def require_options(config: Mapping[str, Any], keys: tuple[str, ...], where: str) -> dict[str, Any]:
+    """``{key: config[key]}`` for ``keys``; a missing one is one line naming ``where``."""
+    missing = [k for k in keys if k not in config]
+    if missing:
+        raise ProgramlError(f"{where}: no {', '.join(missing)} among the model options (a run of another programl?)")
+    return {k: config[k] for k in keys}
+
+
+class TaskSpec:
+    """A task, as the package outside ``programl/tasks/`` sees it.
+
+    Attributes:
+        name: ``programl train <name>``; the ``task`` of ``config.json`` and ``model.json``.
+        summary: One line for ``--help``.
+        title: The title of its models' cards.
+        train_module: The module with ``add_train_arguments(parser)``, ``train_main(args)``,
+            ``add_evaluate_arguments(parser)``, ``evaluate_main(args)`` (imported when the command runs or its
+            options are listed).
+        best_metric: The ``result.json`` key of the best validation score.
+        fills_training_facts: Whether an export completes a scores-only results file (``--card-from``) with the
+            training facts of ``log.jsonl`` and the checkpoint.
+        counts_init_from: Whether a card counts the epochs of the checkpoint a run started from (``--init-from``).
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    title: ClassVar[str]
+    train_module: ClassVar[str]
+    best_metric: ClassVar[str] = "best_val_accuracy"
+    fills_training_facts: ClassVar[bool] = True
+    counts_init_from: ClassVar[bool] = True
+
+    # ---------------------------------------------------------------------------------------------------------
+    # The network
+
+    def model_spec(self, config: Mapping[str, Any], vocabulary_size: int, where: str = "config.json") -> dict:
+        """The ``model`` entry of ``model.json`` (:func:`programl.pretrained.hub.build_model`) for a run with
+        options ``config`` (the ``model`` entry of its ``config.json``): the same network training builds.
+
+        Raises:
+            ProgramlError: An option the network needs is missing, or has a value no network is built for.
+        """
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------------------------------------------------
+    # Export: a finished run -> model.json
+
+    def locate_model(self, files: RunFiles, platform: str | None, fold: int | None) -> None:
+        """Point ``files`` at the exported model's checkpoint, vocabulary and results (default: the run directory's
+        ``best.pt``, ``vocab.csv`` and ``result.json``, as ``files`` has them) and read what the card needs of the
+        run (default: the training seconds by device of ``log.jsonl``). ``platform`` and ``fold`` are the
+        ``export-pretrained`` options of tasks with several models per run (default: refused)."""
+        if platform is not None or fold is not None:
+            raise ProgramlError(
+                f"{files.run_dir}: --platform and --fold are for runs with a model per platform and fold; this is a "
+                f"{self.name} run"
+            )
+        files.seconds_by_device = read_log_seconds_by_device(files.run_dir / "log.jsonl")
+
+    def default_name(self, files: RunFiles) -> str:
+        """The exported model's name when none is given."""
+        return self.name
+
+    def metadata_entries(self, files: RunFiles) -> dict[str, Any]:
+        """Entries of ``model.json`` beside ``task`` that name the model's kind (``analysis``, ``platform`` ...)."""
+        return {}
+
+    def outputs(self, files: RunFiles) -> dict[str, Any]:
+        """``model.json`` ``outputs``: ``level`` (node or graph), ``classes`` and their ``meaning``."""
+        raise NotImplementedError
+
+    def inputs(self, files: RunFiles) -> dict[str, Any]:
+        """``model.json`` ``inputs``: how sources are compiled for the model."""
+        return {"sources": "anything `programl build` reads (.ll, .bc, .c, .cc, .cl, ...)"}
+
+    def scores(self, files: RunFiles) -> dict[str, Any]:
+        """``model.json`` ``scores``: the test scores of ``files.result``."""
+        raise NotImplementedError
+
+    def compute(self, files: RunFiles) -> dict[str, Any]:
+        """``model.json`` ``compute``: training time as the run recorded it (None where it did not)."""
+        result = files.result
+        return {
+            "train_seconds": result.get("train_seconds"),
+            "processes": result.get("world_size"),
+            "threads": result.get("threads"),
+            "device": result.get("device"),
+            "machine": result.get("machine"),
+            "seconds_by_device": files.seconds_by_device,
+            "facts_from_log_epoch": files.facts_from_log,
+        }
+
+    def command_options(self, files: RunFiles) -> str:
+        """What the equivalent training command adds to ``--config ... --run-dir ...`` (e.g. the fold)."""
+        return ""
+
+    # ---------------------------------------------------------------------------------------------------------
+    # The model card (MODEL_CARD.md, from model.json alone)
+
+    def card_task_line(self, m: Mapping[str, Any]) -> str:
+        """The card's "task" cell."""
+        return self.name
+
+    def card_data(self, m: Mapping[str, Any]) -> list[str]:
+        """The paragraph of the card's "Data" section."""
+        raise NotImplementedError
+
+    def card_scores(self, scores: Mapping[str, Any]) -> list[str]:
+        """The lines of the card's "Scores" section (from ``model.json`` ``scores``)."""
+        raise NotImplementedError
+
+    def card_compute(self, m: Mapping[str, Any], line: str) -> str:
+        """The card's training-time sentence (default: ``line``, made from ``model.json`` ``compute``)."""
+        return line
+
+    def card_limitations(self, m: Mapping[str, Any]) -> list[str]:
+        """The task's items of the card's "Limitations" list (after the one every model has)."""
+        return []
+
+    def predict_command(self, m: Mapping[str, Any]) -> str:
+        """The ``programl predict`` command line of the card's "Use" section."""
+        return f"programl predict {self.name} FILE"

@@ -1,0 +1,112 @@
+"""The POJ-104 classification task as the package sees it (issue 35; SPEC §6.6, §7.4): the network of a run's
+options, and what its pretrained models' ``model.json`` and cards say. No torch."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from programl.data.poj104 import NUM_CLASSES, OPT_SETTINGS
+from programl.exceptions import ProgramlError
+from programl.tasks.base import TaskSpec, require_options
+from programl.tasks.run_files import RunFiles
+from programl.util.text import fmt, markdown_table
+
+__all__ = ["ClassifyappSpec"]
+
+
+class ClassifyappSpec(TaskSpec):
+    name = "classifyapp"
+    summary = "learn POJ-104 algorithm classification (104 classes of C/C++ programs)"
+    title = "ProGraML POJ-104 algorithm classification"
+    train_module = "programl.tasks.classifyapp.train"
+
+    def model_spec(self, config: Mapping[str, Any], vocabulary_size: int, where: str = "config.json") -> dict:
+        o = require_options(config, ("model", "hidden", "layer_timesteps", "dropout"), where)
+        common = {
+            "hidden_channels": o["hidden"],
+            "layer_timesteps": list(o["layer_timesteps"]),
+            "dropout": o["dropout"],
+        }
+        if o["model"] == "rgcn":
+            return {"class": "RGCNGraphClassifier", "args": [vocabulary_size, NUM_CLASSES], "kwargs": common}
+        if o["model"] != "ggnn":
+            raise ProgramlError(f"{where}: unknown classifyapp model {o['model']!r}")
+        extra = require_options(config, ("no_positions", "node_type_gru"), where)
+        return {
+            "class": "GGNNGraphClassifier",
+            "args": [vocabulary_size, NUM_CLASSES],
+            "kwargs": {**common, "use_positions": not extra["no_positions"], "node_type_gru": extra["node_type_gru"]},
+        }
+
+    # ---------------------------------------------------------------------------------------------------- export
+    def outputs(self, files: RunFiles) -> dict[str, Any]:
+        return {
+            "level": "graph",
+            "classes": [str(c) for c in range(1, NUM_CLASSES + 1)],
+            "meaning": "the POJ-104 problem (1..104) the program solves",
+        }
+
+    def inputs(self, files: RunFiles) -> dict[str, Any]:
+        settings = files.config["model"].get("settings") or [0]
+        return {
+            "sources": "C/C++ programs, compiled as the POJ-104 graphs were (C++11, ProGraML's header of "
+            "includes, void main -> int main; fallback recipes), with the flags below",
+            "flags": list(OPT_SETTINGS[settings[0]]),
+            "settings": list(settings),
+        }
+
+    def scores(self, files: RunFiles) -> dict[str, Any]:
+        result = files.result
+        drop = ("confusion_matrix", "per_class_accuracy", "rows", "predictions")
+        keep = ("checkpoint", "checkpoint_epoch", "best_epoch", "best_val_accuracy")
+        out = {k: result[k] for k in keep if k in result}
+        for split in ("test", "val", "legacy"):
+            if isinstance(result.get(split), dict):
+                out[split] = {k: v for k, v in result[split].items() if k not in drop}
+        return out
+
+    # ---------------------------------------------------------------------------------------------------- card
+    def card_task_line(self, m: Mapping[str, Any]) -> str:
+        return "classifyapp (POJ-104)"
+
+    def card_data(self, m: Mapping[str, Any]) -> list[str]:
+        config = m["training"]["config"]
+        options, scope = config.get("model", {}), config.get("scope", {})
+        graphs, per_class = scope.get("graphs", {}), options.get("per_class")
+        return [
+            f"POJ-104 programs compiled by clang-22 at optimisation settings {options.get('settings')}, split 3:1:1 "
+            f"per class by program (seed {fmt(options.get('split_seed'))})"
+            + (f", {per_class} programs per class" if per_class else ", all programs")
+            + f": {fmt(graphs.get('train'))} training, {fmt(graphs.get('val'))} validation and "
+            f"{fmt(graphs.get('test'))} test graphs. Graphs: `{fmt(config.get('data_dir'))}`."
+        ]
+
+    def card_scores(self, s: Mapping[str, Any]) -> list[str]:
+        rows = [
+            (
+                split,
+                fmt(s[split].get("count")),
+                fmt(100 * s[split]["error"] if "error" in s[split] else None, ".2f"),
+                fmt(s[split].get("accuracy"), ".4f"),
+            )
+            for split in ("test", "val", "legacy")
+            if split in s
+        ]
+        lines = [
+            f"Checkpoint of epoch {fmt(s.get('checkpoint_epoch'))} (best validation accuracy "
+            f"{fmt(s.get('best_val_accuracy'), '.4f')}); top-1:",
+            "",
+        ]
+        return lines + markdown_table(("split", "graphs", "error %", "accuracy"), rows)
+
+    def card_limitations(self, m: Mapping[str, Any]) -> list[str]:
+        return [
+            "The classes are POJ-104's 104 programming problems (student solutions); any other program "
+            "still gets five classes. Sources are compiled as in training (C++11, ProGraML's header, "
+            f"flags {m.get('inputs', {}).get('flags')}); IR made otherwise is off the training "
+            "distribution."
+        ]
+
+    def predict_command(self, m: Mapping[str, Any]) -> str:
+        return "programl predict classifyapp PROGRAM.cc"

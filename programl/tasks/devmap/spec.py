@@ -1,0 +1,246 @@
+"""The devmap task as the package sees it (issue 35; SPEC §6.5, §7.3): the network of a run's options, where a
+run keeps its models (one per platform and fold), and what their ``model.json`` and cards say. No torch."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from programl.data.devmap import CLANG22_BASE_FLAGS, PLATFORM_NAMES
+from programl.exceptions import ProgramlError
+from programl.tasks.base import TaskSpec, require_options
+from programl.tasks.run_files import RunFiles, read_log_seconds
+from programl.util.fs import read_json
+from programl.util.text import fmt, markdown_table
+
+__all__ = ["DevmapSpec", "fold_dirs"]
+
+#: The options of the graph model and its auxiliary head.
+_NETWORK = (
+    "hidden",
+    "steps",
+    "layers",
+    "positions",
+    "node_type_gru",
+    "message_dropout",
+    "state_dropout",
+    "aux_dropout",
+    "aux_hidden",
+)
+_SCORES = ("accuracy", "precision", "recall", "f1", "f1_gpu", "speedup_geomean", "oracle_speedup_geomean")
+
+
+def fold_dirs(platform_dir) -> dict[int, Any]:
+    """``{k: <platform_dir>/fold_<k>}`` of the folds that hold a ``best.pt``, in fold order."""
+    out = {}
+    for d in platform_dir.glob("fold_*"):
+        suffix = d.name.removeprefix("fold_")
+        if suffix.isdigit() and (d / "best.pt").is_file():
+            out[int(suffix)] = d
+    return dict(sorted(out.items()))
+
+
+class DevmapSpec(TaskSpec):
+    name = "devmap"
+    summary = "learn OpenCL device mapping (CPU or GPU) on the DevMap kernels, by cross-validation"
+    title = "ProGraML OpenCL device mapping"
+    train_module = "programl.tasks.devmap.train"
+    fills_training_facts = False
+    counts_init_from = False
+
+    def model_spec(self, config: Mapping[str, Any], vocabulary_size: int, where: str = "config.json") -> dict:
+        o = require_options(config, _NETWORK, where)
+        from programl.models.pooled_readout import is_paper_head  # torch: only when a network is described
+
+        channels, pooling = config.get("readout_channels", 2), config.get("pooling", "sum")
+        # the thermometer thresholds and the text-count scales are buffers of the saved weights
+        aux_bins, text_counts = config.get("aux_bins", 0), config.get("text_counts", False)
+        paper = is_paper_head(channels, pooling, aux_bins, text_counts)
+        graph_model = {
+            "class": "GGNNGraphClassifier",
+            "args": [vocabulary_size, channels],
+            "kwargs": {
+                "hidden_channels": o["hidden"],
+                "layer_schedule": [step % o["layers"] for step in range(o["steps"])],
+                "use_positions": o["positions"],
+                "node_type_gru": o["node_type_gru"],
+                "dropout": o["state_dropout"],
+                "message_dropout": o["message_dropout"],
+                "aux_channels": 2 if paper else 0,
+                "aux_hidden": o["aux_hidden"],
+                "aux_dropout": o["aux_dropout"],
+                "intermediate_loss_weight": config.get("intermediate_loss_weight", 0.2),
+            },
+        }
+        if paper:
+            return graph_model
+        return {
+            "class": "PooledReadoutClassifier",
+            "args": [graph_model],
+            "kwargs": {
+                "pooling": pooling,
+                "aux_hidden": o["aux_hidden"],
+                "aux_dropout": o["aux_dropout"],
+                **({"aux_bins": aux_bins} if aux_bins else {}),
+                **({"text_counts": vocabulary_size + 1} if text_counts else {}),
+            },
+        }
+
+    # ---------------------------------------------------------------------------------------------------- export
+    def locate_model(self, files: RunFiles, platform: str | None, fold: int | None) -> None:
+        """The model of one fold of one platform: ``<platform>/fold_<k>/`` (default: the only platform of the run,
+        and its fold with the best validation accuracy; ties: the lower fold)."""
+        run_dir, config = files.run_dir, files.config
+        if config["model"].get("average_last", 0):
+            raise ProgramlError(
+                f"{run_dir}: tested by the mean of each fold's last {config['model']['average_last']} epochs' models "
+                "(--average-last), which one set of pretrained weights cannot hold; export a run without it"
+            )
+        present = [p for p in PLATFORM_NAMES if fold_dirs(run_dir / p)]
+        if platform is None:
+            if len(present) != 1:
+                raise ProgramlError(
+                    f"{run_dir}: "
+                    + (
+                        "no trained fold (<platform>/fold_<k>/best.pt)"
+                        if not present
+                        else "a run of both platforms: choose one with --platform amd|nvidia"
+                    )
+                )
+            platform = present[0]
+        folds = fold_dirs(run_dir / platform)
+        if not folds:
+            raise ProgramlError(f"{run_dir / platform}: no trained fold (fold_<k>/best.pt)")
+        if fold is None:
+            scored = {k: read_json(d / "result.json") for k, d in folds.items() if (d / "result.json").is_file()}
+            if not scored:
+                raise ProgramlError(f"{run_dir / platform}: no finished fold (fold_<k>/result.json)")
+            fold = max(scored, key=lambda k: (scored[k].get("val_accuracy") or 0.0, -k))
+        elif fold not in folds:
+            raise ProgramlError(f"{run_dir / platform}: no trained fold {fold} (have {', '.join(map(str, folds))})")
+        model_dir = folds[fold]
+        files.platform, files.fold = platform, fold
+        report = run_dir / platform / "report.json"
+        files.report = read_json(report) if report.is_file() else None
+        files.fold_seconds = read_log_seconds(model_dir / "log.jsonl")
+        seconds = [read_log_seconds(d / "log.jsonl") for d in folds.values()]
+        files.platform_seconds = sum(seconds) if None not in seconds else None
+        files.checkpoint, files.vocabulary = model_dir / "best.pt", model_dir / files.vocabulary.name
+        files.result_path = model_dir / "result.json"
+
+    def default_name(self, files: RunFiles) -> str:
+        return f"devmap-{files.platform}"
+
+    def metadata_entries(self, files: RunFiles) -> dict[str, Any]:
+        return {"platform": files.platform}
+
+    def outputs(self, files: RunFiles) -> dict[str, Any]:
+        return {
+            "level": "graph",
+            "classes": ["CPU", "GPU"],
+            "meaning": f"the faster device for the kernel on {PLATFORM_NAMES[files.platform]} (with its CPU, an "
+            "Intel i7-3820), given the bytes transferred and the work-group size",
+        }
+
+    def inputs(self, files: RunFiles) -> dict[str, Any]:
+        return {
+            "sources": "OpenCL C, compiled by clang-22 as the DevMap graphs were (-x cl -cl-std=CL1.2 "
+            "-finclude-default-header -target spir64, the flags below, -I <the kernel's directory>)",
+            "flags": list(CLANG22_BASE_FLAGS),
+            "variant": files.config["model"].get("variant"),
+            "aux": ["transfer_bytes", "wgsize"],
+        }
+
+    def scores(self, files: RunFiles) -> dict[str, Any]:
+        result = files.result
+        out = {k: result[k] for k in ("fold", "best_epoch", "val_accuracy", "epochs", "static_device") if k in result}
+        out["test"] = dict(result.get("test") or {})
+        if files.report:
+            out["cross_validation"] = {
+                k: files.report[k]
+                for k in ("folds", "examples", "mean", "std", "static_mapping_accuracy")
+                if k in files.report
+            }
+        return out
+
+    def compute(self, files: RunFiles) -> dict[str, Any]:
+        return {
+            "train_seconds": files.fold_seconds,
+            "processes": 1,
+            "device": None,
+            "machine": None,
+            "all_folds_seconds": files.platform_seconds,
+        }
+
+    def command_options(self, files: RunFiles) -> str:
+        return f" --platform {files.platform} --only-folds {files.fold}"
+
+    # ---------------------------------------------------------------------------------------------------- card
+    def card_task_line(self, m: Mapping[str, Any]) -> str:
+        return f"devmap ({m.get('platform')})"
+
+    def card_data(self, m: Mapping[str, Any]) -> list[str]:
+        config = m["training"]["config"]
+        options = config.get("model", {})
+        folds, subset = options.get("folds"), options.get("subset")
+        return [
+            f"OpenCL DevMap, platform {m.get('platform')}: "
+            + (
+                f"a stratified sample of {subset} of the 680 kernels-with-inputs"
+                if subset
+                else "the 680 kernels-with-inputs"
+            )
+            + f", graphs of the `{options.get('variant')}` variant; {fmt(folds)}-fold stratified cross-validation "
+            f"(seed {fmt(options.get('fold_seed'))}). This is the model of fold {m['training'].get('fold')}: "
+            f"trained on {fmt(folds - 2 if isinstance(folds, int) else None)} fold(s), its epoch chosen on one more "
+            f"(validation), tested on fold {m['training'].get('fold')}. Sources: `{fmt(config.get('source_dir'))}`."
+        ]
+
+    def card_scores(self, s: Mapping[str, Any]) -> list[str]:
+        t = s.get("test", {})
+        lines = [
+            f"Fold {fmt(s.get('fold'))} (epoch {fmt(s.get('best_epoch'))} of {fmt(s.get('epochs'))}, "
+            f"validation accuracy {fmt(s.get('val_accuracy'), '.3f')}), on its test kernels:",
+            "",
+        ]
+        lines += markdown_table(_SCORES, [tuple(fmt(t.get(k), ".3f") for k in _SCORES)])
+        cv = s.get("cross_validation")
+        if cv:
+            mean, std = cv.get("mean", {}), cv.get("std", {})
+            lines += [
+                "",
+                f"Cross-validation over {fmt(cv.get('folds'))} folds ({fmt(cv.get('examples'))} test "
+                "predictions), mean ± standard deviation over folds:",
+                "",
+            ]
+            lines += markdown_table(
+                _SCORES, [tuple(f"{fmt(mean.get(k), '.3f')} ± {fmt(std.get(k), '.3f')}" for k in _SCORES)]
+            )
+            lines += ["", f"Static mapping accuracy: {fmt(cv.get('static_mapping_accuracy'), '.3f')}."]
+        return lines
+
+    def card_compute(self, m: Mapping[str, Any], line: str) -> str:
+        c = m.get("compute", {})
+        return (
+            f"Training this fold: {fmt(c.get('train_seconds'), '.1f')} s (the sum of its epochs in `log.jsonl`); all "
+            f"folds of the platform: {fmt(c.get('all_folds_seconds'), '.1f')} s; one process, device "
+            f"{fmt(c.get('device'))}."
+        )
+
+    def card_limitations(self, m: Mapping[str, Any]) -> list[str]:
+        items = [
+            "One prediction per graph, i.e. per .cl file, as in training. The auxiliary inputs (bytes "
+            "transferred, work-group size) change the prediction: without them, `programl predict` uses the "
+            "DevMap medians of the platform.",
+            f"Trained on fold {m['training'].get('fold')}'s training kernels only: most DevMap kernels "
+            "were seen in training; the scores above are on the held-out fold.",
+        ]
+        if m.get("inputs", {}).get("variant") == "ncc":
+            items.append(
+                "Trained on graphs of NCC's released IR (LLVM 3.8), not clang-22's: graphs of sources "
+                "compiled here are off the training distribution."
+            )
+        return items
+
+    def predict_command(self, m: Mapping[str, Any]) -> str:
+        return f"programl predict devmap --platform {m.get('platform')} KERNEL.cl --transfer BYTES --wgsize N"
