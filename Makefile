@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 .PHONY: setup toolchain reference demo test bench proto clean help
 
 help:
-	@echo "make demo   - set everything up, build graphs for examples/, print a summary, write an SVG"
+	@echo "make demo   - set everything up, build graphs for examples/, print a summary, write an SVG, and run a pretrained model on one"
 	@echo "make test   - set everything up and run the test suite"
 	@echo "make bench  - run the benchmarks in benchmarks/"
 	@echo "make proto  - regenerate programl/proto/*_pb2.py and programl/third_party/tensorflow/xla_pb2.py"
@@ -45,6 +45,8 @@ demo: setup
 	  $(BIN)/programl convert out/demo/fizzbuzz.ProgramGraph.pb --format svg -o out/demo -q && \
 	  echo "demo: graphs in out/demo/, a picture of fizzbuzz.c in out/demo/fizzbuzz.svg"; \
 	else echo "demo: graphs in out/demo/ (install graphviz for the picture: apt-get install graphviz)"; fi
+	$(BIN)/programl predict dataflow examples/fizzbuzz.c --analysis reachability --roots 1 --compare
+	@echo "demo: the bundled reachability model's prediction for one root of fizzbuzz.c, beside the exact analysis"
 
 test: setup reference
 	$(BIN)/python -m pytest -q --durations=20 $(PYTEST_ARGS)

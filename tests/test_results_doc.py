@@ -1,5 +1,7 @@
 """``docs/results.json`` holds the headline numbers of ``docs/results.md`` (issue 11): every number in the JSON is the
-one the markdown tables print, so that neither can change without the other."""
+one the markdown tables print, so that neither can change without the other. The page opens with a headline table of
+one line per result (issue 35, item 6): each row's numbers are the JSON's, its verdict follows from them, and its link
+goes to the subsection of its task's section that holds the protocol and the reasons."""
 
 from __future__ import annotations
 
@@ -55,46 +57,145 @@ def test_classifyapp_number_is_the_tables() -> None:
     assert f"**{RESULTS['classifyapp']['error']:.2f} %**" in rows[0]
 
 
-def _headline(first_cell: str) -> list[str]:
+HEADLINE_COLUMNS = ["result", "ours", "paper", "at the paper?", "protocol", "details"]
+DEVMAP_PLATFORMS = {"amd": "AMD", "nvidia": "NVIDIA"}
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.split("|")[1:-1]]
+
+
+def _headline_section() -> str:
     start = MARKDOWN.index("\n## Headline")
-    section = MARKDOWN[start : MARKDOWN.index("\n## ", start + 1)]
-    return [cell.strip() for cell in _row(section, first_cell).split("|")[1:-1]]
+    return MARKDOWN[start : MARKDOWN.index("\n## ", start + 1)]
 
 
-@pytest.mark.parametrize("analysis", ANALYSES)
-def test_headline_dataflow_rows_are_the_json(analysis: str) -> None:
-    numbers = RESULTS["dataflow"][analysis]
-    assert _headline(f"{analysis}, test F1 T=30")[1] == f"{numbers['f1']:.3f} (pooled {numbers['pooled_f1']:.3f})"
+def _headline_rows() -> dict[str, list[str]]:
+    """The headline table, by its first cell; the header checked, one line per row."""
+    lines = [line for line in _headline_section().splitlines() if line.startswith("|")]
+    assert _cells(lines[0]) == HEADLINE_COLUMNS and set(lines[1]) <= set("|-")
+    rows = {}
+    for line in lines[2:]:
+        cells = _cells(line)
+        assert len(cells) == len(HEADLINE_COLUMNS), line
+        assert cells[0] not in rows, cells[0]
+        rows[cells[0]] = cells
+    return rows
 
 
-def test_headline_devmap_and_classifyapp_rows_are_the_json() -> None:
-    assert _headline("devmap AMD, accuracy")[1:3] == [
-        f"{RESULTS['devmap']['amd']['accuracy']:.1f} %",
-        f"{RESULTS['devmap']['amd']['paper_accuracy']:.1f} %",
-    ]
-    assert _headline("devmap NVIDIA, accuracy")[1] == f"{RESULTS['devmap']['nvidia']['accuracy']:.1f} %"
-    assert _headline("POJ-104, test error")[1:3] == [
-        f"{RESULTS['classifyapp']['error']:.2f} %",
-        f"{RESULTS['classifyapp']['paper_error']:.2f} %",
-    ]
+def _expected_rows() -> dict[str, dict]:
+    """Every row the headline must have, from docs/results.json: the row's name, its 'ours' and 'paper' cells and
+    whether a lower number is better; the data-flow papers' F1 come from the §5 table (the JSON does not hold them)."""
+    long_runs = _section(5)
+    expected = {}
 
+    def paper_f1(analysis: str) -> float:
+        return float(_row(long_runs, analysis).split("|")[11].split("/")[-1])
 
-def test_headline_variant_rows_are_the_json() -> None:
-    """Models that are not the paper's (reported beside the faithful ones, never instead of them)."""
+    for analysis in ANALYSES:
+        numbers = RESULTS["dataflow"][analysis]
+        expected[f"{analysis} DDF-30 F1"] = {
+            "ours": f"{numbers['f1']:.3f} (pooled {numbers['pooled_f1']:.3f})",
+            "paper": f"{paper_f1(analysis):.3f}",
+            "lower_is_better": False,
+            "section": 5,
+            "test_examples": int(_cells(_row(long_runs, analysis))[4].replace(",", "")),
+        }
     for name, numbers in RESULTS.get("dataflow_variants", {}).items():
-        assert set(numbers) == {"analysis", "f1", "pooled_f1", "examples", "cpu_hours"}
-        assert numbers["analysis"] in ANALYSES
-        cells = _headline(f"{name} (not in the paper), test F1 T=30")
-        assert cells[1] == f"{numbers['f1']:.4f} (pooled {numbers['pooled_f1']:.4f})"
+        expected[f"{name} DDF-30 F1 (not the paper's model)"] = {
+            "ours": f"{numbers['f1']:.4f} (pooled {numbers['pooled_f1']:.4f})",
+            "paper": f"{paper_f1(numbers['analysis']):.3f}",
+            "lower_is_better": False,
+            "section": 5,
+        }
+    for platform, label in DEVMAP_PLATFORMS.items():
+        numbers = RESULTS["devmap"][platform]
+        expected[f"devmap {label} accuracy"] = {
+            "ours": f"{numbers['accuracy']:.1f} %",
+            "paper": f"{numbers['paper_accuracy']:.1f} %",
+            "lower_is_better": False,
+            "section": 6,
+        }
+    for name, variant in RESULTS.get("devmap_variants", {}).items():
+        for platform, label in DEVMAP_PLATFORMS.items():
+            numbers = variant[platform]
+            expected[f"devmap {label} accuracy, {' '.join(name.rsplit('-', 1))} (not the paper's model)"] = {
+                "ours": f"{numbers['accuracy']:.1f} %",
+                "paper": f"{numbers['paper_accuracy']:.1f} %",
+                "lower_is_better": False,
+                "section": 6,
+            }
+    expected["POJ-104 test error"] = {
+        "ours": f"{RESULTS['classifyapp']['error']:.2f} %",
+        "paper": f"{RESULTS['classifyapp']['paper_error']:.2f} %",
+        "lower_is_better": True,
+        "section": 7,
+    }
+    return expected
 
 
-def test_headline_devmap_variant_rows_are_the_json() -> None:
-    """devmap models that are not the paper's (beside the GGNN's rows): at or above the paper and the baseline."""
-    names = {"amd": "AMD", "nvidia": "NVIDIA"}
-    for name, numbers in RESULTS.get("devmap_variants", {}).items():
-        assert numbers["cpu_hours"] > 0
-        for platform, label in names.items():
-            row = numbers[platform]
-            cells = _headline(f"devmap {label}, {' '.join(name.rsplit('-', 1))} (not in the paper), accuracy")
-            assert cells[1:3] == [f"{row['accuracy']:.1f} %", f"{row['paper_accuracy']:.1f} %"]
-            assert row["accuracy"] >= row["paper_accuracy"] and row["accuracy"] >= row["baseline_accuracy"]
+def _number(cell: str) -> float:
+    return float(cell.split()[0])
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a markdown heading: lower case, punctuation other than - and _ dropped, spaces to -."""
+    text = heading.strip().lower()
+    return "".join(c for c in text if c.isalnum() or c in "-_ ").replace(" ", "-")
+
+
+def _headings() -> list[tuple[int, str, int]]:
+    """(level, anchor, offset) of every heading outside code blocks."""
+    found, offset, fenced = [], 0, False
+    for line in MARKDOWN.splitlines(keepends=True):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("#"):
+            hashes = len(line) - len(line.lstrip("#"))
+            found.append((hashes, _slug(line[hashes:]), offset))
+        offset += len(line)
+    return found
+
+
+def test_the_page_opens_with_the_headline_then_one_section_per_task() -> None:
+    top = [(anchor, offset) for level, anchor, offset in _headings() if level == 2]
+    assert top[0][0] == "headline-the-learned-results-against-the-paper"
+    assert [anchor.split("-")[0] for anchor, _ in top[1:]] == [str(n) for n in range(1, len(top))]
+    assert MARKDOWN.index("\n## 1. ") > MARKDOWN.index("\n## Headline")
+
+
+def test_the_headline_has_one_row_per_result_of_the_json() -> None:
+    assert list(_headline_rows()) == list(_expected_rows())
+
+
+@pytest.mark.parametrize("name", list(_expected_rows()))
+def test_headline_row_is_the_json(name: str) -> None:
+    """ours and paper are the JSON's (data-flow papers: §5's table); the verdict follows from the two numbers."""
+    expected = _expected_rows()[name]
+    _, ours, paper, verdict, protocol, details = _headline_rows()[name]
+    assert ours == expected["ours"]
+    assert paper == expected["paper"]
+    difference = _number(ours) - _number(paper)
+    if expected["lower_is_better"]:
+        difference = -difference
+    difference = round(difference, len(paper.split()[0].split(".")[1]))  # at the paper's printed precision
+    assert verdict == ("above" if difference > 0 else "yes" if difference == 0 else "no"), (ours, paper)
+    assert 0 < len(protocol) <= 80, protocol  # a few words; the section has the rest
+    if "test_examples" in expected:
+        assert f"{expected['test_examples']:,} DDF-30 test examples" in protocol
+    assert details.startswith(f"[§{expected['section']}](#") and details.endswith(")")
+
+
+@pytest.mark.parametrize("name", list(_expected_rows()))
+def test_headline_links_go_to_the_rows_section(name: str) -> None:
+    """The link names a heading of the page inside the row's section, and that subsection states the row's number."""
+    expected = _expected_rows()[name]
+    anchor = _headline_rows()[name][-1].split("](#", 1)[1][:-1]
+    headings = _headings()
+    [(level, offset)] = [(level, offset) for level, slug, offset in headings if slug == anchor]
+    section = MARKDOWN.index(f"\n## {expected['section']}. ")
+    following = [o for lvl, _, o in headings if lvl <= 2 and o > section + 1]
+    assert section < offset < (following[0] if following else len(MARKDOWN))
+    later = [o for lvl, _, o in headings if lvl <= level and o > offset]
+    subsection = MARKDOWN[offset : later[0] if later else None]
+    assert expected["ours"].split(" (")[0].replace(" %", "") in subsection
