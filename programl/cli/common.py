@@ -180,7 +180,8 @@ def add_limit_options(parser: argparse.ArgumentParser, per: str = "input") -> No
         "8G, or half the physical memory if less). It also applies to each clang a worker starts, so a source "
         "whose macros explode fails with 'out of memory' instead of exhausting the machine. It counts reserved "
         "virtual memory, not only what is used, hence the headroom: building the 160k-node graph of lz4.c peaks "
-        "at about 0.5G.",
+        "at about 0.5G. A lower limit inherited from the shell (ulimit -v) stays in force, and is the one an 'out of "
+        "memory' error names.",
     )
 
 

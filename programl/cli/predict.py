@@ -13,17 +13,25 @@ and C++11. Then the model predicts:
   ``--wgsize N`` (default: a DevMap graph's own values, else the medians of the DevMap data: see ``--help``).
 * ``classifyapp``: the ``--top`` (5) most likely POJ-104 classes with their probabilities.
 
-``--json`` prints one JSON object per input (JSON lines). A bad input is reported on one line and the others go on
-(exit 1); a missing or damaged model stops the command with one line (exit 1); a bad option exits 2.
+The model's step runs in a worker process of its own too, under the same limits (``--timeout`` seconds per input and
+step, ``--max-memory``; with a GPU ``--device`` the address-space limit cannot apply to it, as CUDA reserves more
+address space than any sensible limit): a prediction that runs too long or needs too much memory fails its input
+("timed out after N s", "out of memory") and the batch goes on. The worker loads the models once (checked against
+their sha256 again), before its first input's time starts.
+
+``--json`` prints one JSON object per input (JSON lines). A bad input (one that does not build, an empty graph, a
+corrupt one with an edge to a node that does not exist) is reported on one line and the others go on (exit 1); a
+missing or damaged model stops the command with one line (exit 1); a bad option exits 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from programl.cli.common import (
@@ -308,17 +316,213 @@ def _poj104_graph(path: str, item: Input):
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Predictions (in a worker process of their own, under the same limits)
+
+#: The models a prediction worker loaded, by (directory, device): loaded once per worker process.
+_LOADED: dict = {}
+
+
+def _loaded_model(directory: str, device: str):
+    """The pretrained model in ``directory`` on ``device``, loaded once per worker process (what a
+    :class:`ModelRef` unpickles to)."""
+    key = (directory, device)
+    if key not in _LOADED:
+        from programl.models.hub import pretrained
+
+        try:
+            _LOADED[key] = pretrained(directory, device=device)
+        except (ImportError, OSError) as error:  # torch's libraries do not map under a small --max-memory
+            if _is_allocation_failure(error):
+                raise MemoryError() from None
+            raise
+    return _LOADED[key]
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A model the parent checked and loaded, as a prediction worker gets it: pickled as its directory and device,
+    it unpickles to the loaded :class:`~programl.models.hub.PretrainedModel` (:func:`_loaded_model`). The worker
+    unpickles a task before its timeout starts, so loading torch and the weights is not an input's time."""
+
+    directory: str
+    device: str
+
+    def __reduce__(self):
+        return _loaded_model, (self.directory, self.device)
+
+
+@dataclass(frozen=True)
+class Request:
+    """The options of a prediction (the parts of the command line a worker needs)."""
+
+    task: str
+    explicit: bool  # the analyses / platform were named (:func:`_explicit_choice`)
+    root: tuple[int, ...] | None = None
+    roots: int | None = None
+    seed: int = 0
+    steps: int | None = None
+    compare: bool = False
+    transfer: int | None = None
+    wgsize: int | None = None
+    top: int = 5
+    notes: bool = True  # say (on stderr) why a model was skipped for an input
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Request:
+        get = lambda name, default=None: getattr(args, name, default)  # noqa: E731 - each task has its own options
+        return cls(
+            task=args.task,
+            explicit=_explicit_choice(args),
+            root=tuple(args.root) if get("root") else None,
+            roots=get("roots"),
+            seed=get("seed", 0),
+            steps=get("steps"),
+            compare=bool(get("compare", False)),
+            transfer=get("transfer"),
+            wgsize=get("wgsize"),
+            top=get("top", 5),
+            notes=not args.json and not args.quiet,
+        )
+
+
+@dataclass(frozen=True)
+class PredictTask:
+    """One input's prediction: its serialized graph, the models (:class:`ModelRef`) and the options."""
+
+    path: str
+    graph: bytes
+    models: tuple
+    request: Request
+
+
+@dataclass
+class Predicted:
+    """What a prediction worker sends back: the record ``--json`` prints (None when the input failed: ``error``),
+    the lines to print on stderr before it (models skipped for the input) and the counts for the summary line."""
+
+    record: dict | None
+    messages: list[str] = field(default_factory=list)
+    notes: dict[str, int] = field(default_factory=dict)
+    error: BaseException | None = None
+
+
+#: What torch, numpy and the dynamic loader say when an allocation fails (they raise RuntimeError or OSError, not
+#: MemoryError).
+_ALLOCATION_FAILURES = (
+    "can't allocate memory",
+    "cannot allocate memory",
+    "not enough memory",
+    "out of memory",
+    "failed to map segment",
+    "std::bad_alloc",
+)
+
+
+def _is_allocation_failure(error: BaseException) -> bool:
+    text = str(error).lower()
+    return any(marker in text for marker in _ALLOCATION_FAILURES)
+
+
+def predict_graph(task: PredictTask) -> Predicted:
+    """Every model's prediction on one input's graph (run in a prediction worker). A failed input comes back as
+    ``Predicted.error`` with the lines said before it; running out of memory raises :class:`MemoryError` (the pool
+    reports it with the limit in force)."""
+    from programl.exceptions import ProgramlError
+    from programl.proto import ProgramGraph
+
+    graph = ProgramGraph.FromString(task.graph)
+    out = Predicted(None)
+    try:
+        out.record = _predict_one(task.path, graph, task.models, task.request, out)
+    except MemoryError:
+        raise
+    except Exception as error:  # noqa: BLE001 - reported on one line by the parent; the other inputs go on
+        if _is_allocation_failure(error) and not isinstance(error, ProgramlError):
+            raise MemoryError() from None
+        out.error = error
+    return out
+
+
+def _predict_dataflow(path: str, graph, model, request: Request, out: Predicted) -> dict:
+    """One data-flow model's prediction; an analysis without an eligible root (or, when the analyses were not
+    named, for which ``--root`` is not eligible) is skipped with a note, not failed."""
+    from programl.exceptions import AnalysisError
+
+    try:
+        prediction = model.predict(
+            graph,
+            roots=list(request.root) if request.root else None,
+            num_roots=request.roots,
+            seed=request.seed,
+            steps=request.steps,
+            compare=request.compare,
+        )
+    except AnalysisError as error:
+        no_root = str(error).startswith("No eligible root")
+        if not no_root and request.explicit:
+            raise
+        if no_root:
+            out.notes["without a root"] = out.notes.get("without a root", 0) + 1
+        if request.notes:
+            out.messages.append(f"{path}: {model.analysis}: {error}")
+        return {"model": model.name, "analysis": model.analysis, "skipped": str(error)}
+    return {"model": model.name, **prediction.to_dict()}
+
+
+def _predict_one(path: str, graph, models, request: Request, out: Predicted) -> dict:
+    """Every model's prediction on one graph (the record ``--json`` prints)."""
+    from programl.exceptions import AnalysisError
+    from programl.models.inference import check_graph
+
+    check_graph(graph)  # an empty or corrupt graph fails the input, whatever the models would make of it
+    record: dict = {"file": path, "task": request.task, "nodes": len(graph.node), "predictions": []}
+    for model in models:
+        if request.task == "dataflow":
+            entry = _predict_dataflow(path, graph, model, request, out)
+        elif request.task == "devmap":
+            prediction = model.predict(graph, transfer=request.transfer, wgsize=request.wgsize)
+            entry = {"model": model.name, **prediction.to_dict()}
+        else:
+            entry = {"model": model.name, **model.predict(graph, top=request.top).to_dict()}
+        record["predictions"].append(entry)
+    if request.task == "dataflow" and request.root and all("skipped" in e for e in record["predictions"]):
+        raise AnalysisError(f"node {request.root[0]} is an eligible root of none of the analyses")
+    return record
+
+
+@contextlib.contextmanager
+def _prediction_pool(args: argparse.Namespace):
+    """One worker process for the model's step, under ``--max-memory`` (on the CPU; a GPU device needs more
+    address space than any limit, see the module docstring) with ``--timeout`` per input; killed on an exception."""
+    import torch
+
+    from programl.util.executor import TimeoutProcessPool
+
+    limit = args.max_memory if torch.device(args.device).type == "cpu" else None
+    pool = TimeoutProcessPool(max_workers=1, max_memory=limit)
+    completed = False
+    try:
+        yield pool
+        completed = True
+    finally:
+        if completed:
+            pool.shutdown(cancel_futures=True)
+        else:
+            pool.terminate()
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # Output
 
 
-def _dataflow_text(path: str, name: str, graph, result: dict) -> list[str]:
+def _dataflow_text(path: str, name: str, nodes: int, result: dict) -> list[str]:
     lines = []
     compared = "exact_true" in (result["roots"][0] if result["roots"] else {})
     for entry in result["roots"]:
         root = entry["root"]
         head = (
             f"{path}: {result['analysis']} (model {name}, T={result['steps']}) root {root['id']} "
-            f"({root['type']} {root['text']}): {entry['predicted_true']} of {len(graph.node)} nodes predicted true"
+            f"({root['type']} {root['text']}): {entry['predicted_true']} of {nodes} nodes predicted true"
         )
         if compared:
             c = entry["confusion"]
@@ -358,46 +562,7 @@ def _classifyapp_text(path: str, name: str, result: dict) -> list[str]:
     return lines
 
 
-def _predict_dataflow(path: str, graph, model, args: argparse.Namespace, summary: Summary) -> dict:
-    """One data-flow model's prediction; an analysis without an eligible root (or, when the analyses were not
-    named, for which ``--root`` is not eligible) is skipped with a note, not failed."""
-    from programl.exceptions import AnalysisError
-
-    try:
-        prediction = model.predict(
-            graph, roots=args.root, num_roots=args.roots, seed=args.seed, steps=args.steps, compare=args.compare
-        )
-    except AnalysisError as error:
-        no_root = str(error).startswith("No eligible root")
-        if not no_root and _explicit_choice(args):
-            raise
-        if no_root:
-            summary.notes["without a root"] = summary.notes.get("without a root", 0) + 1
-        if not args.json and not args.quiet:
-            print_line(f"{path}: {model.analysis}: {error}")
-        return {"model": model.name, "analysis": model.analysis, "skipped": str(error)}
-    return {"model": model.name, **prediction.to_dict()}
-
-
-def _predict_one(path: str, graph, models, args: argparse.Namespace, summary: Summary) -> dict:
-    """Every model's prediction on one graph (the record ``--json`` prints)."""
-    from programl.exceptions import AnalysisError
-
-    record: dict = {"file": path, "task": args.task, "nodes": len(graph.node), "predictions": []}
-    for model in models:
-        if args.task == "dataflow":
-            entry = _predict_dataflow(path, graph, model, args, summary)
-        elif args.task == "devmap":
-            entry = {"model": model.name, **model.predict(graph, transfer=args.transfer, wgsize=args.wgsize).to_dict()}
-        else:
-            entry = {"model": model.name, **model.predict(graph, top=args.top).to_dict()}
-        record["predictions"].append(entry)
-    if args.task == "dataflow" and args.root and all("skipped" in e for e in record["predictions"]):
-        raise AnalysisError(f"node {args.root[0]} is an eligible root of none of the analyses")
-    return record
-
-
-def _print_record(record: dict, graph, args: argparse.Namespace) -> None:
+def _print_record(record: dict, args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(record, sort_keys=True), flush=True)
         return
@@ -406,7 +571,7 @@ def _print_record(record: dict, graph, args: argparse.Namespace) -> None:
         if "skipped" in entry:
             continue
         if args.task == "dataflow":
-            lines += _dataflow_text(record["file"], entry["model"], graph, entry)
+            lines += _dataflow_text(record["file"], entry["model"], record["nodes"], entry)
         elif args.task == "devmap":
             lines += _devmap_text(record["file"], entry["model"], entry)
         else:
@@ -424,7 +589,7 @@ def run(args: argparse.Namespace) -> int:
     from programl.cli.train import describe
     from programl.exceptions import GraphCreationError, ProgramlError
     from programl.graph_builder.clang import check_flags
-    from programl.util.executor import PoolError
+    from programl.util.executor import PoolError, execute_outcomes
 
     parser = args.parser
     if args.inputs.count("-") > 1:
@@ -460,22 +625,32 @@ def run(args: argparse.Namespace) -> int:
         data = sys.stdin.buffer.read() if path == "-" and not inherited else None
         fd = inherited[0] if inherited else None
         tasks.append(Input(path, data, args.task, flags, compile_flags, args.timeout, fd))
+    request = Request.from_args(args)
+    refs = tuple(ModelRef(os.path.abspath(model.directory), str(args.device)) for model in models)
     try:
-        with worker_outcomes(make_graph, tasks, args, pass_fds=tuple(passed)) as outcomes:
+        with (
+            worker_outcomes(make_graph, tasks, args, pass_fds=tuple(passed)) as outcomes,
+            _prediction_pool(args) as pool,
+        ):
             for outcome in progress(outcomes, len(tasks), "predicting", enabled=not args.quiet and not args.json):
                 path = outcome.input.path
                 if not outcome.ok:
                     summary.fail(outcome.error, path)
                     continue
-                try:
-                    from programl.proto import ProgramGraph
-
-                    graph = ProgramGraph.FromString(outcome.value)
-                    record = _predict_one(path, graph, models, args, summary)
-                except Exception as error:  # noqa: BLE001 - reported on one line; the other inputs go on
-                    summary.fail(error, path)
+                item = PredictTask(path, outcome.value, refs, request)
+                (done,) = execute_outcomes(predict_graph, [item], executor=pool, timeout=args.timeout)
+                if not done.ok:  # timed out, out of memory, crashed
+                    summary.fail(done.error, path)
                     continue
-                _print_record(record, graph, args)
+                result = done.value
+                for line in result.messages:
+                    print_line(line)
+                for what, count in result.notes.items():
+                    summary.notes[what] = summary.notes.get(what, 0) + count
+                if result.error is not None:
+                    summary.fail(result.error, path)
+                    continue
+                _print_record(result.record, args)
                 summary.add()
     except KeyboardInterrupt:
         summary.interrupted = True

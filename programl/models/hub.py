@@ -3,12 +3,14 @@ models of SPEC §6.1, §6.5, §6.6).
 
 A pretrained model is a directory ``programl/models/weights/<name>/`` (or any directory of the same form) holding
 
-* ``weights.pt`` - the model's ``state_dict`` only, read with ``torch.load(..., weights_only=True)``;
+* ``weights.pt`` - the model's ``state_dict`` only, read with ``torch.load(..., weights_only=True)`` (a file that
+  holds anything else is refused, never unpickled);
 * ``vocab.csv`` - the node-text vocabulary the model was trained with (:mod:`programl.data.vocabulary` format);
 * ``model.json`` - what the model is and how to use it: ``format`` (:data:`FORMAT`), ``name``, ``task``
   (``dataflow``, ``devmap`` or ``classifyapp``) with ``analysis`` / ``platform`` where they apply, ``model`` (the
   :mod:`programl.models` class and its constructor arguments, see :func:`build_model`), ``vocabulary`` and
-  ``weights`` (file names and sha256), ``steps`` (message-passing steps of a data-flow model), ``outputs`` (the
+  ``weights`` (file names and sha256, both required: a file is checked before it is read, and a model whose
+  ``model.json`` records no sha256 is refused), ``steps`` (message-passing steps of a data-flow model), ``outputs`` (the
   meaning of the output classes, e.g. ``["CPU", "GPU"]`` for devmap), ``inputs`` (how source files are compiled for
   it), ``scores`` (copied from the run's ``result.json``) and ``training`` (the run directory, its ``config.json``,
   the command and commit that trained it where known);
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +54,8 @@ PRETRAINED_DIR = Path(__file__).resolve().parent / "weights"
 TASKS = ("dataflow", "devmap", "classifyapp")
 METADATA_FILE = "model.json"
 CARD_FILE = "MODEL_CARD.md"
+#: A sha256 as ``model.json`` records it (hex).
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 def model_classes() -> dict[str, type]:
@@ -130,6 +135,44 @@ def read_metadata(directory: str | os.PathLike) -> dict[str, Any]:
                 f"directory, not {entry!r}"
             )
     return metadata
+
+
+def _reason(error: BaseException) -> str:
+    """The first line of ``error`` (at most 200 characters), without torch's advice to load with
+    ``weights_only=False``: the loader never unpickles code, so that advice is never passed on."""
+    lines = str(error).strip().splitlines()
+    first = lines[0][:200] if lines else type(error).__name__
+    return type(error).__name__ if "weights_only" in first else first
+
+
+def _read_state_dict(file: Path, data: bytes) -> dict:
+    """The tensors of a weights file (``torch.load(..., weights_only=True)``: only tensors and plain containers).
+
+    Raises:
+        ProgramlError: One line: the file holds something other than tensors (pickled code or objects, which is
+            refused, never unpickled), is not a torch file at all, or is not a ``state_dict``.
+    """
+    import io
+    import pickle
+    import warnings
+
+    import torch
+
+    try:
+        with warnings.catch_warnings():  # its warnings (e.g. on the pickle protocol) are not the user's business
+            warnings.simplefilter("ignore")
+            state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:  # the weights-only unpickler met a class or a call: never run it
+        raise ProgramlError(
+            f"{file}: not a readable weights file (it holds something other than tensors; refusing to unpickle it)"
+        ) from None
+    except Exception as error:  # noqa: BLE001 - a truncated or foreign file fails with many types; one line
+        raise ProgramlError(f"{file}: not a readable weights file ({_reason(error)})") from None
+    if not isinstance(state, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
+    ):
+        raise ProgramlError(f"{file}: not a readable weights file (expected a state_dict of named tensors)")
+    return state
 
 
 def _model_dirs(directory: Path) -> list[Path]:
@@ -228,17 +271,15 @@ def pretrained(
         A :class:`PretrainedModel`, its network in eval mode.
 
     Raises:
-        ProgramlError: One line: an unknown name (the known ones listed), a damaged directory (a file missing or
-            not matching its sha256 in ``model.json``), or weights that do not fit the model.
+        ProgramlError: One line: an unknown name (the known ones listed), a damaged directory (a file missing, or
+            not matching its sha256 in ``model.json``), a ``model.json`` that records no sha256 of a file (such a
+            model cannot be checked, so it is refused), a weights file that holds anything but tensors (refused,
+            never unpickled), or weights that do not fit the model.
 
     >>> from programl.models import pretrained
     >>> reachability = pretrained("reachability")                               # doctest: +SKIP
     >>> reachability.predict(graph, num_roots=3)                                # doctest: +SKIP
     """
-    import io
-
-    import torch
-
     from programl.data.vocabulary import Vocabulary
 
     path = _resolve(name, directory)
@@ -251,21 +292,26 @@ def pretrained(
             files[key] = file.read_bytes()
         except OSError as error:
             raise ProgramlError(f"{file}: {error.strerror or error}") from None
-        if entry.get("sha256") and sha256_bytes(files[key]) != entry["sha256"]:
+        recorded = entry.get("sha256")
+        if not isinstance(recorded, str) or not _SHA256.fullmatch(recorded):
+            # a model that does not say what its files hash to cannot be checked: refused, never loaded unchecked
+            raise ProgramlError(
+                f"{file}: {METADATA_FILE} records no sha256 of it (got {recorded!r}); refusing to load an unchecked "
+                f"{key} file"
+            )
+        if sha256_bytes(files[key]) != recorded.lower():
             raise ProgramlError(f"{file}: damaged (its sha256 is not the one {METADATA_FILE} records)")
     try:
         vocabulary = Vocabulary.from_tsv(files["vocabulary"].decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         raise ProgramlError(f"{path / metadata['vocabulary']['file']}: not a vocabulary ({error})") from None
     model = build_model(metadata["model"])
+    weights = path / metadata["weights"]["file"]
+    state = _read_state_dict(weights, files["weights"])
     try:
-        state = torch.load(io.BytesIO(files["weights"]), map_location="cpu", weights_only=True)
         model.load_state_dict(state)
-    except Exception as error:  # noqa: BLE001 - unpickling refuses with many types; one line whatever it is
-        first = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
-        raise ProgramlError(
-            f"{path / metadata['weights']['file']}: weights that do not fit the model ({first})"
-        ) from None
+    except Exception as error:  # noqa: BLE001 - missing or extra keys, shapes: one line whatever it is
+        raise ProgramlError(f"{weights}: weights that do not fit the model ({_reason(error)})") from None
     try:
         model.to(device).eval()
     except (RuntimeError, AssertionError) as error:  # torch asserts when it was built without CUDA

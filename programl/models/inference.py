@@ -20,6 +20,7 @@ from programl.util.checks import is_integer
 
 __all__ = [
     "ClassifyappPrediction",
+    "check_graph",
     "DataflowPrediction",
     "DevmapPrediction",
     "predict_classifyapp",
@@ -34,6 +35,30 @@ def _check_integer(name: str, value: Any, minimum: int) -> int:
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
         raise ProgramlError(f"{name} must be {kind}, not {value!r}")
     return int(value)
+
+
+def check_graph(graph) -> None:
+    """Refuse a graph no model can read: one without nodes, or a corrupt one with an edge whose endpoint is not a
+    node of the graph (a dangling edge), before an analysis or the encoding trips on it (the analysis's error would
+    make ``programl predict`` skip the model, as for a graph without an eligible root, instead of failing the file).
+
+    Raises:
+        ProgramlError: One line naming the first bad edge, or saying the graph has no nodes.
+        TypeError: ``graph`` is not a ``ProgramGraph``.
+    """
+    from programl.proto import ProgramGraph
+
+    if not isinstance(graph, ProgramGraph):
+        raise TypeError(f"expected a ProgramGraph, got {type(graph).__name__}")
+    n = len(graph.node)
+    if not n:
+        raise ProgramlError("the graph has no nodes: nothing to predict from")
+    for i, edge in enumerate(graph.edge):
+        for end in (edge.source, edge.target):
+            if not 0 <= end < n:
+                raise ProgramlError(
+                    f"corrupt graph: edge {i} points at node {end}, which does not exist (the graph has {n:,} nodes)"
+                )
 
 
 def _check_has_instructions(graph) -> None:
@@ -170,10 +195,12 @@ def predict_dataflow(
 
     Raises:
         AnalysisError: No eligible root, or a given root that is not eligible.
+        ProgramlError: A graph without nodes, or with an edge to a node that does not exist (:func:`check_graph`).
     """
     import torch
     from torch_geometric.data import Batch
 
+    check_graph(graph)
     analysis = pretrained.analysis
     chosen, exact = _roots_and_labels(graph, analysis, roots, num_roots, seed, compare)
     steps = _check_integer("steps", steps if steps is not None else pretrained.metadata.get("steps", 30), 0)
@@ -261,7 +288,8 @@ def predict_devmap(pretrained, graph, *, transfer: int | None = None, wgsize: in
         wgsize: Work-group size; default likewise (``wgsize`` feature, else the default).
 
     Raises:
-        ProgramlError: An auxiliary input that is not a finite number >= 0, or a graph with no instructions.
+        ProgramlError: An auxiliary input that is not a finite number >= 0, a graph with no instructions, or one
+            with an edge to a node that does not exist.
         TypeError: ``graph`` is not a ``ProgramGraph``.
     """
     import torch
@@ -269,6 +297,7 @@ def predict_devmap(pretrained, graph, *, transfer: int | None = None, wgsize: in
     from programl.data.devmap import AUX_MEDIANS
 
     _check_has_instructions(graph)
+    check_graph(graph)
     platform = pretrained.platform
     defaults = AUX_MEDIANS.get(platform, AUX_MEDIANS["amd"])
     given = transfer is not None or wgsize is not None
@@ -320,13 +349,15 @@ def predict_classifyapp(pretrained, graph, *, top: int = 5) -> ClassifyappPredic
     """The ``top`` most likely classes of the program of ``graph`` (ties: the lower class first).
 
     Raises:
-        ProgramlError: ``top`` is not a positive integer, or the graph has no instructions.
+        ProgramlError: ``top`` is not a positive integer, the graph has no instructions, or it has an edge to a
+            node that does not exist.
         TypeError: ``graph`` is not a ``ProgramGraph``.
     """
     import torch
 
     top = _check_integer("top", top, 1)
     _check_has_instructions(graph)
+    check_graph(graph)
     data = _encode(graph, pretrained.vocabulary, pretrained.device)
     with torch.no_grad():
         logits = pretrained.model(data).logits.cpu()

@@ -55,6 +55,7 @@ __all__ = [
     "check_max_memory",
     "check_timeout",
     "default_workers",
+    "effective_max_memory",
     "execute",
     "execute_outcomes",
     "format_size",
@@ -142,6 +143,22 @@ def check_max_memory(max_memory: int | None) -> int | None:
     if max_memory < MIN_MEMORY:
         raise ValueError(f"max_memory must be at least {MIN_MEMORY >> 20} MiB, not {max_memory!r} bytes")
     return int(max_memory)
+
+
+def effective_max_memory(max_memory: int | None) -> int | None:
+    """The address-space limit a worker started now actually runs under: the lower of ``max_memory`` and this
+    process's own soft ``RLIMIT_AS`` (e.g. the shell's ``ulimit -v``), which every worker inherits and must not
+    exceed; ``None`` when neither limits it. This is the limit an "out of memory" error names.
+    """
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):  # not POSIX
+        return max_memory
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return max_memory
+    return int(soft) if max_memory is None else min(int(max_memory), int(soft))
 
 
 class Outcome(collections.namedtuple("Outcome", ["index", "input", "value", "error"])):
@@ -300,7 +317,8 @@ class _Worker:
         env = dict(os.environ)
         env["PROGRAML_WORKER_SYS_PATH"] = json.dumps([p or os.getcwd() for p in sys.path])
         env["PROGRAML_WORKER_MAIN"] = main_file if main_file and os.path.isfile(main_file) else ""
-        env["PROGRAML_WORKER_MAX_MEMORY"] = str(max_memory or "")
+        # the limit in force: an inherited lower `ulimit -v` wins (and is the one an "out of memory" error names)
+        env["PROGRAML_WORKER_MAX_MEMORY"] = str(effective_max_memory(max_memory) or "")
         # one BLAS thread per worker (there is a worker per CPU already); OpenBLAS also reserves memory per thread,
         # which would count against max_memory
         env.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -438,7 +456,8 @@ class TimeoutProcessPool(concurrent.futures.Executor):
         timeout: Default seconds a task may run before its worker is killed (``None`` or ``math.inf``: no limit);
             :meth:`submit_with_timeout` sets it per task.
         max_memory: Address-space limit of each worker in bytes (``RLIMIT_AS``, inherited by the processes it
-            starts, each on its own; ``None``: no limit). A task that exceeds it fails with :class:`MemoryError`
+            starts, each on its own; ``None``: no limit). A lower soft ``RLIMIT_AS`` of this process (``ulimit -v``)
+            is kept instead (:func:`effective_max_memory`). A task that exceeds it fails with :class:`MemoryError`
             (or, for a clang it started, a compile error saying so).
         pass_fds: File descriptors the workers inherit (e.g. a duplicate of stdin for a task that reads it).
 
@@ -648,7 +667,8 @@ class TimeoutProcessPool(concurrent.futures.Executor):
         except (EOFError, OSError, ValueError):
             code = worker._exit_code()
             self._drop(worker, kill=True)
-            limit = f"; out of memory? its limit is {format_size(self._max_memory)}" if self._max_memory else ""
+            memory = effective_max_memory(self._max_memory)
+            limit = f"; out of memory? its limit is {format_size(memory)}" if memory else ""
             future.set_exception(self._stopped() or WorkerCrashedError(f"worker process died ({_how(code)}{limit})"))
             return None
         except Exception as error:  # noqa: BLE001 - a reply that does not unpickle here
