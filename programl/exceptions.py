@@ -12,11 +12,20 @@ __all__ = [
     "GraphTransformError",
     "ProgramlError",
     "UnsupportedCompiler",
+    "UsageError",
 ]
 
 
 class ProgramlError(Exception):
     """Base class of every error this library raises on purpose."""
+
+
+class UsageError(ProgramlError):
+    """A command-line option is wrong (the CLI prints usage and exits 2; DESIGN §6).
+
+    A :class:`ProgramlError`, so code that reports library errors in one line reports this one too; the CLI catches
+    it first, to exit 2 instead of 1.
+    """
 
 
 class UnsupportedCompiler(ProgramlError, TypeError):

@@ -3,13 +3,16 @@ cover: DESIGN §1).
 
 One concept per module:
 
-* :mod:`~programl.training.options` - the shared command-line options and :func:`check_options` (usage errors);
+* :mod:`~programl.training.options` - the shared command-line options and :func:`check_options` (usage errors:
+  :class:`~programl.exceptions.UsageError`, re-exported here);
+* :mod:`~programl.training.schedule` - :class:`Schedule` (warm-up, decay, clipping, precision) and :func:`lr_factor`;
 * :mod:`~programl.training.rundir` - a checked ``config.json``, :func:`check_same_run` (resume only the same run),
   :class:`RunLock`, :func:`shared_data`;
 * :mod:`~programl.training.runtime` - devices, threads, seeds and RNG states;
-* :mod:`~programl.training.checkpoint` - atomic checkpoints and JSON results, resumption;
+* :mod:`~programl.training.checkpoint` - atomic checkpoints and resumption (JSON results:
+  :func:`programl.util.fs.write_json`, re-exported here);
 * :mod:`~programl.training.engine` - the one training loop (:class:`Trainer`; budgets, resumption, best checkpoint,
-  DDP, the optional warm-up / decay / clipping schedule);
+  DDP, the optional schedule);
 * :mod:`~programl.training.logs` - the per-epoch log, :func:`configure_logging` (messages through :mod:`logging`,
   ``-q``) and progress bars;
 * :mod:`~programl.training.plots` - learning curves and confusion matrices;
@@ -23,16 +26,16 @@ Metrics and their reduction over DDP processes are :class:`programl.models.Metri
 
 from __future__ import annotations
 
+from programl.exceptions import UsageError
 from programl.training.batches import plan_graph_batches
-from programl.training.checkpoint import load_checkpoint, save_checkpoint, unwrap, write_json
+from programl.training.checkpoint import load_checkpoint, save_checkpoint, unwrap
 from programl.training.distributed import Distributed, init_distributed, shard
-from programl.training.engine import Budget, Fit, Schedule, Trainer, TrainingTask, lr_factor
+from programl.training.engine import Budget, Fit, Trainer, TrainingTask
 from programl.training.entry import run_task_module
 from programl.training.logs import EpochLog, configure_logging, progress
 from programl.training.options import (
     SCHEDULE_DEFAULTS,
     TaskOptions,
-    UsageError,
     add_data_dir_arguments,
     add_evaluation_output_argument,
     add_run_arguments,
@@ -51,6 +54,8 @@ from programl.training.runtime import (
     seed_everything,
     set_rng_state,
 )
+from programl.training.schedule import Schedule, lr_factor
+from programl.util.fs import write_json
 
 __all__ = [
     "SCHEDULE_DEFAULTS",

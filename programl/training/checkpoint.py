@@ -2,21 +2,22 @@
 :func:`save_checkpoint` (atomic: model, optimizer, epoch, best metric, RNG states, anything else),
 :func:`load_checkpoint` (resumption; a damaged or foreign file is one line), :func:`load_initial_weights` (the
 weights a new run starts from: a run's checkpoint or an exported model, vocabularies compared),
-:func:`write_json` (atomic, indented, sorted keys) and :func:`unwrap` (the model inside DDP)."""
+:func:`write_json` (atomic, indented, sorted keys; :func:`programl.util.fs.write_json`, importable from here too) and
+:func:`unwrap` (the model inside DDP)."""
 
 from __future__ import annotations
 
 import io
-import json
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from programl.data.vocabulary import Vocabulary
 from programl.exceptions import ProgramlError
 from programl.training.runtime import rng_state, set_rng_state
-from programl.util.fs import atomic_write_bytes
+from programl.util.fs import write_bytes, write_json
 from programl.util.safe_torch import load_tensors
 
 __all__ = ["load_checkpoint", "load_initial_weights", "save_checkpoint", "unwrap", "write_json"]
@@ -59,7 +60,7 @@ def save_checkpoint(
     _check_plain(payload, "checkpoint")
     buffer = io.BytesIO()
     torch.save(payload, buffer)
-    return _write_bytes(path, buffer.getvalue())
+    return write_bytes(path, buffer.getvalue())
 
 
 _PLAIN = (str, int, float, bool, type(None))
@@ -87,16 +88,6 @@ def _check_plain(value: Any, where: str) -> None:
         f"{where}: a {type(value).__name__} (a checkpoint holds only tensors and plain values, read back with "
         "weights_only=True; give the object a state_dict())"
     )
-
-
-def _write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """:func:`atomic_write_bytes`, whose ``OSError`` names the file (a write to a full disk does not say which)."""
-    try:
-        return atomic_write_bytes(path, data)
-    except OSError as error:
-        if error.filename is None and error.errno is not None:
-            raise OSError(error.errno, error.strerror or str(error), str(path)) from None
-        raise
 
 
 def load_checkpoint(
@@ -215,8 +206,6 @@ def load_initial_weights(
 def _check_same_vocabulary(path: Path, vocabulary) -> None:
     """Refuse weights whose ``vocab.csv`` (``path``) lists other texts, or the same in another order, than
     ``vocabulary``."""
-    from programl.data.vocabulary import Vocabulary
-
     try:
         theirs = Vocabulary.load(path).texts
     except (UnicodeDecodeError, ValueError) as error:
@@ -254,16 +243,3 @@ def _first_sentence(error: BaseException) -> str:
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     head, dot, _ = text.partition(". ")
     return (head + dot).strip()[:200]
-
-
-def write_json(path: str | os.PathLike, obj: Any) -> Path:
-    """Write ``obj`` as indented JSON, atomically."""
-    return _write_bytes(path, (json.dumps(obj, indent=2, sort_keys=True, default=_jsonable) + "\n").encode("utf-8"))
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

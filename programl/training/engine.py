@@ -16,25 +16,26 @@ the rest, the same way for every task:
 * ``log.jsonl``/``log.csv`` (:class:`~programl.training.logs.EpochLog`), ``curves.png``, the per-epoch line;
 * DDP (:class:`~programl.training.distributed.Distributed`): the model wrapped, every process its share of each
   step, metrics summed through the accumulators' public ``all_reduce``, every process stopping together;
-* the optional schedule of :class:`Schedule` (linear warm-up, cosine decay, gradient clipping), off by default:
-  with it off the arithmetic is the loop's as it was before these options existed.
+* the optional schedule of :class:`~programl.training.schedule.Schedule` (linear warm-up, cosine decay, gradient
+  clipping), off by default: with it off the arithmetic is the loop's as it was before these options existed.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from programl.exceptions import ProgramlError
 from programl.training.checkpoint import load_checkpoint, load_initial_weights, save_checkpoint, unwrap
 from programl.training.distributed import Distributed, shard
 from programl.training.logs import EpochLog, progress
 from programl.training.plots import plot_learning_curves
 from programl.training.runtime import autocast, compute_threads, seed_everything
+from programl.training.schedule import Schedule, lr_factor
 
 __all__ = ["Budget", "Fit", "Schedule", "Trainer", "TrainingTask", "epoch_path", "lr_factor"]
 
@@ -69,37 +70,6 @@ class Budget:
     @property
     def num_epochs(self) -> int:
         return len(self.examples) if self.examples is not None else int(self.epochs or 0)
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """Optional optimisation steps around ``optimizer.step()`` (``--warmup-examples``, ``--lr-decay``,
-    ``--clip-grad-norm``, ``--precision``). The learning rate of each step is the optimizer's own times
-    :func:`lr_factor`; with ``clip_grad_norm`` the epoch record gets the mean and largest gradient norm before
-    clipping (``train_grad_norm``, ``train_grad_norm_max``). With ``precision="bf16"`` each training step's
-    :meth:`TrainingTask.step` (forward pass and loss) runs under ``torch.autocast`` to bfloat16 (mixed precision:
-    the weights, their gradients, the optimizer and validation stay float32)."""
-
-    warmup_examples: int = 0
-    lr_decay: str = "off"
-    clip_grad_norm: float | None = None
-    precision: str = "fp32"
-
-    @property
-    def changes_lr(self) -> bool:
-        return bool(self.warmup_examples) or self.lr_decay != "off"
-
-
-def lr_factor(schedule: Schedule, examples: int, progress_fraction: float) -> float:
-    """The multiplier of the learning rate for a step that ends at ``examples`` training examples, at
-    ``progress_fraction`` (0..1) of the training budget: ``min(1, examples / warmup_examples)`` times, with cosine
-    decay, ``(1 + cos(pi * progress_fraction)) / 2``."""
-    factor = 1.0
-    if schedule.warmup_examples:
-        factor = min(1.0, examples / schedule.warmup_examples)
-    if schedule.lr_decay == "cosine":
-        factor *= 0.5 * (1.0 + math.cos(math.pi * min(max(progress_fraction, 0.0), 1.0)))
-    return factor
 
 
 class TrainingTask:
@@ -302,8 +272,6 @@ class Trainer:
         if isinstance(state, dict) and not set(_STATE) - set(state):
             self.state.update(state)
         elif self.budget.examples is not None:  # the position in the passes cannot be derived
-            from programl.exceptions import ProgramlError
-
             what = f"`programl train {self.task.name}`"
             raise ProgramlError(f"{self.last}: not a checkpoint of {what} (no training state)")
         else:  # a checkpoint written after an epoch, before checkpoints kept the state: passes are epochs

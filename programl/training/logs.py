@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from programl.exceptions import ProgramlError
-from programl.training.checkpoint import _jsonable, _write_bytes
+from programl.util.fs import jsonable, write_bytes
 from programl.util.progress import message as _message
 from programl.util.progress import progress as _progress
 
@@ -91,8 +91,8 @@ class EpochLog:
     def _write(self) -> None:
         if not self.enabled:
             return
-        lines = [json.dumps(r, sort_keys=True, default=_jsonable) for r in self.records]
-        _write_bytes(self.jsonl, "".join(line + "\n" for line in lines).encode("utf-8"))
+        lines = [json.dumps(r, sort_keys=True, default=jsonable) for r in self.records]
+        write_bytes(self.jsonl, "".join(line + "\n" for line in lines).encode("utf-8"))
         columns: list[str] = []
         for record in self.records:
             columns.extend(k for k in record if k not in columns and not isinstance(record[k], (list, dict)))
@@ -101,7 +101,7 @@ class EpochLog:
         writer.writeheader()
         for record in self.records:
             writer.writerow({k: record.get(k, "") for k in columns})
-        _write_bytes(self.csv, out.getvalue().encode("utf-8"))
+        write_bytes(self.csv, out.getvalue().encode("utf-8"))
 
 
 def progress(items, total: int | None = None, description: str = "", enabled: bool = True, unit: str = "batch"):

@@ -2,7 +2,7 @@
 
 :func:`add_runtime_arguments` (``--device``, ``--threads``, ``--seed``, ``-q``), :func:`add_run_arguments`
 (``--run-dir``, ``--epochs``, ``--restart``), :func:`add_data_dir_arguments`; :func:`check_options` refuses nonsense
-numbers with a :class:`UsageError` (the CLI exits 2).
+numbers with a :class:`~programl.exceptions.UsageError` (the CLI exits 2; importable from here too).
 """
 
 from __future__ import annotations
@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import json
 import math
 import os
 from typing import Any
 
-from programl.exceptions import ProgramlError
+from programl.exceptions import ProgramlError, UsageError
+from programl.training.schedule import Schedule
 
 __all__ = [
     "PRECISIONS",
@@ -28,10 +30,6 @@ __all__ = [
     "check_options",
     "read_config_options",
 ]
-
-
-class UsageError(ProgramlError):
-    """A command-line option is wrong (the CLI prints usage and exits 2)."""
 
 
 def add_runtime_arguments(parser: argparse.ArgumentParser, seed: int = 204) -> None:
@@ -144,10 +142,8 @@ class TaskOptions:
         """The ``model`` entry of ``config.json``."""
         return dataclasses.asdict(self)
 
-    def schedule(self):
-        """The engine's :class:`~programl.training.engine.Schedule` of these options."""
-        from programl.training.engine import Schedule
-
+    def schedule(self) -> Schedule:
+        """The engine's :class:`~programl.training.schedule.Schedule` of these options."""
         return Schedule(self.warmup_examples, self.lr_decay, self.clip_grad_norm, self.precision)
 
 
@@ -210,8 +206,6 @@ def read_config_options(path: str | os.PathLike, task: str, parser: argparse.Arg
             holds a value that an option does not take, or a key that is no option of the task or is in the wrong
             place (issue 39 item 9: such keys were ignored).
     """
-    import json
-
     try:
         saved = json.loads(open(path, encoding="utf-8").read())  # noqa: SIM115 - a one-shot read
     except OSError as error:

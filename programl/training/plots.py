@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from programl.training.checkpoint import _write_bytes
+from programl.util.fs import write_bytes
 
 __all__ = ["plot_confusion_matrix", "plot_learning_curves"]
 
@@ -130,4 +130,4 @@ def _save_figure(plt, fig, path: str | os.PathLike) -> Path:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
     plt.close(fig)
-    return _write_bytes(path, buffer.getvalue())
+    return write_bytes(path, buffer.getvalue())

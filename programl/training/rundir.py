@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from programl.data.download import shared_data
-from programl.exceptions import ProgramlError
+from programl.exceptions import ProgramlError, UsageError
 from programl.util.fs import read_json
 
 __all__ = ["RunLock", "check_same_run", "read_run_config", "shared_data"]
@@ -115,8 +115,6 @@ def check_same_run(
         ProgramlError: ``config.json`` is missing, damaged or of another task.
         UsageError: Some options differ (all of them named): the CLI exits 2.
     """
-    from programl.training.options import UsageError
-
     saved = read_run_config(run_dir, task)
     defaults = defaults or {}
     changed = sorted(

@@ -11,7 +11,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from programl.training.options import UsageError
+from programl.exceptions import UsageError
 
 __all__ = [
     "autocast",

@@ -1,5 +1,6 @@
-"""Atomic file writes: a reader (or a crash) never sees a half-written output file (DESIGN §5); and
-:func:`read_json`, which reads a JSON file or says in one line why it cannot.
+"""Atomic file writes: a reader (or a crash) never sees a half-written output file (DESIGN §5); :func:`write_bytes`
+and :func:`write_json` (atomic, and an ``OSError`` names the file), :func:`jsonable` (numpy and torch values, paths);
+and :func:`read_json`, which reads a JSON file or says in one line why it cannot.
 
 Data is written to a temporary file in the destination directory, flushed, and renamed over the destination
 (``os.replace`` is atomic on POSIX file systems). The file gets the mode any program's new file gets, ``0o666``
@@ -18,7 +19,16 @@ from typing import Any
 
 from programl.exceptions import ProgramlError
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "current_umask", "output_directory_problem"]
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "current_umask",
+    "jsonable",
+    "output_directory_problem",
+    "read_json",
+    "write_bytes",
+    "write_json",
+]
 
 _UMASK_LOCK = threading.Lock()
 
@@ -69,6 +79,40 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
 def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> Path:
     """Write ``text`` to ``path`` atomically (see :func:`atomic_write_bytes`)."""
     return atomic_write_bytes(path, text.encode(encoding))
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """:func:`atomic_write_bytes`, whose ``OSError`` names the file (a write to a full disk does not say which).
+
+    Raises:
+        OSError: As :func:`atomic_write_bytes`, with ``filename`` set to ``path`` when the error had none.
+    """
+    try:
+        return atomic_write_bytes(path, data)
+    except OSError as error:
+        if error.filename is None and error.errno is not None:
+            raise OSError(error.errno, error.strerror or str(error), str(path)) from None
+        raise
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as JSON can hold it, for ``json.dumps(default=jsonable)``: anything with ``tolist()`` (numpy arrays
+    and scalars, tensors) as a list or number, a path as its string.
+
+    Raises:
+        TypeError: Any other value (``json.dumps``'s contract for ``default``).
+    """
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> Path:
+    """Write ``obj`` as indented JSON with sorted keys and a final newline, atomically (:func:`write_bytes`;
+    :func:`jsonable` values too). Returns the path."""
+    return write_bytes(path, (json.dumps(obj, indent=2, sort_keys=True, default=jsonable) + "\n").encode("utf-8"))
 
 
 def output_directory_problem(path: str | os.PathLike) -> str | None:

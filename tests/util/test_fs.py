@@ -77,3 +77,27 @@ def test_read_json_reads_any_value(tmp_path) -> None:
     path = tmp_path / "x.json"
     path.write_text('[1, {"b": null}]')
     assert read_json(path) == [1, {"b": None}]
+
+
+def test_write_bytes_names_the_file_in_its_error(tmp_path, monkeypatch) -> None:
+    """A full disk's ``OSError`` carries no file name; :func:`fs.write_bytes` adds the destination's."""
+
+    def full(path, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fs, "atomic_write_bytes", full)
+    with pytest.raises(OSError) as caught:
+        fs.write_bytes(tmp_path / "run" / "last.pt", b"x")
+    assert caught.value.errno == 28 and caught.value.filename == str(tmp_path / "run" / "last.pt")
+
+
+def test_write_json_is_indented_sorted_and_takes_arrays_and_paths(tmp_path) -> None:
+    import numpy as np
+
+    path = fs.write_json(tmp_path / "r.json", {"b": np.arange(2), "a": tmp_path, "c": np.float32(0.5)})
+    assert path.read_text(encoding="utf-8") == (
+        '{\n  "a": ' + f'"{tmp_path}"' + ',\n  "b": [\n    0,\n    1\n  ],\n  "c": 0.5\n}\n'
+    )
+    assert fs.jsonable(np.int64(3)) == 3
+    with pytest.raises(TypeError, match="set is not JSON serialisable"):
+        fs.jsonable({1})
