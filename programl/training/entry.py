@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from programl.exceptions import ProgramlError
-from programl.training.options import UsageError
+from programl.exceptions import ProgramlError, UsageError
 
 __all__ = ["run_task_module"]
 
