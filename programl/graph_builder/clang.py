@@ -22,6 +22,13 @@ Compatibility with programl 0.3.2, whose front end was clang 10 (docs/compat.md,
 
 CUDA (``.cu``) is compiled for the device only, without the CUDA SDK (:data:`CUDA_FLAGS`, ``cuda_prelude.h``), for
 the GPU architecture :data:`CUDA_DEFAULT_ARCH` unless the flags name one.
+
+Other front ends, for data sets that want IR as other compilers write it (``datasets/deepdataflow22-wide``): a
+``language`` may name its compiler after an ``@`` (:func:`split_language`). ``c@clang-14`` (also ``c++``, ``cl``,
+``cuda``) compiles with clang 14 (:data:`OLDER_CLANGS`; ``$PROGRAML_CLANG14`` or ``clang-14`` on ``PATH``): its
+textual IR has typed pointers, so it is asked for bitcode, which LLVM 22 reads and upgrades (the bitcode
+compatibility promise), and the IR returned is that module as LLVM 22 prints it. ``fortran`` (or
+``fortran@flang-22``) compiles with flang-22 (:func:`programl.graph_builder.flang.compile_file`).
 """
 
 from __future__ import annotations
@@ -45,16 +52,19 @@ __all__ = [
     "CompilerError",
     "IR_SUFFIXES",
     "LANGUAGES",
+    "OLDER_CLANGS",
     "OPENCL_FLAGS",
     "check_flags",
     "compile_args",
     "compile_file",
     "compile_source",
     "find_clang",
+    "find_older_clang",
     "find_tool",
     "inputs_of",
     "language_of",
     "run_compiler",
+    "split_language",
 ]
 
 CLANG_MAJOR = 22
@@ -153,6 +163,50 @@ def find_clang() -> str:
         UnsupportedCompiler: No clang 22 was found (the message says how to install it).
     """
     return find_tool("clang", os.environ.get("PROGRAML_CLANG") or None, "PROGRAML_CLANG", INSTALL_HINT)
+
+
+#: Older clangs that :func:`compile_file` runs for a language ``<language>@clang-<major>``: major -> the variable
+#: that may point at its binary (else ``clang-<major>`` on ``PATH``).
+OLDER_CLANGS = {14: "PROGRAML_CLANG14"}
+
+
+def split_language(language: str | None) -> tuple[str | None, str | None]:
+    """``"c@clang-14"`` -> ``("c", "clang-14")``; a language without ``@`` names no compiler (``("c", None)``)."""
+    if language is None or "@" not in language:
+        return language, None
+    language, compiler = language.split("@", 1)
+    return language, compiler
+
+
+def find_older_clang(major: int) -> str:
+    """The path of clang ``major`` (one of :data:`OLDER_CLANGS`).
+
+    Raises:
+        UnsupportedCompiler: ``major`` is not one of them, or no such clang was found.
+    """
+    if major not in OLDER_CLANGS:
+        supported = ", ".join(f"clang-{m}" for m in (CLANG_MAJOR, *OLDER_CLANGS))
+        raise UnsupportedCompiler(f"clang-{major} is not a supported compiler (supported: {supported})")
+    variable = OLDER_CLANGS[major]
+    explicit = os.environ.get(variable) or None
+    hint = f"install it with `apt-get install clang-{major}` or point ${variable} at a clang {major} binary"
+    return _find_major("clang", major, explicit, variable, hint)
+
+
+@functools.cache
+def _find_major(tool: str, major: int, explicit: str | None, variable: str, hint: str) -> str:
+    if explicit:
+        path = shutil.which(explicit) or (explicit if os.access(explicit, os.X_OK) else None)
+        if not path:
+            raise UnsupportedCompiler(f"${variable}={explicit} is not an executable; {hint}")
+        found = _major_version(path, tool)
+        if found != major:
+            raise UnsupportedCompiler(f"{path} is {tool} {found}, not {tool} {major}; {hint}")
+        return path
+    path = shutil.which(f"{tool}-{major}")
+    if path and _major_version(path, tool) == major:
+        return path
+    raise UnsupportedCompiler(f"{tool}-{major} not found; {hint}")
 
 
 def language_of(path: str) -> str | None:
@@ -291,9 +345,14 @@ def _error_from_stderr(stderr: str, path: str | None, returncode: int, tool: str
 
 
 def run_compiler(
-    command: list[str], stdin: bytes | None, path: str | None, timeout: float | None, tool: str = "clang"
-) -> str:
-    """Run a compiler that writes textual IR to stdout and return the IR.
+    command: list[str],
+    stdin: bytes | None,
+    path: str | None,
+    timeout: float | None,
+    tool: str = "clang",
+    binary: bool = False,
+) -> str | bytes:
+    """Run a compiler that writes textual IR (or, with ``binary``, bitcode) to stdout and return it.
 
     Raises:
         TimeoutError: It ran past ``timeout`` seconds (it is killed).
@@ -309,6 +368,10 @@ def run_compiler(
         raise UnsupportedCompiler(f"cannot run {command[0]}: {error.strerror or error}") from None
     if result.returncode:
         raise _error_from_stderr(result.stderr.decode("utf-8", "replace"), path, result.returncode, tool)
+    if binary:
+        if not result.stdout:
+            raise CompilerError(f"{tool} wrote no LLVM bitcode", path)
+        return result.stdout
     try:
         text = result.stdout.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -355,16 +418,50 @@ def compile_file(
 ) -> str:
     """Compile a C / C++ / OpenCL / CUDA file to textual LLVM IR (the module is named after ``path``).
 
+    ``language`` may name another front end (module docstring): ``c@clang-14`` compiles with clang 14 (the IR
+    returned is its bitcode as LLVM 22 prints it), ``fortran`` with flang-22.
+
     Raises:
-        UnsupportedCompiler: clang 22 is not installed.
+        UnsupportedCompiler: clang 22 (or the compiler named) is not installed.
         CompilerError: The file does not compile, its language is unknown, or a flag changes clang's output.
     """
+    language, compiler = split_language(language)
+    if language == "fortran":
+        if compiler not in (None, f"flang-{CLANG_MAJOR}"):
+            raise UnsupportedCompiler(f"{compiler} is not a supported Fortran compiler (flang-{CLANG_MAJOR} is)")
+        from programl.graph_builder import flang
+
+        return flang.compile_file(path, flags, timeout=timeout)
+    if compiler not in (None, f"clang-{CLANG_MAJOR}"):
+        return _compile_with_older_clang(path, flags, language or language_of(path), compiler, timeout)
     language = language or language_of(path)
     if language is None:
         raise CompilerError("unknown source language (expected .c, .cc, .cpp, .cxx, .cl or .cu)", path)
     check_flags(flags, path)
     command = [find_clang(), *_EMIT_IR, *_language_flags(language, flags), *flags, "-o", "-", path]
     return run_compiler(command, None, path, timeout)
+
+
+def _compile_with_older_clang(
+    path: str, flags: Sequence[str], language: str | None, compiler: str, timeout: float | None
+) -> str:
+    """``path`` compiled by ``compiler`` (``clang-<major>`` of :data:`OLDER_CLANGS`) to bitcode, read by LLVM 22."""
+    match = re.fullmatch(r"clang-(\d+)", compiler)
+    if not match:
+        raise UnsupportedCompiler(f"{compiler} is not a supported compiler (expected clang-<major>)")
+    if language is None:
+        raise CompilerError("unknown source language (expected .c, .cc, .cpp, .cxx, .cl or .cu)", path)
+    check_flags(flags, path)
+    binary = find_older_clang(int(match.group(1)))
+    command = [binary, "-c", "-emit-llvm", "-w", *_language_flags(language, flags), *flags, "-o", "-", path]
+    bitcode = run_compiler(command, None, path, timeout, binary=True)
+    from programl.graph_builder.llvm import parse_bitcode
+
+    module = parse_bitcode(bitcode, path)
+    try:
+        return str(module)
+    finally:
+        module.close()
 
 
 def _explicit_language(args: Sequence[str]) -> str | None:

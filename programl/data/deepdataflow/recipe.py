@@ -25,6 +25,11 @@ Source kinds:
   the clang-22 flags of its first manifest row; named ``opencl_<file stem>.<setting tag>.cl``, grouped by file. A
   size takes the first files in a seeded order.
 * ``files``: C, C++, OpenCL and IR files under a directory (:func:`~programl.data.deepdataflow.inputs.discover_inputs`).
+* ``archive``: a public source archive (a PyPI sdist, a Debian ``.orig.tar``) with its URL, sha256 and licence,
+  downloaded into ``<data>/downloads/`` when missing, unpacked under the work directory, its C, C++, OpenCL, CUDA
+  and Fortran files compiled by each listed compiler (``clang-22``, ``clang-14``, ``flang-22``) at each setting
+  (:mod:`programl.data.deepdataflow.sources`; ``datasets/deepdataflow22-wide``). A size takes the first files in a
+  seeded order (after the source's own ``max_files``).
 """
 
 from __future__ import annotations
@@ -156,6 +161,7 @@ def recipe_inputs(
     data_dir: str | os.PathLike,
     work_dir: str | os.PathLike,
     size: int | None = None,
+    progress: bool = True,
 ) -> list[Input]:
     """The inputs of a recipe (module docstring).
 
@@ -164,14 +170,18 @@ def recipe_inputs(
         data_dir: Where the recipe's source paths are relative to.
         work_dir: Scratch space for extracted sources and precompiled headers (e.g. ``<data set>/sources``).
         size: Most source programs per source (None: all).
+        progress: A progress bar over the sources (on a terminal) and a line for each archive downloaded.
 
     Raises:
         ProgramlError: A source is missing, fails its checksum, or has an unknown kind.
     """
+    from programl.util.progress import progress as progress_bar
+
     data_dir, work_dir = Path(data_dir), Path(work_dir)
     seed = int(recipe.get("seed", 204))
     inputs: list[Input] = []
-    for source in recipe["sources"]:
+    sources = recipe["sources"]
+    for source in progress_bar(sources, len(sources), "sources", enabled=progress, unit="source", min_total=2):
         kind = source.get("kind")
         if kind == "poj104":
             inputs += _poj104_inputs(source, data_dir, work_dir, size, seed)
@@ -184,8 +194,16 @@ def recipe_inputs(
                 by_group[item.group].append(item)
             groups = sorted(by_group, key=lambda g: _order(seed, g))[:size]
             inputs += [item for g in sorted(groups) for item in by_group[g]]
+        elif kind == "archive":
+            from programl.data.deepdataflow import sources as archives
+
+            if progress and not (data_dir / archives.cache_path(source)).is_file():
+                from programl.util.progress import message
+
+                message(f"programl dataset build: downloading {source.get('name')} from {source.get('url')}")
+            inputs += archives.archive_inputs(source, data_dir, work_dir, size, seed)
         else:
-            raise ProgramlError(f"unknown recipe source kind {kind!r} (expected poj104, devmap or files)")
+            raise ProgramlError(f"unknown recipe source kind {kind!r} (expected poj104, devmap, files or archive)")
     return inputs
 
 
