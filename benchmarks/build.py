@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from programl.graph_builder.llvm import graph_from_ir  # noqa: E402
-from programl.graph_builder.reference import find_clang14, find_llvm2graph, llvm10_compatible  # noqa: E402
+from tests.graph_builder.reference import find_clang14, find_llvm2graph, llvm10_compatible  # noqa: E402
 
 SDISTS = [
     "regex==2024.11.6",

@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO))
 from programl.exceptions import GraphCreationError  # noqa: E402
 from programl.graph_builder.compare import UPGRADE_EFFECTS, apply_llvm22_upgrade, compare_graphs  # noqa: E402
 from programl.graph_builder.llvm import graph_from_ir  # noqa: E402
-from programl.graph_builder.reference import (  # noqa: E402
+from tests.graph_builder.reference import (  # noqa: E402
     find_clang14,
     find_llvm2graph,
     llvm10_compatible,

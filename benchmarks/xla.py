@@ -23,9 +23,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from programl.graph_builder.reference import find_reference_tool  # noqa: E402
 from programl.graph_builder.xla import graph_from_hlo_bytes  # noqa: E402
 from programl.third_party.tensorflow import xla_pb2  # noqa: E402
+from tests.graph_builder.reference import find_reference_tool  # noqa: E402
 
 
 def chain(size: int) -> bytes:

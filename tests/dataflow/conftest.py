@@ -1,7 +1,7 @@
 """Fixtures for the data-flow tests: graphs of real programs, from both builders.
 
 * ``reference_graphs``: the original ProGraML 0.3.2 ``llvm2graph-10`` (found by
-  :func:`programl.graph_builder.reference.find_llvm2graph`; ``make reference``) on the C fixtures
+  :func:`tests.graph_builder.reference.find_llvm2graph`; ``make reference``) on the C fixtures
   ``tests/data/dataflow_*.c`` (compiled with clang-14) and on a sample of the legacy IR corpus.
 * ``own_graphs``: this project's builder (``programl.from_llvm_ir``) on the same C fixtures (clang-22) and the same
   legacy IR sample.
@@ -18,9 +18,9 @@ import tarfile
 
 import pytest
 
-from programl.graph_builder.reference import find_clang14, find_llvm2graph, llvm10_ir, reference_graph
 from programl.proto import ProgramGraph
 from tests.conftest import SHARED_DATA, TESTS_DATA
+from tests.graph_builder.reference import find_clang14, find_llvm2graph, llvm10_ir, reference_graph
 
 C_FIXTURES = sorted(TESTS_DATA.glob("dataflow_*.c"))
 LEGACY_SAMPLE = [f"{i:03d}.ll" for i in range(0, 1000, 50)]  # 20 of the 1,000 files

@@ -1,6 +1,6 @@
 """Differential tests against the original builder, ProGraML 0.3.2's ``llvm2graph-10`` (issue: graph library).
 
-Both builders read the same text (clang-14 IR made readable by LLVM 10, see programl.graph_builder.reference).
+Both builders read the same text (clang-14 IR made readable by LLVM 10, see tests/graph_builder/reference.py).
 Graphs are compared as multisets of canonical nodes and edges after the Policy normalisation (pointer texts,
 intrinsic names) and the named LLVM 10 -> 22 upgrade effects (programl.graph_builder.compare.UPGRADE_EFFECTS).
 The target is 100 % agreement. Skips when the reference binary or clang-14 is absent (``make reference``).
@@ -22,7 +22,7 @@ from programl.graph_builder.compare import (
     normalize_type_text,
 )
 from programl.graph_builder.llvm import graph_from_ir
-from programl.graph_builder.reference import find_clang14, find_llvm2graph, llvm10_ir, reference_graph
+from tests.graph_builder.reference import find_clang14, find_llvm2graph, llvm10_ir, reference_graph
 
 PROGRAMS = sorted((Path(__file__).resolve().parents[1] / "data" / "programs").glob("*.c*"))
 REFERENCE = find_llvm2graph()

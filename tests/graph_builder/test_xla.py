@@ -27,10 +27,10 @@ from programl.cli import main
 from programl.exceptions import GraphCreationError
 from programl.graph_builder._encode import varint
 from programl.graph_builder.compare import compare_graphs
-from programl.graph_builder.reference import find_reference_tool
 from programl.graph_builder.xla import graph_from_hlo, graph_from_hlo_bytes, serialize_hlo, shape_text
 from programl.proto import Edge, Node, ProgramGraph
 from programl.third_party.tensorflow import xla_pb2
+from tests.graph_builder.reference import find_reference_tool
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = sorted((REPO / "tests" / "data" / "xla").glob("*.hlo.pb"))

@@ -1,7 +1,7 @@
 """Fixtures for the io tests: the example graph, and real graphs and outputs of the original ProGraML 0.3.2 tools.
 
 The original tools (``llvm2graph-10``, ``graph2json``, ``graph2dot``) are found by
-:func:`programl.graph_builder.reference.find_reference_tool` (``make reference`` installs them); C sources are
+:func:`tests.graph_builder.reference.find_reference_tool` (``make reference`` installs them); C sources are
 compiled to LLVM 10-readable IR with ``clang-14``. Tests that need them skip when absent.
 """
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from programl.graph_builder.reference import find_clang14, find_reference_tool, llvm10_ir
 from programl.proto import ProgramGraph
+from tests.graph_builder.reference import find_clang14, find_reference_tool, llvm10_ir
 from tests.io.io_helpers import example_graph, run_tool
 
 TESTS_DATA = Path(__file__).resolve().parents[1] / "data"
