@@ -30,11 +30,20 @@ __all__ = ["EncodeVocabulary", "TextTable", "count_vocabulary", "split_vocabular
 
 
 class TextTable(dict):
-    """A text -> id table that gives every new text the next id (the ``vocabulary`` of
-    :func:`programl.io.pyg.to_pyg` while processing, so no text is unknown); :attr:`texts` in id order."""
+    """A text -> id table that gives every new text the next id when asked to (:meth:`add`): the ``vocabulary`` of
+    :func:`programl.io.pyg.to_pyg` while a data set is processed (to_pyg adds each node text, so no text is unknown);
+    :attr:`texts` in id order. Reading it (``table[text]``, ``get``, ``in``) never changes it.
 
-    def get(self, key, default=None):  # noqa: ARG002 - the mapping protocol of to_pyg
-        return self.setdefault(key, len(self))
+    >>> table = TextTable()
+    >>> table.add("alloca"), table.add("ret"), table.add("alloca")
+    (0, 1, 0)
+    >>> table.get("store", 2), table.texts
+    (2, ['alloca', 'ret'])
+    """
+
+    def add(self, text: str) -> int:
+        """The id of ``text``: its id when the table has it, else the next id (``len(self)``), now its own."""
+        return self.setdefault(text, len(self))
 
     @property
     def texts(self) -> list[str]:

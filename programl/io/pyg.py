@@ -34,7 +34,9 @@ Shapes are chosen so that :class:`torch_geometric.data.Batch` concatenates them 
 the node/edge dimension (``edge_index`` offset per graph), graph-level tensors into (B,) or (B, k).
 
 The vocabulary may be anything with ``get(text, default)`` and ``len()`` (a ``dict`` from text to id, or
-:class:`programl.data.vocabulary.Vocabulary`); this module depends on neither.
+:class:`programl.data.vocabulary.Vocabulary`), only read; or a table that also has ``add(text) -> id``, which gives
+every new text the next id (:class:`programl.datasets.transforms.TextTable`, while a data set is processed: no text is
+unknown). This module depends on none of them.
 
 Needs the ``ml`` extra: without torch or torch-geometric, importing this module (or ``programl.to_pyg``) raises a
 ``ModuleNotFoundError`` whose one line says ``pip install 'programl[ml]'``.
@@ -111,6 +113,12 @@ class _Vocab(Protocol):
     def __len__(self) -> int: ...
 
 
+def _adder(vocabulary: Any) -> Any:
+    """The ``add(text) -> id`` of a vocabulary that grows (a mapping with an ``add`` method: TextTable), or None."""
+    add = getattr(vocabulary, "add", None)
+    return add if callable(add) else None
+
+
 class GraphArrays:
     """Columnar view of a ``ProgramGraph`` (DESIGN §2): numpy arrays read once from the protobuf.
 
@@ -144,16 +152,22 @@ class GraphArrays:
         return len(self.node_text)
 
     def vocab_ids(self, vocabulary: _Vocab | None) -> np.ndarray:
-        """(N,) int64 vocabulary ids; OOV (and every node when ``vocabulary`` is None) -> ``len(vocabulary)``."""
+        """(N,) int64 vocabulary ids; OOV (and every node when ``vocabulary`` is None) -> ``len(vocabulary)``. A
+        vocabulary with ``add(text) -> id`` (a growing table) is asked for every text, so none is unknown."""
         if vocabulary is None:
             return np.zeros(self.num_nodes, dtype=np.int64)
         if not (hasattr(vocabulary, "get") and hasattr(vocabulary, "__len__")):
             raise TypeError(
                 f"vocabulary must map node text to id (a dict or Vocabulary), not {type(vocabulary).__name__}"
             )
-        oov = len(vocabulary)
-        values = [vocabulary.get(t, oov) for t in self.node_text]
-        oov = max(oov, len(vocabulary))  # a table that gives each new text the next id has grown (TextTable)
+        add = _adder(vocabulary)
+        if add is not None:  # a table that gives each new text the next id (TextTable)
+            values = [add(t) for t in self.node_text]
+            oov = len(vocabulary)
+        else:
+            oov = len(vocabulary)
+            values = [vocabulary.get(t, oov) for t in self.node_text]
+            oov = max(oov, len(vocabulary))  # a mapping whose get adds what it lacks has grown
         try:
             ids = np.array(values) if values else np.zeros(0, dtype=np.int64)
         except (TypeError, ValueError, OverflowError):  # e.g. lists of uneven length
@@ -281,9 +295,11 @@ def to_pyg(
 
     Args:
         graph: The program graph.
-        vocabulary: Maps node text to id (``dict`` or :class:`~programl.data.vocabulary.Vocabulary`); unknown texts
-            get ``len(vocabulary)``. Without one, ``x`` is all zeros (the OOV id of an empty vocabulary) and the
-            texts are kept in ``data.text``.
+        vocabulary: Maps node text to id (``dict`` or :class:`~programl.data.vocabulary.Vocabulary`, only read);
+            unknown texts get ``len(vocabulary)``. A table with ``add(text) -> id``
+            (:class:`~programl.datasets.transforms.TextTable`) gets each new text added with the next id instead.
+            Without one, ``x`` is all zeros (the OOV id of an empty vocabulary) and the texts are kept in
+            ``data.text``.
         labels: One ``ProgramGraphFeatures`` of a data-flow ``ProgramGraphFeaturesList`` (SPEC §2.5): adds ``root``,
             ``y``, ``step_count`` (and ``active_nodes``).
         keep_text: Store the node texts as ``data.text``; default: only when ``vocabulary`` is None.

@@ -196,14 +196,30 @@ def test_a_vocabulary_must_map_texts_to_ids(vocabulary, message):
         to_pyg(small_graph(), vocabulary)
 
 
-def test_a_table_that_grows_as_it_is_read_is_a_vocabulary():
-    """TextTable (and classifyapp's interner) give each new text the next id while to_pyg reads them."""
+def test_a_table_that_grows_is_a_vocabulary():
+    """TextTable gives each new text the next id when to_pyg adds it (``add``); reading it changes nothing."""
     from programl.datasets.transforms import TextTable
 
     table = TextTable()
     data = to_pyg(small_graph(), table)
     assert table.texts == ["[external]", "alloca", "add", "ret", "i32"]
     assert data.x.tolist() == [0, 1, 2, 3, 4, 4]
+    assert to_pyg(small_graph(), table).x.tolist() == [0, 1, 2, 3, 4, 4]  # the same ids the second time
+    assert table.get("store") is None and table.get("store", 9) == 9 and "store" not in table
+    assert len(table) == 5
+    assert table.add("store") == 5 and table.add("alloca") == 1 and table.texts[-1] == "store"
+
+
+def test_a_mapping_whose_get_adds_texts_still_works():
+    """A mapping whose ``get`` adds what it lacks (TextTable before issue 35) gives the same ids as ``add``."""
+
+    class Interner(dict):
+        def get(self, key, default=None):  # noqa: ARG002
+            return self.setdefault(key, len(self))
+
+    table = Interner()
+    assert to_pyg(small_graph(), table).x.tolist() == [0, 1, 2, 3, 4, 4]
+    assert list(table) == ["[external]", "alloca", "add", "ret", "i32"]
 
 
 def _data(**attrs):
@@ -344,7 +360,7 @@ int f(int n) {
 
 
 def _reference_binary() -> str | None:
-    from programl.graph_builder.reference import find_llvm2graph
+    from tests.graph_builder.reference import find_llvm2graph
 
     return find_llvm2graph()
 
