@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from programl.data.poj104 import NUM_CLASSES, OPT_SETTINGS
 from programl.exceptions import ProgramlError
 from programl.tasks.base import TaskSpec, require_options
 from programl.tasks.run_files import RunFiles
@@ -22,6 +21,8 @@ class ClassifyappSpec(TaskSpec):
     train_module = "programl.tasks.classifyapp.train"
 
     def model_spec(self, config: Mapping[str, Any], vocabulary_size: int, where: str = "config.json") -> dict:
+        from programl.data.poj104 import NUM_CLASSES  # numpy: not for --help
+
         o = require_options(config, ("model", "hidden", "layer_timesteps", "dropout"), where)
         common = {
             "hidden_channels": o["hidden"],
@@ -41,6 +42,8 @@ class ClassifyappSpec(TaskSpec):
 
     # ---------------------------------------------------------------------------------------------------- export
     def outputs(self, files: RunFiles) -> dict[str, Any]:
+        from programl.data.poj104 import NUM_CLASSES
+
         return {
             "level": "graph",
             "classes": [str(c) for c in range(1, NUM_CLASSES + 1)],
@@ -48,6 +51,8 @@ class ClassifyappSpec(TaskSpec):
         }
 
     def inputs(self, files: RunFiles) -> dict[str, Any]:
+        from programl.data.poj104 import OPT_SETTINGS
+
         settings = files.config["model"].get("settings") or [0]
         return {
             "sources": "C/C++ programs, compiled as the POJ-104 graphs were (C++11, ProGraML's header of "

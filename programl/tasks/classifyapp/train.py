@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from programl.tasks.classifyapp.spec import ClassifyappSpec
 from programl.training import (
     SCHEDULE_DEFAULTS,
     Budget,
@@ -236,26 +237,12 @@ def rgcn_graph_classifier(vocabulary_size: int, num_classes: int, **options):
 
 
 def _make_model(config: dict[str, Any], vocabulary_size: int):
-    from programl.data.poj104 import NUM_CLASSES
-    from programl.models import GGNNGraphClassifier
+    """The network of ``config``: the one description of it (:meth:`ClassifyappSpec.model_spec
+    <programl.tasks.classifyapp.spec.ClassifyappSpec.model_spec>`, what export writes), built by
+    :func:`~programl.models.build.build_model`."""
+    from programl.models.build import build_model
 
-    if config["model"] == "rgcn":
-        return rgcn_graph_classifier(
-            vocabulary_size,
-            NUM_CLASSES,
-            hidden_channels=config["hidden"],
-            layer_timesteps=config["layer_timesteps"],
-            dropout=config["dropout"],
-        )
-    return GGNNGraphClassifier(
-        vocabulary_size,
-        NUM_CLASSES,
-        hidden_channels=config["hidden"],
-        layer_timesteps=config["layer_timesteps"],
-        use_positions=not config["no_positions"],
-        node_type_gru=config["node_type_gru"],
-        dropout=config["dropout"],
-    )
+    return build_model(ClassifyappSpec().model_spec(config, vocabulary_size))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from programl.dataflow.names import ANALYSES
+from programl.tasks.dataflow.spec import DataflowSpec
 from programl.training import (
     SCHEDULE_DEFAULTS,
     Budget,
@@ -274,11 +275,12 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _make_model(config: dict[str, Any], vocabulary_size: int):
-    from programl.models import DataflowGGNN, DataflowRGCN
+    """The network of ``config``: the one description of it (:meth:`DataflowSpec.model_spec
+    <programl.tasks.dataflow.spec.DataflowSpec.model_spec>`, what export writes), built by
+    :func:`~programl.models.build.build_model`."""
+    from programl.models.build import build_model
 
-    if config["model"] != "ggnn":
-        return DataflowRGCN(vocabulary_size, num_steps=config["steps"])
-    return DataflowGGNN(vocabulary_size, num_steps=config["steps"], root_context=config.get("root_context", False))
+    return build_model(DataflowSpec().model_spec(config, vocabulary_size))
 
 
 def _dataset(root: str, analysis: str, split: str, config: dict[str, Any], max_steps: int | None, args, show: bool):

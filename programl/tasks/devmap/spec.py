@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from programl.data.devmap import CLANG22_BASE_FLAGS, PLATFORM_NAMES
 from programl.exceptions import ProgramlError
 from programl.tasks.base import TaskSpec, require_options
 from programl.tasks.run_files import RunFiles, read_log_seconds
@@ -90,6 +89,8 @@ class DevmapSpec(TaskSpec):
     def locate_model(self, files: RunFiles, platform: str | None, fold: int | None) -> None:
         """The model of one fold of one platform: ``<platform>/fold_<k>/`` (default: the only platform of the run,
         and its fold with the best validation accuracy; ties: the lower fold)."""
+        from programl.data.devmap import PLATFORM_NAMES  # numpy: not for --help
+
         run_dir, config = files.run_dir, files.config
         if config["model"].get("average_last", 0):
             raise ProgramlError(
@@ -135,6 +136,8 @@ class DevmapSpec(TaskSpec):
         return {"platform": files.platform}
 
     def outputs(self, files: RunFiles) -> dict[str, Any]:
+        from programl.data.devmap import PLATFORM_NAMES
+
         return {
             "level": "graph",
             "classes": ["CPU", "GPU"],
@@ -143,6 +146,8 @@ class DevmapSpec(TaskSpec):
         }
 
     def inputs(self, files: RunFiles) -> dict[str, Any]:
+        from programl.data.devmap import CLANG22_BASE_FLAGS
+
         return {
             "sources": "OpenCL C, compiled by clang-22 as the DevMap graphs were (-x cl -cl-std=CL1.2 "
             "-finclude-default-header -target spir64, the flags below, -I <the kernel's directory>)",

@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from programl.tasks.devmap.spec import DevmapSpec
 from programl.training import (
     SCHEDULE_DEFAULTS,
     Budget,
@@ -477,41 +478,13 @@ _MODEL_DEFAULTS = {"aux_bins": 0, "text_counts": False, "average_last": 0}
 
 
 def _model(config: dict[str, Any], vocabulary_size: int):
-    """The paper's model (2 readout channels summed per graph, ``log1p`` auxiliary inputs), or
-    :class:`~programl.models.PooledReadoutClassifier` otherwise."""
-    from programl.models import GGNNGraphClassifier
-    from programl.models.pooled_readout import is_paper_head
+    """The network of ``config`` (the paper's model, or :class:`~programl.models.PooledReadoutClassifier` for other
+    readouts): the one description of it (:meth:`DevmapSpec.model_spec
+    <programl.tasks.devmap.spec.DevmapSpec.model_spec>`, what export writes), built by
+    :func:`~programl.models.build.build_model`."""
+    from programl.models.build import build_model
 
-    schedule = [step % config["layers"] for step in range(config["steps"])]
-    channels = config.get("readout_channels", 2)
-    aux_bins, text_counts = config.get("aux_bins", 0), config.get("text_counts", False)
-    paper = is_paper_head(channels, config.get("pooling", "sum"), aux_bins, text_counts)
-    graph_model = GGNNGraphClassifier(
-        vocabulary_size,
-        channels,
-        hidden_channels=config["hidden"],
-        layer_schedule=schedule,
-        use_positions=config["positions"],
-        node_type_gru=config["node_type_gru"],
-        dropout=config["state_dropout"],
-        message_dropout=config["message_dropout"],
-        aux_channels=2 if paper else 0,
-        aux_hidden=config["aux_hidden"],
-        aux_dropout=config["aux_dropout"],
-        intermediate_loss_weight=config.get("intermediate_loss_weight", 0.2),
-    )
-    if paper:
-        return graph_model
-    from programl.models import PooledReadoutClassifier
-
-    return PooledReadoutClassifier(
-        graph_model,
-        pooling=config.get("pooling", "sum"),
-        aux_hidden=config["aux_hidden"],
-        aux_dropout=config["aux_dropout"],
-        aux_bins=aux_bins,
-        text_counts=vocabulary_size + 1 if text_counts else 0,
-    )
+    return build_model(DevmapSpec().model_spec(config, vocabulary_size))
 
 
 class _Predictions:
