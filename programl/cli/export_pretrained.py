@@ -1,5 +1,5 @@
 """``programl export-pretrained RUN_DIR [NAME]``: install a finished training run as a pretrained model (issue 11
-item 6; :mod:`programl.models.export`).
+item 6; :mod:`programl.pretrained.export`).
 
 Writes ``NAME/`` (``weights.pt``, ``vocab.csv``, ``model.json``, ``MODEL_CARD.md``) into the package's
 ``programl/models/weights`` (or ``-o DIR``), where ``programl predict`` and ``programl.models.pretrained(NAME)``
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from programl.cli.common import EXIT_FAILED, EXIT_OK, one_line
     from programl.cli.train import describe
     from programl.exceptions import ProgramlError
-    from programl.models.export import export_pretrained
+    from programl.pretrained.export import export_pretrained
 
     try:
         directory = export_pretrained(

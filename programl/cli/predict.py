@@ -220,7 +220,7 @@ def _select_models(args: argparse.Namespace) -> list:
     there are none."""
     from programl.dataflow.names import ANALYSES
     from programl.exceptions import ProgramlError
-    from programl.models.hub import find_pretrained, pretrained, pretrained_names
+    from programl.pretrained.hub import find_pretrained, pretrained, pretrained_names
 
     directory = args.model_dir
     if args.model:
@@ -327,7 +327,7 @@ def _loaded_model(directory: str, device: str):
     :class:`ModelRef` unpickles to)."""
     key = (directory, device)
     if key not in _LOADED:
-        from programl.models.hub import pretrained
+        from programl.pretrained.hub import pretrained
 
         try:
             _LOADED[key] = pretrained(directory, device=device)
@@ -341,7 +341,7 @@ def _loaded_model(directory: str, device: str):
 @dataclass(frozen=True)
 class ModelRef:
     """A model the parent checked and loaded, as a prediction worker gets it: pickled as its directory and device,
-    it unpickles to the loaded :class:`~programl.models.hub.PretrainedModel` (:func:`_loaded_model`). The worker
+    it unpickles to the loaded :class:`~programl.pretrained.hub.PretrainedModel` (:func:`_loaded_model`). The worker
     unpickles a task before its timeout starts, so loading torch and the weights is not an input's time."""
 
     directory: str
@@ -472,7 +472,7 @@ def _predict_dataflow(path: str, graph, model, request: Request, out: Predicted)
 def _predict_one(path: str, graph, models, request: Request, out: Predicted) -> dict:
     """Every model's prediction on one graph (the record ``--json`` prints)."""
     from programl.exceptions import AnalysisError
-    from programl.models.inference import check_graph
+    from programl.pretrained.inference import check_graph
 
     check_graph(graph)  # an empty or corrupt graph fails the input, whatever the models would make of it
     record: dict = {"file": path, "task": request.task, "nodes": len(graph.node), "predictions": []}

@@ -7,14 +7,15 @@
   :class:`RGCNGraphClassifier` - its R-GCN alternative for POJ-104; :class:`PooledReadoutClassifier` - devmap with
   another graph readout (K channels, sum or mean pooling).
 * :mod:`programl.models.metrics` - ProGraML's per-batch and per-epoch metrics.
-* :func:`pretrained` / :func:`pretrained_names` - the trained models shipped in ``programl/models/weights/``
-  (:mod:`~programl.models.hub`; made by :mod:`~programl.models.export`, used by :mod:`~programl.models.inference`).
+* :func:`build_model` - a network from its description (``model.json``'s ``model``; what training builds too).
+* ``pretrained`` / ``pretrained_names`` / ``PretrainedModel``: aliases of :mod:`programl.pretrained` (the model zoo,
+  which lives one floor up; kept here because the model cards and 0.4 code import them from here).
 """
 
+from programl.models.build import build_model
 from programl.models.dataflow import DataflowGGNN, DataflowRGCN
 from programl.models.ggnn import TypedEdges, TypedGGNNConv, add_backward_edges, sinusoidal_position_table
 from programl.models.graph_classifier import GGNNGraphClassifier, GraphOutput
-from programl.models.hub import PretrainedModel, pretrained, pretrained_names
 from programl.models.metrics import (
     AccuracyAccumulator,
     BatchMetrics,
@@ -56,6 +57,7 @@ __all__ = [
     "TypedEdges",
     "TypedGGNNConv",
     "add_backward_edges",
+    "build_model",
     "batch_metrics",
     "confusion_matrix",
     "pooled_metrics",
@@ -63,3 +65,15 @@ __all__ = [
     "pretrained_names",
     "sinusoidal_position_table",
 ]
+
+#: The aliases of the model zoo (:mod:`programl.pretrained`), resolved when first used: the zoo depends on the tasks,
+#: which depend on this package, so it cannot be imported here.
+_ZOO = ("PretrainedModel", "pretrained", "pretrained_names")
+
+
+def __getattr__(name: str):
+    if name in _ZOO:
+        import programl.pretrained
+
+        return getattr(programl.pretrained, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

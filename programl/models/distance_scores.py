@@ -49,7 +49,7 @@ def score_by_distance(
     """Score a data-flow model's node predictions by distance from the root.
 
     Args:
-        pretrained: A :class:`~programl.models.hub.PretrainedModel` of task ``dataflow``.
+        pretrained: A :class:`~programl.pretrained.hub.PretrainedModel` of task ``dataflow``.
         dataset: Its examples (a :class:`~programl.data.dataset.DeepDataFlowDataset` or a view of one), encoded with
             the model's vocabulary; each has ``x``, ``root``, ``y``, ``node_type``, edges and ``graph_index``.
         steps: Message-passing steps T to run (each on every example).

@@ -76,7 +76,7 @@ def false_positive_kinds(
     """Describe the false positives of a data-flow model on ``dataset`` (at ``steps``, default the model's).
 
     Args:
-        pretrained: A :class:`~programl.models.hub.PretrainedModel` of task ``dataflow``.
+        pretrained: A :class:`~programl.pretrained.hub.PretrainedModel` of task ``dataflow``.
         dataset: Examples encoded with the model's vocabulary (``x``, ``root``, ``y``, ``edge_index``, ``edge_flow``).
         steps: Message-passing steps T.
         batch_nodes: Nodes per batch (examples are never split).

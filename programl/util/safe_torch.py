@@ -88,9 +88,8 @@ def load_tensors(
         text = str(error)
         if "weights_only" in text or "Unsupported global" in text or "safe_globals" in text:
             raise UnsafeFileError(
-                f"{label}: not a {what} this package reads safely: it holds {_refused_global(text)}, not only "
-                "tensors and plain values; refusing to unpickle it (a received file may run code when unpickled; "
-                "see docs/security.md)"
+                f"{label}: not a readable {what} (it holds {_refused_global(text)}, not only tensors and plain "
+                "values; refusing to unpickle it)"
             ) from None
         raise ProgramlError(f"{label}: not a readable {what} ({_first_line(text)})") from None
     except Exception as error:  # noqa: BLE001 - a damaged zip or pickle raises many types; one line whatever it is

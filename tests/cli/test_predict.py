@@ -29,7 +29,7 @@ DOT = EXAMPLES / "dot_product.ll"
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> Path:
     """A models directory: reachability, datadep (trained a few seconds), devmap-amd and classifyapp (untrained)."""
-    from programl.models.export import export_pretrained
+    from programl.pretrained.export import export_pretrained
 
     tmp = tmp_path_factory.mktemp("runs")
     out = tmp / "models"

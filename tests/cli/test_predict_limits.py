@@ -26,7 +26,7 @@ pytest.importorskip("torch_geometric")
 
 from programl.cli import main  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
-from programl.models.hub import PRETRAINED_DIR, pretrained  # noqa: E402
+from programl.pretrained.hub import PRETRAINED_DIR, pretrained  # noqa: E402
 from tests.models import pretrained_runs as runs  # noqa: E402
 
 DOT = runs.EXAMPLES / "dot_product.ll"

@@ -1,4 +1,4 @@
-"""Pretrained models (programl.models.hub, .export, .card, .inference): export a run -> load -> predict, the errors
+"""Pretrained models (programl.pretrained.hub, .export, .card, .inference): export a run -> load -> predict, the errors
 (one line each), the networks the export rebuilds against the tasks' own, and every model shipped in the package
 (skipped, with the reason, while none is)."""
 
@@ -20,8 +20,8 @@ pytest.importorskip("torch_geometric")
 import programl  # noqa: E402
 from programl.exceptions import AnalysisError, ProgramlError  # noqa: E402
 from programl.models import PretrainedModel, pretrained, pretrained_names  # noqa: E402
-from programl.models.export import export_pretrained, model_spec  # noqa: E402
-from programl.models.hub import PRETRAINED_DIR, build_model, find_pretrained  # noqa: E402
+from programl.pretrained.export import export_pretrained, model_spec  # noqa: E402
+from programl.pretrained.hub import PRETRAINED_DIR, build_model, find_pretrained  # noqa: E402
 from programl.proto import ProgramGraph  # noqa: E402
 from tests.models import pretrained_runs as runs  # noqa: E402
 

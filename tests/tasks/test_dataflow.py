@@ -321,8 +321,8 @@ def test_evaluate_out_reads_a_run_that_another_process_holds(ddf: Path, tmp_path
 def test_root_context_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: Path, capsys) -> None:
     """``--root-context`` (not in the paper) with ``--init-from`` a faithful run: recorded in config.json, its
     weights hold the faithful ones plus the new readout, the exported spec rebuilds it, evaluation reads it back."""
-    from programl.models.export import model_spec
-    from programl.models.hub import build_model
+    from programl.pretrained.export import model_spec
+    from programl.pretrained.hub import build_model
 
     faithful, variant = tmp_path / "faithful", tmp_path / "variant"
     assert _train(ddf, faithful, "--test-steps", "30", schedule=("30",)) == 0

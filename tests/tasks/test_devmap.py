@@ -233,7 +233,7 @@ def test_aux_bins_fit_on_the_training_rows_and_travel_with_the_model(tiny_run, t
     in ``best.pt``, re-tested by ``evaluate`` and exported with the weights; an older run counts as 0 bins."""
     from programl.data.devmap import cross_validation_splits
     from programl.models import pretrained
-    from programl.models.export import export_pretrained
+    from programl.pretrained.export import export_pretrained
 
     root, argv = tiny_run
     run = tmp_path / "bins"
@@ -274,7 +274,7 @@ def test_text_counts_scale_from_the_training_rows_and_travel_with_the_model(tiny
     from programl.data.devmap import cross_validation_splits
     from programl.data.vocabulary import Vocabulary
     from programl.models import pretrained
-    from programl.models.export import export_pretrained
+    from programl.pretrained.export import export_pretrained
 
     root, argv = tiny_run
     run = tmp_path / "counts"
@@ -371,7 +371,7 @@ def test_average_last_tests_by_the_mean_of_the_last_epochs_models(tiny_run, tmp_
     """--average-last 3 of 4 epochs keeps epochs 2-4's weights and predicts each test kernel by the argmax of the
     mean of their softmaxes; evaluate repeats it; a missing epoch is one line; export refuses the run."""
     from programl.exceptions import ProgramlError
-    from programl.models.export import export_pretrained
+    from programl.pretrained.export import export_pretrained
 
     root, argv = tiny_run
     run = tmp_path / "avg"

@@ -50,7 +50,7 @@ def test_every_shipped_card_is_written_from_its_model_json_by_the_registry() -> 
     byte for byte (the data-flow models' cards were written by an older card, with other words in two places)."""
     import json
 
-    from programl.models.card import model_card
+    from programl.pretrained.card import model_card
 
     weights = REPO / "programl" / "models" / "weights"
     for directory in sorted(p for p in weights.iterdir() if p.is_dir()):

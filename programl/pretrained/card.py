@@ -3,7 +3,7 @@ of SPEC §6.1, §6.5, §6.6 and the published numbers of §7).
 
 Sections: what the model predicts, data, protocol (the training options), scores, compute, limitations, provenance
 and use. Every number is one that ``model.json`` holds (copied there from the run's files by
-:mod:`programl.models.export`); a number the run did not record is written "not recorded".
+:mod:`programl.pretrained.export`); a number the run did not record is written "not recorded".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Make a pretrained-model directory (:mod:`programl.models.hub` format) from a finished training run (issue 11
+"""Make a pretrained-model directory (:mod:`programl.pretrained.hub` format) from a finished training run (issue 11
 item 6; the runs of SPEC §6.1 dataflow, §6.5 devmap, §6.6 classifyapp).
 
 What is read of a run directory (and nothing else; the training code is not imported):
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from programl.exceptions import ProgramlError
-from programl.models.hub import CARD_FILE, FORMAT, METADATA_FILE, PRETRAINED_DIR, build_model, sha256_bytes
+from programl.pretrained.hub import CARD_FILE, FORMAT, METADATA_FILE, PRETRAINED_DIR, build_model, sha256_bytes
 from programl.tasks.registry import TASKS, get_task
 from programl.tasks.run_files import RunFiles, read_log_records
 from programl.util.fs import read_json
@@ -43,7 +43,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def model_spec(task: str, config: Mapping[str, Any], vocabulary_size: int, where: str = "config.json") -> dict:
-    """The ``model`` entry of ``model.json`` (:func:`programl.models.hub.build_model`) for a run of ``task`` with
+    """The ``model`` entry of ``model.json`` (:func:`programl.pretrained.hub.build_model`) for a run of ``task`` with
     options ``config`` (the ``model`` entry of its ``config.json``): :meth:`TaskSpec.model_spec
     <programl.tasks.base.TaskSpec.model_spec>` of the task.
 
@@ -262,7 +262,7 @@ def export_pretrained(
     import torch
 
     from programl.data.vocabulary import Vocabulary
-    from programl.models.card import model_card
+    from programl.pretrained.card import model_card
 
     files = read_run(run_dir, platform=platform, fold=fold, card_from=card_from)
     name = name or default_name(files)

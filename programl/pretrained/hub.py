@@ -16,7 +16,7 @@ A pretrained model is a directory ``programl/models/weights/<name>/`` (or any di
   the command and commit that trained it where known);
 * ``MODEL_CARD.md`` - data, protocol, scores, compute, limitations, for people.
 
-:func:`programl.models.export.export_pretrained` makes such a directory from a finished run (``programl
+:func:`programl.pretrained.export.export_pretrained` makes such a directory from a finished run (``programl
 export-pretrained``); :func:`pretrained` loads one and :func:`pretrained_names` lists those shipped.
 """
 
@@ -31,7 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from programl.exceptions import ProgramlError
+from programl.models.build import build_model, model_classes
+from programl.tasks.registry import TASKS as _REGISTRY
 from programl.util.fs import read_json
+from programl.util.safe_torch import load_tensors
 
 __all__ = [
     "FORMAT",
@@ -49,55 +52,13 @@ __all__ = [
 #: Version of the ``model.json`` layout this module reads and writes.
 FORMAT = 1
 #: Where the shipped models live (one subdirectory per model).
-PRETRAINED_DIR = Path(__file__).resolve().parent / "weights"
-#: The tasks a pretrained model can be for.
-TASKS = ("dataflow", "devmap", "classifyapp")
+PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "models" / "weights"
+#: The tasks a pretrained model can be for (:data:`programl.tasks.registry.TASKS`).
+TASKS = tuple(_REGISTRY)
 METADATA_FILE = "model.json"
 CARD_FILE = "MODEL_CARD.md"
 #: A sha256 as ``model.json`` records it (hex).
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
-
-
-def model_classes() -> dict[str, type]:
-    """The classes a ``model.json`` may name: every ``torch.nn.Module`` that :mod:`programl.models` exports."""
-    import torch
-
-    import programl.models as models
-
-    out = {}
-    for name in models.__all__:
-        value = getattr(models, name)
-        if isinstance(value, type) and issubclass(value, torch.nn.Module):
-            out[value.__name__] = value
-    return out
-
-
-def build_model(spec: Mapping[str, Any]):
-    """Construct the model a ``model.json`` describes (untrained; load the weights after).
-
-    Args:
-        spec: ``{"class": "DataflowGGNN", "args": [2230], "kwargs": {"num_steps": 30}}``; an argument that is itself
-            such a mapping (e.g. the ``graph_model`` of a :class:`~programl.models.PooledReadoutClassifier`) is built
-            first. ``class`` must be a module of :mod:`programl.models` (:func:`model_classes`).
-
-    Raises:
-        ProgramlError: An unknown class, or arguments the class does not take (one line).
-    """
-    classes = model_classes()
-    name = spec.get("class") if isinstance(spec, Mapping) else None
-    if name not in classes:
-        raise ProgramlError(f"unknown model class {name!r} (expected one of {', '.join(sorted(classes))})")
-
-    def value(v):
-        return build_model(v) if isinstance(v, Mapping) and "class" in v else v
-
-    args = [value(a) for a in spec.get("args", [])]
-    kwargs = {k: value(v) for k, v in spec.get("kwargs", {}).items()}
-    try:
-        return classes[name](*args, **kwargs)
-    except (TypeError, ValueError, RuntimeError, MemoryError) as error:  # bad or absurd sizes: one line, not a trace
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise ProgramlError(f"cannot build {name}: {reason}") from None
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -138,36 +99,24 @@ def read_metadata(directory: str | os.PathLike) -> dict[str, Any]:
 
 
 def _reason(error: BaseException) -> str:
-    """The first line of ``error`` (at most 200 characters), without torch's advice to load with
-    ``weights_only=False``: the loader never unpickles code, so that advice is never passed on."""
+    """The first line of ``error`` (at most 200 characters), without torch's advice on its unsafe unpickler: the
+    loader never unpickles code, so that advice is never passed on."""
     lines = str(error).strip().splitlines()
     first = lines[0][:200] if lines else type(error).__name__
     return type(error).__name__ if "weights_only" in first else first
 
 
 def _read_state_dict(file: Path, data: bytes) -> dict:
-    """The tensors of a weights file (``torch.load(..., weights_only=True)``: only tensors and plain containers).
+    """The tensors of a weights file (:func:`~programl.util.safe_torch.load_tensors`: ``weights_only=True``, only
+    tensors and plain containers).
 
     Raises:
         ProgramlError: One line: the file holds something other than tensors (pickled code or objects, which is
             refused, never unpickled), is not a torch file at all, or is not a ``state_dict``.
     """
-    import io
-    import pickle
-    import warnings
-
     import torch
 
-    try:
-        with warnings.catch_warnings():  # its warnings (e.g. on the pickle protocol) are not the user's business
-            warnings.simplefilter("ignore")
-            state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError:  # the weights-only unpickler met a class or a call: never run it
-        raise ProgramlError(
-            f"{file}: not a readable weights file (it holds something other than tensors; refusing to unpickle it)"
-        ) from None
-    except Exception as error:  # noqa: BLE001 - a truncated or foreign file fails with many types; one line
-        raise ProgramlError(f"{file}: not a readable weights file ({_reason(error)})") from None
+    state = load_tensors(data, what="weights file", name=str(file))
     if not isinstance(state, Mapping) or not all(
         isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
     ):
@@ -248,10 +197,11 @@ class PretrainedModel:
         return path.read_text(encoding="utf-8") if path.is_file() else ""
 
     def predict(self, graph, **options):
-        """Predict on a ``ProgramGraph``: :func:`~programl.models.inference.predict_dataflow`,
-        :func:`~programl.models.inference.predict_devmap` or :func:`~programl.models.inference.predict_classifyapp`
-        according to the task (``options`` go to that function)."""
-        from programl.models import inference
+        """Predict on a ``ProgramGraph``: :func:`~programl.pretrained.inference.predict_dataflow`,
+        :func:`~programl.pretrained.inference.predict_devmap` or
+        :func:`~programl.pretrained.inference.predict_classifyapp` according to the task (``options`` go to that
+        function)."""
+        from programl.pretrained import inference
 
         return getattr(inference, f"predict_{self.task}")(self, graph, **options)
 

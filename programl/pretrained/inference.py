@@ -186,7 +186,7 @@ def predict_dataflow(
     """Run a data-flow model on ``graph`` for each root.
 
     Args:
-        pretrained: A :class:`~programl.models.hub.PretrainedModel` of task ``dataflow``.
+        pretrained: A :class:`~programl.pretrained.hub.PretrainedModel` of task ``dataflow``.
         graph: A ``ProgramGraph``.
         roots, num_roots, seed: Which roots: these (each must be eligible), else the first ``num_roots`` of a
             seeded shuffle of the eligible roots, else the analysis's own sample (``programl analyze --seed``).
@@ -281,7 +281,7 @@ def predict_devmap(pretrained, graph, *, transfer: int | None = None, wgsize: in
     """Predict the faster device for the kernel of ``graph`` with a devmap model.
 
     Args:
-        pretrained: A :class:`~programl.models.hub.PretrainedModel` of task ``devmap``.
+        pretrained: A :class:`~programl.pretrained.hub.PretrainedModel` of task ``devmap``.
         graph: The kernel's ``ProgramGraph`` (clang-22, as the DevMap graphs: see ``programl predict devmap``).
         transfer: Bytes transferred to the device; default: the graph's ``transfer_bytes`` feature, else the
             platform's median in the DevMap data (:data:`programl.data.devmap.AUX_MEDIANS`).
