@@ -253,10 +253,9 @@ def test_a_torch_file_with_a_call_is_refused_as_such(tmp_path) -> None:
     (copy / "model.json").write_text(json.dumps(metadata))
     with pytest.raises(ProgramlError) as info:
         pretrained(str(copy))
-    assert str(info.value) == (
-        f"{copy / 'weights.pt'}: not a readable weights file (it holds something other than tensors; refusing to "
-        "unpickle it)"
-    )
+    message = str(info.value)
+    assert message.startswith(f"{copy / 'weights.pt'}: not a readable weights file (it holds ")
+    assert message.endswith("; refusing to unpickle it)") and "weights_only" not in message
 
 
 def _torch_save(obj) -> bytes:
