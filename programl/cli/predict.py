@@ -32,7 +32,6 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from programl.cli.common import (
     Summary,
@@ -43,71 +42,30 @@ from programl.cli.common import (
     usage_error,
     worker_outcomes,
 )
+from programl.tasks.registry import TASKS
 
 __all__ = ["add_parser", "run"]
 
-PLATFORMS = ("amd", "nvidia")
 #: What predict reads as a saved graph rather than a program.
 GRAPH_MARK = ".ProgramGraph"
-CXX_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++")
-
-EXAMPLES = {
-    "dataflow": """\
-examples:
-  programl predict dataflow examples/dot_product.ll                        every installed analysis, sampled roots
-  programl predict dataflow --analysis liveness --root 12 --compare f.c    one root, beside the exact labels
-  programl predict dataflow --analysis reachability --roots 3 --json *.ll
-""",
-    "devmap": """\
-examples:
-  programl predict devmap examples/vector_add.cl                      both platforms, the default inputs
-  programl predict devmap --platform amd --transfer 4194304 --wgsize 256 kernel.cl
-""",
-    "classifyapp": """\
-examples:
-  programl predict classifyapp examples/quicksort.cc                  the 5 most likely POJ-104 classes
-  programl predict classifyapp --top 3 --json a.c b.cc
-""",
-}
-
-
-def _count(minimum: int, maximum: int = 2**31 - 1):
-    """An argparse type: an integer in [minimum, maximum] (node indices, steps and counts fit an int32)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}: {text!r}")
-        if value > maximum:
-            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}: {text!r}")
-        return value
-
-    return parse
 
 
 def add_parser(subparsers) -> None:
+    specs = sorted(TASKS.values(), key=lambda spec: spec.predict_order)  # stable: ties in the registry's order
     parser = subparsers.add_parser(
         "predict",
-        help="predict with a pretrained model: dataflow, devmap, classifyapp",
+        help=f"predict with a pretrained model: {', '.join(spec.name for spec in specs)}",
         description="What a pretrained model says about programs: the nodes a data-flow analysis labels, the "
         "faster device for an OpenCL kernel, the POJ-104 class of a C/C++ program.",
     )
     tasks = parser.add_subparsers(dest="task", metavar="TASK")
     tasks.required = True
-    helps = {
-        "dataflow": "the nodes a data-flow analysis labels, per root",
-        "devmap": "CPU or GPU for OpenCL kernels",
-        "classifyapp": "the POJ-104 class of C/C++ programs",
-    }
-    for task, text in helps.items():
+    for spec in specs:
         sub = tasks.add_parser(
-            task,
-            help=text,
-            description=f"Predict {text} with a pretrained model.",
-            epilog=EXAMPLES[task],
+            spec.name,
+            help=spec.predict_help,
+            description=f"Predict {spec.predict_help} with a pretrained model.",
+            epilog=spec.predict_examples,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         sub.add_argument(
@@ -116,7 +74,7 @@ def add_parser(subparsers) -> None:
             metavar="FILE",
             help="programs (.ll, .bc, .c, .cc, .cl ...), saved graphs (*.ProgramGraph.pb), '-' for IR on stdin",
         )
-        getattr(sys.modules[__name__], f"_add_{task}_arguments")(sub)
+        spec.add_predict_arguments(sub)
         sub.add_argument("--model", metavar="NAME|DIR", help="use this pretrained model (a name or a directory)")
         sub.add_argument(
             "--model-dir",
@@ -138,112 +96,38 @@ def add_parser(subparsers) -> None:
         sub.set_defaults(run=run, parser=sub)
 
 
-def _add_dataflow_arguments(parser: argparse.ArgumentParser) -> None:
-    from programl.dataflow.names import ANALYSES
-
-    parser.add_argument(
-        "--analysis",
-        action="append",
-        choices=ANALYSES,
-        metavar="A",
-        help=f"one of {', '.join(ANALYSES)} (repeatable; default: every analysis with a model)",
-    )
-    roots = parser.add_mutually_exclusive_group()
-    roots.add_argument(
-        "--root",
-        type=_count(0),
-        action="append",
-        metavar="N",
-        help="predict for root node N (repeatable); it must be an eligible root of the analysis",
-    )
-    roots.add_argument(
-        "--roots",
-        type=_count(1),
-        metavar="K",
-        help="K roots, the first of a seeded shuffle of the eligible ones (default: the analyses' "
-        "own sample, min(ceil(eligible / 10), 10) roots)",
-    )
-    parser.add_argument(
-        "--seed", type=_count(0, 2**63 - 1), default=0, help="seed of the root sample (default: 0, as analyze)"
-    )
-    parser.add_argument("--steps", type=_count(0), metavar="T", help="message-passing steps (default: the model's, 30)")
-    parser.add_argument(
-        "--compare", action="store_true", help="show the exact labels of the analysis beside the predicted ones"
-    )
-
-
-def _add_devmap_arguments(parser: argparse.ArgumentParser) -> None:
-    from programl.data.devmap import AUX_MEDIANS as d
-
-    parser.add_argument(
-        "--platform",
-        choices=(*PLATFORMS, "all"),
-        default="all",
-        help="amd (AMD Tahiti 7970), nvidia (NVIDIA GTX 970) or all (default: all with a model)",
-    )
-    parser.add_argument(
-        "--transfer",
-        type=_count(0),
-        metavar="BYTES",
-        help="bytes transferred to the device (default: a DevMap graph's own value, else the "
-        f"median of the DevMap data: {d['amd']['transfer']:,} on amd, "
-        f"{d['nvidia']['transfer']:,} on nvidia)",
-    )
-    parser.add_argument(
-        "--wgsize",
-        type=_count(0),
-        metavar="N",
-        help="work-group size (default: a DevMap graph's own value, else the median of the DevMap "
-        f"data: {d['amd']['wgsize']} on amd, {d['nvidia']['wgsize']} on nvidia)",
-    )
-
-
-def _add_classifyapp_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--top", type=_count(1), default=5, metavar="K", help="how many classes (default: 5)")
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Models
 
 
 def _explicit_choice(args: argparse.Namespace) -> bool:
-    """Whether the user named the analyses / platform (then each needs a model), rather than "all there are"."""
-    if args.task == "dataflow":
-        return bool(args.analysis)
-    if args.task == "devmap":
-        return args.platform != "all"
-    return True
+    """Whether the user named the analyses / platform (then each needs a model), rather than "all there are"
+    (:meth:`~programl.tasks.base.TaskSpec.predict_wanted`)."""
+    return TASKS[args.task].predict_wanted(args)[1]
 
 
 def _select_models(args: argparse.Namespace) -> list:
     """The pretrained models to run (loaded), or a :class:`~programl.exceptions.ProgramlError` that says why
     there are none."""
-    from programl.dataflow.names import ANALYSES
     from programl.exceptions import ProgramlError
     from programl.pretrained.hub import find_pretrained, pretrained, pretrained_names
 
+    spec = TASKS[args.task]
     directory = args.model_dir
     if args.model:
         model = pretrained(args.model, directory=directory, device=args.device)
         if model.task != args.task:
             raise ProgramlError(f"{args.model}: a {model.task} model, not a {args.task} one")
-        if args.task == "dataflow" and args.analysis and model.analysis not in args.analysis:
-            raise ProgramlError(f"{args.model}: a {model.analysis} model, not a {' or '.join(args.analysis)} one")
+        spec.check_predict_model(model, args)
         return [model]
-    if args.task == "dataflow":
-        wanted = [("analysis", a) for a in (args.analysis or ANALYSES)]
-    elif args.task == "devmap":
-        wanted = [("platform", p) for p in (PLATFORMS if args.platform == "all" else (args.platform,))]
-    else:
-        wanted = [(None, None)]
-    explicit = _explicit_choice(args)
+    wanted, explicit = spec.predict_wanted(args)
     names, missing = [], []
-    for key, value in wanted:
-        found = find_pretrained(args.task, directory=directory, **({key: value} if key else {}))
+    for filters in wanted:
+        found = find_pretrained(args.task, directory=directory, **filters)
         if found:  # sorted: the model named after the analysis (the faithful one) before its variants
             names.append(found[0])
         else:
-            missing.append(value)
+            missing.append(", ".join(map(str, filters.values())))  # "" for the task's one model
     if not names or (explicit and missing):
         installed = pretrained_names(directory)
         what = f"{args.task} model" + (f" for {', '.join(missing)}" if explicit and any(missing) else "")
@@ -264,15 +148,16 @@ class Input:
     data: bytes | None  # stdin
     task: str
     flags: tuple[str, ...]  # after --
-    compile_flags: tuple[str, ...]  # the model's (devmap, classifyapp)
+    compile_flags: tuple[str, ...]  # the model's (model.json inputs.flags)
     timeout: float
     fd: int | None = None  # read the input from this inherited descriptor (stdin, /dev/fd/N), in the worker
 
 
 def make_graph(item: Input) -> bytes:
-    """The serialized ``ProgramGraph`` of an input, built as the model's training graphs were."""
+    """The serialized ``ProgramGraph`` of an input, built as the model's training graphs were (the task's
+    :meth:`~programl.tasks.base.TaskSpec.source_graph`, else as ``programl build`` builds it)."""
     from programl.cli.build import Task, build_one
-    from programl.graph_builder.llvm import BuildOptions, graph_from_ir
+    from programl.graph_builder.llvm import BuildOptions
 
     path = item.path
     name = os.path.basename(path)
@@ -281,38 +166,12 @@ def make_graph(item: Input) -> bytes:
         from programl.io.files import read_graph
 
         return read_graph(path).SerializeToString(deterministic=True)
-    if item.data is None and item.task == "devmap" and suffix == ".cl":
-        from programl.graph_builder import clang
-
-        include = ("-I", os.path.dirname(path) or ".")
-        ir = clang.compile_file(path, (*item.compile_flags, *include, *item.flags), "cl", timeout=item.timeout)
-        return graph_from_ir(ir, path=path).SerializeToString(deterministic=True)
-    if item.data is None and item.task == "classifyapp" and suffix in CXX_SOURCES:
-        return _poj104_graph(path, item).SerializeToString(deterministic=True)
+    if item.data is None:
+        graph = TASKS[item.task].source_graph(path, suffix, item.compile_flags, item.flags, item.timeout)
+        if graph is not None:
+            return graph.SerializeToString(deterministic=True)
     task = Task(path, item.data, None, "pb", None, item.flags, item.timeout, item.fd)
     return build_one(task, BuildOptions())[2]
-
-
-def _poj104_graph(path: str, item: Input):
-    """A C/C++ program compiled as the POJ-104 graphs (:func:`programl.data.poj104.compile_program`); a compiler
-    error is located in the file, not in the text with the header that clang read from stdin."""
-    from programl.data.poj104 import RECIPES, compile_program
-    from programl.exceptions import GraphCreationError
-    from programl.graph_builder.llvm import graph_from_ir
-
-    try:
-        text = Path(path).read_bytes().decode("utf-8", "replace")
-    except FileNotFoundError:
-        raise GraphCreationError("no such file", path) from None
-    try:
-        ir, _ = compile_program(text, (*item.compile_flags, *item.flags), timeout=item.timeout)
-    except GraphCreationError as error:
-        if error.path not in (None, "-"):
-            raise
-        offset = RECIPES[0].header.count("\n")  # the error is the first recipe's, which prepends its header
-        line = error.line - offset if error.line is not None and error.line > offset else None
-        raise type(error)(error.message, path, line, error.column if line else None) from None
-    return graph_from_ir(ir, path=path)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -357,30 +216,15 @@ class Request:
 
     task: str
     explicit: bool  # the analyses / platform were named (:func:`_explicit_choice`)
-    root: tuple[int, ...] | None = None
-    roots: int | None = None
-    seed: int = 0
-    steps: int | None = None
-    compare: bool = False
-    transfer: int | None = None
-    wgsize: int | None = None
-    top: int = 5
+    options: dict = field(default_factory=dict)  # of the model's predict (TaskSpec.predict_options)
     notes: bool = True  # say (on stderr) why a model was skipped for an input
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Request:
-        get = lambda name, default=None: getattr(args, name, default)  # noqa: E731 - each task has its own options
         return cls(
             task=args.task,
             explicit=_explicit_choice(args),
-            root=tuple(args.root) if get("root") else None,
-            roots=get("roots"),
-            seed=get("seed", 0),
-            steps=get("steps"),
-            compare=bool(get("compare", False)),
-            transfer=get("transfer"),
-            wgsize=get("wgsize"),
-            top=get("top", 5),
+            options=TASKS[args.task].predict_options(args),
             notes=not args.json and not args.quiet,
         )
 
@@ -443,51 +287,13 @@ def predict_graph(task: PredictTask) -> Predicted:
     return out
 
 
-def _predict_dataflow(path: str, graph, model, request: Request, out: Predicted) -> dict:
-    """One data-flow model's prediction; an analysis without an eligible root (or, when the analyses were not
-    named, for which ``--root`` is not eligible) is skipped with a note, not failed."""
-    from programl.exceptions import AnalysisError
-
-    try:
-        prediction = model.predict(
-            graph,
-            roots=list(request.root) if request.root else None,
-            num_roots=request.roots,
-            seed=request.seed,
-            steps=request.steps,
-            compare=request.compare,
-        )
-    except AnalysisError as error:
-        no_root = str(error).startswith("No eligible root")
-        if not no_root and request.explicit:
-            raise
-        if no_root:
-            out.notes["without a root"] = out.notes.get("without a root", 0) + 1
-        if request.notes:
-            out.messages.append(f"{path}: {model.analysis}: {error}")
-        return {"model": model.name, "analysis": model.analysis, "skipped": str(error)}
-    return {"model": model.name, **prediction.to_dict()}
-
-
 def _predict_one(path: str, graph, models, request: Request, out: Predicted) -> dict:
     """Every model's prediction on one graph (the record ``--json`` prints)."""
-    from programl.exceptions import AnalysisError
     from programl.pretrained.inference import check_graph
 
     check_graph(graph)  # an empty or corrupt graph fails the input, whatever the models would make of it
-    record: dict = {"file": path, "task": request.task, "nodes": len(graph.node), "predictions": []}
-    for model in models:
-        if request.task == "dataflow":
-            entry = _predict_dataflow(path, graph, model, request, out)
-        elif request.task == "devmap":
-            prediction = model.predict(graph, transfer=request.transfer, wgsize=request.wgsize)
-            entry = {"model": model.name, **prediction.to_dict()}
-        else:
-            entry = {"model": model.name, **model.predict(graph, top=request.top).to_dict()}
-        record["predictions"].append(entry)
-    if request.task == "dataflow" and request.root and all("skipped" in e for e in record["predictions"]):
-        raise AnalysisError(f"node {request.root[0]} is an eligible root of none of the analyses")
-    return record
+    entries = TASKS[request.task].predict_entries(path, graph, models, request, out)
+    return {"file": path, "task": request.task, "nodes": len(graph.node), "predictions": entries}
 
 
 @contextlib.contextmanager
@@ -515,67 +321,16 @@ def _prediction_pool(args: argparse.Namespace):
 # Output
 
 
-def _dataflow_text(path: str, name: str, nodes: int, result: dict) -> list[str]:
-    lines = []
-    compared = "exact_true" in (result["roots"][0] if result["roots"] else {})
-    for entry in result["roots"]:
-        root = entry["root"]
-        head = (
-            f"{path}: {result['analysis']} (model {name}, T={result['steps']}) root {root['id']} "
-            f"({root['type']} {root['text']}): {entry['predicted_true']} of {nodes} nodes predicted true"
-        )
-        if compared:
-            c = entry["confusion"]
-            head += (
-                f"; exact {entry['exact_true']} (true positives {c['true_positives']}, false positives "
-                f"{c['false_positives']}, missed {c['false_negatives']})"
-            )
-        lines.append(head)
-        lines.append(f"  {'id':>6}  {'type':<11}  {'p(true)':>7}" + ("  exact " if compared else "") + "  text")
-        for node in entry["nodes"]:
-            mark = ""
-            if compared:
-                mark = "  " + (
-                    "yes   " if node["exact"] and node["predicted"] else "no    " if node["predicted"] else "MISSED"
-                )
-            lines.append(f"  {node['id']:>6}  {node['type']:<11}  {node['probability']:>7.3f}{mark}  {node['text']}")
-    return lines
-
-
-def _devmap_text(path: str, name: str, result: dict) -> list[str]:
-    from programl.data.devmap import PLATFORM_NAMES
-
-    platform = result["platform"]
-    return [
-        f"{path}: {platform} ({PLATFORM_NAMES.get(platform, platform)}): {result['device']} "
-        f"(p={result['probability']:.3f}; transfer {result['transfer']:,} bytes, wgsize {result['wgsize']}: "
-        f"{result['aux_inputs']}; model {name})"
-    ]
-
-
-def _classifyapp_text(path: str, name: str, result: dict) -> list[str]:
-    lines = [f"{path}: POJ-104 classes (model {name})"]
-    lines += [
-        f"  {rank}. class {item['class']:>3}  p={item['probability']:.3f}"
-        for rank, item in enumerate(result["top"], start=1)
-    ]
-    return lines
-
-
 def _print_record(record: dict, args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(record, sort_keys=True), flush=True)
         return
+    spec = TASKS[args.task]
     lines = []
     for entry in record["predictions"]:
         if "skipped" in entry:
             continue
-        if args.task == "dataflow":
-            lines += _dataflow_text(record["file"], entry["model"], record["nodes"], entry)
-        elif args.task == "devmap":
-            lines += _devmap_text(record["file"], entry["model"], entry)
-        else:
-            lines += _classifyapp_text(record["file"], entry["model"], entry)
+        lines += spec.predict_text(record["file"], entry["model"], record["nodes"], entry)
     if lines:
         print("\n".join(lines), flush=True)
 

@@ -197,13 +197,10 @@ class PretrainedModel:
         return path.read_text(encoding="utf-8") if path.is_file() else ""
 
     def predict(self, graph, **options):
-        """Predict on a ``ProgramGraph``: :func:`~programl.pretrained.inference.predict_dataflow`,
-        :func:`~programl.pretrained.inference.predict_devmap` or
-        :func:`~programl.pretrained.inference.predict_classifyapp` according to the task (``options`` go to that
-        function)."""
-        from programl.pretrained import inference
-
-        return getattr(inference, f"predict_{self.task}")(self, graph, **options)
+        """Predict on a ``ProgramGraph``: the task's :meth:`~programl.tasks.base.TaskSpec.predict` (e.g.
+        :func:`~programl.pretrained.inference.predict_dataflow`, :func:`~programl.pretrained.inference.predict_devmap`
+        or :func:`~programl.pretrained.inference.predict_classifyapp`; ``options`` go to that function)."""
+        return _REGISTRY[self.task].predict(self, graph, **options)
 
 
 def pretrained(

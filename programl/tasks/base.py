@@ -11,13 +11,14 @@ tasks want; a task overrides what differs. Every method reads plain data (``conf
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from programl.exceptions import ProgramlError
 from programl.tasks.run_files import RunFiles, read_log_seconds_by_device
 
-__all__ = ["TaskSpec", "require_options"]
+__all__ = ["TaskSpec", "count_argument", "require_options"]
 
 
 def require_options(config: Mapping[str, Any], keys: tuple[str, ...], where: str) -> dict[str, Any]:
@@ -26,6 +27,23 @@ def require_options(config: Mapping[str, Any], keys: tuple[str, ...], where: str
     if missing:
         raise ProgramlError(f"{where}: no {', '.join(missing)} among the model options (a run of another programl?)")
     return {k: config[k] for k in keys}
+
+
+def count_argument(minimum: int, maximum: int = 2**31 - 1):
+    """An argparse type: an integer in [minimum, maximum] (node indices, steps and counts fit an int32)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}: {text!r}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}: {text!r}")
+        return value
+
+    return parse
 
 
 class TaskSpec:
@@ -42,6 +60,10 @@ class TaskSpec:
         fills_training_facts: Whether an export completes a scores-only results file (``--card-from``) with the
             training facts of ``log.jsonl`` and the checkpoint.
         counts_init_from: Whether a card counts the epochs of the checkpoint a run started from (``--init-from``).
+        predict_help: What ``programl predict <name>`` predicts, as the end of "Predict ... with a pretrained model."
+            (its line in ``programl predict --help``).
+        predict_examples: The epilog of ``programl predict <name> --help``.
+        predict_order: Where ``programl predict --help`` lists the task (lower first; ties: the registry's order).
     """
 
     name: ClassVar[str]
@@ -51,6 +73,9 @@ class TaskSpec:
     best_metric: ClassVar[str] = "best_val_accuracy"
     fills_training_facts: ClassVar[bool] = True
     counts_init_from: ClassVar[bool] = True
+    predict_help: ClassVar[str]
+    predict_examples: ClassVar[str] = ""
+    predict_order: ClassVar[int] = 100
 
     # ---------------------------------------------------------------------------------------------------------
     # The network
@@ -142,3 +167,73 @@ class TaskSpec:
     def predict_command(self, m: Mapping[str, Any]) -> str:
         """The ``programl predict`` command line of the card's "Use" section."""
         return f"programl predict {self.name} FILE"
+
+    # ---------------------------------------------------------------------------------------------------------
+    # Prediction: ``PretrainedModel.predict`` and ``programl predict <name>``
+
+    def predict(self, model, graph, **options):
+        """What ``model`` (a :class:`~programl.pretrained.hub.PretrainedModel` of this task) predicts on ``graph``
+        (a ``ProgramGraph``): a result whose ``to_dict()`` is an entry of ``programl predict --json``."""
+        raise NotImplementedError
+
+    def add_predict_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add the task's own options of ``programl predict <name>`` (default: none)."""
+
+    def predict_wanted(self, args: argparse.Namespace) -> tuple[list[dict[str, str]], bool]:
+        """The models ``programl predict`` runs when no ``--model`` is given: one
+        :func:`~programl.pretrained.hub.find_pretrained` filter per model (e.g. ``{"platform": "amd"}``; the first
+        model found for each is run), and whether the user named them (then each needs a model, and a model that
+        cannot predict for an input fails it) rather than asked for all there are. Default: the task's one model,
+        ``([{}], True)``."""
+        return [{}], True
+
+    def check_predict_model(self, model, args: argparse.Namespace) -> None:
+        """Refuse a ``programl predict --model`` of this task that the task's options rule out (default: none).
+
+        Raises:
+            ProgramlError: One line naming ``args.model``.
+        """
+
+    def source_graph(
+        self, path: str, suffix: str, compile_flags: tuple[str, ...], flags: tuple[str, ...], timeout: float
+    ):
+        """The ``ProgramGraph`` of the source file ``path`` (``suffix``: its extension, lower case) compiled as the
+        task's training graphs were, or None to build it as ``programl build`` does (the default). Runs in a worker
+        process of ``programl predict``.
+
+        Args:
+            compile_flags: The model's compiler flags (``model.json`` ``inputs.flags``).
+            flags: The user's, after ``--``.
+            timeout: Seconds the compiler may take.
+
+        Raises:
+            GraphCreationError: The file does not compile.
+        """
+        return None
+
+    def predict_options(self, args: argparse.Namespace) -> dict[str, Any]:
+        """The keyword arguments of :meth:`predict` that the task's ``programl predict`` options ask for (plain
+        data: a prediction worker gets them pickled). Default: none."""
+        return {}
+
+    def predict_entries(self, path: str, graph, models, request, out) -> list[dict]:
+        """The ``predictions`` of ``programl predict --json`` for one input: one entry per model, ``{"model": its
+        name, **prediction.to_dict()}``. Runs in a prediction worker.
+
+        Args:
+            path: The input, as given.
+            graph: Its ``ProgramGraph`` (checked: it has nodes and no dangling edge).
+            models: The loaded :class:`~programl.pretrained.hub.PretrainedModel` objects.
+            request: ``options`` (:meth:`predict_options`), ``explicit`` (:meth:`predict_wanted`), ``notes``
+                (whether to say why a model was skipped).
+            out: Where to add lines for stderr (``out.messages``) and counts for the summary line (``out.notes``).
+
+        Raises:
+            ProgramlError: The input fails (one line).
+        """
+        return [{"model": model.name, **model.predict(graph, **request.options).to_dict()} for model in models]
+
+    def predict_text(self, path: str, name: str, nodes: int, result: Mapping[str, Any]) -> list[str]:
+        """The lines ``programl predict`` prints of ``result``, an entry of :meth:`predict_entries` (model ``name`` on
+        the graph of ``path``, with ``nodes`` nodes; an entry with ``skipped`` is not printed)."""
+        raise NotImplementedError

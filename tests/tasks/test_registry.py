@@ -38,11 +38,50 @@ def test_the_registry_imports_no_torch() -> None:
     assert out.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("module", ["cli/train.py", "cli/evaluate.py", "models/export.py", "models/card.py"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "cli/train.py",
+        "cli/evaluate.py",
+        "cli/predict.py",
+        "pretrained/export.py",
+        "pretrained/card.py",
+        "pretrained/hub.py",
+        "pretrained/inference.py",
+    ],
+)
 def test_no_task_name_is_compared_outside_the_tasks(module) -> None:
     """The modules that went through the registry in this step; the rest of the package follows in issue 35."""
     text = (REPO / "programl" / module).read_text(encoding="utf-8")
     assert not _COMPARISON.findall(text), _COMPARISON.findall(text)
+
+
+def test_predict_looks_a_task_up_in_the_registry(capsys) -> None:
+    """``programl predict`` has a sub-command per task, in the order it always had, each set up by the task's spec
+    (help, examples, options, the models wanted, how a source is compiled)."""
+    import argparse
+
+    from programl.cli import predict
+
+    parser = argparse.ArgumentParser(prog="programl")
+    predict.add_parser(parser.add_subparsers())
+    with pytest.raises(SystemExit):
+        parser.parse_args(["predict", "nope"])
+    assert "(choose from 'dataflow', 'devmap', 'classifyapp')" in capsys.readouterr().err
+    argv = {"dataflow": "f.ll", "devmap": "f.cl", "classifyapp": "f.c"}
+    args = {name: parser.parse_args(["predict", name, file]) for name, file in argv.items()}
+    for name, a in args.items():
+        spec = TASKS[a.task]
+        assert a.task == name and a.parser.description == f"Predict {spec.predict_help} with a pretrained model."
+        assert a.parser.epilog == spec.predict_examples and f"programl predict {name} " in a.parser.epilog
+    assert {name: TASKS[name].predict_options(a) for name, a in args.items()} == {
+        "dataflow": {"roots": None, "num_roots": None, "seed": 0, "steps": None, "compare": False},
+        "devmap": {"transfer": None, "wgsize": None},
+        "classifyapp": {"top": 5},
+    }
+    assert TASKS["devmap"].predict_wanted(args["devmap"]) == ([{"platform": "amd"}, {"platform": "nvidia"}], False)
+    assert TASKS["classifyapp"].predict_wanted(args["classifyapp"]) == ([{}], True)
+    assert TASKS["devmap"].source_graph("f.ll", ".ll", (), (), 1.0) is None  # built as `programl build` does
 
 
 def test_every_shipped_card_is_written_from_its_model_json_by_the_registry() -> None:

@@ -1,17 +1,23 @@
 """The POJ-104 classification task as the package sees it (issue 35; SPEC §6.6, §7.4): the network of a run's
-options, and what its pretrained models' ``model.json`` and cards say. No torch."""
+options, what its pretrained models' ``model.json`` and cards say, and how ``programl predict classifyapp`` uses
+them. No torch."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from programl.exceptions import ProgramlError
-from programl.tasks.base import TaskSpec, require_options
+from programl.tasks.base import TaskSpec, count_argument, require_options
 from programl.tasks.run_files import RunFiles
 from programl.util.text import fmt, markdown_table
 
-__all__ = ["ClassifyappSpec"]
+__all__ = ["CXX_SOURCES", "ClassifyappSpec"]
+
+#: The sources ``programl predict classifyapp`` compiles as the POJ-104 graphs were.
+CXX_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++")
 
 
 class ClassifyappSpec(TaskSpec):
@@ -19,6 +25,13 @@ class ClassifyappSpec(TaskSpec):
     summary = "learn POJ-104 algorithm classification (104 classes of C/C++ programs)"
     title = "ProGraML POJ-104 algorithm classification"
     train_module = "programl.tasks.classifyapp.train"
+    predict_help = "the POJ-104 class of C/C++ programs"
+    predict_examples = """\
+examples:
+  programl predict classifyapp examples/quicksort.cc                  the 5 most likely POJ-104 classes
+  programl predict classifyapp --top 3 --json a.c b.cc
+"""
+    predict_order = 3
 
     def model_spec(self, config: Mapping[str, Any], vocabulary_size: int, where: str = "config.json") -> dict:
         from programl.data.poj104 import NUM_CLASSES  # numpy: not for --help
@@ -115,3 +128,50 @@ class ClassifyappSpec(TaskSpec):
 
     def predict_command(self, m: Mapping[str, Any]) -> str:
         return "programl predict classifyapp PROGRAM.cc"
+
+    # ---------------------------------------------------------------------------------------------------- predict
+    def predict(self, model, graph, **options):
+        from programl.pretrained.inference import predict_classifyapp
+
+        return predict_classifyapp(model, graph, **options)
+
+    def add_predict_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--top", type=count_argument(1), default=5, metavar="K", help="how many classes (default: 5)"
+        )
+
+    def source_graph(
+        self, path: str, suffix: str, compile_flags: tuple[str, ...], flags: tuple[str, ...], timeout: float
+    ):
+        """A C/C++ program compiled as the POJ-104 graphs (:func:`programl.data.poj104.compile_program`); a compiler
+        error is located in the file, not in the text with the header that clang read from stdin."""
+        if suffix not in CXX_SOURCES:
+            return None
+        from programl.data.poj104 import RECIPES, compile_program
+        from programl.exceptions import GraphCreationError
+        from programl.graph_builder.llvm import graph_from_ir
+
+        try:
+            text = Path(path).read_bytes().decode("utf-8", "replace")
+        except FileNotFoundError:
+            raise GraphCreationError("no such file", path) from None
+        try:
+            ir, _ = compile_program(text, (*compile_flags, *flags), timeout=timeout)
+        except GraphCreationError as error:
+            if error.path not in (None, "-"):
+                raise
+            offset = RECIPES[0].header.count("\n")  # the error is the first recipe's, which prepends its header
+            line = error.line - offset if error.line is not None and error.line > offset else None
+            raise type(error)(error.message, path, line, error.column if line else None) from None
+        return graph_from_ir(ir, path=path)
+
+    def predict_options(self, args: argparse.Namespace) -> dict[str, Any]:
+        return {"top": args.top}
+
+    def predict_text(self, path: str, name: str, nodes: int, result: Mapping[str, Any]) -> list[str]:
+        lines = [f"{path}: POJ-104 classes (model {name})"]
+        lines += [
+            f"  {rank}. class {item['class']:>3}  p={item['probability']:.3f}"
+            for rank, item in enumerate(result["top"], start=1)
+        ]
+        return lines

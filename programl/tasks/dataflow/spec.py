@@ -1,13 +1,14 @@
-"""The data-flow task as the package sees it (issue 35; SPEC §6.1, §7.1): the network of a run's options, and what
-its pretrained models' ``model.json`` and cards say. No torch."""
+"""The data-flow task as the package sees it (issue 35; SPEC §6.1, §7.1): the network of a run's options, what
+its pretrained models' ``model.json`` and cards say, and how ``programl predict dataflow`` uses them. No torch."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping
 from typing import Any
 
 from programl.exceptions import ProgramlError
-from programl.tasks.base import TaskSpec, require_options
+from programl.tasks.base import TaskSpec, count_argument, require_options
 from programl.tasks.run_files import RunFiles
 from programl.util.text import fmt, markdown_table
 
@@ -31,6 +32,14 @@ class DataflowSpec(TaskSpec):
     title = "ProGraML data-flow GGNN"
     train_module = "programl.tasks.dataflow.train"
     best_metric = "best_val_f1"
+    predict_help = "the nodes a data-flow analysis labels, per root"
+    predict_examples = """\
+examples:
+  programl predict dataflow examples/dot_product.ll                        every installed analysis, sampled roots
+  programl predict dataflow --analysis liveness --root 12 --compare f.c    one root, beside the exact labels
+  programl predict dataflow --analysis reachability --roots 3 --json *.ll
+"""
+    predict_order = 1
 
     def model_spec(self, config: Mapping[str, Any], vocabulary_size: int, where: str = "config.json") -> dict:
         o = require_options(config, ("model", "steps"), where)
@@ -145,3 +154,124 @@ class DataflowSpec(TaskSpec):
             + (f" --model {m['name']}" if m["name"] != m.get("analysis") else "")
             + " FILE.ll --roots 3 --compare"
         )
+
+    # ---------------------------------------------------------------------------------------------------- predict
+    def predict(self, model, graph, **options):
+        from programl.pretrained.inference import predict_dataflow
+
+        return predict_dataflow(model, graph, **options)
+
+    def add_predict_arguments(self, parser: argparse.ArgumentParser) -> None:
+        from programl.dataflow.names import ANALYSES
+
+        parser.add_argument(
+            "--analysis",
+            action="append",
+            choices=ANALYSES,
+            metavar="A",
+            help=f"one of {', '.join(ANALYSES)} (repeatable; default: every analysis with a model)",
+        )
+        roots = parser.add_mutually_exclusive_group()
+        roots.add_argument(
+            "--root",
+            type=count_argument(0),
+            action="append",
+            metavar="N",
+            help="predict for root node N (repeatable); it must be an eligible root of the analysis",
+        )
+        roots.add_argument(
+            "--roots",
+            type=count_argument(1),
+            metavar="K",
+            help="K roots, the first of a seeded shuffle of the eligible ones (default: the analyses' "
+            "own sample, min(ceil(eligible / 10), 10) roots)",
+        )
+        parser.add_argument(
+            "--seed",
+            type=count_argument(0, 2**63 - 1),
+            default=0,
+            help="seed of the root sample (default: 0, as analyze)",
+        )
+        parser.add_argument(
+            "--steps", type=count_argument(0), metavar="T", help="message-passing steps (default: the model's, 30)"
+        )
+        parser.add_argument(
+            "--compare", action="store_true", help="show the exact labels of the analysis beside the predicted ones"
+        )
+
+    def predict_wanted(self, args: argparse.Namespace) -> tuple[list[dict[str, str]], bool]:
+        """An installed model per analysis (``--analysis``, default: every analysis that has one)."""
+        from programl.dataflow.names import ANALYSES
+
+        return [{"analysis": a} for a in (args.analysis or ANALYSES)], bool(args.analysis)
+
+    def check_predict_model(self, model, args: argparse.Namespace) -> None:
+        if args.analysis and model.analysis not in args.analysis:
+            raise ProgramlError(f"{args.model}: a {model.analysis} model, not a {' or '.join(args.analysis)} one")
+
+    def predict_options(self, args: argparse.Namespace) -> dict[str, Any]:
+        return {
+            "roots": list(args.root) if args.root else None,
+            "num_roots": args.roots,
+            "seed": args.seed,
+            "steps": args.steps,
+            "compare": bool(args.compare),
+        }
+
+    def predict_entries(self, path: str, graph, models, request, out) -> list[dict]:
+        """Each analysis's prediction; ``--root`` that is an eligible root of none of them fails the input."""
+        from programl.exceptions import AnalysisError
+
+        entries = [self._predict_entry(path, graph, model, request, out) for model in models]
+        roots = request.options["roots"]
+        if roots and all("skipped" in e for e in entries):
+            raise AnalysisError(f"node {roots[0]} is an eligible root of none of the analyses")
+        return entries
+
+    def _predict_entry(self, path: str, graph, model, request, out) -> dict:
+        """One data-flow model's prediction; an analysis without an eligible root (or, when the analyses were not
+        named, for which ``--root`` is not eligible) is skipped with a note, not failed."""
+        from programl.exceptions import AnalysisError
+
+        try:
+            prediction = model.predict(graph, **request.options)
+        except AnalysisError as error:
+            no_root = str(error).startswith("No eligible root")
+            if not no_root and request.explicit:
+                raise
+            if no_root:
+                out.notes["without a root"] = out.notes.get("without a root", 0) + 1
+            if request.notes:
+                out.messages.append(f"{path}: {model.analysis}: {error}")
+            return {"model": model.name, "analysis": model.analysis, "skipped": str(error)}
+        return {"model": model.name, **prediction.to_dict()}
+
+    def predict_text(self, path: str, name: str, nodes: int, result: Mapping[str, Any]) -> list[str]:
+        """Per root: a line with the root and the count of nodes predicted true (and, with ``--compare``, the exact
+        count and the confusion), then a table of the nodes."""
+        lines = []
+        compared = "exact_true" in (result["roots"][0] if result["roots"] else {})
+        for entry in result["roots"]:
+            root = entry["root"]
+            head = (
+                f"{path}: {result['analysis']} (model {name}, T={result['steps']}) root {root['id']} "
+                f"({root['type']} {root['text']}): {entry['predicted_true']} of {nodes} nodes predicted true"
+            )
+            if compared:
+                c = entry["confusion"]
+                head += (
+                    f"; exact {entry['exact_true']} (true positives {c['true_positives']}, false positives "
+                    f"{c['false_positives']}, missed {c['false_negatives']})"
+                )
+            lines.append(head)
+            lines.append(f"  {'id':>6}  {'type':<11}  {'p(true)':>7}" + ("  exact " if compared else "") + "  text")
+            for node in entry["nodes"]:
+                mark = ""
+                if compared:
+                    mark = "  " + (
+                        "yes   " if node["exact"] and node["predicted"] else "no    " if node["predicted"] else "MISSED"
+                    )
+                lines.append(
+                    f"  {node['id']:>6}  {node['type']:<11}  {node['probability']:>7.3f}{mark}  {node['text']}"
+                )
+        return lines

@@ -1,18 +1,24 @@
 """The devmap task as the package sees it (issue 35; SPEC §6.5, §7.3): the network of a run's options, where a
-run keeps its models (one per platform and fold), and what their ``model.json`` and cards say. No torch."""
+run keeps its models (one per platform and fold), what their ``model.json`` and cards say, and how ``programl predict
+devmap`` uses them. No torch."""
 
 from __future__ import annotations
 
+import argparse
+import os
 from collections.abc import Mapping
 from typing import Any
 
 from programl.exceptions import ProgramlError
-from programl.tasks.base import TaskSpec, require_options
+from programl.tasks.base import TaskSpec, count_argument, require_options
 from programl.tasks.run_files import RunFiles, read_log_seconds
 from programl.util.fs import read_json
 from programl.util.text import fmt, markdown_table
 
-__all__ = ["DevmapSpec", "fold_dirs"]
+__all__ = ["PLATFORMS", "DevmapSpec", "fold_dirs"]
+
+#: The platforms ``programl predict devmap --platform`` chooses from.
+PLATFORMS = ("amd", "nvidia")
 
 #: The options of the graph model and its auxiliary head.
 _NETWORK = (
@@ -46,6 +52,13 @@ class DevmapSpec(TaskSpec):
     train_module = "programl.tasks.devmap.train"
     fills_training_facts = False
     counts_init_from = False
+    predict_help = "CPU or GPU for OpenCL kernels"
+    predict_examples = """\
+examples:
+  programl predict devmap examples/vector_add.cl                      both platforms, the default inputs
+  programl predict devmap --platform amd --transfer 4194304 --wgsize 256 kernel.cl
+"""
+    predict_order = 2
 
     def model_spec(self, config: Mapping[str, Any], vocabulary_size: int, where: str = "config.json") -> dict:
         o = require_options(config, _NETWORK, where)
@@ -249,3 +262,65 @@ class DevmapSpec(TaskSpec):
 
     def predict_command(self, m: Mapping[str, Any]) -> str:
         return f"programl predict devmap --platform {m.get('platform')} KERNEL.cl --transfer BYTES --wgsize N"
+
+    # ---------------------------------------------------------------------------------------------------- predict
+    def predict(self, model, graph, **options):
+        from programl.pretrained.inference import predict_devmap
+
+        return predict_devmap(model, graph, **options)
+
+    def add_predict_arguments(self, parser: argparse.ArgumentParser) -> None:
+        from programl.data.devmap import AUX_MEDIANS as d
+
+        parser.add_argument(
+            "--platform",
+            choices=(*PLATFORMS, "all"),
+            default="all",
+            help="amd (AMD Tahiti 7970), nvidia (NVIDIA GTX 970) or all (default: all with a model)",
+        )
+        parser.add_argument(
+            "--transfer",
+            type=count_argument(0),
+            metavar="BYTES",
+            help="bytes transferred to the device (default: a DevMap graph's own value, else the "
+            f"median of the DevMap data: {d['amd']['transfer']:,} on amd, "
+            f"{d['nvidia']['transfer']:,} on nvidia)",
+        )
+        parser.add_argument(
+            "--wgsize",
+            type=count_argument(0),
+            metavar="N",
+            help="work-group size (default: a DevMap graph's own value, else the median of the DevMap "
+            f"data: {d['amd']['wgsize']} on amd, {d['nvidia']['wgsize']} on nvidia)",
+        )
+
+    def predict_wanted(self, args: argparse.Namespace) -> tuple[list[dict[str, str]], bool]:
+        """An installed model per platform (``--platform``, default: both that have one)."""
+        platforms = PLATFORMS if args.platform == "all" else (args.platform,)
+        return [{"platform": p} for p in platforms], args.platform != "all"
+
+    def source_graph(
+        self, path: str, suffix: str, compile_flags: tuple[str, ...], flags: tuple[str, ...], timeout: float
+    ):
+        """An OpenCL kernel (``.cl``) compiled as the DevMap graphs were: the model's flags, ``-I`` its directory."""
+        if suffix != ".cl":
+            return None
+        from programl.graph_builder import clang
+        from programl.graph_builder.llvm import graph_from_ir
+
+        include = ("-I", os.path.dirname(path) or ".")
+        ir = clang.compile_file(path, (*compile_flags, *include, *flags), "cl", timeout=timeout)
+        return graph_from_ir(ir, path=path)
+
+    def predict_options(self, args: argparse.Namespace) -> dict[str, Any]:
+        return {"transfer": args.transfer, "wgsize": args.wgsize}
+
+    def predict_text(self, path: str, name: str, nodes: int, result: Mapping[str, Any]) -> list[str]:
+        from programl.data.devmap import PLATFORM_NAMES
+
+        platform = result["platform"]
+        return [
+            f"{path}: {platform} ({PLATFORM_NAMES.get(platform, platform)}): {result['device']} "
+            f"(p={result['probability']:.3f}; transfer {result['transfer']:,} bytes, wgsize {result['wgsize']}: "
+            f"{result['aux_inputs']}; model {name})"
+        ]
