@@ -55,26 +55,12 @@ from urllib.parse import urlparse
 
 from programl.data.deepdataflow.inputs import Input, setting_tag
 from programl.exceptions import ProgramlError
+from programl.graph_builder import clang, flang
 
 __all__ = ["COMPILERS", "LANGUAGES", "archive_files", "archive_inputs", "cache_path", "fetch_archive", "unpack_archive"]
 
 #: Suffix (lower case) -> language (clang's ``-x`` name, or ``fortran``).
-LANGUAGES = {
-    ".c": "c",
-    ".cc": "c++",
-    ".cpp": "c++",
-    ".cxx": "c++",
-    ".c++": "c++",
-    ".cl": "cl",
-    ".cu": "cuda",
-    ".f": "fortran",
-    ".for": "fortran",
-    ".f77": "fortran",
-    ".f90": "fortran",
-    ".f95": "fortran",
-    ".f03": "fortran",
-    ".f08": "fortran",
-}
+LANGUAGES = {**clang.LANGUAGES, **dict.fromkeys(flang.FORTRAN_SUFFIXES, "fortran")}
 #: Compiler -> the languages it compiles.
 COMPILERS = {
     "clang-22": ("c", "c++", "cl", "cuda"),

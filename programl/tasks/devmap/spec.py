@@ -21,7 +21,7 @@ __all__ = ["PLATFORMS", "DevmapSpec", "fold_dirs"]
 PLATFORMS = ("amd", "nvidia")
 
 #: The options of the graph model and its auxiliary head.
-_NETWORK = (
+NETWORK_OPTIONS = (
     "hidden",
     "steps",
     "layers",
@@ -61,7 +61,7 @@ examples:
     predict_order = 2
 
     def model_spec(self, config: Mapping[str, Any], vocabulary_size: int, where: str = "config.json") -> dict:
-        o = require_options(config, _NETWORK, where)
+        o = require_options(config, NETWORK_OPTIONS, where)
         from programl.models.pooled_readout import is_paper_head  # torch: only when a network is described
 
         channels, pooling = config.get("readout_channels", 2), config.get("pooling", "sum")

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from programl.tasks.devmap.spec import DevmapSpec
+from programl.tasks.devmap.spec import NETWORK_OPTIONS, DevmapSpec
 from programl.training import (
     SCHEDULE_DEFAULTS,
     Budget,
@@ -459,20 +459,7 @@ class DevmapOptions(TaskOptions):
 
 
 #: The options of the model (``evaluate`` needs them).
-_MODEL_KEYS = (
-    "hidden",
-    "steps",
-    "layers",
-    "positions",
-    "node_type_gru",
-    "message_dropout",
-    "state_dropout",
-    "aux_dropout",
-    "aux_hidden",
-    "readout_channels",
-    "pooling",
-    "intermediate_loss_weight",
-)
+_MODEL_KEYS = (*NETWORK_OPTIONS, "readout_channels", "pooling", "intermediate_loss_weight")
 #: What runs written before an option existed are taken to have used.
 _MODEL_DEFAULTS = {"aux_bins": 0, "text_counts": False, "average_last": 0}
 
