@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Building against LLVM's floor (issue 38 item 4): graph building as a multiple of LLVM's own parse + print.
+
+Any builder on LLVM must at least parse the module and print it once (the instruction texts are LLVM's printing),
+so ``llvmlite.binding.parse_assembly`` in a fresh context followed by ``str(module)`` is the floor. For every file
+of ``benchmarks/build.py``'s corpus (bundled examples, the 1,000 legacy IR files, the C files of seven PyPI
+sdists compiled by clang-14), this process times, side by side and interleaved:
+
+  * ours  = ``graph_from_ir(ir)`` + ``SerializeToString()`` (everything a user pays for a graph);
+  * floor = fresh context + ``parse_assembly(ir)`` + ``str(module)``.
+
+Times are CPU seconds of this process (``--clock wall`` for wall time), best of ``--repeat`` for files under
+0.5 s. The target line is the ratio of total times on the files over 10k nodes (target <= 4x). Also printed:
+linearity (ours, time per node of the largest tenth of the files >= 100 nodes over the smallest tenth; target <= 2)
+and, with ``--reference``, the speed-up over the original (``llvm2graph-10 --stdout_fmt=pb`` as a subprocess, its
+child CPU time; on the files over 10k nodes only; target >= 10x).
+
+Usage: nice .venv/bin/python benchmarks/build_floor.py [--reference] [--repeat 3] [--min-nodes 0] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import llvmlite.binding as llvm  # noqa: E402
+
+from build import (  # noqa: E402
+    NON_TRIVIAL_NODES,
+    example_corpus,
+    legacy_corpus,
+    log,
+    sdist_corpus,
+    tenths,
+    time_reference,
+)
+from programl.graph_builder.llvm import graph_from_ir  # noqa: E402
+from tests.graph_builder.reference import find_clang14, find_llvm2graph  # noqa: E402
+
+LARGE = 10_000
+CLOCK = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def floor_once(ir: str) -> None:
+    context = llvm.create_context()
+    module = llvm.parse_assembly(ir, context=context)
+    str(module)
+    module.close()
+    context.close()
+
+
+def ours_once(ir: str) -> tuple[int, int]:
+    graph = graph_from_ir(ir)
+    graph.SerializeToString()
+    return len(graph.node), len(graph.edge)
+
+
+def time_both(ir: str, repeat: int, clock: str) -> tuple[float, float, int, int] | None:
+    """Best ours and best floor, interleaved (ours, floor, ours, floor, ...); None when LLVM 22 rejects the IR."""
+    now = CLOCK[clock]
+    best_ours = best_floor = float("inf")
+    nodes = edges = 0
+    for _attempt in range(repeat):
+        gc.collect()
+        start = now()
+        try:
+            nodes, edges = ours_once(ir)
+        except Exception as error:  # noqa: BLE001 - reported, the benchmark goes on
+            log(f"  ours failed: {error}")
+            return None
+        best_ours = min(best_ours, now() - start)
+        gc.collect()
+        start = now()
+        floor_once(ir)
+        best_floor = min(best_floor, now() - start)
+        if best_ours > 0.5:  # large files: one run each is enough
+            break
+    return best_ours, best_floor, nodes, edges
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "programl" / "bench-build",
+        help="where sdists and compiled IR are kept (shared with benchmarks/build.py)",
+    )
+    parser.add_argument("--out", type=Path, default=REPO / "bench-results" / "build_floor.json")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per file under 0.5 s (best is kept)")
+    parser.add_argument("--min-nodes", type=int, default=0, help="time only files with at least this many nodes")
+    parser.add_argument("--reference", action="store_true", help="also time llvm2graph-10 on files over 10k nodes")
+    parser.add_argument("--reference-timeout", type=float, default=600, help="seconds per file for the original")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu", help="CPU seconds (default) or wall time")
+    args = parser.parse_args()
+
+    clang14 = find_clang14()
+    corpus = example_corpus(clang14) + legacy_corpus() + sdist_corpus(args.cache, clang14)[0]
+    log(f"corpus: {len(corpus)} files")
+    reference = find_llvm2graph() if args.reference else None
+    if args.reference and reference is None:
+        log("llvm2graph-10 not found (make reference): the comparison with the original is skipped")
+
+    rows = []
+    for index, (source, name, ir) in enumerate(corpus):
+        if args.min_nodes and len(ir) < 2 * args.min_nodes:  # too few bytes for that many nodes: skip unbuilt
+            continue
+        timed = time_both(ir, args.repeat, args.clock)
+        if timed is None:
+            log(f"{source}/{name}: skipped")
+            continue
+        ours, floor, nodes, edges = timed
+        if nodes < args.min_nodes:
+            continue
+        row = {"source": source, "name": name, "nodes": nodes, "edges": edges, "ours_s": ours, "floor_s": floor}
+        if reference and nodes > LARGE:
+            row["reference_s"] = time_reference(ir, reference, 1, args.reference_timeout, args.clock)
+        rows.append(row)
+        if (index + 1) % 200 == 0:
+            log(f"  {index + 1} / {len(corpus)}")
+
+    large = sorted((r for r in rows if r["nodes"] > LARGE), key=lambda r: r["nodes"])
+    non_trivial = [r for r in rows if r["nodes"] >= NON_TRIVIAL_NODES]
+    ours_tenths = tenths(non_trivial, "ours_s") if len(non_trivial) >= 10 else []
+    report = {
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "machine": {
+            "python": platform.python_version(),
+            "cpu": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+            "llvm": ".".join(map(str, llvm.llvm_version_info)),
+            "clock": args.clock,
+        },
+        "files": len(rows),
+        "nodes": sum(r["nodes"] for r in rows),
+        "large_files": len(large),
+        "large_ours_s": sum(r["ours_s"] for r in large),
+        "large_floor_s": sum(r["floor_s"] for r in large),
+        "ratio_over_10k_nodes": sum(r["ours_s"] for r in large) / sum(r["floor_s"] for r in large) if large else None,
+        "ratio_all": sum(r["ours_s"] for r in rows) / sum(r["floor_s"] for r in rows) if rows else None,
+        "us_per_node_over_10k_nodes": 1e6 * sum(r["ours_s"] for r in large) / sum(r["nodes"] for r in large)
+        if large
+        else None,
+        "tenths": ours_tenths,
+        "linearity": ours_tenths[-1]["us_per_node"] / ours_tenths[0]["us_per_node"] if ours_tenths else None,
+        "per_file": rows,
+    }
+    compared = [r for r in large if r.get("reference_s") and r["reference_s"] > 0]
+    timed_out = [r for r in large if r.get("reference_s") and r["reference_s"] < 0]
+    if compared:
+        report["speedup_over_original"] = sum(r["reference_s"] for r in compared) / sum(r["ours_s"] for r in compared)
+        report["original_files"] = len(compared)
+        report["original_timed_out"] = [r["name"] for r in timed_out]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1))
+
+    print(f"\ncorpus: {report['files']} files, {report['nodes']:,} nodes; {len(large)} files over 10k nodes")
+    print(f"{'file':<44} {'nodes':>9} {'ours s':>8} {'floor s':>8} {'ratio':>6} {'original s':>11}")
+    for r in large:
+        original = r.get("reference_s")
+        shown = "" if original is None else (f"> {-original:g}" if original < 0 else f"{original:.2f}")
+        print(
+            f"{(r['source'] + '/' + r['name'])[-44:]:<44} {r['nodes']:>9,} {r['ours_s']:>8.3f} {r['floor_s']:>8.3f} "
+            f"{r['ours_s'] / r['floor_s']:>5.2f}x {shown:>11}"
+        )
+    if ours_tenths:
+        print(
+            f"linearity (ours, us/node of the largest tenth / smallest tenth of files >= {NON_TRIVIAL_NODES} nodes): "
+            f"{report['linearity']:.2f} ({ours_tenths[0]['us_per_node']:.2f} -> {ours_tenths[-1]['us_per_node']:.2f}; "
+            "target <= 2)"
+        )
+    print(f"all files: ours / LLVM parse+print = {report['ratio_all']:.2f}x")
+    if compared:
+        print(
+            f"original (llvm2graph-10) / ours on the {len(compared)} files over 10k nodes it finished: "
+            f"{report['speedup_over_original']:.1f}x (target >= 10x)"
+            + (f"; it timed out on {', '.join(report['original_timed_out'])}" if timed_out else "")
+        )
+    if large:
+        print(
+            f"TARGET ours / LLVM parse+print on the {len(large)} files over 10k nodes: "
+            f"{report['ratio_over_10k_nodes']:.2f}x (target <= 4x; {report['large_ours_s']:.2f} s vs "
+            f"{report['large_floor_s']:.2f} s)"
+        )
+    log(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
