@@ -1,5 +1,5 @@
 """The ``programl`` command line (DESIGN §6): ``programl build | analyze | convert | dataset | train | evaluate |
-predict | export-pretrained``.
+predict | export-pretrained | view``.
 
 Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and ``run(args) -> int``; modules import
 their heavy dependencies inside ``run`` so that ``programl --help`` stays fast. Exit codes: 0 success, 1 some inputs
@@ -26,6 +26,7 @@ COMMANDS = {
     "evaluate": "programl.cli.evaluate",
     "predict": "programl.cli.predict",
     "export-pretrained": "programl.cli.export_pretrained",
+    "view": "programl.cli.view",
 }
 #: Subcommands that need the ``ml`` extra (torch, torch-geometric). Checked (without importing either) before they
 #: run, so that an install without the extra gets one line that says what to install, not an import traceback.

@@ -45,6 +45,7 @@ def test_every_command_is_walked() -> None:
         "dataset",
         "predict",
         "export-pretrained",
+        "view",
     }
     assert ("dataset", "build") in COMMANDS and ("dataset", "prepare") in COMMANDS
 

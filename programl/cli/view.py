@@ -1,0 +1,212 @@
+"""``programl view FILE... -o DIR``: one self-contained HTML page per input, to look into its graph in a browser.
+
+Each input (a program ``programl build`` reads, or a saved ``*.ProgramGraph.pb|pbtxt|json``) becomes
+``DIR/<name>.html``: the graph with ProGraML's colours and shapes, one frame per function with its basic blocks along
+the control flow; fold and unfold functions, zoom, search nodes by text, filter by flow; a node's text, full text and
+source line (sources are compiled with ``-g`` for it). With ``--analysis``, pick a root and see the exact labels
+beside a pretrained model's predictions, its mistakes highlighted. The page needs no network: its script is inlined.
+
+Graphs are built in worker processes (``-j``) under ``--timeout`` and ``--max-memory``, as ``programl build`` builds
+them; labels and predictions are computed in this process. A bad input is reported on one line and the others go on
+(exit 1); a missing model stops the command with one line (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+
+from programl.cli.common import Summary, add_limit_options, progress, usage_error, worker_outcomes
+from programl.cli.helptext import description
+from programl.dataflow.names import ANALYSES
+
+__all__ = ["add_parser", "output_name", "run"]
+
+EXAMPLES = """\
+examples:
+  programl view examples/fizzbuzz.c -o out/view                  out/view/fizzbuzz.html
+  programl view examples/fizzbuzz.c --analysis reachability      labels and the bundled model's predictions
+  programl view big.ll --analysis liveness --no-model --roots 20 exact labels of 20 sampled roots
+  programl view out/*.ProgramGraph.pb -o pages -j 2
+"""
+
+#: Suffixes dropped from an input's name to name its page.
+_SUFFIXES = (".ProgramGraph.pb", ".ProgramGraph.pbtxt", ".ProgramGraph.json", ".ProgramGraph.pb.gz", ".gz")
+
+
+def add_parser(subparsers) -> None:
+    from programl.view import DEFAULT_MAX_ROOTS, EXPAND_LIMIT
+
+    parser = subparsers.add_parser(
+        "view",
+        help="write an interactive HTML page per input: the graph, source lines, labels and predictions",
+        description=description(__doc__),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "inputs", nargs="+", metavar="FILE", help="programs (.c, .cc, .cl, .cu, .f90, .ll, .bc ...) or saved graphs"
+    )
+    parser.add_argument("-o", "--output", metavar="DIR", default=".", help="write DIR/<name>.html (default: .)")
+    parser.add_argument("--analysis", choices=ANALYSES, help="label roots with this data-flow analysis")
+    parser.add_argument(
+        "--model",
+        metavar="NAME|DIR",
+        help="with --analysis: the pretrained model whose predictions to show (default: the installed one for the "
+        "analysis, if any)",
+    )
+    parser.add_argument("--no-model", action="store_true", help="with --analysis: the exact labels only")
+    parser.add_argument(
+        "--root", type=int, action="append", metavar="N", help="label this root (repeat for more; default: sampled)"
+    )
+    parser.add_argument(
+        "--roots",
+        type=int,
+        default=DEFAULT_MAX_ROOTS,
+        metavar="K",
+        help=f"label every eligible root if there are at most K, else a seeded sample of K (default: "
+        f"{DEFAULT_MAX_ROOTS})",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the root sample (default: 0)")
+    parser.add_argument(
+        "--expand",
+        choices=("auto", "all", "none"),
+        default="auto",
+        help=f"functions unfolded when the page opens (auto: all for graphs of at most {EXPAND_LIMIT:,} nodes)",
+    )
+    parser.add_argument(
+        "--no-debug-info", action="store_true", help="compile sources without -g (the page shows no source lines)"
+    )
+    parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: all CPUs)")
+    add_limit_options(parser)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
+    parser.set_defaults(run=run, parser=parser)
+
+
+def output_name(path: str) -> str:
+    """The page's file name for input ``path``: its base name without the graph or source suffix, plus ``.html``."""
+    name = os.path.basename(path)
+    for suffix in _SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)] + ".html"
+    stem, _ = os.path.splitext(name)
+    return (stem or name) + ".html"
+
+
+def _graph_of(path: str, flags: tuple[str, ...], debug_info: bool, timeout: float):
+    """The serialized graph of ``path`` and its source locations (run in a worker)."""
+    from programl.view.inputs import read_input
+
+    graph, locations = read_input(path, flags, debug_info=debug_info, timeout=timeout)
+    return graph.SerializeToString(deterministic=True), locations
+
+
+def _load_model(args: argparse.Namespace):
+    """The pretrained model of ``--analysis`` (None for the exact labels only); a ProgramlError says why not."""
+    from programl import _ml_message, _ml_missing
+    from programl.exceptions import ProgramlError
+
+    if not args.analysis or args.no_model:
+        return None
+    missing = _ml_missing()
+    if missing:
+        if args.model:
+            raise ProgramlError(_ml_message("--model", missing))
+        if not args.quiet:
+            print(f"programl view: {_ml_message('a model', missing)}; showing the exact labels only", file=sys.stderr)
+        return None
+    from programl.pretrained.hub import find_pretrained, pretrained
+
+    if args.model:
+        return pretrained(args.model)
+    names = find_pretrained("dataflow", analysis=args.analysis)
+    if not names:
+        if not args.quiet:
+            print(f"programl view: no pretrained {args.analysis} model; showing the exact labels only", file=sys.stderr)
+        return None
+    return pretrained(names[0])
+
+
+def run(args: argparse.Namespace) -> int:
+    from programl.exceptions import GraphCreationError, ProgramlError
+    from programl.graph_builder.clang import check_flags
+    from programl.proto import ProgramGraph
+    from programl.util.executor import PoolError
+    from programl.util.fs import output_directory_problem
+
+    parser = args.parser
+    if args.jobs < 0:
+        return usage_error(parser, "-j must be positive")
+    if args.roots < 1:
+        return usage_error(parser, "--roots must be a positive integer")
+    if args.seed < 0:
+        return usage_error(parser, "--seed must be >= 0")
+    if (args.model or args.no_model or args.root) and not args.analysis:
+        return usage_error(parser, "--model, --no-model and --root need --analysis")
+    if args.model and args.no_model:
+        return usage_error(parser, "--model and --no-model exclude each other")
+    flags = tuple(getattr(args, "extra_args", ()) or ())
+    try:
+        check_flags(flags)
+    except GraphCreationError as error:
+        return usage_error(parser, error.message)
+    problem = output_directory_problem(args.output)
+    if problem:
+        return usage_error(parser, f"-o {problem}")
+    outputs: dict[str, str] = {}
+    summary = Summary("view")
+    inputs = []
+    for path in args.inputs:
+        output = os.path.join(args.output, output_name(path))
+        if output in outputs:
+            summary.fail(GraphCreationError(f"output {output} is also the output of {outputs[output]}"), path)
+            continue
+        outputs[output] = path
+        inputs.append(path)
+    try:
+        model = _load_model(args)
+    except ProgramlError as error:
+        print(f"programl view: error: {error}", file=sys.stderr)
+        return 1
+    from programl.view import write_html
+
+    work = functools.partial(_graph_of, flags=flags, debug_info=not args.no_debug_info, timeout=args.timeout)
+    expand = None if args.expand == "auto" else args.expand
+    try:
+        with worker_outcomes(work, inputs, args) as outcomes:
+            for outcome in progress(outcomes, len(inputs), "viewing", enabled=not args.quiet):
+                path = outcome.input
+                if not outcome.ok:
+                    summary.fail(outcome.error, path)
+                    continue
+                data, locations = outcome.value
+                graph = ProgramGraph.FromString(data)
+                output = os.path.join(args.output, output_name(path))
+                try:
+                    size = write_html(
+                        output,
+                        graph,
+                        title=path,
+                        analysis=args.analysis,
+                        model=model,
+                        roots=args.root,
+                        max_roots=args.roots,
+                        seed=args.seed,
+                        locations=locations,
+                        expand=expand,
+                    )
+                except (ProgramlError, OSError) as error:
+                    summary.fail(error, path)
+                    continue
+                summary.add(nodes=len(graph.node), bytes=size)
+                if not args.quiet:
+                    print(output)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+    except PoolError as error:
+        summary.abort(error)
+    if not args.quiet or summary.failed or summary.stopped:
+        print(summary.line("pages"), file=sys.stderr)
+    return summary.exit_code()
