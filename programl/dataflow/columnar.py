@@ -9,19 +9,21 @@ analyses depend on that order, so each CSR row lists its neighbours in the order
 CSRs are built lazily and cached, as are the Python-list copies that the per-root loops iterate over, and per-graph
 results of an analysis's ``Init`` (e.g. liveness sets) may be cached in :attr:`GraphView.cache`.
 
-:func:`cached_view` keeps the views of the last two ``ProgramGraph`` messages, keyed by a digest of their wire bytes
-(protobuf messages are mutable and take no weak references, so identity cannot be trusted): calling
+:func:`cached_view` keeps the views of the last two ``ProgramGraph`` messages, each with a private copy of the message
+it was built from (protobuf messages are mutable and take no weak references, so identity cannot be trusted): a
+message equal to a copy (``==``, compared in C, about half the cost of serialising it) gets that copy's view. Calling
 ``analyze(graph, a)`` once per analysis builds the view, its adjacency and the per-graph sets once (issue 12,
 item 11), and a graph changed between calls gets a new view.
 """
 
 from __future__ import annotations
 
-import hashlib
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -135,17 +137,9 @@ class GraphView:
 
     @classmethod
     def from_graph(cls, graph: Any) -> GraphView:
-        """Extract the arrays of a ``ProgramGraph`` message (one pass over nodes, one over edges)."""
-        flat: list[int] = []
-        extend = flat.extend
-        for e in graph.edge:
-            extend((e.source, e.target, e.flow, e.position))
-        edges = np.array(flat, dtype=np.int64).reshape(-1, 4)
-        nodes: list[int] = []
-        extend = nodes.extend
-        for n in graph.node:
-            extend((n.type, n.function))
-        node_cols = np.array(nodes, dtype=np.int64).reshape(-1, 2)
+        """Extract the arrays of a ``ProgramGraph`` message (one pass over nodes, one over edges, both in C)."""
+        edges = _columns(graph.edge, _EDGE_FIELDS, 4)
+        node_cols = _columns(graph.node, _NODE_FIELDS, 2)
         return cls(
             node_type=node_cols[:, 0],
             node_function=node_cols[:, 1],
@@ -248,6 +242,20 @@ class GraphView:
         return f"GraphView(num_nodes={self.num_nodes}, num_edges={self.num_edges})"
 
 
+_EDGE_FIELDS = attrgetter("source", "target", "flow", "position")
+_NODE_FIELDS = attrgetter("type", "function")
+
+
+def _columns(items: Any, fields: attrgetter, width: int) -> np.ndarray:
+    """``(len(items), width)`` int64 of the ``fields`` of every item (``map`` and ``fromiter`` loop in C)."""
+    flat = itertools.chain.from_iterable(map(fields, items))
+    try:
+        count = width * len(items)
+    except TypeError:
+        count = -1
+    return np.fromiter(flat, dtype=np.int64, count=count).reshape(-1, width)
+
+
 def as_view(graph: Any) -> GraphView:
     """Return ``graph`` if it is a :class:`GraphView`, else build one from a ``ProgramGraph``."""
     if isinstance(graph, GraphView):
@@ -261,36 +269,40 @@ def as_view(graph: Any) -> GraphView:
 # cached view keeps its per-analysis state (liveness sets) alive, so only the graphs just analysed are kept
 _CACHE_VIEWS = 2
 _CACHE_NODES = 1_000_000
-_cache: OrderedDict[bytes, GraphView] = OrderedDict()
+_cache: OrderedDict[int, tuple[Any, GraphView]] = OrderedDict()  # serial number -> (private copy, its view)
+_serial = itertools.count()
 _cache_lock = threading.Lock()
 
 
 def cached_view(graph: Any) -> GraphView:
-    """Like :func:`as_view`, but a ``ProgramGraph`` whose content was seen recently gets the same view back (with
-    its adjacency and per-analysis caches).
+    """Like :func:`as_view`, but a ``ProgramGraph`` equal to one seen recently gets the same view back (with its
+    adjacency and per-analysis caches).
 
-    The key is a BLAKE2 digest of the graph's deterministic wire bytes: serialising and hashing cost a small
-    fraction of building a view, and a graph modified since gets a fresh view.
+    Each cached view keeps a private copy of the message it was built from (the view reads its node texts from it,
+    when an analysis needs them) and is found by comparing the argument with these copies (``==``, in C): a graph
+    modified since, in any field, gets a fresh view. (A message that differs from itself, through a NaN float
+    feature, is never found again: each call builds its view anew.)
     """
     if isinstance(graph, GraphView):
         return graph
-    serialize = getattr(graph, "SerializeToString", None)
-    if serialize is None:
+    if not callable(getattr(graph, "CopyFrom", None)):
         return as_view(graph)
-    key = hashlib.blake2b(serialize(deterministic=True), digest_size=20).digest()
     with _cache_lock:
-        view = _cache.get(key)
-        if view is not None:
-            _cache.move_to_end(key)
+        entries = list(_cache.items())
+    kind = type(graph)
+    for key, (copy, view) in reversed(entries):
+        if type(copy) is kind and copy == graph:
+            with _cache_lock:
+                if key in _cache:
+                    _cache.move_to_end(key)
             return view
-    view = as_view(graph)
-    view.node_text  # noqa: B018 - read the texts now: the caller may change the message, the view must not see it
-    view._graph = None
+    copy = kind()
+    copy.CopyFrom(graph)
+    view = GraphView.from_graph(copy)  # the copy is never modified: the view may read its texts later
     with _cache_lock:
-        _cache[key] = view
-        _cache.move_to_end(key)
+        _cache[next(_serial)] = (copy, view)
         while len(_cache) > 1 and (
-            len(_cache) > _CACHE_VIEWS or sum(v.num_nodes for v in _cache.values()) > _CACHE_NODES
+            len(_cache) > _CACHE_VIEWS or sum(v.num_nodes for _, v in _cache.values()) > _CACHE_NODES
         ):
             _cache.popitem(last=False)
     return view
