@@ -22,7 +22,7 @@ import numpy as np
 
 from programl.dataflow.base import AnalysisResult
 from programl.exceptions import AnalysisError
-from programl.graph_builder._encode import encode_features, varint
+from programl.graph_builder._encode import varint
 from programl.proto import ProgramGraphFeaturesList
 
 __all__ = [
@@ -52,32 +52,81 @@ def _field(number: int, payload: bytes) -> bytes:
     return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
-def _map_entry(key: str, value: bytes) -> bytes:
-    return _field(1, _field(1, key.encode()) + _field(2, value))
+def _map_entry_head(key: str, value_length: int) -> bytes:
+    """The bytes of a ``key -> value`` map entry up to its value, for a value of ``value_length`` bytes."""
+    key_field = _field(1, key.encode())
+    value_head = varint(2 << 3 | 2) + varint(value_length)
+    inner = len(key_field) + len(value_head) + value_length
+    return varint(1 << 3 | 2) + varint(inner) + key_field + value_head
+
+
+def _count_entry(key_field: bytes, value: int) -> bytes:
+    """One ``Features.feature`` map entry ``key -> Feature(int64_list=[value])`` (all lengths below 128), as
+    ``graph_builder._encode.encode_features`` writes it."""
+    packed = varint(value)
+    int64_list = b"\x0a" + bytes((len(packed),)) + packed
+    feature = b"\x1a" + bytes((len(int64_list),)) + int64_list
+    entry = key_field + b"\x12" + bytes((len(feature),)) + feature
+    return b"\x0a" + bytes((len(entry),)) + entry
+
+
+_ACTIVE_KEY = _field(1, ACTIVE_NODE_COUNT.encode())
+_STEP_KEY = _field(1, STEP_COUNT.encode())
 
 
 def labels_to_bytes(result: AnalysisResult) -> bytes:
     """Serialize to the canonical (deterministic) wire bytes of a ``ProgramGraphFeaturesList``."""
+    return bytes(_encode(result))
+
+
+def _encode(result: AnalysisResult) -> bytearray:
+    """:func:`labels_to_bytes`, in a bytearray (parsed without a copy by :func:`arrays_to_labels`).
+
+    Every record is ``graph { node_features { <root list> <value list> } features { <counts> } }``; both feature
+    lists are copied into one buffer from a template of seven bytes per node, then the values are written into
+    every seventh byte.
+    """
     num_records, num_nodes = result.labels.shape
-    body = np.empty((num_nodes, 7), dtype=np.uint8)
-    body[:] = _NODE_TEMPLATE
-    out = []
-    for k in range(num_records):
-        body[:, 6] = 0
-        body[int(result.roots[k]), 6] = 1
-        roots = _map_entry(ROOT_NODE, body.tobytes())
-        body[:, 6] = result.labels[k]
-        values = _map_entry(VALUE, body.tobytes())
-        features = encode_features(
-            [], [(ACTIVE_NODE_COUNT, int(result.active_node_counts[k])), (STEP_COUNT, int(result.step_counts[k]))]
-        )
-        out.append(_field(2, _field(1, roots + values) + _field(5, features)))
-    return b"".join(out)
+    body_length = 7 * num_nodes
+    template = _NODE_TEMPLATE.tobytes() * num_nodes
+    root_head = _map_entry_head(ROOT_NODE, body_length)
+    value_head = _map_entry_head(VALUE, body_length)
+    lists_length = len(root_head) + len(value_head) + 2 * body_length
+    lists_head = varint(1 << 3 | 2) + varint(lists_length)
+    roots = result.roots.tolist()
+    records = []  # (bytes before the root list, bytes after the value list)
+    for active, steps in zip(result.active_node_counts.tolist(), result.step_counts.tolist(), strict=True):
+        features = _count_entry(_ACTIVE_KEY, active) + _count_entry(_STEP_KEY, steps)
+        tail = b"\x2a" + varint(len(features)) + features
+        head = b"\x12" + varint(len(lists_head) + lists_length + len(tail)) + lists_head + root_head
+        records.append((head, tail))
+    out = bytearray(
+        sum(len(head) + len(tail) for head, tail in records) + num_records * (2 * body_length + len(value_head))
+    )
+    out_array = np.frombuffer(out, dtype=np.uint8)
+    offset = 0
+    for k, (head, tail) in enumerate(records):
+        offset += len(head)
+        out[offset - len(head) : offset] = head
+        out[offset : offset + body_length] = template
+        root = roots[k]
+        if not -num_nodes <= root < num_nodes:
+            raise IndexError(f"root {root} is out of bounds for {num_nodes} nodes")
+        out[offset + 6 + 7 * (root % num_nodes)] = 1
+        offset += body_length
+        out[offset : offset + len(value_head)] = value_head
+        offset += len(value_head)
+        out[offset : offset + body_length] = template
+        out_array[offset + 6 : offset + body_length : 7] = result.labels[k]
+        offset += body_length
+        out[offset : offset + len(tail)] = tail
+        offset += len(tail)
+    return out
 
 
 def arrays_to_labels(result: AnalysisResult) -> ProgramGraphFeaturesList:
     """The ``ProgramGraphFeaturesList`` message of SPEC §2.5."""
-    return ProgramGraphFeaturesList.FromString(labels_to_bytes(result))
+    return ProgramGraphFeaturesList.FromString(_encode(result))
 
 
 # ---------------------------------------------------------------------------------------------------- decoding
