@@ -6,13 +6,17 @@ the same exported ``LLVMPY_*`` functions through its own ctypes prototypes inste
 (~0.2 µs per call). Only functions that llvmlite itself exports and uses are called, with llvmlite's own argument
 conventions, so this stays within llvmlite's supported C surface.
 
+The library is loaded as a ``ctypes.PyDLL``: these calls return in well under a microsecond and never call back into
+Python, so releasing and retaking the GIL around each (what ``CDLL`` does) would cost more than the call. Lists of
+handles are read with ``iter(partial(next, iterator), None)``, which loops in C until LLVM's iterator returns NULL.
+
 Handles are integers (addresses). They are valid while the module (and its context) that owns them is alive.
 """
 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Iterator
+from functools import partial
 
 from llvmlite.binding import ffi
 
@@ -28,11 +32,13 @@ __all__ = [
     "TYPE_STRUCT",
     "arguments",
     "blocks",
+    "extend_instructions",
     "functions",
     "instructions",
     "is_declaration",
     "module_handle",
     "operands",
+    "operands_flat",
     "print_type",
     "print_value",
     "type_kind",
@@ -64,7 +70,7 @@ GLOBAL_KINDS = frozenset({KIND_GLOBAL_ALIAS, KIND_GLOBAL_IFUNC, KIND_GLOBAL_VARI
 TYPE_STRUCT = 10
 
 _vp = ctypes.c_void_p
-_lib = ctypes.CDLL(ffi.lib._lib_handle._name if ffi.lib._lib_handle else ffi.lib._name)
+_lib = ctypes.PyDLL(ffi.lib._lib_handle._name if ffi.lib._lib_handle else ffi.lib._name)
 
 
 def _proto(name: str, restype, *argtypes):
@@ -110,51 +116,57 @@ def module_handle(module) -> int:
     return ctypes.cast(module._ptr, _vp).value
 
 
-def _iterate(start, advance, dispose, handle: int) -> Iterator[int]:
+def _list(start, advance, dispose, handle: int) -> list[int]:
     it = start(handle)
     try:
-        while True:
-            item = advance(it)
-            if not item:
-                return
-            yield item
+        return list(iter(partial(advance, it), None))
     finally:
         dispose(it)
 
 
 def functions(module: int) -> list[int]:
     """The functions of a module, in module order."""
-    return list(_iterate(_ModuleFunctionsIter, _FunctionsIterNext, _DisposeFunctionsIter, module))
+    return _list(_ModuleFunctionsIter, _FunctionsIterNext, _DisposeFunctionsIter, module)
 
 
 def blocks(function: int) -> list[int]:
     """The basic blocks of a function (as values), in layout order."""
-    return list(_iterate(_FunctionBlocksIter, _BlocksIterNext, _DisposeBlocksIter, function))
+    return _list(_FunctionBlocksIter, _BlocksIterNext, _DisposeBlocksIter, function)
 
 
 def instructions(block: int) -> list[int]:
     """The instructions of a basic block, in order."""
-    return list(_iterate(_BlockInstructionsIter, _InstructionsIterNext, _DisposeInstructionsIter, block))
+    return _list(_BlockInstructionsIter, _InstructionsIterNext, _DisposeInstructionsIter, block)
+
+
+def extend_instructions(out: list[int], block: int) -> None:
+    """Append the instructions of a basic block to ``out``, in order."""
+    it = _BlockInstructionsIter(block)
+    out.extend(iter(partial(_InstructionsIterNext, it), None))
+    _DisposeInstructionsIter(it)
 
 
 def operands(instruction: int) -> list[int]:
     """The operands of an instruction, in LLVM's operand order."""
-    it = _InstructionOperandsIter(instruction)
-    result = []
-    append = result.append
-    advance = _OperandsIterNext
-    while True:
-        item = advance(it)
-        if not item:
-            break
-        append(item)
-    _DisposeOperandsIter(it)
-    return result
+    return _list(_InstructionOperandsIter, _OperandsIterNext, _DisposeOperandsIter, instruction)
+
+
+def operands_flat(instructions: list[int]) -> list[int]:
+    """The operands of many instructions in one list: each instruction's operands in LLVM's order, then a 0."""
+    out: list[int] = []
+    extend, append = out.extend, out.append
+    start, advance, dispose = _InstructionOperandsIter, _OperandsIterNext, _DisposeOperandsIter
+    for instruction in instructions:
+        it = start(instruction)
+        extend(iter(partial(advance, it), None))
+        dispose(it)
+        append(0)
+    return out
 
 
 def arguments(function: int) -> list[int]:
     """The formal arguments of a function, in parameter order."""
-    return list(_iterate(_FunctionArgumentsIter, _ArgumentsIterNext, _DisposeArgumentsIter, function))
+    return _list(_FunctionArgumentsIter, _ArgumentsIterNext, _DisposeArgumentsIter, function)
 
 
 def value_name(value: int) -> str:
