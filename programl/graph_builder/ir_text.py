@@ -33,6 +33,8 @@ __all__ = [
     "llvm_identifier",
     "nesting_depth",
     "opcode_of",
+    "opcodes_of",
+    "result_names_of",
     "result_name_of",
     "split_module",
 ]
@@ -83,6 +85,29 @@ def opcode_of(instruction_text: str) -> str:
     return word.rstrip(",")
 
 
+def opcodes_of(instruction_texts: list[str]) -> list[str]:
+    """:func:`opcode_of` of each text: the word after ``%x = `` by ``str.partition``, and :func:`opcode_of` itself
+    where that shortcut might not hold (a quoted name, which may hold `` = ``; a call marker)."""
+    words = [
+        (text.partition(" = ")[2] if text[:1] == "%" else text).partition(" ")[0].rstrip(",")
+        for text in instruction_texts
+    ]
+    if _CALL_MARKERS.isdisjoint(words) and '\0%"' not in "\0" + "\0".join(instruction_texts):
+        return words
+    for index, (text, word) in enumerate(zip(instruction_texts, words)):
+        if text[1:2] == '"' or word in _CALL_MARKERS:
+            words[index] = opcode_of(text)
+    return words
+
+
+def result_names_of(instruction_texts: list[str]) -> list[str]:
+    """:func:`result_name_of` of each text (``str.partition`` but for quoted names)."""
+    return [
+        (text.partition(" ")[0] if text[1:2] != '"' else result_name_of(text)) if text[:1] == "%" else ""
+        for text in instruction_texts
+    ]
+
+
 @dataclass
 class FunctionText:
     """One function definition: its ``define`` line and its instruction texts in order."""
@@ -120,8 +145,58 @@ def _unquote_source_filename(value: str) -> str:
     return re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), value)
 
 
+_DEBUG_RECORD = re.compile(r"\n    #dbg_[^\n]*")
+
+
 def split_module(text: str) -> ModuleText:
-    """Cut LLVM's printing of a module into per-function instruction texts, globals and metadata."""
+    """Cut LLVM's printing of a module into per-function instruction texts, globals and metadata.
+
+    Function definitions are found with ``str.find`` and cut into instructions with ``str.split`` (see
+    :func:`_instruction_texts`); only the lines between them are read one by one."""
+    if "\0" in text:  # (never in LLVM's printing) the separator below would be ambiguous
+        return _split_module_by_lines(text)
+    functions: list[FunctionText] = []
+    outside: list[str] = []  # the text between function definitions
+    done = 0
+    start = 0 if text.startswith("define ") else text.find("\ndefine ") + 1
+    while start >= 0 and (start > 0 or not functions):
+        if start == 0 and not text.startswith("define "):
+            break
+        header_end = text.find("\n", start)
+        end = text.find("\n}\n", header_end) if header_end >= 0 else -1
+        if end < 0 and header_end >= 0 and text.endswith("\n}", header_end):
+            end = len(text) - 2
+        if end < 0:  # not closed: left to the line-by-line reading below
+            break
+        outside.append(text[done:start])
+        functions.append(FunctionText(text[start:header_end], _instruction_texts(text[header_end : end + 1])))
+        done = end + 3
+        start = text.find("\ndefine ", end + 2) + 1
+        if start == 0:
+            break
+    outside.append(text[done:])
+    module = _split_module_by_lines("\n".join(outside))
+    module.functions = functions + module.functions
+    return module
+
+
+def _instruction_texts(body: str) -> list[str]:
+    """The instruction texts of a function body (``\n``, its lines, ``\n``): each line indented by exactly two
+    spaces (but ``  ]``) starts an instruction; lines indented more (but debug records) and ``  ]`` continue it;
+    other lines (block labels, comments, blank lines) end it."""
+    if "\n    #dbg_" in body:
+        body = _DEBUG_RECORD.sub("", body)
+    multiline = "\n   " in body or "\n  ]\n" in body
+    if multiline:  # hide the line breaks inside instructions
+        body = body.replace("\n   ", "\0   ").replace("\n  ]\n", "\0  ]\n")
+    texts = [piece.partition("\n")[0] for piece in body.split("\n  ")[1:]]
+    if multiline:
+        texts = [t.replace("\0", "\n") for t in texts]
+    return texts
+
+
+def _split_module_by_lines(text: str) -> ModuleText:
+    """:func:`split_module`, one line at a time."""
     source_filename = None
     globals_: dict[str, str] = {}
     functions: list[FunctionText] = []
@@ -170,6 +245,10 @@ _BRACKET_STEP = np.zeros(256, dtype=np.int8)
 _BRACKET_STEP[list(b"([{<")] = 1
 _BRACKET_STEP[list(b")]}>")] = -1
 _NOT_BRACKETS = bytes(b for b in range(256) if not _BRACKET_STEP[b])
+# the same on UTF-8 bytes reduced to brackets and the characters _NOT_CODE looks at (a match consumes the same
+# brackets with or without the characters in between)
+_NOT_CODE_BYTES = re.compile(rb'"[^"]*"?|;[^\n]*')
+_NOT_SYNTAX = bytes(b for b in range(256) if not _BRACKET_STEP[b] and b not in b'";\n')
 
 
 def _depths(steps: np.ndarray) -> np.ndarray:
@@ -185,7 +264,8 @@ def _steps(data: bytes) -> np.ndarray:
 def nesting_depth(text: str, limit: int | None = None) -> tuple[int, int | None]:
     """The deepest nesting of ``( [ { <`` outside strings and comments in IR text.
 
-    Linear: a regular expression drops strings and comments, numpy sums the brackets. A text (up to ``64 * limit``
+    Linear: the text is cut down to brackets, quotes, semicolons and newlines, a regular expression drops strings
+    and comments, numpy sums the brackets. A text (up to ``64 * limit``
     characters) with at most ``limit`` opening brackets in all is not scanned (it cannot nest deeper).
 
     Args:
@@ -201,7 +281,9 @@ def nesting_depth(text: str, limit: int | None = None) -> tuple[int, int | None]
         openers = text.count("(") + text.count("[") + text.count("{") + text.count("<")
         if openers <= limit:
             return openers, None
-    brackets = _NOT_CODE.sub("", text).encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    # only brackets, quotes, semicolons and newlines matter: drop the rest before the regular expression runs
+    syntax = text.encode("utf-8", "surrogatepass").translate(None, _NOT_SYNTAX)
+    brackets = _NOT_CODE_BYTES.sub(b"", syntax).translate(None, _NOT_BRACKETS)
     depths = _depths(_steps(brackets))
     depth = int(depths.max()) if len(depths) else 0
     if limit is None or depth <= limit:
