@@ -22,6 +22,7 @@ built in a thread whose stack grows with the input's size.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import re
@@ -32,16 +33,18 @@ from collections import deque
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
+import numpy as np
 
 from programl.exceptions import GraphCreationError
 from programl.graph_builder import _ffi as ffi
-from programl.graph_builder._encode import encode_graph
+from programl.graph_builder._encode import encode_graph_columns
 from programl.graph_builder.ir_text import (
     ModuleText,
     llvm_identifier,
     nesting_depth,
     opcode_of,
-    result_name_of,
+    opcodes_of,
+    result_names_of,
     split_module,
 )
 from programl.proto import Edge, Node, ProgramGraph
@@ -423,16 +426,30 @@ def build_graph(
         options: Builder options.
         path: For error messages.
     """
-    text = split_module(str(module))
-    builder = _Builder(text, options)
-    builder.build(ffi.module_handle(module))
-    name = text.source_filename
-    if name is None or name == _LLVMLITE_BUFFER_NAME:
-        name = module_name
-    graph = builder.to_proto(name, module.triple, str(module.data_layout))
+    with _gc_paused():
+        text = split_module(str(module))
+        builder = _Builder(text, options)
+        builder.build(ffi.module_handle(module))
+        name = text.source_filename
+        if name is None or name == _LLVMLITE_BUFFER_NAME:
+            name = module_name
+        graph = builder.to_proto(name, module.triple, str(module.data_layout))
     if options.strict:
         _check_strict(graph, name, path)
     return graph
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Python's cyclic garbage collector off meanwhile: a build allocates a few hundred thousand objects that hold
+    no cycles (strings, lists of ints), and would otherwise trigger collections that scan every live object."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _check_strict(graph: ProgramGraph, name: str, path: str | None) -> None:
@@ -449,33 +466,31 @@ def _check_strict(graph: ProgramGraph, name: str, path: str | None) -> None:
 
 
 class _Builder:
-    """Accumulates nodes and edges in flat lists, in the reference's emission order."""
+    """Walks a parsed module into node and edge columns, in the reference's emission order (SPEC §1.5).
+
+    LLVM is asked for what the printed text cannot give: the handles of functions, blocks, instructions, arguments
+    and operands (read in C, one list per object), the types of used values and the printed form of constants.
+    Everything per node and per edge is then numpy over those columns: operands are classified by a sorted search
+    over the handles of the module's instructions, blocks, arguments and functions, and nodes and edges are numbered
+    in exactly the order of the reference's one-pass walk (per function: each instruction and the variables of its
+    operands; the used arguments; then the edges of each instruction, of the arguments, from the producers, and
+    between blocks breadth-first). Python loops are left per block (successors, breadth-first search), per call
+    site, per switch, per used value or argument and per distinct constant, never per operand.
+    """
 
     def __init__(self, text: ModuleText, options: BuildOptions) -> None:
         self.text = text
         self.options = options
-        # nodes
-        self.node_type: list[int] = [INSTRUCTION]
-        self.node_text: list[str] = [EXTERNAL_TEXT]
-        self.node_function: list[int] = [0]
-        self.node_block: list[int] = [0]
-        self.node_full_text: list[str | None] = [None]  # None: no features message (the external node)
-        self.node_int_features: dict[int, list[tuple[str, int]]] = {}
-        # edges (flat lists; an edge is (flow, position, source, target))
-        self.edges: list[tuple[int, int, int, int]] = []
-        # functions: (name, int features)
-        self.functions: list[tuple[str, list[tuple[str, int]]]] = []
-        self.function_entry: list[int] = []
-        self.function_exits: list[list[int]] = []
+        self.functions: list[tuple[str, list[tuple[str, int]]]] = []  # (name, int features)
         self.call_sites: list[tuple[int, int]] = []  # (call node, callee function index)
-        # constants: key -> [uses]; key is the constant's printed text (LLVM uniques constants by value)
-        self.constant_uses: dict[str, list[tuple[int, int]]] = {}
+        self.node_int_features: dict[int, list[tuple[str, int]]] = {}
+        # constants: the key is the constant's printed text (LLVM uniques constants by value)
         self.constant_text: dict[str, str] = {}
         self.constant_key_of: dict[int, str] = {}  # constant handle -> key
         self.type_text: dict[int, str] = {}  # type handle -> text (§1.7 collapsed)
         self.function_index: dict[int, int] = {}  # function handle -> index
         self.function_signature: dict[int, tuple] = {}
-        self.block_count = 0
+        self.heads: dict[tuple[int, str], int] = {}  # (node type, node text) -> head id
 
     # -- types and constants ----------------------------------------------------------------------------------
 
@@ -502,43 +517,376 @@ class _Builder:
                 self.constant_text[key] = self.type_text_of(ffi.type_of(value))
         return key
 
-    def use_constant(self, key: str, user: int, position: int) -> None:
-        uses = self.constant_uses.get(key)
-        if uses is None:
-            self.constant_uses[key] = [(user, position)]
-        else:
-            uses.append((user, position))
-
-    # -- nodes ------------------------------------------------------------------------------------------------
-
-    def add_node(self, type_: int, text: str, function: int, block: int, full_text: str | None) -> int:
-        self.node_type.append(type_)
-        self.node_text.append(text)
-        self.node_function.append(function)
-        self.node_block.append(block)
-        self.node_full_text.append(full_text)
-        return len(self.node_type) - 1
+    def head(self, type_: int, text: str) -> int:
+        head = self.heads.get((type_, text))
+        if head is None:
+            head = self.heads[(type_, text)] = len(self.heads)
+        return head
 
     # -- the walk ---------------------------------------------------------------------------------------------
 
     def build(self, module: int) -> None:
+        """Read the module's handles from LLVM, then number its nodes and edges (see the class docstring)."""
+        data_nodes = not self.options.instructions_only
         functions = ffi.functions(module)
-        for index, function in enumerate(functions):
-            self.function_index[function] = index
+        self.function_index = {function: index for index, function in enumerate(functions)}
         definitions = iter(self.text.functions)
+
+        instructions: list[int] = []  # every instruction of every definition, in module order
+        texts: list[str] = []
+        blocks: list[int] = []
+        block_ends: list[int] = []  # per block: the flat index just past its last instruction
+        arguments: list[int] = []
+        defined: list[int] = []  # per definition: its function index
+        declared: list[int] = []
+        definition_blocks = [0]  # per definition: where its blocks start (and the last one ends)
+        definition_arguments = [0]
         for index, function in enumerate(functions):
             name = ffi.value_name(function)
             if ffi.is_declaration(function):
                 self.functions.append((name, []))
-                node = self.add_node(INSTRUCTION, UNDEFINED_FUNCTION_TEXT, index, 0, "")
-                self.function_entry.append(node)
-                self.function_exits.append([node])
+                declared.append(index)
+                continue
+            function_text = next(definitions, None)
+            self.functions.append((name, self.function_profile(function_text.header if function_text else "")))
+            start = len(instructions)
+            function_blocks = ffi.blocks(function)
+            for block in function_blocks:
+                ffi.extend_instructions(instructions, block)
+                block_ends.append(len(instructions))
+            function_texts = function_text.instructions if function_text else None
+            if function_texts is None or len(function_texts) != len(instructions) - start:
+                # The printed text did not cut cleanly (an unusual printing): print instructions one by one.
+                function_texts = [ffi.print_value(i).lstrip() for i in instructions[start:]]
+            texts.extend(function_texts)
+            blocks.extend(function_blocks)
+            arguments.extend(ffi.arguments(function))
+            defined.append(index)
+            definition_blocks.append(len(blocks))
+            definition_arguments.append(len(arguments))
+
+        n_functions, n_definitions = len(functions), len(defined)
+        n_instructions, n_blocks, n_arguments = len(instructions), len(blocks), len(arguments)
+        arange = np.arange
+        block_end = np.array(block_ends, dtype=np.int64)
+        block_start = np.zeros(n_blocks, dtype=np.int64)
+        block_start[1:] = block_end[:-1]
+        if (block_end <= block_start).any():
+            raise GraphCreationError("a basic block without instructions")
+        definition_block = np.array(definition_blocks, dtype=np.int64)
+        inst_block = np.repeat(arange(n_blocks), block_end - block_start)
+        block_def = np.repeat(arange(n_definitions), np.diff(definition_block))
+        inst_def = block_def[inst_block]
+        def_inst_start = block_start[definition_block[:-1]] if n_definitions else np.zeros(0, dtype=np.int64)
+        def_inst_end = block_end[definition_block[1:] - 1] if n_definitions else np.zeros(0, dtype=np.int64)
+        arg_def = np.repeat(arange(n_definitions), np.diff(np.array(definition_arguments, dtype=np.int64)))
+        defined_index = np.array(defined, dtype=np.int64)
+
+        opcodes = opcodes_of(texts)
+        opcode_ids = {name: k for k, name in enumerate(dict.fromkeys(opcodes))}
+        opcode = np.fromiter(map(opcode_ids.__getitem__, opcodes), dtype=np.int64, count=n_instructions)
+
+        def is_opcode(name: str) -> np.ndarray:
+            return opcode == opcode_ids.get(name, -1)
+
+        # operands: flat, with their user instruction and index; classified by what they are in the module
+        flat = np.array(ffi.operands_flat(instructions), dtype=np.uint64)
+        ends = np.flatnonzero(flat == 0)
+        counts = ends - np.concatenate(([-1], ends[:-1])) - 1
+        handles = flat[flat != 0]
+        n_operands = len(handles)
+        op_user = np.repeat(arange(n_instructions), counts)
+        op_first = np.cumsum(counts) - counts
+        op_index = arange(n_operands) - op_first[op_user]
+        keys = np.array(instructions + blocks + arguments + functions, dtype=np.uint64)
+        kinds = np.repeat(np.array([1, 2, 3, 4], dtype=np.int8), [n_instructions, n_blocks, n_arguments, n_functions])
+        ids = np.concatenate((arange(n_instructions), arange(n_blocks), arange(n_arguments), arange(n_functions)))
+        owner = np.concatenate((inst_def, block_def, arg_def, np.full(n_functions, -1)))
+        order = np.argsort(keys, kind="stable")
+        keys, kinds, ids, owner = keys[order], kinds[order], ids[order], owner[order]
+        found = np.minimum(np.searchsorted(keys, handles), max(len(keys) - 1, 0))
+        op_kind = np.where(keys[found] == handles, kinds[found], 0) if len(keys) else np.zeros(0, dtype=np.int8)
+        op_id = ids[found] if len(keys) else np.zeros(0, dtype=np.int64)
+        # an instruction, block or argument of another function is nothing here (cannot happen in valid IR)
+        op_kind[(op_kind >= 1) & (op_kind <= 3) & (owner[found] != inst_def[op_user])] = 5
+        position = op_index.copy()
+        switch = is_opcode("switch")
+        # LLVM 22 keeps case values out of a switch's operands; LLVM 10 listed them at 2, 4, ... (Policy 3)
+        position[switch[op_user] & (op_index > 0)] = -1
+
+        # variables: one per use of an instruction's result; used arguments
+        if data_nodes:
+            is_variable = op_kind == 1
+            var_user, var_position, var_producer = op_user[is_variable], position[is_variable], op_id[is_variable]
+            argument_ops = np.flatnonzero(op_kind == 3)
+        else:
+            var_user = var_position = var_producer = argument_ops = np.zeros(0, dtype=np.int64)
+        n_variables = np.bincount(var_user, minlength=n_instructions)
+        argument_used = np.zeros(n_arguments, dtype=bool)
+        argument_used[op_id[argument_ops]] = True
+        used_arguments = np.flatnonzero(argument_used)
+
+        # node numbers: per function, each instruction then its variables, then its used arguments (§1.5)
+        items = np.concatenate(([0], np.cumsum(1 + n_variables)))
+        def_items = items[def_inst_end] - items[def_inst_start]
+        def_used = np.bincount(arg_def[used_arguments], minlength=n_definitions)
+        per_function = np.ones(n_functions, dtype=np.int64)
+        per_function[defined_index] = def_items + def_used
+        function_base = 1 + np.cumsum(per_function) - per_function
+        def_base = function_base[defined_index]
+        inst_node = def_base[inst_def] + items[:-1] - items[def_inst_start][inst_def]
+        var_rank = arange(len(var_user)) - (np.cumsum(n_variables) - n_variables)[var_user]
+        var_node = inst_node[var_user] + 1 + var_rank
+        used_def = arg_def[used_arguments]
+        argument_node = np.zeros(n_arguments, dtype=np.int64)
+        argument_node[used_arguments] = (
+            def_base[used_def]
+            + def_items[used_def]
+            + arange(len(used_arguments))
+            - (np.cumsum(def_used) - def_used)[used_def]
+        )
+        n_before_constants = 1 + int(per_function.sum())
+
+        # edges of each definition, in four runs: instructions (control within the block, then the variables of
+        # the operands), arguments to their uses, producers to their variables, control between blocks
+        not_first = np.ones(n_instructions, dtype=bool)
+        not_first[block_start] = False
+        per_instruction = not_first + n_variables
+        run_start = np.cumsum(per_instruction) - per_instruction
+        instruction_edges = np.empty((int(per_instruction.sum()), 4), dtype=np.int64)
+        follows = np.flatnonzero(not_first)
+        instruction_edges[run_start[follows]] = np.stack(
+            (
+                np.full(len(follows), CONTROL),
+                np.zeros(len(follows), dtype=np.int64),
+                inst_node[follows - 1],
+                inst_node[follows],
+            ),
+            axis=1,
+        )
+        instruction_edges[run_start[var_user] + not_first[var_user] + var_rank] = np.stack(
+            (np.full(len(var_user), DATA), var_position, var_node, inst_node[var_user]), axis=1
+        )
+        by_argument = argument_ops[np.argsort(op_id[argument_ops], kind="stable")]
+        argument_edges = np.stack(
+            (
+                np.full(len(by_argument), DATA),
+                position[by_argument],
+                argument_node[op_id[by_argument]],
+                inst_node[op_user[by_argument]],
+            ),
+            axis=1,
+        )
+        producer_edges = np.stack(
+            (np.full(len(var_user), DATA), np.zeros(len(var_user), dtype=np.int64), inst_node[var_producer], var_node),
+            axis=1,
+        )
+        block_edges, block_edge_def, entries, exits = self.control_between_blocks(
+            op_kind, op_id, op_user, inst_block, inst_node, block_start, block_end, is_opcode("br"), definition_blocks
+        )
+        runs = np.concatenate(
+            (
+                np.repeat(inst_def, per_instruction) * 4,
+                arg_def[op_id[by_argument]] * 4 + 1,
+                inst_def[var_user] * 4 + 2,
+                block_edge_def * 4 + 3,
+            )
+        )
+        edges = np.concatenate((instruction_edges, argument_edges, producer_edges, block_edges.reshape(-1, 4)))[
+            np.argsort(runs, kind="stable")
+        ]
+
+        # declarations: one node each, entry and exit
+        function_entry = [0] * n_functions
+        function_exits: list[list[int]] = [[] for _ in range(n_functions)]
+        for d, index in enumerate(defined):
+            function_entry[index] = entries[d]
+            function_exits[index] = exits[d]
+        for index in declared:
+            node = int(function_base[index])
+            function_entry[index] = node
+            function_exits[index] = [node]
+
+        # call sites: a call whose callee operand is a function (SPEC §1.5)
+        calls = np.flatnonzero(is_opcode("call") & (counts > 0))
+        calls = calls[op_kind[op_first[calls] + counts[calls] - 1] == 4]
+        inst_node_list = inst_node.tolist()
+        for i in calls.tolist():
+            callee_operands = handles[op_first[i] : op_first[i] + counts[i]].tolist()
+            self.maybe_call_site(inst_node_list[i], texts[i], callee_operands, instructions[i])
+        call_edges = self.call_edges(function_entry, function_exits)
+
+        if any("!prof " in t for t in texts):
+            self.instruction_profiles(texts, inst_node_list)
+
+        # nodes, as columns; full texts as indices into `sources` (the instruction texts, then the others)
+        head = np.zeros(n_before_constants, dtype=np.int64)
+        function_of = np.zeros(n_before_constants, dtype=np.int64)
+        block_of = np.zeros(n_before_constants, dtype=np.int64)
+        sources = texts + [""]
+        source_of = np.full(n_before_constants, n_instructions, dtype=np.int64)  # "" unless set below
+        head[0] = self.head(INSTRUCTION, EXTERNAL_TEXT)
+        opcode_head = np.array([self.head(INSTRUCTION, name) for name in opcode_ids], dtype=np.int64)
+        head[inst_node] = opcode_head[opcode] if n_instructions else 0
+        function_of[inst_node] = defined_index[inst_def]
+        block_of[inst_node] = inst_block
+        source_of[inst_node] = arange(n_instructions)
+        if len(var_user):
+            producers, producer_rank = np.unique(var_producer, return_inverse=True)
+            producers = producers.tolist()
+            producer_text = [self.type_text_of(ffi.type_of(instructions[p])) for p in producers]
+            head[var_node] = np.array([self.head(VARIABLE, text) for text in producer_text])[producer_rank]
+            function_of[var_node] = function_of[inst_node[var_user]]
+            block_of[var_node] = inst_block[var_user]
+            source_of[var_node] = len(sources) + producer_rank.reshape(-1)
+            names = result_names_of([texts[p] for p in producers])
+            sources += [f"{text} {name}" for text, name in zip(producer_text, names)]
+        for a in used_arguments.tolist():
+            d = int(arg_def[a])
+            node = int(argument_node[a])
+            argument = arguments[a]
+            type_ = ffi.type_of(argument)
+            printed_type = ffi.print_type(type_)
+            name = ffi.value_name(argument)
+            if name:
+                identifier = llvm_identifier(name, "%")
             else:
-                function_text = next(definitions, None)
-                header = function_text.header if function_text else ""
-                self.functions.append((name, self.function_profile(header)))
-                self.visit_definition(index, function, function_text.instructions if function_text else None)
-        self.add_call_edges()
+                identifier = f"%{_unnamed_argument_slot(functions[defined[d]], a - definition_arguments[d])}"
+            head[node] = self.head(VARIABLE, self.type_text_of(type_))
+            function_of[node] = defined[d]
+            block_of[node] = definition_blocks[d + 1]  # one past the function's last block (§1.5)
+            source_of[node] = len(sources)
+            sources.append(f"{printed_type} {identifier}")
+        undefined_head = self.head(INSTRUCTION, UNDEFINED_FUNCTION_TEXT)
+        for index in declared:
+            node = int(function_base[index])
+            head[node] = undefined_head
+            function_of[node] = index
+
+        # constants last (SPEC §1.5 step 5): function unset, block = total number of blocks
+        constant_keys, constant_edges = (
+            self.constants(op_kind, op_user, position, handles, switch, texts, inst_node, n_before_constants)
+            if data_nodes
+            else ([], np.zeros((0, 4), dtype=np.int64))
+        )
+        self.node_head = np.concatenate(
+            (head, np.array([self.head(CONSTANT, self.constant_text[key]) for key in constant_keys], dtype=np.int64))
+        )
+        self.node_function = np.concatenate((function_of, np.zeros(len(constant_keys), dtype=np.int64)))
+        self.node_block = np.concatenate((block_of, np.full(len(constant_keys), n_blocks, dtype=np.int64)))
+        self.node_full_text = list(map(sources.__getitem__, source_of.tolist())) + constant_keys
+        self.edges = np.concatenate((edges, call_edges, constant_edges))
+
+    def control_between_blocks(
+        self, op_kind, op_id, op_user, inst_block, inst_node, block_start, block_end, is_br, definition_blocks
+    ):
+        """CONTROL edges between blocks, breadth-first from each function's entry block (§1.5), and each
+        function's entry and exits. Successors are the block operands in operand order, except a two-way ``br``
+        (operands cond, false, true): successors true, false."""
+        n_blocks = len(block_start)
+        successors: list[list[int]] = [[] for _ in range(n_blocks)]
+        block_ops = np.flatnonzero(op_kind == 2)
+        for source, target in zip(inst_block[op_user[block_ops]].tolist(), op_id[block_ops].tolist()):
+            successors[source].append(target)
+        for block in np.flatnonzero(is_br[block_end - 1]).tolist() if n_blocks else ():
+            if len(successors[block]) == 2:
+                successors[block].reverse()
+        first_node = inst_node[block_start].tolist() if n_blocks else []
+        last_node = inst_node[block_end - 1].tolist() if n_blocks else []
+        edges: list[int] = []
+        edge_def: list[int] = []
+        entries: list[int] = []
+        exits_of: list[list[int]] = []
+        visited = bytearray(n_blocks)
+        for d in range(len(definition_blocks) - 1):
+            entry = definition_blocks[d]
+            before = len(edges)
+            exits: list[int] = []
+            visited[entry] = 1
+            queue = deque([entry])
+            while queue:
+                current = queue.popleft()
+                block_successors = successors[current]
+                if not block_successors:
+                    exits.append(last_node[current])
+                for position, successor in enumerate(block_successors):
+                    edges += (CONTROL, position, last_node[current], first_node[successor])
+                    if not visited[successor]:
+                        visited[successor] = 1
+                        queue.append(successor)
+            edge_def += [d] * ((len(edges) - before) // 4)
+            entries.append(first_node[entry])
+            exits_of.append(exits)
+        return np.array(edges, dtype=np.int64), np.array(edge_def, dtype=np.int64), entries, exits_of
+
+    def constants(self, op_kind, op_user, position, handles, switch, texts, inst_node, first_node):
+        """The constants in order of first use (keys), and their DATA edges (one per use, grouped by constant).
+
+        A use is a constant operand (a printed value; a global: its definition line) or a switch case value
+        (before the switch's operands, at positions 2, 4, ...: SPEC §1.3, Policy 3)."""
+        key_id: dict[str, int] = {}
+        keys: list[str] = []
+
+        def register(key: str) -> int:
+            kid = key_id.get(key)
+            if kid is None:
+                kid = key_id[key] = len(keys)
+                keys.append(key)
+            return kid
+
+        constant_ops = np.flatnonzero(op_kind == 0)
+        unique, first, inverse = np.unique(handles[constant_ops], return_index=True, return_inverse=True)
+        unique_kid = np.full(len(unique), -1, dtype=np.int64)
+        for u in np.argsort(first, kind="stable").tolist():
+            value = int(unique[u])
+            key = self.constant_key_of.get(value)
+            if key is None:
+                kind = ffi.value_kind(value)
+                if kind not in ffi.CONSTANT_KINDS:
+                    continue  # functions, metadata, inline asm: no node, but the position still advances (§1.4)
+                key = self.constant_key(value, kind)
+            unique_kid[u] = register(key)
+        op_kid = unique_kid[inverse.reshape(-1)]
+        used = op_kid >= 0
+        constant_ops = constant_ops[used]
+        major = [op_user[constant_ops] * 2 + 1]
+        minor = [constant_ops]
+        kid = [op_kid[used]]
+        user = [op_user[constant_ops]]
+        where = [position[constant_ops]]
+        cases: list[tuple[int, int, int]] = []
+        for s in np.flatnonzero(switch).tolist():
+            for k, line in enumerate(texts[s].split("\n")[1:-1]):
+                value = line.strip().rsplit(", label ", 1)[0]
+                if value not in self.constant_text:
+                    self.constant_text[value] = value.split(" ", 1)[0]  # integer type: never a struct
+                cases.append((s, k, register(value)))
+        if cases:
+            case = np.array(cases, dtype=np.int64)
+            major.append(case[:, 0] * 2)
+            minor.append(case[:, 1])
+            kid.append(case[:, 2])
+            user.append(case[:, 0])
+            where.append(2 + 2 * case[:, 1])
+        major, minor, kid, user, where = (np.concatenate(x) for x in (major, minor, kid, user, where))
+        order = np.lexsort((minor, major))
+        kid, user, where = kid[order], user[order], where[order]
+        first_use = np.full(len(keys), len(kid), dtype=np.int64)
+        np.minimum.at(first_use, kid, np.arange(len(kid)))
+        key_order = np.argsort(first_use, kind="stable")
+        rank = np.empty(len(keys), dtype=np.int64)
+        rank[key_order] = np.arange(len(keys))
+        by_constant = np.argsort(rank[kid], kind="stable")
+        edges = np.stack(
+            (
+                np.full(len(kid), DATA),
+                where[by_constant],
+                first_node + rank[kid[by_constant]],
+                inst_node[user[by_constant]],
+            ),
+            axis=1,
+        )
+        return [keys[k] for k in key_order.tolist()], edges
 
     def function_profile(self, header: str) -> list[tuple[str, int]]:
         """``llvm_profile_entry_count`` from a ``!prof`` attachment on the ``define`` line (SPEC §1.8)."""
@@ -551,177 +899,6 @@ class _Builder:
             if count is not None:
                 return [("llvm_profile_entry_count", count)]
         return []
-
-    def visit_definition(self, function_index: int, function: int, texts: list[str] | None) -> None:
-        blocks = ffi.blocks(function)
-        block_instructions = [ffi.instructions(block) for block in blocks]
-        count = sum(len(instructions) for instructions in block_instructions)
-        if texts is None or len(texts) != count:
-            # The printed text did not cut cleanly (an unusual printing): print instructions one by one.
-            texts = [ffi.print_value(i).lstrip() for instructions in block_instructions for i in instructions]
-
-        data_nodes = not self.options.instructions_only
-        edges = self.edges
-        append_edge = edges.append
-        node_type, node_text = self.node_type, self.node_text
-        node_function, node_block, node_full_text = self.node_function, self.node_block, self.node_full_text
-        type_text_of = self.type_text_of
-        constant_key_of = self.constant_key_of
-        constant_key = self.constant_key
-        use_constant = self.use_constant
-        operands_of = ffi.operands
-        value_kind = ffi.value_kind
-        type_of = ffi.type_of
-        CONSTANT_KINDS = ffi.CONSTANT_KINDS
-        function_handles = self.function_index
-
-        block_index = {block: local for local, block in enumerate(blocks)}
-        instructions_of_function = {i for instructions in block_instructions for i in instructions}
-        arguments_of_function = set(ffi.arguments(function))
-        first_node: list[int] = []
-        last_node: list[int] = []
-        successors: list[list[int]] = []
-        instruction_node: dict[int, int] = {}
-        instruction_text: dict[int, str] = {}
-        variable_text: dict[int, str] = {}  # producer -> text of its variables
-        argument_uses: dict[int, list[tuple[int, int]]] = {}
-        deferred: list[tuple[int, int]] = []  # (producer instruction, variable node)
-        text_iter = iter(texts)
-        base_block = self.block_count
-
-        for local, instructions in enumerate(block_instructions):
-            block_id = base_block + local
-            previous = -1
-            block_successors: list[int] = []
-            for instruction in instructions:
-                text = next(text_iter)
-                opcode = opcode_of(text)
-                node = len(node_type)
-                node_type.append(INSTRUCTION)
-                node_text.append(opcode)
-                node_function.append(function_index)
-                node_block.append(block_id)
-                node_full_text.append(text)
-                instruction_node[instruction] = node
-                instruction_text[instruction] = text
-                if previous >= 0:
-                    append_edge((CONTROL, 0, previous, node))
-                else:
-                    first_node.append(node)
-                previous = node
-
-                operands = operands_of(instruction)
-                if not operands:
-                    continue
-                if opcode == "switch":
-                    # LLVM 22 keeps case values out of the operand list; LLVM 10 listed them at 2, 4, ... (Policy 3)
-                    positions = [0] + [-1] * (len(operands) - 1)
-                    if data_nodes:
-                        self.switch_cases(text, node)
-                else:
-                    positions = range(len(operands))
-                for operand, position in zip(operands, positions):
-                    # classify by what this function is known to hold; ask LLVM only about the rest
-                    if operand in instructions_of_function:
-                        if data_nodes:
-                            text_of_variable = variable_text.get(operand)
-                            if text_of_variable is None:
-                                text_of_variable = variable_text[operand] = type_text_of(type_of(operand))
-                            variable = len(node_type)
-                            node_type.append(VARIABLE)
-                            node_text.append(text_of_variable)
-                            node_function.append(function_index)
-                            node_block.append(block_id)
-                            node_full_text.append("")
-                            append_edge((DATA, position, variable, node))
-                            deferred.append((operand, variable))
-                        continue
-                    successor = block_index.get(operand)
-                    if successor is not None:
-                        block_successors.append(successor)
-                        continue
-                    if not data_nodes:
-                        continue
-                    key = constant_key_of.get(operand)
-                    if key is not None:
-                        use_constant(key, node, position)
-                    elif operand in arguments_of_function:
-                        uses = argument_uses.get(operand)
-                        if uses is None:
-                            argument_uses[operand] = [(node, position)]
-                        else:
-                            uses.append((node, position))
-                    elif operand not in function_handles:
-                        kind = value_kind(operand)
-                        if kind in CONSTANT_KINDS:
-                            use_constant(constant_key(operand, kind), node, position)
-                    # functions, metadata, inline asm: no node, but the position still advances (§1.4)
-                if opcode == "call" and operands[-1] in function_handles:  # a function as the callee
-                    self.maybe_call_site(node, text, operands, instruction)
-                elif opcode == "br" and len(block_successors) == 2:
-                    block_successors.reverse()  # operands are (cond, false, true); successors are (true, false)
-            last_node.append(previous)
-            successors.append(block_successors)
-
-        self.block_count = base_block + len(blocks)
-
-        # argument nodes, in parameter order (Policy 2), block one past the function's last block (§1.5)
-        if argument_uses:
-            for position, argument in enumerate(ffi.arguments(function)):
-                uses = argument_uses.get(argument)
-                if not uses:
-                    continue
-                type_ = ffi.type_of(argument)
-                printed_type = ffi.print_type(type_)
-                name = ffi.value_name(argument)
-                identifier = llvm_identifier(name, "%") if name else f"%{_unnamed_argument_slot(function, position)}"
-                node = self.add_node(
-                    VARIABLE, type_text_of(type_), function_index, self.block_count, f"{printed_type} {identifier}"
-                )
-                edges.extend((DATA, use_position, node, user) for user, use_position in uses)
-
-        # producer -> variable edges, in variable creation order
-        node_full_text = self.node_full_text
-        node_text = self.node_text
-        result_name: dict[int, str] = {}
-        for producer, variable in deferred:
-            source = instruction_node.get(producer)
-            if source is None:  # cannot happen in valid IR (operands are in the same function)
-                continue
-            edges.append((DATA, 0, source, variable))
-            name = result_name.get(producer)
-            if name is None:
-                name = result_name[producer] = result_name_of(instruction_text[producer])
-            node_full_text[variable] = f"{node_text[variable]} {name}"
-
-        # control edges between blocks: breadth-first from the entry block (§1.5)
-        exits: list[int] = []
-        visited = bytearray(len(blocks))
-        visited[0] = 1
-        queue = deque([0])
-        while queue:
-            current = queue.popleft()
-            block_successors = successors[current]
-            if not block_successors:
-                exits.append(last_node[current])
-            for position, successor in enumerate(block_successors):
-                edges.append((CONTROL, position, last_node[current], first_node[successor]))
-                if not visited[successor]:
-                    visited[successor] = 1
-                    queue.append(successor)
-        self.function_entry.append(first_node[0])
-        self.function_exits.append(exits)
-
-        if any("!prof " in t for t in texts):
-            self.instruction_profiles(instruction_node, instruction_text)
-
-    def switch_cases(self, text: str, node: int) -> None:
-        """Case values of a ``switch`` become constant uses at positions 2, 4, ... (SPEC §1.3, Policy 3)."""
-        for k, line in enumerate(text.split("\n")[1:-1]):
-            value = line.strip().rsplit(", label ", 1)[0]
-            if value not in self.constant_text:
-                self.constant_text[value] = value.split(" ", 1)[0]  # integer type: never a struct
-            self.use_constant(value, node, 2 + 2 * k)
 
     def maybe_call_site(self, node: int, text: str, operands: list[int], instruction: int) -> None:
         """Record a CALL edge when LLVM's ``CallInst::getCalledFunction()`` is non-null (SPEC §1.5).
@@ -760,48 +937,52 @@ class _Builder:
         if matches:
             self.call_sites.append((node, index))
 
-    def instruction_profiles(self, instruction_node: dict[int, int], instruction_text: dict[int, str]) -> None:
+    def instruction_profiles(self, texts: list[str], inst_node: list[int]) -> None:
         """Profile features of instructions with ``!prof`` metadata (SPEC §1.2)."""
-        for instruction, text in instruction_text.items():
+        for index, text in enumerate(texts):
+            if "!prof " not in text:
+                continue
             match = re.search(r"!prof (![0-9]+)", text)
             if not match:
                 continue
             fields = _metadata_fields(self.text.metadata.get(match.group(1), ""))
             features = _profile_features(fields, opcode_of(text), text)
             if features:
-                self.node_int_features[instruction_node[instruction]] = features
+                self.node_int_features[inst_node[index]] = features
 
-    def add_call_edges(self) -> None:
+    def call_edges(self, function_entry: list[int], function_exits: list[list[int]]) -> np.ndarray:
         """CALL edges: external <-> every function, then call sites <-> callees (SPEC §1.5 step 4, Policy 2)."""
-        edges = self.edges
+        edges: list[int] = []
         returns = not self.options.ignore_call_returns
-        for entry, exits in zip(self.function_entry, self.function_exits):
-            edges.append((CALL, 0, 0, entry))
+        for entry, exits in zip(function_entry, function_exits):
+            edges += (CALL, 0, 0, entry)
             if returns:
-                edges.extend((CALL, 0, exit_, 0) for exit_ in exits)
+                for exit_ in exits:
+                    edges += (CALL, 0, exit_, 0)
         for site, callee in self.call_sites:
-            edges.append((CALL, 0, site, self.function_entry[callee]))
+            edges += (CALL, 0, site, function_entry[callee])
             if returns:
-                edges.extend((CALL, 0, exit_, site) for exit_ in self.function_exits[callee])
+                for exit_ in function_exits[callee]:
+                    edges += (CALL, 0, exit_, site)
+        return np.array(edges, dtype=np.int64).reshape(-1, 4)
 
     # -- output -----------------------------------------------------------------------------------------------
 
     def to_proto(self, module_name: str, triple: str, data_layout: str) -> ProgramGraph:
-        # constants last (SPEC §1.5 step 5): function unset, block = total number of blocks
-        for key, uses in self.constant_uses.items():
-            node = self.add_node(CONSTANT, self.constant_text[key], 0, self.block_count, key)
-            self.edges.extend((DATA, position, node, user) for user, position in uses)
         module_features = [
             ("llvm_target_triple", triple.encode("utf-8")),
             ("llvm_data_layout", data_layout.encode("utf-8")),
             ("llvm_version", LLVM_VERSION.encode("utf-8")),
         ]
-        data = encode_graph(
-            self.node_type,
-            self.node_text,
+        has_features = np.ones(len(self.node_head), dtype=bool)
+        has_features[0] = False  # the external node has no features message
+        data = encode_graph_columns(
+            self.node_head,
+            list(self.heads),
             self.node_function,
             self.node_block,
             self.node_full_text,
+            has_features,
             self.node_int_features,
             self.edges,
             self.functions,
