@@ -21,17 +21,21 @@ Facts used (all follow from the FIFO order, distances grow by one per hop):
   counts: how many entries of ``u`` precede the first entry of ``x`` in level ``d``. :func:`count_entries`
   propagates these (exact Python integers) from the first level in which some node was enqueued twice (before it,
   every (node, level) pair is a single entry), and only for the few rows that late entries need.
+* Most queues of real code hold only a few entries per (node, level) pair even after that level: then playing the
+  queue from that level on costs less than propagating the counts level by level. :func:`count_dequeues` plays it
+  within a budget of entries proportional to those pairs, and falls back to :func:`count_entries` past it.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
 from programl.exceptions import AnalysisError
 
-__all__ = ["QueueTrace", "trace_bfs", "count_entries"]
+__all__ = ["QueueTrace", "trace_bfs", "count_dequeues", "count_entries"]
 
 
 @dataclass
@@ -170,6 +174,50 @@ def count_entries(indptr: list[int], indices: list[int], trace: QueueTrace) -> i
     if total >= 2**63:
         raise AnalysisError("BFS queue entry count exceeds 2**63 - 1; the reference cannot finish this graph either")
     return total
+
+
+#: :func:`count_dequeues` plays the queue for at most this many entries per (node, level) pair from the first level
+#: with a duplicate on (plus :data:`PLAY_SLACK`); past that it propagates counts (:func:`count_entries`).
+PLAY_PER_PAIR = 64
+PLAY_SLACK = 1024
+
+
+def count_dequeues(indptr: list[int], indices: list[int], trace: QueueTrace) -> int:
+    """The number of dequeues of the reference's BFS, as :func:`count_entries`: the queue is played from the first
+    level with a duplicate entry on, when it holds at most ``PLAY_PER_PAIR`` entries per (node, level) pair of the
+    trace from there (plus ``PLAY_SLACK``); otherwise (an exponential queue) the counts are propagated.
+    """
+    levels = trace.levels
+    first = trace.first_duplicate_level
+    if first is None:
+        return sum(len(level) for level in levels)
+    before = sum(len(level) for level in levels[:first])
+    budget = PLAY_PER_PAIR * (sum(len(level) for level in levels[first:])) + PLAY_SLACK
+    played = _play(indptr, indices, levels, first, budget)
+    return before + played if played is not None else count_entries(indptr, indices, trace)
+
+
+def _play(indptr: list[int], indices: list[int], levels: list[list[int]], first: int, budget: int) -> int | None:
+    """Dequeues from level ``first`` on, playing the literal queue (None past ``budget`` entries).
+
+    Before level ``first`` every (node, level) pair is one entry, so the queue at its start holds one entry per node
+    of ``levels[first]``, in that order, and every node of the levels before it has been dequeued.
+    """
+    visited = set().union(*levels[:first])
+    mark = visited.add
+    queue = deque(levels[first])
+    pop, push = queue.popleft, queue.append
+    count = 0
+    while queue:
+        u = pop()
+        count += 1
+        mark(u)
+        for v in indices[indptr[u] : indptr[u + 1]]:
+            if v not in visited:
+                push(v)
+        if count + len(queue) > budget:
+            return None
+    return count
 
 
 #: Above this many (needed row x edge) products, the propagation runs on numpy arrays.

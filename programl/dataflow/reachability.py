@@ -4,7 +4,7 @@
 * Labels: every node the reference's BFS dequeues, starting at ``(root, 1)`` over CONTROL edges only.
 * ``data_flow_step_count``: distance of the last dequeued entry (a lone root gives 1, a chain of four gives 4).
 * ``data_flow_active_node_count``: number of dequeues, duplicate queue entries included (SPEC §4.1), computed
-  exactly without playing the queue (``bfs.count_entries``).
+  exactly without playing a queue that grows exponentially (``bfs.count_dequeues``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from programl.dataflow.base import RootedAnalysis
-from programl.dataflow.bfs import count_entries, trace_bfs
+from programl.dataflow.bfs import count_dequeues, trace_bfs
 from programl.dataflow.columnar import CONTROL, INSTRUCTION, GraphView
 
 __all__ = ["Reachability"]
@@ -33,4 +33,4 @@ class Reachability(RootedAnalysis):
 
     def run_one(self, root: int) -> tuple[set[int], int, int]:
         trace = trace_bfs(self._indptr, self._indices, root, 1, self._single)
-        return trace.visited, trace.last_distance, count_entries(self._indptr, self._indices, trace)
+        return trace.visited, trace.last_distance, count_dequeues(self._indptr, self._indices, trace)
