@@ -116,6 +116,7 @@ class Vocabulary(Mapping[str, int]):
         return text in self._ids
 
     def get(self, text: str, default: int | None = None) -> int | None:  # type: ignore[override]
+        """The id of ``text``, or ``default`` when it is not in the vocabulary (as ``dict.get``)."""
         return self._ids.get(text, default)
 
     def __eq__(self, other: object) -> bool:

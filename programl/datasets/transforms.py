@@ -87,6 +87,8 @@ class EncodeVocabulary(BaseTransform):
         self.table = torch.tensor([vocabulary.get(t, oov) for t in self.texts] + [oov], dtype=torch.long)
 
     def forward(self, data: Data) -> Data:
+        """``data`` with ``x`` re-encoded: each text id of the data set's table becomes its id in the vocabulary
+        (the out-of-vocabulary id for texts it lacks)."""
         x = data.x.clamp(max=len(self.texts))
         data.x = self.table[x]
         return data

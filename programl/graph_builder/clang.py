@@ -67,6 +67,7 @@ __all__ = [
     "split_language",
 ]
 
+#: The clang major version used (that of llvmlite's LLVM, so that its IR always parses).
 CLANG_MAJOR = 22
 
 #: ``-x`` language per file extension

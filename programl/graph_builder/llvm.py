@@ -60,6 +60,7 @@ __all__ = [
     "parse_ir",
 ]
 
+#: The version of the LLVM that reads IR (llvmlite's, e.g. ``22.1.0``); graphs record it (SPEC Policy 6).
 LLVM_VERSION = ".".join(str(part) for part in llvm.llvm_version_info)
 
 INSTRUCTION, VARIABLE, CONSTANT = Node.INSTRUCTION, Node.VARIABLE, Node.CONSTANT

@@ -79,6 +79,7 @@ class _DataflowNodeClassifier(nn.Module):
         return torch.cat([self.embedding(x), self.selector_table[root]], dim=-1)
 
     def propagate_states(self, h0: Tensor, data: Data, num_steps: int) -> Tensor:  # pragma: no cover - abstract
+        """The node states after ``num_steps`` message-passing steps from ``h0``: (N, D) -> (N, D)."""
         raise NotImplementedError
 
     def forward(self, data: Data, num_steps: int | None = None) -> Tensor:
@@ -176,9 +177,10 @@ class DataflowRGCN(_DataflowNodeClassifier):
 
     Edge positions are not used. Runs without compiled PyG extensions (RGCNConv falls back to a loop over types).
 
+    ``vocabulary_size``, ``embedding_dim``, ``selector_value``, ``num_steps``, ``dropout``, ``output_dropout``,
+    ``class_weight``, ``num_flows`` and ``backward_edges`` are as for :class:`DataflowGGNN`.
+
     Args:
-        vocabulary_size, embedding_dim, selector_value, num_steps, dropout, output_dropout, class_weight, num_flows,
-        backward_edges: as for :class:`DataflowGGNN`.
         num_bases: Basis decomposition of the relation weights (None = a full matrix per type).
     """
 
@@ -212,6 +214,7 @@ class DataflowRGCN(_DataflowNodeClassifier):
         self.dropout = dropout
 
     def propagate_states(self, h0: Tensor, data: Data, num_steps: int) -> Tensor:
+        """Run the R-GCN message function and the GRU for ``num_steps`` steps from ``h0``: (N, D) -> (N, D)."""
         edge_index, edge_type = data.edge_index, data.edge_flow
         if edge_type.numel() and int(edge_type.max()) >= self.num_flows:
             raise ValueError(f"edge flows must be in [0, {self.num_flows}); got {int(edge_type.max())}")

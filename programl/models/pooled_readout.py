@@ -97,6 +97,7 @@ class PooledReadoutClassifier(nn.Module):
         return self.forward(data).logits.argmax(dim=-1)
 
     def loss(self, output: GraphOutput, target: Tensor) -> Tensor:
+        """CE(final logits) + ``intermediate_loss_weight`` x CE(graph logits)."""
         return F.cross_entropy(output.logits, target) + self.intermediate_loss_weight * F.cross_entropy(
             output.graph_logits, target
         )

@@ -40,6 +40,7 @@ class GatedReadout(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Xavier-uniform weights and zero biases for the gate and the transform."""
         for linear in (self.gate, self.transform):
             nn.init.xavier_uniform_(linear.weight)
             nn.init.zeros_(linear.bias)
@@ -120,6 +121,7 @@ class ThermometerEncoding(nn.Module):
 
     @property
     def out_channels(self) -> int:
+        """Features per graph: one per threshold (of every input)."""
         return self.thresholds.numel()
 
     @torch.no_grad()
@@ -166,6 +168,7 @@ class TextCountEncoding(nn.Module):
 
     @property
     def out_channels(self) -> int:
+        """Features per graph: one per text counted."""
         return self.scale.numel()
 
     def log_counts(self, x: Tensor, batch: Tensor, num_graphs: int) -> Tensor:

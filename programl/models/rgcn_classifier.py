@@ -76,4 +76,5 @@ class RGCNGraphClassifier(nn.Module):
         return self.forward(data).logits.argmax(dim=-1)
 
     def loss(self, output: GraphOutput, target: Tensor) -> Tensor:
+        """Cross-entropy of the logits against the class targets (B,)."""
         return F.cross_entropy(output.logits, target)

@@ -173,6 +173,7 @@ class PretrainedModel:
 
     @property
     def task(self) -> str:
+        """The task the model was trained for (``dataflow``, ``devmap``, ``classifyapp``)."""
         return self.metadata["task"]
 
     @property

@@ -266,6 +266,7 @@ class DevmapPrediction:
     source: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The prediction as a JSON-ready dict (probabilities rounded to 6 places), as ``--json`` lists it."""
         return {
             "platform": self.platform,
             "device": self.device,
@@ -342,6 +343,7 @@ class ClassifyappPrediction:
     probabilities: list[float]
 
     def to_dict(self) -> dict[str, Any]:
+        """The prediction as a JSON-ready dict (probabilities rounded to 6 places), as ``--json`` lists it."""
         return {"top": [{"class": c, "probability": round(p, 6)} for c, p in zip(self.classes, self.probabilities)]}
 
 
