@@ -8,11 +8,12 @@ REF_VENV ?= .venv-ref
 REF_BIN := $(REF_VENV)/lib/python3.11/site-packages/programl/bin/llvm2graph-10
 PYTEST_ARGS ?=
 
-.PHONY: setup toolchain reference demo test bench proto clean help
+.PHONY: setup toolchain reference demo test docs bench proto clean help
 
 help:
 	@echo "make demo   - set everything up, build graphs for examples/, print a summary, write an SVG, and run a pretrained model on one"
 	@echo "make test   - set everything up and run the test suite"
+	@echo "make docs   - build the documentation site into docs/_build/html (offline; warnings are errors)"
 	@echo "make bench  - run the benchmarks in benchmarks/"
 	@echo "make proto  - regenerate programl/proto/*_pb2.py and programl/third_party/tensorflow/xla_pb2.py"
 
@@ -22,12 +23,14 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[ml,cluster,dev,xla]'
+	$(BIN)/python -m pip install -q -e '.[ml,cluster,dev,xla,docs]'
 	@touch $@
 
 toolchain:
 	@scripts/ensure-apt.sh clang-22
 	@scripts/ensure-apt.sh --optional graphviz flang-22
+	@# a headless browser for tests/view (programl view pages); they skip without it
+	@scripts/ensure-apt.sh --optional chromium chromium-driver
 
 # The original ProGraML 0.3.2 (for differential tests only; never imported): its llvm2graph-10 binary needs
 # libtinfo5, and clang-14 makes LLVM 10-readable IR. Optional: tests that need it skip when this fails.
@@ -51,6 +54,11 @@ demo: setup
 test: setup reference
 	$(BIN)/python -m pytest -q --durations=20 $(PYTEST_ARGS)
 
+# The site (docs/conf.py): Sphinx + MyST + sphinx-gallery (the tutorials run), offline. tests/docs builds it too.
+docs: setup
+	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html -d docs/_build/doctrees
+	@echo "docs: open docs/_build/html/index.html"
+
 bench: setup reference
 	$(BIN)/python benchmarks/build.py
 	$(BIN)/python benchmarks/dataflow.py
@@ -63,4 +71,4 @@ proto:
 	  programl/third_party/tensorflow/xla.proto
 
 clean:
-	rm -rf out build *.egg-info .pytest_cache bench-results
+	rm -rf out build *.egg-info .pytest_cache bench-results docs/_build docs/auto_tutorials docs/sg_execution_times.rst
