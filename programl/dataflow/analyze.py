@@ -96,10 +96,30 @@ def _generator(seed: int | None) -> np.random.Generator:
     return generator
 
 
+def _sample(seed: int | None, size: int, n: int) -> np.ndarray:
+    """The first ``n`` of ``default_rng(seed).permutation(size)``: the positions :func:`select_roots` takes. The
+    permutation of an array shuffles it with the same draws as ``permutation(len(array))`` shuffles ``arange``, so
+    ``permutation(eligible)[:n] == eligible[_sample(seed, len(eligible), n)]``. Kept per thread for integer seeds and
+    short samples (the five analyses of a graph share sizes, and seeding and shuffling cost more than the lookup)."""
+    if seed is None or not isinstance(seed, (int, np.integer)) or n > 64:
+        return _generator(seed).permutation(size)[:n]
+    cache = getattr(_LOCAL, "samples", None)
+    if cache is None:
+        cache = _LOCAL.samples = {}
+    key = (int(seed), size, n)
+    hit = cache.get(key)
+    if hit is None:
+        if len(cache) >= 1024:
+            cache.clear()
+        hit = cache[key] = _generator(seed).permutation(size)[:n]
+        hit.flags.writeable = False
+    return hit
+
+
 def select_roots(eligible: np.ndarray, max_roots: int | None = 10, seed: int | None = 0) -> np.ndarray:
     """Sample the roots: the first :func:`num_roots` of ``numpy.random.default_rng(seed).permutation(eligible)``."""
-    n = num_roots(len(eligible), max_roots)
-    return _generator(seed).permutation(np.asarray(eligible, dtype=np.int64))[:n]
+    eligible = np.asarray(eligible, dtype=np.int64)
+    return eligible[_sample(seed, len(eligible), num_roots(len(eligible), max_roots))]
 
 
 def analyze_arrays(
