@@ -15,6 +15,7 @@ features in the common seven-byte form are decoded with numpy, anything else by 
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -60,6 +61,7 @@ def _map_entry_head(key: str, value_length: int) -> bytes:
     return varint(1 << 3 | 2) + varint(inner) + key_field + value_head
 
 
+@functools.lru_cache(maxsize=4096)
 def _count_entry(key_field: bytes, value: int) -> bytes:
     """One ``Features.feature`` map entry ``key -> Feature(int64_list=[value])`` (all lengths below 128), as
     ``graph_builder._encode.encode_features`` writes it."""
@@ -84,40 +86,53 @@ def _encode(result: AnalysisResult) -> bytearray:
 
     Every record is ``graph { node_features { <root list> <value list> } features { <counts> } }``; both feature
     lists are copied into one buffer from a template of seven bytes per node, then the values are written into
-    every seventh byte.
+    every seventh byte (for all records at once when they have the same length, as they nearly always do).
     """
     num_records, num_nodes = result.labels.shape
     body_length = 7 * num_nodes
-    template = _NODE_TEMPLATE.tobytes() * num_nodes
     root_head = _map_entry_head(ROOT_NODE, body_length)
     value_head = _map_entry_head(VALUE, body_length)
     lists_length = len(root_head) + len(value_head) + 2 * body_length
     lists_head = varint(1 << 3 | 2) + varint(lists_length)
     roots = result.roots.tolist()
-    records = []  # (bytes before the root list, bytes after the value list)
+    for root in roots:
+        if not -num_nodes <= root < num_nodes:
+            raise IndexError(f"root {root} is out of bounds for {num_nodes} nodes")
+    heads, tails = [], []  # the bytes before the root list and after the value list
     for active, steps in zip(result.active_node_counts.tolist(), result.step_counts.tolist(), strict=True):
         features = _count_entry(_ACTIVE_KEY, active) + _count_entry(_STEP_KEY, steps)
         tail = b"\x2a" + varint(len(features)) + features
-        head = b"\x12" + varint(len(lists_head) + lists_length + len(tail)) + lists_head + root_head
-        records.append((head, tail))
-    out = bytearray(
-        sum(len(head) + len(tail) for head, tail in records) + num_records * (2 * body_length + len(value_head))
-    )
-    out_array = np.frombuffer(out, dtype=np.uint8)
+        heads.append(b"\x12" + varint(len(lists_head) + lists_length + len(tail)) + lists_head + root_head)
+        tails.append(tail)
+    middle = len(value_head) + 2 * body_length
+    size = sum(map(len, heads)) + sum(map(len, tails)) + num_records * middle
+    out = bytearray(size)
+    flat = np.frombuffer(out, dtype=np.uint8)
+    if num_records and len(set(map(len, heads))) == 1 and len(set(map(len, tails))) == 1:
+        # one row per record: head | root list | value head | value list | tail
+        head, tail = len(heads[0]), len(tails[0])
+        rows = flat.reshape(num_records, head + middle + tail)
+        rows[:, :head] = np.frombuffer(b"".join(heads), dtype=np.uint8).reshape(num_records, head)
+        lists = rows[:, head : head + middle]
+        lists[:, :body_length] = np.tile(_NODE_TEMPLATE, num_nodes)
+        lists[:, body_length + len(value_head) :] = lists[:1, :body_length]
+        lists[:, body_length : body_length + len(value_head)] = np.frombuffer(value_head, dtype=np.uint8)
+        lists[np.arange(num_records), 6 + 7 * (np.asarray(roots, dtype=np.int64) % max(num_nodes, 1))] = 1
+        lists[:, body_length + len(value_head) + 6 :: 7] = result.labels
+        rows[:, head + middle :] = np.frombuffer(b"".join(tails), dtype=np.uint8).reshape(num_records, tail)
+        return out
+    template = _NODE_TEMPLATE.tobytes() * num_nodes
     offset = 0
-    for k, (head, tail) in enumerate(records):
+    for k, (head, tail) in enumerate(zip(heads, tails, strict=True)):
         offset += len(head)
         out[offset - len(head) : offset] = head
         out[offset : offset + body_length] = template
-        root = roots[k]
-        if not -num_nodes <= root < num_nodes:
-            raise IndexError(f"root {root} is out of bounds for {num_nodes} nodes")
-        out[offset + 6 + 7 * (root % num_nodes)] = 1
+        out[offset + 6 + 7 * (roots[k] % num_nodes)] = 1
         offset += body_length
         out[offset : offset + len(value_head)] = value_head
         offset += len(value_head)
         out[offset : offset + body_length] = template
-        out_array[offset + 6 : offset + body_length : 7] = result.labels[k]
+        flat[offset + 6 : offset + body_length : 7] = result.labels[k]
         offset += body_length
         out[offset : offset + len(tail)] = tail
         offset += len(tail)
