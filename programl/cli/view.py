@@ -37,7 +37,7 @@ _SUFFIXES = (".ProgramGraph.pb", ".ProgramGraph.pbtxt", ".ProgramGraph.json", ".
 
 
 def add_parser(subparsers) -> None:
-    from programl.view import DEFAULT_MAX_ROOTS, EXPAND_LIMIT
+    from programl.view import DEFAULT_MAX_ROOTS, EXPAND_LIMIT, ROOT_BUDGET
 
     parser = subparsers.add_parser(
         "view",
@@ -64,10 +64,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--roots",
         type=int,
-        default=DEFAULT_MAX_ROOTS,
         metavar="K",
         help=f"label every eligible root if there are at most K, else a seeded sample of K (default: "
-        f"{DEFAULT_MAX_ROOTS})",
+        f"{DEFAULT_MAX_ROOTS}, fewer on large graphs: at most {ROOT_BUDGET:,} nodes in all, at least 10 roots)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the root sample (default: 0)")
     parser.add_argument(
@@ -139,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     parser = args.parser
     if args.jobs < 0:
         return usage_error(parser, "-j must be positive")
-    if args.roots < 1:
+    if args.roots is not None and args.roots < 1:
         return usage_error(parser, "--roots must be a positive integer")
     if args.seed < 0:
         return usage_error(parser, "--seed must be >= 0")

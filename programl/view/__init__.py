@@ -25,9 +25,11 @@ from programl.util.lazy import lazy_getattr
 __all__ = [
     "DEFAULT_MAX_ROOTS",
     "EXPAND_LIMIT",
+    "ROOT_BUDGET",
     "GraphLayout",
     "SourceLocations",
     "analysis_data",
+    "default_max_roots",
     "graph_data",
     "layout_graph",
     "read_input",
@@ -36,8 +38,11 @@ __all__ = [
     "write_html",
 ]
 
-#: At most this many roots are labelled unless told otherwise (a seeded sample of the eligible ones beyond it).
+#: At most this many roots are labelled unless told otherwise (a seeded sample of the eligible ones beyond it) ...
 DEFAULT_MAX_ROOTS = 100
+#: ... and fewer on large graphs: at most this many nodes in all the roots' labels (roots x nodes; at least 10 roots),
+#: which bounds both the model's work and the page's size (10 roots of a 10,000-node graph).
+ROOT_BUDGET = 100_000
 #: Graphs with at most this many nodes open with every function expanded; larger ones open folded.
 EXPAND_LIMIT = 1500
 
@@ -60,6 +65,12 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return __all__
+
+
+def default_max_roots(num_nodes: int) -> int:
+    """How many roots a page labels by default on a graph of ``num_nodes`` nodes: :data:`DEFAULT_MAX_ROOTS`, or
+    fewer so that roots x nodes stays within :data:`ROOT_BUDGET` (but at least 10)."""
+    return min(DEFAULT_MAX_ROOTS, max(10, ROOT_BUDGET // max(1, num_nodes)))
 
 
 def write_html(path: str, graph, **options: Any) -> int:

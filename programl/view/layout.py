@@ -78,14 +78,15 @@ class GraphLayout:
         groups: One per function of the graph, in order, then the module group.
         group: (N,) each node's group index.
         block: (N,) each node's index in ``blocks`` (-1 when it is in no block).
-        blocks: ``(group, block id)`` of each block box.
+        blocks: ``(group, block id, x, y, width, height)`` of each block's box, its top-left corner relative to its
+            group's.
         x, y, width: (N,) centre and width of each node (all nodes are :data:`NODE_HEIGHT` high).
     """
 
     groups: list[Group]
     group: list[int]
     block: list[int]
-    blocks: list[tuple[int, int]]
+    blocks: list[tuple[int, int, int, int, int, int]]
     x: list[int]
     y: list[int]
     width: list[int]
@@ -174,7 +175,7 @@ def layout_graph(graph: ProgramGraph) -> GraphLayout:
     x, y = [0] * n, [0] * n
     width = [node_size(node.type, node.text)[0] for node in graph.node]
     block_of = [-1] * n
-    blocks: list[tuple[int, int]] = []
+    blocks: list[tuple[int, int, int, int, int, int]] = []
     for g, box in enumerate(groups[:-1]):
         _layout_function(g, box, graph, group, types, data_users, producers, control, width, x, y, block_of, blocks)
     _layout_module(groups[module], width, x, y)
@@ -271,7 +272,7 @@ def _layout_function(g, box, graph, group, types, data_users, producers, control
         offset_x = (total_width - row_width) // 2
         for b in row:
             k = len(blocks)
-            blocks.append((g, b))
+            blocks.append((g, b, offset_x, offset_y, sizes[b][0], sizes[b][1]))
             box.blocks.append(b)
             for i in by_block[b]:
                 for j in (i, *operands[i]):

@@ -5,7 +5,8 @@ The page inlines everything it needs: Cytoscape.js (``programl/view/vendor``, MI
 (``programl/view/assets``) and the graph as JSON. It opens from a file, with no network.
 
 Labels (SPEC §4) are computed here, for a set of roots (every eligible root when there are at most ``max_roots``,
-else a seeded sample of ``max_roots``, or the roots given): the exact ones by
+else a seeded sample of ``max_roots``, or the roots given; ``max_roots`` is 100 by default, fewer on graphs of more
+than 1,000 nodes: :func:`programl.view.default_max_roots`): the exact ones by
 :func:`programl.dataflow.analyze.analyze_arrays`, the model's through
 :meth:`~programl.pretrained.hub.PretrainedModel.predict` (the function behind ``programl predict dataflow``, with
 ``compare=True``), a few roots at a time. Per root the page gets two bit sets (exact, predicted) and the model's
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from programl.proto import Edge, Node, ProgramGraph
-from programl.view import DEFAULT_MAX_ROOTS, EXPAND_LIMIT
+from programl.view import EXPAND_LIMIT, default_max_roots
 from programl.view.debuginfo import SourceLocations
 from programl.view.layout import label_of, layout_graph
 
@@ -55,7 +56,7 @@ def graph_data(
     expand: str | None = None,
 ) -> dict[str, Any]:
     """What the page draws of ``graph``: its nodes (type, text, full text, function, block, position), edges,
-    groups (functions and the module group, with their expanded sizes), counts and source lines.
+    groups (functions and the module group, with their expanded sizes), block boxes, counts and source lines.
 
     Args:
         graph: A ``ProgramGraph``.
@@ -100,7 +101,7 @@ def graph_data(
         "groups": [
             {"name": g.name, "kind": g.kind, "w": g.width, "h": g.height, "size": len(g.nodes)} for g in layout.groups
         ],
-        "blocks": [[g, b] for g, b in layout.blocks],
+        "blocks": [list(block) for block in layout.blocks],
         "collapsed": [k for k, g in enumerate(layout.groups) if g.nodes] if collapse else [],
         "nodes": {
             "type": types,
@@ -161,7 +162,7 @@ def analysis_data(
     *,
     model: Any = None,
     roots: Sequence[int] | None = None,
-    max_roots: int = DEFAULT_MAX_ROOTS,
+    max_roots: int | None = None,
     seed: int = 0,
 ) -> dict[str, Any]:
     """The labels the page shows for ``analysis``: per root, the exact labels and (with ``model``) the model's.
@@ -172,7 +173,7 @@ def analysis_data(
         model: A data-flow :class:`~programl.pretrained.hub.PretrainedModel` of ``analysis``, a name or directory
             :func:`~programl.pretrained.hub.pretrained` loads, or None (exact labels only).
         roots: Label these roots (each must be eligible); default: module docstring.
-        max_roots: At most this many sampled roots.
+        max_roots: At most this many sampled roots (default: :func:`programl.view.default_max_roots`).
         seed: Seed of the sample.
 
     Raises:
@@ -184,6 +185,8 @@ def analysis_data(
     from programl.exceptions import AnalysisError, ProgramlError
 
     check_analysis(analysis, AnalysisError)
+    if max_roots is None:
+        max_roots = default_max_roots(len(graph.node))
     if isinstance(max_roots, bool) or not isinstance(max_roots, int) or max_roots < 1:
         raise AnalysisError(f"max_roots must be a positive integer, not {max_roots!r}")
     chosen, eligible = _choose_roots(graph, analysis, roots, max_roots, seed)
@@ -230,7 +233,7 @@ def to_html(
     analysis: str | None = None,
     model: Any = None,
     roots: Sequence[int] | None = None,
-    max_roots: int = DEFAULT_MAX_ROOTS,
+    max_roots: int | None = None,
     seed: int = 0,
     locations: SourceLocations | None = None,
     expand: str | None = None,

@@ -11,6 +11,8 @@
   var FLOWS = ["control", "data", "call", "type"];
   var COLORS = { control: "#345393", data: "#990000", call: "#65ae4d", type: "#888888" };
   var GROUP_GAP = 60, LABEL_ROOM = 30;
+  /** With more nodes drawn than this, edges are drawn as plain lines without arrows (several times faster). */
+  var FAST_LIMIT = 2500;
   var big = N > 2000 || E > 4000;
   var $ = function (id) { return document.getElementById(id); };
 
@@ -26,9 +28,10 @@
   var hasModel = !!(A && A.model);
   if (A && !hasModel) state.mode = "exact";
 
-  var members = [];
-  for (var g = 0; g < G; g++) members.push([]);
+  var members = [], blocksOf = [];
+  for (var g = 0; g < G; g++) { members.push([]); blocksOf.push([]); }
   for (var i = 0; i < N; i++) members[D.nodes.group[i]].push(i);
+  D.blocks.forEach(function (b, k) { blocksOf[b[0]].push(k); });
   var inEdges = new Array(N).fill(0), outEdges = new Array(N).fill(0);
   for (var k = 0; k < E; k++) { outEdges[D.edges.source[k]]++; inEdges[D.edges.target[k]]++; }
 
@@ -67,13 +70,33 @@
     });
   }
 
+  /** The viewport that shows the groups ``groups`` (default: all), from the packing: no label is measured. */
+  function fitGroups(groups, padding) {
+    var x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    (groups || order).forEach(function (g) {
+      if (!members[g].length || !origin[g]) return;
+      var s = groupSize(g), o = origin[g];
+      x0 = Math.min(x0, o[0]); y0 = Math.min(y0, o[1] - LABEL_ROOM);
+      x1 = Math.max(x1, o[0] + s[0]); y1 = Math.max(y1, o[1] + s[1]);
+    });
+    if (!isFinite(x0)) return;
+    padding = padding === undefined ? 30 : padding;
+    var w = Math.max(cy.width() - 2 * padding, 10), h = Math.max(cy.height() - 2 * padding, 10);
+    var zoom = Math.min(Math.max(Math.min(w / (x1 - x0), h / (y1 - y0)), cy.minZoom()), Math.min(cy.maxZoom(), 1.5));
+    cy.viewport({ zoom: zoom, pan: { x: (cy.width() - zoom * (x1 + x0)) / 2, y: (cy.height() - zoom * (y1 + y0)) / 2 } });
+  }
+
   // ------------------------------------------------------------------------------------------------ style
   var curve = big ? "straight" : "bezier";
   var style = [
+    { selector: "node, edge", style: { "z-index-compare": "manual" } },
     { selector: "node", style: {
-      "label": "data(label)", "font-family": "Inconsolata, 'DejaVu Sans Mono', monospace", "font-size": 12,
-      "text-valign": "center", "text-halign": "center", "width": "data(w)", "height": 26,
-      "min-zoomed-font-size": 5 } },
+      "font-family": "Inconsolata, DejaVu Sans Mono, monospace", "font-size": 12,
+      "text-valign": "center", "text-halign": "center", "height": 26, "min-zoomed-font-size": 5 } },
+    { selector: "node[label]", style: { "label": "data(label)" } },
+    { selector: "node[w]", style: { "width": "data(w)" } },
+    { selector: "node[h]", style: { "height": "data(h)" } },
+    { selector: "node.instruction, node.variable, node.constant", style: { "z-index": 10 } },
     { selector: "node.instruction", style: {
       "shape": "rectangle", "background-color": "#3c78d8", "color": "#ffffff", "border-width": 0 } },
     { selector: "node.variable", style: {
@@ -84,29 +107,31 @@
       "color": "#990000" } },
     { selector: "node.group", style: {
       "shape": "round-rectangle", "background-color": "#fbfbfb", "border-style": "dotted", "border-width": 2,
-      "border-color": "#777", "label": "data(label)", "text-valign": "top", "text-halign": "center",
-      "font-size": 16, "font-weight": "bold", "color": "#333", "padding": 12, "min-zoomed-font-size": 3 } },
+      "border-color": "#777", "text-valign": "top", "text-halign": "center", "z-index": 0,
+      "font-size": 16, "font-weight": "bold", "color": "#333", "min-zoomed-font-size": 3, "events": "yes" } },
     { selector: "node.block", style: {
       "shape": "rectangle", "background-color": "#eef3fb", "border-width": 1, "border-color": "#a9bde0",
-      "label": "", "padding": 8 } },
+      "z-index": 1, "events": "no" } },
     { selector: "node.folded", style: {
       "shape": "round-rectangle", "background-color": "#dde7f7", "border-color": "#3c78d8", "border-width": 2,
-      "width": "data(w)", "height": 48, "text-wrap": "wrap", "font-size": 13, "color": "#10264d",
+      "height": 48, "text-wrap": "wrap", "font-size": 13, "color": "#10264d",
       "min-zoomed-font-size": 3 } },
     { selector: "node.folded.declaration", style: { "background-color": "#eeeeee", "border-color": "#888" } },
     { selector: "node.folded.module", style: { "background-color": "#f4e1e1", "border-color": "#990000" } },
     { selector: "edge", style: {
-      "width": 1.6, "curve-style": curve, "target-arrow-shape": "triangle", "arrow-scale": 0.8,
+      "z-index": 5, "width": 1.6, "curve-style": curve, "target-arrow-shape": "triangle", "arrow-scale": 0.8,
       "line-color": COLORS.control, "target-arrow-color": COLORS.control, "font-size": 10,
       "min-zoomed-font-size": 7 } },
     { selector: "edge.data", style: { "line-color": COLORS.data, "target-arrow-color": COLORS.data } },
     { selector: "edge.call", style: { "line-color": COLORS.call, "target-arrow-color": COLORS.call } },
     { selector: "edge.type", style: { "line-color": COLORS.type, "target-arrow-color": COLORS.type } },
-    { selector: "edge.at-target", style: { "target-label": "data(position)", "target-text-offset": 14 } },
-    { selector: "edge.at-source", style: { "source-label": "data(position)", "source-text-offset": 14 } },
+    { selector: "edge.at-target[position]", style: { "target-label": "data(position)", "target-text-offset": 14 } },
+    { selector: "edge.at-source[position]", style: { "source-label": "data(position)", "source-text-offset": 14 } },
+    { selector: "edge.fast", style: { "curve-style": "haystack", "haystack-radius": 0, "target-arrow-shape": "none" } },
     { selector: "edge.meta", style: {
-      "width": "data(width)", "line-style": "dashed", "label": "data(count)", "curve-style": "bezier",
-      "text-background-color": "#fff", "text-background-opacity": 1 } },
+      "line-style": "dashed", "curve-style": "bezier", "text-background-color": "#fff", "text-background-opacity": 1 } },
+    { selector: "edge.meta[count]", style: { "label": "data(count)" } },
+    { selector: "edge.meta[width]", style: { "width": "data(width)" } },
     { selector: "node.match", style: {
       "overlay-color": "#ffd600", "overlay-opacity": 0.55, "overlay-padding": 7 } },
     { selector: "node.lab-true, node.lab-tp", style: {
@@ -118,6 +143,7 @@
       "background-color": "#ff9800", "color": "#000000", "border-color": "#000", "border-width": 3,
       "border-style": "dashed" } },
     { selector: "node.lab-tn", style: { "opacity": 0.35 } },
+    { selector: "edge.lab-dim", style: { "opacity": 0.3 } },
     { selector: "node.lab-root", style: {
       "border-color": "#ffbf00", "border-width": 6, "border-style": "solid", "opacity": 1 } },
     { selector: "node:selected", style: { "overlay-color": "#1565c0", "overlay-opacity": 0.3, "overlay-padding": 6 } }
@@ -125,7 +151,7 @@
 
   var cy = cytoscape({
     container: $("cy"), elements: [], style: style, layout: { name: "preset" },
-    minZoom: 0.01, maxZoom: 4, boxSelectionEnabled: false,
+    minZoom: 0.01, maxZoom: 4, boxSelectionEnabled: false, autoungrabify: true,
     textureOnViewport: big, hideEdgesOnViewport: big, motionBlur: false
   });
 
@@ -147,15 +173,16 @@
           position: { x: o[0] + w / 2, y: o[1] + 24 }, classes: "folded " + grp.kind });
         return;
       }
-      nodes.set("g" + g, { group: "nodes", data: { id: "g" + g, g: g, label: grp.name }, classes: "group " + grp.kind });
+      nodes.set("g" + g, { group: "nodes", data: { id: "g" + g, g: g, label: grp.name, w: grp.w, h: grp.h },
+        position: { x: o[0] + grp.w / 2, y: o[1] + grp.h / 2 }, classes: "group " + grp.kind, selectable: false });
+      blocksOf[g].forEach(function (k) {
+        var b = D.blocks[k];
+        nodes.set("b" + k, { group: "nodes", data: { id: "b" + k, w: b[4], h: b[5] },
+          position: { x: o[0] + b[2] + b[4] / 2, y: o[1] + b[3] + b[5] / 2 }, classes: "block", selectable: false });
+      });
       members[g].forEach(function (i) {
         if (!visibleType(i)) return;
-        var box = D.nodes.box[i], parent = "g" + g;
-        if (box >= 0) {
-          parent = "b" + box;
-          if (!nodes.has(parent)) nodes.set(parent, { group: "nodes", data: { id: parent, parent: "g" + g }, classes: "block" });
-        }
-        nodes.set("n" + i, { group: "nodes", data: { id: "n" + i, i: i, parent: parent, label: D.nodes.label[i], w: D.nodes.w[i] },
+        nodes.set("n" + i, { group: "nodes", data: { id: "n" + i, i: i, label: D.nodes.label[i], w: D.nodes.w[i] },
           position: { x: o[0] + D.nodes.x[i], y: o[1] + D.nodes.y[i] }, classes: TYPES[D.nodes.type[i]] || "instruction" });
       });
     });
@@ -176,7 +203,11 @@
       }
     }
     edges.forEach(function (e) { if (e.data.count) e.data.width = 1.5 + Math.log2(e.data.count); });
-    return { nodes: nodes, edges: edges };
+    var shown = 0;
+    nodes.forEach(function (def, id) { if (id[0] === "n") shown++; });
+    var fast = shown > FAST_LIMIT;
+    edges.forEach(function (e) { if (fast && e.data.k !== undefined) e.classes += " fast"; });
+    return { nodes: nodes, edges: edges, fast: fast };
   }
 
   function render() {
@@ -190,7 +221,7 @@
         var el = cy.getElementById(id);
         if (el.empty()) add.push(def);
         else {
-          if (def.position && !el.isParent()) el.position(def.position);
+          if (def.position) el.position(def.position);
           if (def.data.label !== undefined) el.data("label", def.data.label);
         }
       });
@@ -198,6 +229,7 @@
         var el = cy.getElementById(id);
         if (el.empty()) add.push(def);
         else if (def.data.count) { el.data("count", def.data.count); el.data("width", def.data.width); }
+        else if (el.hasClass("fast") !== want.fast) el.toggleClass("fast", want.fast);
       });
       cy.add(add);
     });
@@ -205,20 +237,20 @@
     applyMatches();
     syncFunctionList();
     var shown = cy.nodes(".instruction, .variable, .constant").length;
-    $("status").textContent = shown === N ? "all nodes shown" : shown + " of " + N + " nodes shown";
+    $("status").textContent = (shown === N ? "all nodes shown" : shown + " of " + N + " nodes shown") +
+      (want.fast ? " (edges without arrows above " + FAST_LIMIT + " nodes)" : "");
   }
 
   // ------------------------------------------------------------------------------------------------ folding
   function setCollapsed(g, folded) {
     if (folded) state.collapsed.add(g); else state.collapsed.delete(g);
   }
-  function expandAll() { state.collapsed.clear(); render(); cy.fit(undefined, 30); }
-  function collapseAll() { for (var g = 0; g < G; g++) if (members[g].length) state.collapsed.add(g); render(); cy.fit(undefined, 30); }
+  function expandAll() { state.collapsed.clear(); render(); fitGroups(); }
+  function collapseAll() { for (var g = 0; g < G; g++) if (members[g].length) state.collapsed.add(g); render(); fitGroups(); }
   function toggleGroup(g, folded, focus) {
     setCollapsed(g, folded);
     render();
-    var el = cy.getElementById((folded ? "c" : "g") + g);
-    if (focus !== false && el.nonempty()) cy.animate({ fit: { eles: el, padding: 40 }, duration: big ? 0 : 250 });
+    if (focus !== false) fitGroups([g], 40);
   }
   function syncFunctionList() {
     var boxes = $("functions").querySelectorAll("input");
@@ -290,7 +322,8 @@
     cy.nodes(":selected").unselect();
     el.select();
     showDetails(i);
-    cy.animate({ center: { eles: el }, zoom: zoom || Math.max(cy.zoom(), 1) }, { duration: big ? 0 : 250 });
+    var z = zoom || Math.max(cy.zoom(), 1), p = el.position();
+    cy.viewport({ zoom: z, pan: { x: cy.width() / 2 - z * p.x, y: cy.height() / 2 - z * p.y } });
   }
 
   // ------------------------------------------------------------------------------------------------ search
@@ -362,7 +395,9 @@
   function applyLabels() {
     cy.batch(function () {
       cy.nodes().removeClass(LABEL_CLASSES);
+      cy.edges().removeClass("lab-dim");
       if (!A || state.root === null) return;
+      cy.edges().addClass("lab-dim");
       cy.nodes(".instruction, .variable, .constant").forEach(function (el) {
         var i = el.data("i");
         el.addClass("lab-" + verdict(labelsOf(state.root, i)));
@@ -453,7 +488,7 @@
   });
   $("expand-all").addEventListener("click", expandAll);
   $("collapse-all").addEventListener("click", collapseAll);
-  $("fit").addEventListener("click", function () { cy.fit(undefined, 30); });
+  $("fit").addEventListener("click", function () { fitGroups(); });
   var timer = null;
   $("search").addEventListener("input", function (ev) {
     clearTimeout(timer);
@@ -484,7 +519,7 @@
   buildAnalysis();
   buildLegend();
   render();
-  cy.fit(undefined, 30);
+  fitGroups();
 
   /** What the page shows, for scripts and tests. */
   window.programlView = {
