@@ -74,7 +74,8 @@ def _open(driver, page: Path) -> None:
 
 
 def _errors(driver) -> list[str]:
-    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "ERROR")]
+    """The console's errors and warnings since the last call (Cytoscape warns about styles it cannot apply)."""
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "ERROR", "WARNING")]
 
 
 @pytest.fixture(scope="module")
