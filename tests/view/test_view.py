@@ -193,3 +193,18 @@ def test_cli_errors(tmp_path, clang22, capsys) -> None:
     capsys.readouterr()
     assert main(["view", str(good), "--analysis", "liveness", "--root", "0", "--no-model", "-o", str(tmp_path)]) == 1
     assert "not an eligible liveness root" in capsys.readouterr().err
+
+
+def test_cli_without_torch_shows_the_exact_labels(tmp_path, clang22) -> None:
+    """Installed without the ``ml`` extra, ``programl view --analysis`` still writes the page, with the exact labels
+    and a one-line note; ``--model`` says which extra to install."""
+    from tests.cli.test_without_torch import programl as without_torch
+
+    good = str(REPO_ROOT / "examples" / "dot_product.ll")
+    result = without_torch("view", good, "--analysis", "reachability", "-o", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "showing the exact labels only" in result.stderr and "pip install 'programl[ml]'" in result.stderr
+    data = _page_data((tmp_path / "dot_product.html").read_text())
+    assert data["analysis"]["model"] is None and data["analysis"]["exact"]
+    result = without_torch("view", good, "--analysis", "reachability", "--model", "reachability", "-o", str(tmp_path))
+    assert result.returncode == 1 and "pip install 'programl[ml]'" in result.stderr
