@@ -102,7 +102,25 @@ def _build_finished(app, exception) -> None:
         logger.info("programl view: wrote %s (%d bytes)", page, page.stat().st_size)
 
 
+def _skip_foreign(app, what, name, obj, skip, options):
+    """Leave out the members of a class that are not written in programl's sources: those inherited from another
+    library and those another library generates at run time (torch_geometric adds a ``collect`` to each
+    ``MessagePassing`` subclass when the first instance is made, e.g. by a tutorial)."""
+    import inspect
+
+    if what not in ("class", "exception") or not callable(obj):
+        return None
+    try:
+        source = inspect.getsourcefile(inspect.unwrap(obj))
+    except TypeError:  # a builtin: not ours
+        return True
+    if source is None or not Path(source).resolve().is_relative_to(ROOT / "programl"):
+        return True
+    return None
+
+
 def setup(app):
+    app.connect("autodoc-skip-member", _skip_foreign)
     app.connect("autodoc-process-docstring", _check_docstring)
     app.connect("build-finished", _build_finished)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
