@@ -206,11 +206,11 @@ class _Matrix:
         self.used[:, self.column : self.column + width] = True if present is None else present[:, None]
         self.column += width
 
-    def varint(self, values: np.ndarray, present: np.ndarray | None = None) -> None:
-        lengths = _varint_lengths(values)
+    def varint(self, values: np.ndarray, present: np.ndarray | None = None, lengths: np.ndarray | None = None) -> None:
+        lengths = _varint_lengths(values) if lengths is None else lengths
         width = int(lengths.max()) if len(lengths) else 1
         for k in range(width):
-            self.bytes[:, self.column + k] = ((values >> (7 * k)) & 0x7F) | ((lengths > k + 1) * 0x80)
+            self.bytes[:, self.column + k] = ((values >> (7 * k)) & 0x7F) | ((lengths > k + 1) << 7)
             used = lengths > k
             self.used[:, self.column + k] = used if present is None else used & present
         self.column += width
@@ -218,7 +218,7 @@ class _Matrix:
     def left_aligned(self) -> tuple[np.ndarray, np.ndarray]:
         """The rows with their used bytes moved to the left, and their lengths."""
         lengths = self.used.sum(axis=1)
-        rows = np.zeros_like(self.bytes)
+        rows = np.zeros((len(lengths), max(1, int(lengths.max()) if len(lengths) else 1)), dtype=np.uint8)
         rows[np.arange(rows.shape[1]) < lengths[:, None]] = self.bytes[self.used]
         return rows, lengths
 
@@ -291,9 +291,8 @@ def _encode_nodes(
     if custom:  # their features message stands in for their text
         has_features = has_features.copy()
         has_features[list(custom)] = False
-    blob = "".join(full_text).encode("utf-8")
-    text_lengths = np.fromiter(map(len, full_text), dtype=np.int64, count=count)
-    if len(blob) != int(text_lengths.sum()) or custom:  # not all ASCII, or some texts replaced
+    blob, text_lengths = (None, None) if custom else _joined_ascii(full_text)
+    if blob is None:  # not all ASCII, or some texts replaced
         values = [text.encode("utf-8") for text in full_text]
         for index, extra in custom.items():
             features = _full_text_features(values[index]) + encode_features([], extra)
@@ -303,35 +302,42 @@ def _encode_nodes(
     if int(text_lengths.max()) >= 1 << 30:
         return _encode_nodes_one_by_one(head_ids, heads, function, block, full_text, original, int_features)
 
-    featured = text_lengths[has_features]
-    unique_lengths, header_ids = np.unique(featured, return_inverse=True)
-    header_rows, header_lengths = _full_text_headers(unique_lengths)
-    header_of = np.zeros(count, dtype=np.int64)
-    header_of[has_features] = header_ids.reshape(-1)
-    header_size = np.where(has_features, header_lengths[header_of] if len(header_lengths) else 0, 0)
-    function_size = np.where(function > 0, 1 + _varint_lengths(function), 0)
-    block_size = np.where(block > 0, 1 + _varint_lengths(block), 0)
+    # the full_text header depends on the text's length only: a table by length (short texts), or by distinct length
+    header_of = np.where(has_features, text_lengths, 0)
+    long_ = header_of >= _SHORT_TEXT
+    if long_.any():
+        long_lengths, long_ids = np.unique(header_of[long_], return_inverse=True)
+        header_of[long_] = _SHORT_TEXT + long_ids.reshape(-1)
+        header_rows, header_lengths = _full_text_headers(np.concatenate((np.arange(_SHORT_TEXT), long_lengths)))
+    else:
+        header_rows, header_lengths = _SHORT_HEADERS
+    header_size = np.where(has_features, header_lengths[header_of], 0)
+    function_lengths = _varint_lengths(function)
+    block_lengths = _varint_lengths(block)
+    function_size = np.where(function > 0, 1 + function_lengths, 0)
+    block_size = np.where(block > 0, 1 + block_lengths, 0)
     size = head_lengths[head_ids] + function_size + block_size + header_size + text_lengths
-    prefix_lengths = 1 + _varint_lengths(size) + size - text_lengths
+    size_lengths = _varint_lengths(size)
+    prefix_lengths = 1 + size_lengths + size - text_lengths
 
     prefixes = []
-    width = 1 + 5 + head_rows.shape[1] + 2 * 6 + header_rows.shape[1]
+    width = (
+        1 + int(size_lengths.max()) + head_rows.shape[1] + 2 + int(function_lengths.max()) + int(block_lengths.max())
+    )
+    width += header_rows.shape[1]
     for begin in range(0, count, _CHUNK):
         part = slice(begin, min(begin + _CHUNK, count))
         matrix = _Matrix(part.stop - part.start, width)
         matrix.constant(b"\x0a")
-        matrix.varint(size[part])
+        matrix.varint(size[part], lengths=size_lengths[part])
         matrix.table(head_rows, head_lengths, head_ids[part])
         present = function[part] > 0
         matrix.constant(b"\x20", present)
-        matrix.varint(function[part], present)
+        matrix.varint(function[part], present, function_lengths[part])
         present = block[part] > 0
         matrix.constant(b"\x38", present)
-        matrix.varint(block[part], present)
-        if len(header_lengths):
-            present = has_features[part]
-            ids = header_of[part]
-            matrix.rows(header_rows[ids], np.where(present, header_lengths[ids], 0))
+        matrix.varint(block[part], present, block_lengths[part])
+        matrix.rows(header_rows[header_of[part]], header_size[part])
         prefixes.append(matrix.bytes[matrix.used])
     # interleave: prefix 0, text 0, prefix 1, text 1, ...
     is_prefix = np.repeat(
@@ -341,6 +347,20 @@ def _encode_nodes(
     out[is_prefix] = np.concatenate(prefixes)
     out[~is_prefix] = np.frombuffer(blob, dtype=np.uint8)
     return out.tobytes()
+
+
+def _joined_ascii(texts: list[str]) -> tuple[bytes | None, np.ndarray | None]:
+    """All texts as one ``bytes`` and their lengths, when they are ASCII without NUL (else None, None): one join and
+    one encode instead of one per text."""
+    joined = "\0".join(texts)
+    if not joined.isascii():
+        return None, None
+    data = joined.encode("ascii")
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0)
+    if len(ends) != len(texts) - 1:  # a text holds NUL
+        return None, None
+    lengths = np.diff(np.append(ends, len(data)), prepend=-1) - 1
+    return data.replace(b"\0", b""), lengths
 
 
 _EDGE_TAGS = (0x08, 0x10, 0x18, 0x20)  # flow, position, source, target (field numbers 1-4, varint)
@@ -381,3 +401,7 @@ def encode_edges(edges) -> bytes:
 def _encode_edge_slow(edge: tuple[int, int, int, int]) -> bytes:
     payload = b"".join(bytes([tag]) + varint(value) for tag, value in zip(_EDGE_TAGS, edge) if value)
     return b"\x12" + varint(len(payload)) + payload
+
+
+_SHORT_TEXT = 1 << 12  # full_text headers of texts shorter than this come from one table
+_SHORT_HEADERS = _full_text_headers(np.arange(_SHORT_TEXT, dtype=np.int64))
