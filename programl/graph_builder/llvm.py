@@ -313,10 +313,36 @@ _UNTYPED_POINTER_ATTRIBUTE = re.compile(
 _OLD_INRANGE = re.compile(r"\binrange (i\d+ )")
 
 
+_LEGACY_WORDS = ("byval", "sret", "inalloca", "preallocated", "inrange ")
+
+
 def _upgrade_legacy_attributes(text: str) -> str:
-    """Rewrite old IR spellings that LLVM 22 no longer reads (untyped ``byval``/``sret``, old ``inrange``)."""
-    text = _UNTYPED_POINTER_ATTRIBUTE.sub(lambda m: f"{m.group(1)}*{m.group(2)} {m.group(3)}({m.group(1)})", text)
-    return _OLD_INRANGE.sub(r"\1", text)
+    """Rewrite old IR spellings that LLVM 22 no longer reads (untyped ``byval``/``sret``, old ``inrange``).
+
+    Only the lines holding one of the words are rewritten (a regular expression over a whole 20 MB module takes
+    seconds; ``str.find`` finds the few lines in milliseconds): both spellings sit on one line as LLVM prints IR.
+    """
+    lines = set()
+    for word in _LEGACY_WORDS:
+        at = text.find(word)
+        while at >= 0:
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            lines.add((text.rfind("\n", 0, at) + 1, end))
+            at = text.find(word, end)
+    pieces = []
+    done = 0
+    for start, end in sorted(lines):
+        pieces.append(text[done:start])
+        pieces.append(_upgrade_line(text[start:end]))
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _upgrade_line(line: str) -> str:
+    line = _UNTYPED_POINTER_ATTRIBUTE.sub(lambda m: f"{m.group(1)}*{m.group(2)} {m.group(3)}({m.group(1)})", line)
+    return _OLD_INRANGE.sub(r"\1", line)
 
 
 def parse_bitcode(data: bytes, path: str | None = None, context=None) -> llvm.ModuleRef:
@@ -492,6 +518,8 @@ class _Builder:
         self.function_index: dict[int, int] = {}  # function handle -> index
         self.function_signature: dict[int, tuple] = {}
         self.heads: dict[tuple[int, str], int] = {}  # (node type, node text) -> head id
+        self.value_type: dict[int, int] = {}  # value handle -> type handle
+        self.printed_type: dict[int, str] = {}  # type handle -> LLVM's printing
 
     # -- types and constants ----------------------------------------------------------------------------------
 
@@ -499,8 +527,20 @@ class _Builder:
         text = self.type_text.get(type_)
         if text is None:
             # §1.7: a struct (after stripping pointer levels; with opaque pointers there are none) is `struct`
-            text = "struct" if ffi.type_kind(type_) == ffi.TYPE_STRUCT else ffi.print_type(type_)
+            text = "struct" if ffi.type_kind(type_) == ffi.TYPE_STRUCT else self.print_type(type_)
             self.type_text[type_] = text
+        return text
+
+    def type_of(self, value: int) -> int:
+        type_ = self.value_type.get(value)
+        if type_ is None:
+            type_ = self.value_type[value] = ffi.type_of(value)
+        return type_
+
+    def print_type(self, type_: int) -> str:
+        text = self.printed_type.get(type_)
+        if text is None:
+            text = self.printed_type[type_] = ffi.print_type(type_)
         return text
 
     def constant_key(self, value: int, kind: int) -> str:
@@ -515,7 +555,7 @@ class _Builder:
                 key = ffi.print_value(value)
             self.constant_key_of[value] = key
             if key not in self.constant_text:
-                self.constant_text[key] = self.type_text_of(ffi.type_of(value))
+                self.constant_text[key] = self.type_text_of(self.type_of(value))
         return key
 
     def head(self, type_: int, text: str) -> int:
@@ -708,6 +748,13 @@ class _Builder:
             function_entry[index] = node
             function_exits[index] = [node]
 
+        # the types of used values, read once (call sites compare them too)
+        if len(var_user):
+            producers, producer_rank = np.unique(var_producer, return_inverse=True)
+            producers = producers.tolist()
+            producer_types = [ffi.type_of(instructions[p]) for p in producers]
+            self.value_type.update(zip(map(instructions.__getitem__, producers), producer_types))
+
         # call sites: a call whose callee operand is a function (SPEC §1.5)
         calls = np.flatnonzero(is_opcode("call") & (counts > 0))
         calls = calls[op_kind[op_first[calls] + counts[calls] - 1] == 4]
@@ -733,26 +780,28 @@ class _Builder:
         block_of[inst_node] = inst_block
         source_of[inst_node] = arange(n_instructions)
         if len(var_user):
-            producers, producer_rank = np.unique(var_producer, return_inverse=True)
-            producers = producers.tolist()
-            producer_text = [self.type_text_of(ffi.type_of(instructions[p])) for p in producers]
+            producer_text = [self.type_text_of(t) for t in producer_types]
             head[var_node] = np.array([self.head(VARIABLE, text) for text in producer_text])[producer_rank]
             function_of[var_node] = function_of[inst_node[var_user]]
             block_of[var_node] = inst_block[var_user]
             source_of[var_node] = len(sources) + producer_rank.reshape(-1)
             names = result_names_of([texts[p] for p in producers])
             sources += [f"{text} {name}" for text, name in zip(producer_text, names)]
+        unnamed_slots: dict[int, list[int]] = {}  # definition -> slot number of each unnamed argument
         for a in used_arguments.tolist():
             d = int(arg_def[a])
             node = int(argument_node[a])
             argument = arguments[a]
-            type_ = ffi.type_of(argument)
-            printed_type = ffi.print_type(type_)
+            type_ = self.type_of(argument)
+            printed_type = self.print_type(type_)
             name = ffi.value_name(argument)
             if name:
                 identifier = llvm_identifier(name, "%")
             else:
-                identifier = f"%{_unnamed_argument_slot(functions[defined[d]], a - definition_arguments[d])}"
+                slots = unnamed_slots.get(d)
+                if slots is None:
+                    slots = unnamed_slots[d] = _unnamed_argument_slots(functions[defined[d]])
+                identifier = f"%{slots[a - definition_arguments[d]]}"
             head[node] = self.head(VARIABLE, self.type_text_of(type_))
             function_of[node] = defined[d]
             block_of[node] = definition_blocks[d + 1]  # one past the function's last block (§1.5)
@@ -921,10 +970,10 @@ class _Builder:
                 ffi.function_type_params(function_type),
                 vararg,
                 ffi.print_type(function_type) if vararg else "",
+                llvm_identifier(ffi.value_name(callee), "@"),
             )
             self.function_signature[callee] = signature
-        return_type, params, vararg, printed = signature
-        callee_name = llvm_identifier(ffi.value_name(callee), "@")
+        return_type, params, vararg, printed, callee_name = signature
         if vararg:
             matches = f" {printed} {callee_name}(" in text
         else:
@@ -932,8 +981,8 @@ class _Builder:
             matches = (
                 f"...) {callee_name}(" not in text
                 and len(arguments) == len(params)
-                and ffi.type_of(instruction) == return_type
-                and all(ffi.type_of(a) == p for a, p in zip(arguments, params))
+                and self.type_of(instruction) == return_type
+                and all(self.type_of(a) == p for a, p in zip(arguments, params))
             )
         if matches:
             self.call_sites.append((node, index))
@@ -992,9 +1041,16 @@ class _Builder:
         return ProgramGraph.FromString(data)
 
 
-def _unnamed_argument_slot(function: int, position: int) -> int:
-    """The slot number of the unnamed argument at ``position``: unnamed arguments are numbered 0, 1, ... first."""
-    return sum(1 for argument in ffi.arguments(function)[:position] if not ffi.value_name(argument))
+def _unnamed_argument_slots(function: int) -> list[int]:
+    """For each argument position, the slot number an unnamed argument there has: unnamed arguments are numbered
+    0, 1, ... first (the number of unnamed arguments before it)."""
+    slots = []
+    count = 0
+    for argument in ffi.arguments(function):
+        slots.append(count)
+        if not ffi.value_name(argument):
+            count += 1
+    return slots
 
 
 # ----------------------------------------------------------------------------------------------------------------
