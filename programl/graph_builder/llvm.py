@@ -643,7 +643,7 @@ class _Builder:
         kinds = np.repeat(np.array([1, 2, 3, 4], dtype=np.int8), [n_instructions, n_blocks, n_arguments, n_functions])
         ids = np.concatenate((arange(n_instructions), arange(n_blocks), arange(n_arguments), arange(n_functions)))
         owner = np.concatenate((inst_def, block_def, arg_def, np.full(n_functions, -1)))
-        order = np.argsort(keys, kind="stable")
+        order = np.argsort(keys)  # (handles are distinct)
         keys, kinds, ids, owner = keys[order], kinds[order], ids[order], owner[order]
         found = np.minimum(np.searchsorted(keys, handles), max(len(keys) - 1, 0))
         op_kind = np.where(keys[found] == handles, kinds[found], 0) if len(keys) else np.zeros(0, dtype=np.int8)
@@ -753,7 +753,11 @@ class _Builder:
             producers, producer_rank = np.unique(var_producer, return_inverse=True)
             producers = producers.tolist()
             producer_types = [ffi.type_of(instructions[p]) for p in producers]
-            self.value_type.update(zip(map(instructions.__getitem__, producers), producer_types))
+            # call sites compare the types of their arguments: share those already read
+            call_arguments = np.unique(op_id[(op_kind == 1) & is_opcode("call")[op_user]]).tolist()
+            if call_arguments:
+                at = np.searchsorted(np.array(producers, dtype=np.int64), call_arguments).tolist()
+                self.value_type.update((instructions[i], producer_types[k]) for i, k in zip(call_arguments, at))
 
         # call sites: a call whose callee operand is a function (SPEC §1.5)
         calls = np.flatnonzero(is_opcode("call") & (counts > 0))
@@ -780,8 +784,11 @@ class _Builder:
         block_of[inst_node] = inst_block
         source_of[inst_node] = arange(n_instructions)
         if len(var_user):
-            producer_text = [self.type_text_of(t) for t in producer_types]
-            head[var_node] = np.array([self.head(VARIABLE, text) for text in producer_text])[producer_rank]
+            types, type_rank = np.unique(np.array(producer_types, dtype=np.uint64), return_inverse=True)
+            type_text = [self.type_text_of(t) for t in types.tolist()]
+            type_head = np.array([self.head(VARIABLE, text) for text in type_text], dtype=np.int64)
+            head[var_node] = type_head[type_rank.reshape(-1)][producer_rank]
+            producer_text = list(map(type_text.__getitem__, type_rank.reshape(-1).tolist()))
             function_of[var_node] = function_of[inst_node[var_user]]
             block_of[var_node] = inst_block[var_user]
             source_of[var_node] = len(sources) + producer_rank.reshape(-1)
