@@ -205,6 +205,8 @@ def test_ctrl_c_of_a_dask_build_resumes_to_the_same_outputs(tmp_path, reference,
         text=True,
         env=ENV,
         start_new_session=True,  # its own process group, as a shell job
+        # a shell's default Ctrl-C, whatever this process inherited (pytest-xdist workers ignore SIGINT)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         done = wait_for_progress(process, out, 10)

@@ -150,6 +150,7 @@ def test_features_list_json_is_readable(tmp_path) -> None:
         ("bad.json", b'{"graph": [{"features": {"x": ["a", 2]}}]}'),
         ("bad.json", gzip.compress(b"{}")),
     ],
+    ids=["pb", "pbtxt", "json-list", "json-bad-feature", "json-gzipped"],  # gzip bytes hold a time stamp
 )
 def test_bad_features_list_files_name_the_file(name, content, tmp_path) -> None:
     path = tmp_path / name

@@ -99,6 +99,7 @@ def test_bad_compression_is_a_type_error(compression, tmp_path) -> None:
         (b"\xff\xff\xff\xff", None),
         (b"\x12\x05\x0a", None),  # a graph field that claims more bytes than there are
     ],
+    ids=["not-gzip", "gzip-of-garbage", "truncated", "garbage", "overlong-field"],  # gzip bytes hold a time stamp
 )
 def test_corrupt_bytes_raise_graph_creation_error(data, compression) -> None:
     with pytest.raises(GraphCreationError):
