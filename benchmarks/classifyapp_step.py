@@ -33,7 +33,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from programl.tasks.classifyapp import train as classifyapp  # noqa: E402
-from programl.training.options import PRECISIONS  # noqa: E402
+from programl.tasks.options import PRECISIONS  # noqa: E402
 from programl.training.runtime import autocast  # noqa: E402
 
 PHASES = ("collate", "to_device", "forward", "backward", "optimizer")

@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from programl.data.batching import NodeBudgetBatcher  # noqa: E402
 from programl.models import DataflowGGNN, DataflowRGCN  # noqa: E402
-from programl.training.options import PRECISIONS  # noqa: E402
+from programl.tasks.options import PRECISIONS  # noqa: E402
 from programl.training.runtime import autocast  # noqa: E402
 
 PAPER_TRAIN_NODES_PER_S = 581 / 0.026  # 26 ms per 581-node graph on a GTX 1080

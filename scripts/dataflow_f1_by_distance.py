@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import runpy
 import sys
 import time
 from pathlib import Path
@@ -239,7 +240,8 @@ def load_model_and_examples(args):
 
 
 def run(args: argparse.Namespace) -> int:
-    from programl.models.distance_scores import score_by_distance, scores_to_dict
+    study = runpy.run_path(str(Path(__file__).with_name("distance_scores.py")))
+    score_by_distance, scores_to_dict = study["score_by_distance"], study["scores_to_dict"]
     from programl.util.progress import progress
 
     model, data, available = load_model_and_examples(args)

@@ -80,7 +80,9 @@ def report(result: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from programl.models.false_positives import false_positive_kinds
+    false_positive_kinds = runpy.run_path(str(Path(__file__).with_name("false_positive_kinds.py")))[
+        "false_positive_kinds"
+    ]
     from programl.training.checkpoint import write_json
     from programl.util.progress import progress
 

@@ -1,8 +1,9 @@
 """The ``programl`` command line (DESIGN §6): ``programl build | analyze | convert | dataset | train | evaluate |
 predict | export-pretrained | view``.
 
-Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and ``run(args) -> int``; modules import
-their heavy dependencies inside ``run`` so that ``programl --help`` stays fast. Exit codes: 0 success, 1 some inputs
+Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and ``run(args) -> int``; ``programl``
+imports only the module of the command it runs (``programl --help`` lists the commands from
+:data:`programl.cli.helptext.SUMMARIES` and imports none of them). Exit codes: 0 success, 1 some inputs
 failed, 2 usage error. The commands of :data:`NEEDS_ML` run only where torch and torch-geometric are installed (the
 ``ml`` extra); elsewhere they end in one line that says which extra to install (exit 1).
 """
@@ -12,6 +13,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Iterable
+
+from programl.cli.helptext import SUMMARIES
 
 __all__ = ["main"]
 
@@ -33,18 +37,32 @@ COMMANDS = {
 NEEDS_ML = frozenset({"train", "evaluate", "predict", "export-pretrained"})
 
 
-def make_parser() -> argparse.ArgumentParser:
+def make_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The ``programl`` parser with the full parsers of ``commands`` (None: all); the others are listed by name and
+    summary only (their modules are not imported)."""
     from programl import __version__
 
+    full = set(COMMANDS if commands is None else commands)
     parser = argparse.ArgumentParser(
         prog="programl",
         description="ProGraML program graphs, data-flow labels and graph neural networks.",
     )
     parser.add_argument("--version", action="version", version=f"programl {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMANDS.values():
-        importlib.import_module(module).add_parser(subparsers)
+    for name, module in COMMANDS.items():
+        if name in full:
+            importlib.import_module(module).add_parser(subparsers)
+        else:
+            subparsers.add_parser(name, help=SUMMARIES[name])
     return parser
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The command ``argv`` names: its first word that is not an option (``programl`` has no option with a value)."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     if "--" in argv:  # everything after `--` goes to the tool the command runs (clang for `build`)
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1 :]
-    parser = make_parser()
+    parser = make_parser([command] if (command := _command_of(argv)) in COMMANDS else [])
     args = parser.parse_args(argv)
     args.extra_args = extra
     if not getattr(args, "command", None):

@@ -29,7 +29,7 @@ from programl.cli.common import (
     usage_error,
     worker_outcomes,
 )
-from programl.cli.helptext import description
+from programl.cli.helptext import SUMMARIES, description
 from programl.dataflow.names import ANALYSES
 from programl.util.freshness import FreshnessRecord, freshness_key
 from programl.util.fs import output_directory_problem
@@ -57,7 +57,7 @@ examples:
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "analyze",
-        help="label graphs with data-flow analyses",
+        help=SUMMARIES["analyze"],
         description=description(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -31,7 +31,7 @@ from programl.cli.common import (
     worker_outcomes,
 )
 from programl.cli.formats import FORMATS, SUFFIXES
-from programl.cli.helptext import description
+from programl.cli.helptext import SUMMARIES, description
 from programl.util.freshness import FreshnessRecord, file_key
 from programl.util.fs import output_directory_problem
 
@@ -64,7 +64,7 @@ examples:
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "build",
-        help="build program graphs from .ll/.bc/.c/.cc/.cpp/.cl/.cu/.f/.f90 files",
+        help=SUMMARIES["build"],
         description=description(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

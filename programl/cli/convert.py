@@ -27,7 +27,7 @@ from programl.cli.common import (
     worker_outcomes,
 )
 from programl.cli.formats import FORMATS, SUFFIXES
-from programl.cli.helptext import description
+from programl.cli.helptext import SUMMARIES, description
 from programl.util.freshness import FreshnessRecord, file_key
 from programl.util.fs import output_directory_problem
 
@@ -46,7 +46,7 @@ GRAPH_SUFFIXES = (".ProgramGraph.pb", ".ProgramGraph.pbtxt", ".ProgramGraph.json
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "convert",
-        help="convert saved graphs to another format",
+        help=SUMMARIES["convert"],
         description=description(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

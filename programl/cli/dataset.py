@@ -28,7 +28,7 @@ from programl.cli.common import (
     quote_path,
     usage_error,
 )
-from programl.cli.helptext import description
+from programl.cli.helptext import SUMMARIES, description
 from programl.dataflow.names import ANALYSES
 from programl.util.fs import output_directory_problem
 
@@ -47,7 +47,7 @@ examples:
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "dataset",
-        help="build and inspect DeepDataFlow data sets",
+        help=SUMMARIES["dataset"],
         description=description(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -5,9 +5,8 @@ The task sub-commands and their interface are those of ``programl train`` (:mod:
 
 from __future__ import annotations
 
-from programl.cli.helptext import description
+from programl.cli.helptext import SUMMARIES, description
 from programl.cli.train import add_task_commands
-from programl.tasks.registry import TASKS
 
 __all__ = ["add_parser"]
 
@@ -15,7 +14,7 @@ __all__ = ["add_parser"]
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "evaluate",
-        help=f"evaluate a trained model: {', '.join(TASKS)}",
+        help=SUMMARIES["evaluate"],
         description=description(__doc__),
     )
-    add_task_commands(parser, "evaluate", "add_evaluate_arguments", "evaluate_main")
+    add_task_commands(parser, "evaluate")

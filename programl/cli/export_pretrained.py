@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from programl.cli.helptext import SUMMARIES
+
 __all__ = ["add_parser", "run"]
 
 EXAMPLES = """\
@@ -29,7 +31,7 @@ examples:
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "export-pretrained",
-        help="install a finished training run as a pretrained model",
+        help=SUMMARIES["export-pretrained"],
         description="Install a finished training run as a pretrained model: NAME/ with weights.pt, vocab.csv, "
         "model.json and MODEL_CARD.md, where programl predict and programl.models.pretrained(NAME) find it.",
         epilog=EXAMPLES,

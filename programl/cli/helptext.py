@@ -5,7 +5,21 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["description", "help_text"]
+__all__ = ["SUMMARIES", "description", "help_text"]
+
+#: command -> its line in ``programl --help`` (here, so that listing the commands imports none of them).
+SUMMARIES = {
+    "build": "build program graphs from .ll/.bc/.c/.cc/.cpp/.cl/.cu/.f/.f90 files",
+    "analyze": "label graphs with data-flow analyses",
+    "convert": "convert saved graphs to another format",
+    "stats": "print node and edge counts of saved graphs",
+    "dataset": "build and inspect DeepDataFlow data sets",
+    "train": "train a model for a task (programl train --help lists them)",
+    "evaluate": "evaluate a trained model on held-out data",
+    "predict": "predict with a pretrained model",
+    "export-pretrained": "install a finished training run as a pretrained model",
+    "view": "write an interactive HTML page per input: the graph, source lines, labels and predictions",
+}
 
 
 def help_text(text: str) -> str:

@@ -42,6 +42,7 @@ from programl.cli.common import (
     usage_error,
     worker_outcomes,
 )
+from programl.cli.helptext import SUMMARIES
 from programl.tasks.registry import TASKS
 
 __all__ = ["add_parser", "run"]
@@ -54,7 +55,7 @@ def add_parser(subparsers) -> None:
     specs = sorted(TASKS.values(), key=lambda spec: spec.predict_order)  # stable: ties in the registry's order
     parser = subparsers.add_parser(
         "predict",
-        help=f"predict with a pretrained model: {', '.join(spec.name for spec in specs)}",
+        help=SUMMARIES["predict"],
         description="What a pretrained model says about programs: the nodes a data-flow analysis labels, the "
         "faster device for an OpenCL kernel, the POJ-104 class of a C/C++ program.",
     )

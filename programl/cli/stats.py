@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 
 from programl.cli.common import Summary, add_limit_options, progress, usage_error, worker_outcomes
-from programl.cli.helptext import description
+from programl.cli.helptext import SUMMARIES, description
 
 __all__ = ["add_parser", "graph_stats", "run"]
 
@@ -22,7 +22,7 @@ COLUMNS = ("instructions", "variables", "constants", "control", "data", "call", 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "stats",
-        help="print node and edge counts of saved graphs",
+        help=SUMMARIES["stats"],
         description=description(__doc__),
         epilog="example:\n  programl stats out/*.ProgramGraph.pb",
         formatter_class=argparse.RawDescriptionHelpFormatter,

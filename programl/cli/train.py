@@ -1,10 +1,11 @@
 """``programl train TASK``: train a model for a task (SPEC §6): one sub-command per task of
 :data:`programl.tasks.registry.TASKS` (``dataflow``, ``devmap``, ``classifyapp``).
 
-Each task's training module (:attr:`TaskSpec.train_module <programl.tasks.base.TaskSpec.train_module>`) has
-``add_train_arguments(parser)`` / ``train_main(args) -> int`` and ``add_evaluate_arguments(parser)`` /
+Each task's spec declares its options (:meth:`TaskSpec.add_train_arguments
+<programl.tasks.base.TaskSpec.add_train_arguments>`, ``add_evaluate_arguments``), its training module
+(:attr:`TaskSpec.train_module <programl.tasks.base.TaskSpec.train_module>`) has ``train_main(args) -> int`` and
 ``evaluate_main(args) -> int``; :func:`add_task_commands` gives every task its own sub-command for ``train`` here and
-for ``evaluate`` (:mod:`programl.cli.evaluate`). Task modules do not import torch until they run.
+for ``evaluate`` (:mod:`programl.cli.evaluate`). The training module is imported only when the command runs.
 An error the library raises on purpose (missing data, a bad checkpoint ...) is printed
 on one line and exits 1; a wrong option exits 2 (docs/reliability.md: what hostile inputs give).
 """
@@ -16,47 +17,44 @@ import importlib
 import sys
 
 from programl.cli.common import EXIT_FAILED, usage_error
-from programl.cli.helptext import description
+from programl.cli.helptext import SUMMARIES, description, help_text
+from programl.exceptions import ProgramlError, UsageError
 from programl.tasks.registry import TASKS as REGISTRY
 
-__all__ = ["TASKS", "add_parser", "add_task_commands", "describe", "run"]
-
-#: task name -> module with the task's train/evaluate entry points (``programl train <name>``), from the registry
-TASKS = {name: spec.train_module for name, spec in REGISTRY.items()}
+__all__ = ["add_parser", "add_task_commands", "describe", "run"]
 
 
-def add_task_commands(parser: argparse.ArgumentParser, command: str, adder: str, entry: str) -> None:
-    """Give ``parser`` one sub-command per task of :data:`TASKS`, set up by the task module's ``adder``."""
+def add_task_commands(parser: argparse.ArgumentParser, command: str) -> None:
+    """Give ``parser`` one sub-command per task of the registry (``command``: train or evaluate), with the options
+    its spec declares."""
     subparsers = parser.add_subparsers(dest="task", metavar="TASK")
     subparsers.required = True
-    for name, module_name in TASKS.items():
-        module = importlib.import_module(module_name)
-        doc = description(module.__doc__)
+    for name, spec in REGISTRY.items():
         sub = subparsers.add_parser(
             name,
-            help=doc.splitlines()[0] if doc else name,
-            description=doc,
-            epilog=getattr(module, f"{command.upper()}_EXAMPLES", None),
+            help=spec.summary,
+            description=help_text(spec.description),
+            epilog=getattr(spec, f"{command}_epilog") or None,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        getattr(module, adder)(sub)
-        sub.set_defaults(run=run, parser=sub, task_module=module_name, task_entry=entry, command_name=command)
+        getattr(spec, f"add_{command}_arguments")(sub)
+        sub.set_defaults(
+            run=run, parser=sub, task_module=spec.train_module, task_entry=f"{command}_main", command_name=command
+        )
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "train",
-        help=f"train a model: {', '.join(REGISTRY)}",
+        help=SUMMARIES["train"],
         description=description(__doc__),
     )
-    add_task_commands(parser, "train", "add_train_arguments", "train_main")
+    add_task_commands(parser, "train")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the task's entry point; library, file and memory errors become one line and exit code 1, option errors
     exit 2 (Ctrl-C is left to :func:`programl.cli.main`: exit 130, the last checkpoint kept)."""
-    from programl.exceptions import ProgramlError
-    from programl.training import UsageError
 
     module = importlib.import_module(args.task_module)
     try:

@@ -19,7 +19,7 @@ import os
 import sys
 
 from programl.cli.common import Summary, add_limit_options, progress, usage_error, worker_outcomes
-from programl.cli.helptext import description
+from programl.cli.helptext import SUMMARIES, description
 from programl.dataflow.names import ANALYSES
 
 __all__ = ["add_parser", "output_name", "run"]
@@ -41,7 +41,7 @@ def add_parser(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "view",
-        help="write an interactive HTML page per input: the graph, source lines, labels and predictions",
+        help=SUMMARIES["view"],
         description=description(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

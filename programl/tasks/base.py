@@ -53,9 +53,10 @@ class TaskSpec:
         name: ``programl train <name>``; the ``task`` of ``config.json`` and ``model.json``.
         summary: One line for ``--help``.
         title: The title of its models' cards.
-        train_module: The module with ``add_train_arguments(parser)``, ``train_main(args)``,
-            ``add_evaluate_arguments(parser)``, ``evaluate_main(args)`` (imported when the command runs or its
-            options are listed).
+        description: The first paragraph of ``programl train <name> --help`` (default: ``summary``).
+        train_module: The module with ``train_main(args)`` and ``evaluate_main(args)`` (imported when the command
+            runs, not for ``--help``: it may import torch at its top).
+        train_epilog, evaluate_epilog: Examples that ``programl train|evaluate <name> --help`` end with.
         best_metric: The ``result.json`` key of the best validation score.
         fills_training_facts: Whether an export completes a scores-only results file (``--card-from``) with the
             training facts of ``log.jsonl`` and the checkpoint.
@@ -70,12 +71,31 @@ class TaskSpec:
     summary: ClassVar[str]
     title: ClassVar[str]
     train_module: ClassVar[str]
+    train_epilog: ClassVar[str] = ""
+    evaluate_epilog: ClassVar[str] = ""
     best_metric: ClassVar[str] = "best_val_accuracy"
     fills_training_facts: ClassVar[bool] = True
     counts_init_from: ClassVar[bool] = True
     predict_help: ClassVar[str]
     predict_examples: ClassVar[str] = ""
     predict_order: ClassVar[int] = 100
+
+    @property
+    def description(self) -> str:
+        return self.summary[0].upper() + self.summary[1:] + "."
+
+    # ---------------------------------------------------------------------------------------------------------
+    # The command line: ``programl train|evaluate <name>`` (options from the task's options dataclass)
+
+    @staticmethod
+    def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+        """Add the options of ``programl train <name>`` to ``parser`` (no torch: ``--help`` lists them)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
+        """Add the options of ``programl evaluate <name>`` to ``parser``."""
+        raise NotImplementedError
 
     # ---------------------------------------------------------------------------------------------------------
     # The network

@@ -3,8 +3,6 @@ cover: DESIGN §1).
 
 One concept per module:
 
-* :mod:`~programl.training.options` - the shared command-line options and :func:`check_options` (usage errors:
-  :class:`~programl.exceptions.UsageError`, re-exported here);
 * :mod:`~programl.training.schedule` - :class:`Schedule` (warm-up, decay, clipping, precision) and :func:`lr_factor`;
 * :mod:`~programl.training.rundir` - a checked ``config.json``, :func:`check_same_run` (resume only the same run),
   :class:`RunLock`, :func:`shared_data`;
@@ -17,8 +15,10 @@ One concept per module:
   ``-q``) and progress bars;
 * :mod:`~programl.training.plots` - learning curves and confusion matrices;
 * :mod:`~programl.training.batches` - graph-count batches (node-budget batches: :mod:`programl.data.batching`);
-* :mod:`~programl.training.distributed` - DDP under ``torchrun``;
-* :mod:`~programl.training.entry` - ``python -m programl.tasks.<task>``.
+* :mod:`~programl.training.distributed` - DDP under ``torchrun``.
+
+The command-line options of a run are the tasks' (:mod:`programl.tasks.run_options`; a task's own options:
+:mod:`programl.tasks.options`): the engine takes values, not an ``argparse`` namespace.
 
 Metrics and their reduction over DDP processes are :class:`programl.models.MetricsAccumulator`'s public API
 (``all_reduce``). Importing this package does not import torch (``programl --help`` stays fast).
@@ -31,19 +31,7 @@ from programl.training.batches import plan_graph_batches
 from programl.training.checkpoint import load_checkpoint, save_checkpoint, unwrap
 from programl.training.distributed import Distributed, init_distributed, shard
 from programl.training.engine import Budget, Fit, Trainer, TrainingTask
-from programl.training.entry import run_task_module
 from programl.training.logs import EpochLog, configure_logging, progress
-from programl.training.options import (
-    SCHEDULE_DEFAULTS,
-    TaskOptions,
-    add_data_dir_arguments,
-    add_evaluation_output_argument,
-    add_run_arguments,
-    add_runtime_arguments,
-    add_schedule_arguments,
-    check_options,
-    read_config_options,
-)
 from programl.training.plots import plot_confusion_matrix, plot_learning_curves
 from programl.training.rundir import RunLock, check_same_run, read_run_config, shared_data
 from programl.training.runtime import (
@@ -58,23 +46,15 @@ from programl.training.schedule import Schedule, lr_factor
 from programl.util.fs import write_json
 
 __all__ = [
-    "SCHEDULE_DEFAULTS",
     "Budget",
     "Distributed",
     "EpochLog",
     "Fit",
     "RunLock",
     "Schedule",
-    "TaskOptions",
     "Trainer",
     "TrainingTask",
     "UsageError",
-    "add_data_dir_arguments",
-    "add_evaluation_output_argument",
-    "add_run_arguments",
-    "add_runtime_arguments",
-    "add_schedule_arguments",
-    "check_options",
     "check_same_run",
     "compute_threads",
     "configure_logging",
@@ -86,11 +66,9 @@ __all__ = [
     "plot_confusion_matrix",
     "plot_learning_curves",
     "progress",
-    "read_config_options",
     "read_run_config",
     "resolve_device",
     "rng_state",
-    "run_task_module",
     "save_checkpoint",
     "seed_everything",
     "set_rng_state",

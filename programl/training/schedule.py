@@ -1,6 +1,6 @@
 """The optional optimisation schedule of a run (SPEC §6.1 "Schedule"; ``--warmup-examples``, ``--lr-decay``,
 ``--clip-grad-norm``, ``--precision``): :class:`Schedule`, what the options say, and :func:`lr_factor`, the learning
-rate multiplier of a step. Both the options (:mod:`~programl.training.options`) and the engine
+rate multiplier of a step. Both the options (:mod:`~programl.tasks.options`) and the engine
 (:mod:`~programl.training.engine`) read it; it imports neither, nor torch."""
 
 from __future__ import annotations
@@ -24,6 +24,12 @@ class Schedule:
     lr_decay: str = "off"
     clip_grad_norm: float | None = None
     precision: str = "fp32"
+
+    @classmethod
+    def of(cls, options) -> Schedule:
+        """The schedule of a task's options (:class:`programl.tasks.options.TaskOptions`: its ``warmup_examples``,
+        ``lr_decay``, ``clip_grad_norm`` and ``precision``)."""
+        return cls(options.warmup_examples, options.lr_decay, options.clip_grad_norm, options.precision)
 
     @property
     def changes_lr(self) -> bool:

@@ -198,7 +198,7 @@ def analysis_data(
         from programl.pretrained.hub import pretrained
 
         model = pretrained(model)
-    if model.task != "dataflow" or model.analysis != analysis:
+    if model.analysis != analysis:  # None for a model of another task
         what = f"{model.task} ({model.analysis})" if model.analysis else model.task
         raise ProgramlError(f"model {model.name} is a {what} model, not a dataflow ({analysis}) one")
     per_batch = max(1, BATCH_NODES // max(1, len(graph.node)))

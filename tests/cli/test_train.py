@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import programl.cli as cli
-from programl.cli.train import TASKS
+from programl.tasks.registry import TASKS
 
 
 @pytest.fixture(autouse=True)
@@ -28,7 +28,7 @@ def run_cli(capsys, *args) -> tuple[int, str, str]:
 
 
 def test_registry_lists_the_tasks() -> None:
-    assert TASKS == {
+    assert {name: spec.train_module for name, spec in TASKS.items()} == {
         "devmap": "programl.tasks.devmap.train",
         "classifyapp": "programl.tasks.classifyapp.train",
         "dataflow": "programl.tasks.dataflow.train",
@@ -53,12 +53,30 @@ def test_task_help_has_examples(capsys) -> None:
 
 
 def test_building_the_parser_does_not_import_torch() -> None:
-    code = (
-        "import sys, programl.cli as c; c.COMMANDS.update(train='programl.cli.train', "
-        "evaluate='programl.cli.evaluate'); c.make_parser(); print('torch' in sys.modules)"
-    )
+    code = "import sys, programl.cli as c; c.make_parser(); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["train", "dataflow", "--help"], ["evaluate", "devmap", "--help"]])
+def test_help_imports_only_what_it_lists(argv) -> None:
+    """``programl --help`` imports no command module (nor numpy); a task's ``--help`` imports its spec, not its
+    training module (which imports torch at its top)."""
+    code = (
+        "import sys, contextlib, io, programl.cli as c\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try: c.main(sys.argv[1:])\n"
+        "    except SystemExit: pass\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith(('programl.', 'numpy', 'torch')))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True).stdout
+    loaded = set(out.split())
+    assert not {m for m in loaded if m.startswith(("torch", "programl.training"))}
+    assert not {m for m in loaded if m.endswith(".train") and m.startswith("programl.tasks.")}
+    if argv == ["--help"]:
+        assert not {
+            m for m in loaded if m.startswith("numpy") or m.startswith("programl.cli.") and m != "programl.cli.helptext"
+        }
 
 
 def test_missing_task_is_a_usage_error(capsys) -> None:

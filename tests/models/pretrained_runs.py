@@ -37,7 +37,7 @@ def vocabulary_of(*graphs):
 def task_config(module, argv: list[str]) -> dict:
     """The ``model`` options a task writes to ``config.json`` for ``programl train <task> ARGV`` (through the task's
     options dataclass)."""
-    from programl.training.options import TaskOptions
+    from programl.tasks.options import TaskOptions
 
     parser = argparse.ArgumentParser()
     module.add_train_arguments(parser)

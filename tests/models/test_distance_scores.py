@@ -1,9 +1,11 @@
-"""A data-flow model scored by distance from the root (programl/models/distance_scores.py) on a tiny DeepDataFlow
+"""A data-flow model scored by distance from the root (scripts/distance_scores.py) on a tiny DeepDataFlow
 data set (tests/data/_ddf.py, no compiler needed) with the shipped liveness model: the bucketed counts pool to the
 confusion matrix of all nodes, as the training metrics pool it."""
 
 from __future__ import annotations
 
+import runpy
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -15,9 +17,13 @@ from programl.data.dataset import DeepDataFlowDataset  # noqa: E402
 from programl.dataflow.distance import BUCKETS, hop_distances  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.models import MetricsAccumulator, pretrained  # noqa: E402
-from programl.models.distance_scores import example_view, score_by_distance, scores_to_dict  # noqa: E402
 from programl.proto import ProgramGraph  # noqa: E402
 from tests.data._ddf import tiny_dataset  # noqa: E402
+
+_STUDY = runpy.run_path(str(Path(__file__).resolve().parents[2] / "scripts" / "distance_scores.py"))
+example_view, score_by_distance, scores_to_dict = (
+    _STUDY[n] for n in ("example_view", "score_by_distance", "scores_to_dict")
+)
 
 
 @pytest.fixture(scope="module")

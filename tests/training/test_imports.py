@@ -57,11 +57,11 @@ def test_the_modules_of_training_import_each_other_without_a_circle() -> None:
 
 
 def test_moved_names_are_still_exported_where_they_were() -> None:
+    from programl.tasks.run_options import UsageError as from_options
     from programl.training import Schedule, lr_factor, write_json
     from programl.training import UsageError as from_training
     from programl.training.checkpoint import write_json as from_checkpoint
     from programl.training.engine import Schedule as from_engine
-    from programl.training.options import UsageError as from_options
     from programl.training.schedule import Schedule as from_schedule
     from programl.util.fs import write_json as from_fs
 
@@ -73,7 +73,8 @@ def test_moved_names_are_still_exported_where_they_were() -> None:
 
 
 def test_task_options_give_their_schedule() -> None:
-    from programl.training import Schedule, TaskOptions
+    from programl.tasks.options import TaskOptions
+    from programl.training import Schedule
 
     options = TaskOptions(warmup_examples=4, lr_decay="cosine", clip_grad_norm=1.0, precision="bf16")
-    assert options.schedule() == Schedule(4, "cosine", 1.0, "bf16")
+    assert Schedule.of(options) == Schedule(4, "cosine", 1.0, "bf16")

@@ -14,14 +14,17 @@ torch = pytest.importorskip("torch")
 
 from programl import training as common  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
+from programl.tasks.run_options import read_config_options  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def test_import_does_not_load_torch() -> None:
+    """The engine and the tasks' specs (what ``--help`` reads) import no torch; the training modules do, at their
+    top (they run only when a command does)."""
     code = (
-        "import sys, programl.training, programl.tasks.registry, programl.tasks.devmap.train, "
-        "programl.tasks.classifyapp.train, programl.tasks.dataflow.train; "
+        "import sys, programl.training, programl.tasks.registry, programl.tasks.devmap.spec, "
+        "programl.tasks.classifyapp.spec, programl.tasks.dataflow.spec, programl.tasks.run_options; "
         "print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
@@ -206,7 +209,7 @@ def test_config_option_reads_back_what_a_run_writes(tmp_path, task) -> None:
     override = parser.parse_args(["--config", str(tmp_path / "config.json"), "--seed", "8"])
     assert override.seed == 8 and override.lr == 0.125
     with pytest.raises(ProgramlError, match=f"`programl train {task}` run, not of dataflow"):
-        common.read_config_options(tmp_path / "config.json", "dataflow", parser)
+        read_config_options(tmp_path / "config.json", "dataflow", parser)
 
 
 @pytest.mark.parametrize(
@@ -231,7 +234,7 @@ def test_a_hand_edited_config_with_bad_values_is_one_line(tmp_path, key, value, 
     classifyapp.add_train_arguments(parser)
     common.write_json(tmp_path / "config.json", {"task": "classifyapp", "model": {"hidden": 8, key: value}})
     with pytest.raises(ProgramlError, match=reason) as info:
-        common.read_config_options(tmp_path / "config.json", "classifyapp", parser)
+        read_config_options(tmp_path / "config.json", "classifyapp", parser)
     assert str(info.value).startswith(f"{tmp_path / 'config.json'}: ") and "\n" not in str(info.value)
 
 
@@ -254,7 +257,7 @@ def test_unknown_or_misplaced_config_keys_are_one_line(tmp_path, config, reason)
     classifyapp.add_train_arguments(parser)
     common.write_json(tmp_path / "config.json", {"task": "classifyapp", **config})
     with pytest.raises(ProgramlError, match=reason) as info:
-        common.read_config_options(tmp_path / "config.json", "classifyapp", parser)
+        read_config_options(tmp_path / "config.json", "classifyapp", parser)
     assert str(info.value).startswith(f"{tmp_path / 'config.json'}: ") and "\n" not in str(info.value)
 
 

@@ -5,19 +5,169 @@ them. No torch."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from programl.exceptions import ProgramlError
 from programl.tasks.base import TaskSpec, count_argument, require_options
+from programl.tasks.options import SCHEDULE_GROUP, TaskOptions, add_options, option
 from programl.tasks.run_files import RunFiles
+from programl.tasks.run_options import (
+    add_checkpoint_minutes_argument,
+    add_data_dir_arguments,
+    add_evaluation_output_argument,
+    add_run_arguments,
+    add_runtime_arguments,
+)
 from programl.util.text import fmt, markdown_table
 
-__all__ = ["CXX_SOURCES", "ClassifyappSpec"]
+__all__ = ["CXX_SOURCES", "MODEL_GROUP", "OPTIMISATION_GROUP", "SCOPE_GROUP", "ClassifyappOptions", "ClassifyappSpec"]
 
 #: The sources ``programl predict classifyapp`` compiles as the POJ-104 graphs were.
 CXX_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++")
+
+#: The argument groups of ``programl train classifyapp --help``.
+SCOPE_GROUP = "scope"
+MODEL_GROUP = "model"
+OPTIMISATION_GROUP = "optimisation"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ClassifyappOptions(TaskOptions):
+    """The options of ``programl train classifyapp`` (``config.json``'s ``model`` entry; ``--config`` reads them
+    back). ``seed`` is the training engine's ``--seed``."""
+
+    GROUPS = (SCOPE_GROUP, MODEL_GROUP, OPTIMISATION_GROUP)
+
+    settings: list[int] = option(
+        [0],
+        group=SCOPE_GROUP,
+        metavar="I",
+        low=0,
+        high=7,
+        range_text="in 0..7",
+        help="optimisation settings 0..7 (-O0..-O3, then with -ffast-math)",
+    )
+    per_class: int | None = option(
+        None,
+        group=SCOPE_GROUP,
+        metavar="N",
+        low=5,
+        range_text="at least 5 (3 train, 1 val, 1 test)",
+        help="use N programs per class, 3:1:1",
+        default_text="all, ~500",
+    )
+    split_seed: int = option(204, group=SCOPE_GROUP, help="seed of the 3:1:1 split")
+    model: str = option("ggnn", group=MODEL_GROUP, choices=("ggnn", "rgcn"), help="the network")
+    hidden: int = option(200, group=MODEL_GROUP, help="embedding and state size")
+    layer_timesteps: list[int] = option(
+        [2, 2, 2, 2],
+        group=MODEL_GROUP,
+        metavar="T",
+        low=1,
+        help="steps per parameter set",
+        default_text="2 2 2 2 = 8 steps, 4 sets",
+    )
+    no_positions: bool = option(False, group=MODEL_GROUP, help="no position gating")
+    node_type_gru: bool = option(False, group=MODEL_GROUP, help="one GRU per node type")
+    dropout: float = option(
+        0.2, group=MODEL_GROUP, low=0.0, high=1.0 - 1e-9, range_text="in [0, 1)", help="graph-state dropout"
+    )
+    lr: float = option(
+        2.5e-4, group=OPTIMISATION_GROUP, low=math.ulp(0.0), help="AdamW learning rate", default_text="2.5e-4"
+    )
+    weight_decay: float = option(0.01, group=OPTIMISATION_GROUP, low=0.0, help="AdamW weight decay")
+    batch_graphs: int = option(128, group=OPTIMISATION_GROUP, low=1, help="graphs per batch at most")
+    batch_nodes: int = option(200_000, group=OPTIMISATION_GROUP, low=1, help="nodes per batch at most")
+    seed: int
+
+
+TRAIN_EXAMPLES = """\
+examples:
+  programl train classifyapp --per-class 100 --epochs 10 --hidden 64 --threads 2     a CPU-sized run
+  programl train classifyapp --settings 0 1 2 3 4 5 6 7 --epochs 80 --hidden 200 --device cuda   the full protocol
+  torchrun --nproc_per_node 2 -m programl.tasks.classifyapp train --run-dir runs/poj104 ...  DDP
+"""
+EVALUATE_EXAMPLES = """\
+examples:
+  programl evaluate classifyapp --run-dir runs/classifyapp                 test and legacy error of best.pt
+  programl evaluate classifyapp --run-dir runs/classifyapp --split val --checkpoint last
+  programl evaluate classifyapp --run-dir runs/classifyapp --split test --out eval   a run still training
+"""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Command line
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("data")
+    group.add_argument(
+        "--source",
+        metavar="PATH",
+        help="poj104.tar.xz, its directory or a codexglue/ directory (default: "
+        "$PROGRAML_SHARED_DATA/poj104 or ../shared/data/poj104)",
+    )
+    group.add_argument(
+        "--legacy-source",
+        metavar="PATH",
+        help="llvm_ir.tar.bz2 or its directory, the extra test set (default: beside --source in "
+        "../legacy-ir, when present)",
+    )
+    group.add_argument("--no-legacy", action="store_true", help="no legacy IR test set")
+    add_data_dir_arguments(group, "poj104")
+    group.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="accept a source that is not the published POJ-104 (other programs, tests)",
+    )
+    group.add_argument(
+        "--pack",
+        metavar="FILE",
+        help="a graph pack (programl.data.graph_pack): read the graphs from FILE when it exists (no source, clang "
+        "or graph files needed: a GPU node; the run records the directory the pack was made from), else read them "
+        "from --data-dir and write FILE for the next run",
+    )
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``programl train classifyapp``: :class:`~programl.tasks.classifyapp.spec.ClassifyappOptions` and
+    the engine's run options."""
+    _add_data_arguments(parser)
+    groups = add_options(parser, ClassifyappOptions)
+    groups[SCOPE_GROUP].add_argument(
+        "--no-build", action="store_true", help="use the graphs already built; build nothing"
+    )
+    groups[OPTIMISATION_GROUP].add_argument(
+        "--time-limit",
+        type=float,
+        metavar="MIN",
+        help="stop before an epoch that would end past this many minutes of training",
+    )
+    add_checkpoint_minutes_argument(groups[SCHEDULE_GROUP])
+    add_run_arguments(parser, "classifyapp", epochs=25)
+    add_runtime_arguments(parser, seed=42)
+
+
+def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``programl evaluate classifyapp``."""
+    parser.add_argument(
+        "--run-dir",
+        default=os.path.join("runs", "classifyapp"),
+        metavar="DIR",
+        help="a run of 'programl train classifyapp' (default: runs/classifyapp)",
+    )
+    parser.add_argument("--checkpoint", choices=("best", "last"), default="best", help="default: best")
+    parser.add_argument(
+        "--split", choices=("test", "val", "legacy", "all"), default="all", help="default: all (test, val and legacy)"
+    )
+    parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
+    add_evaluation_output_argument(parser)
+    add_runtime_arguments(parser)
 
 
 class ClassifyappSpec(TaskSpec):
@@ -25,6 +175,10 @@ class ClassifyappSpec(TaskSpec):
     summary = "learn POJ-104 algorithm classification (104 classes of C/C++ programs)"
     title = "ProGraML POJ-104 algorithm classification"
     train_module = "programl.tasks.classifyapp.train"
+    train_epilog = TRAIN_EXAMPLES
+    evaluate_epilog = EVALUATE_EXAMPLES
+    add_train_arguments = staticmethod(add_train_arguments)
+    add_evaluate_arguments = staticmethod(add_evaluate_arguments)
     predict_help = "the POJ-104 class of C/C++ programs"
     predict_examples = """\
 examples:

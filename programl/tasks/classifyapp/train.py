@@ -30,31 +30,47 @@ Run directory::
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import logging
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import torch
+from google.protobuf.message import DecodeError
+from torch_geometric.data import Batch
 
-from programl.tasks.classifyapp.spec import ClassifyappSpec
+from programl.data import poj104
+from programl.data.graph_pack import graph_pack_meta, load_graph_pack, save_graph_pack
+from programl.data.poj104 import NUM_CLASSES
+from programl.data.vocabulary import Vocabulary
+from programl.datasets.transforms import TextTable
+from programl.exceptions import ProgramlError
+from programl.io.pyg import to_pyg
+from programl.models import AccuracyAccumulator, RGCNGraphClassifier
+from programl.models.build import build_model
+from programl.proto import ProgramGraph
+from programl.tasks.classifyapp.spec import (
+    ClassifyappOptions,
+    ClassifyappSpec,
+    add_evaluate_arguments,
+    add_train_arguments,
+)
+from programl.tasks.entry import run_task_module
+from programl.tasks.options import SCHEDULE_DEFAULTS
+from programl.tasks.run_options import (
+    check_options,
+)
 from programl.training import (
-    SCHEDULE_DEFAULTS,
     Budget,
+    Distributed,
     RunLock,
-    TaskOptions,
+    Schedule,
     Trainer,
     TrainingTask,
     UsageError,
-    add_data_dir_arguments,
-    add_evaluation_output_argument,
-    add_run_arguments,
-    add_runtime_arguments,
-    add_schedule_arguments,
-    check_options,
     check_same_run,
     compute_threads,
     configure_logging,
@@ -65,21 +81,17 @@ from programl.training import (
     plot_confusion_matrix,
     progress,
     read_run_config,
-    run_task_module,
     shard,
     shared_data,
     unwrap,
     write_json,
 )
 
-if TYPE_CHECKING:
-    from programl.datasets.transforms import TextTable
-
 __all__ = [
-    "PUBLISHED_ERROR",
-    "ClassifyappOptions",
     "add_evaluate_arguments",
     "add_train_arguments",
+    "PUBLISHED_ERROR",
+    "ClassifyappOptions",
     "evaluate_main",
     "main",
     "rgcn_graph_classifier",
@@ -91,138 +103,9 @@ logger = logging.getLogger(__name__)
 #: Test error % on POJ-104 (ICML table, SPEC §7.4).
 PUBLISHED_ERROR = {"TBCNN": 6.00, "NCC (inst2vec)": 5.17, "XFG": 4.29, "ProGraML": 3.38}
 
-TRAIN_EXAMPLES = """\
-examples:
-  programl train classifyapp --per-class 100 --epochs 10 --hidden 64 --threads 2     a CPU-sized run
-  programl train classifyapp --settings 0 1 2 3 4 5 6 7 --epochs 80 --hidden 200 --device cuda   the full protocol
-  torchrun --nproc_per_node 2 -m programl.tasks.classifyapp train --run-dir runs/poj104 ...  DDP
-"""
-EVALUATE_EXAMPLES = """\
-examples:
-  programl evaluate classifyapp --run-dir runs/classifyapp                 test and legacy error of best.pt
-  programl evaluate classifyapp --run-dir runs/classifyapp --split val --checkpoint last
-  programl evaluate classifyapp --run-dir runs/classifyapp --split test --out eval   a run still training
-"""
-
-
-@dataclasses.dataclass
-class ClassifyappOptions(TaskOptions):
-    """The options of a run (``config.json``'s ``model`` entry; ``--config`` reads them back)."""
-
-    model: str
-    hidden: int
-    layer_timesteps: list[int]
-    no_positions: bool
-    node_type_gru: bool
-    dropout: float
-    lr: float
-    weight_decay: float
-    batch_nodes: int
-    batch_graphs: int
-    settings: list[int]
-    per_class: int | None
-    split_seed: int
-    seed: int
-
 
 #: What ``evaluate`` reads of a run's options (those of runs written before the schedule options, too).
-_CONFIG_KEYS = tuple(ClassifyappOptions.__annotations__)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Command line
-
-
-def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("data")
-    group.add_argument(
-        "--source",
-        metavar="PATH",
-        help="poj104.tar.xz, its directory or a codexglue/ directory (default: "
-        "$PROGRAML_SHARED_DATA/poj104 or ../shared/data/poj104)",
-    )
-    group.add_argument(
-        "--legacy-source",
-        metavar="PATH",
-        help="llvm_ir.tar.bz2 or its directory, the extra test set (default: beside --source in "
-        "../legacy-ir, when present)",
-    )
-    group.add_argument("--no-legacy", action="store_true", help="no legacy IR test set")
-    add_data_dir_arguments(group, "poj104")
-    group.add_argument(
-        "--no-verify",
-        action="store_true",
-        help="accept a source that is not the published POJ-104 (other programs, tests)",
-    )
-    group.add_argument(
-        "--pack",
-        metavar="FILE",
-        help="a graph pack (programl.data.graph_pack): read the graphs from FILE when it exists (no source, clang "
-        "or graph files needed: a GPU node; the run records the directory the pack was made from), else read them "
-        "from --data-dir and write FILE for the next run",
-    )
-
-
-def add_train_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``programl train classifyapp``."""
-    _add_data_arguments(parser)
-    data = parser.add_argument_group("scope")
-    data.add_argument(
-        "--settings",
-        type=int,
-        nargs="+",
-        default=[0],
-        metavar="I",
-        help="optimisation settings 0..7 (-O0..-O3, then with -ffast-math; default: 0)",
-    )
-    data.add_argument("--per-class", type=int, metavar="N", help="use N programs per class, 3:1:1 (default: all, ~500)")
-    data.add_argument("--split-seed", type=int, default=204, help="seed of the 3:1:1 split (default: 204)")
-    data.add_argument("--no-build", action="store_true", help="use the graphs already built; build nothing")
-    model = parser.add_argument_group("model")
-    model.add_argument("--model", choices=("ggnn", "rgcn"), default="ggnn", help="default: ggnn")
-    model.add_argument("--hidden", type=int, default=200, help="embedding and state size (default: 200)")
-    model.add_argument(
-        "--layer-timesteps",
-        type=int,
-        nargs="+",
-        default=[2, 2, 2, 2],
-        metavar="T",
-        help="steps per parameter set (default: 2 2 2 2 = 8 steps, 4 sets)",
-    )
-    model.add_argument("--no-positions", action="store_true", help="no position gating")
-    model.add_argument("--node-type-gru", action="store_true", help="one GRU per node type")
-    model.add_argument("--dropout", type=float, default=0.2, help="graph-state dropout (default: 0.2)")
-    optim = parser.add_argument_group("optimisation")
-    optim.add_argument("--lr", type=float, default=2.5e-4, help="AdamW learning rate (default: 2.5e-4)")
-    optim.add_argument("--weight-decay", type=float, default=0.01, help="AdamW weight decay (default: 0.01)")
-    optim.add_argument("--batch-graphs", type=int, default=128, help="graphs per batch at most (default: 128)")
-    optim.add_argument("--batch-nodes", type=int, default=200_000, help="nodes per batch at most (default: 200,000)")
-    optim.add_argument(
-        "--time-limit",
-        type=float,
-        metavar="MIN",
-        help="stop before an epoch that would end past this many minutes of training",
-    )
-    add_schedule_arguments(parser)
-    add_run_arguments(parser, "classifyapp", epochs=25)
-    add_runtime_arguments(parser, seed=42)
-
-
-def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``programl evaluate classifyapp``."""
-    parser.add_argument(
-        "--run-dir",
-        default=os.path.join("runs", "classifyapp"),
-        metavar="DIR",
-        help="a run of 'programl train classifyapp' (default: runs/classifyapp)",
-    )
-    parser.add_argument("--checkpoint", choices=("best", "last"), default="best", help="default: best")
-    parser.add_argument(
-        "--split", choices=("test", "val", "legacy", "all"), default="all", help="default: all (test, val and legacy)"
-    )
-    parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
-    add_evaluation_output_argument(parser)
-    add_runtime_arguments(parser)
+_CONFIG_KEYS = tuple(k for k in ClassifyappOptions.keys() if k not in SCHEDULE_DEFAULTS)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -231,7 +114,6 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
 
 def rgcn_graph_classifier(vocabulary_size: int, num_classes: int, **options):
     """:class:`~programl.models.RGCNGraphClassifier` (``--model rgcn``), under its former name."""
-    from programl.models import RGCNGraphClassifier
 
     return RGCNGraphClassifier(vocabulary_size, num_classes, **options)
 
@@ -240,7 +122,6 @@ def _make_model(config: dict[str, Any], vocabulary_size: int):
     """The network of ``config``: the one description of it (:meth:`ClassifyappSpec.model_spec
     <programl.tasks.classifyapp.spec.ClassifyappSpec.model_spec>`, what export writes), built by
     :func:`~programl.models.build.build_model`."""
-    from programl.models.build import build_model
 
     return build_model(ClassifyappSpec().model_spec(config, vocabulary_size))
 
@@ -262,7 +143,6 @@ def _sources(args: argparse.Namespace) -> tuple[Path, Path | None]:
 def _text_table(*entries) -> TextTable:
     """A :class:`~programl.datasets.transforms.TextTable`: every new text gets the next id, so :func:`to_pyg` never
     sees an unknown text (imported here: torch_geometric is not needed for ``--help``)."""
-    from programl.datasets.transforms import TextTable
 
     return TextTable(*entries)
 
@@ -281,11 +161,6 @@ class _Split:
 
 
 def _read_graphs(paths: list[Path], table: TextTable, description: str, enabled: bool) -> _Split:
-    from google.protobuf.message import DecodeError
-
-    from programl.exceptions import ProgramlError
-    from programl.io.pyg import to_pyg
-    from programl.proto import ProgramGraph
 
     data = []
     for path in progress(paths, len(paths), description, enabled, unit="graph"):
@@ -301,7 +176,6 @@ def _read_graphs(paths: list[Path], table: TextTable, description: str, enabled:
 
 
 def _apply_vocabulary(splits: list[_Split], table: TextTable, vocabulary) -> None:
-    import torch
 
     oov = len(vocabulary)
     texts = sorted(table, key=table.__getitem__)
@@ -312,7 +186,6 @@ def _apply_vocabulary(splits: list[_Split], table: TextTable, vocabulary) -> Non
 
 
 def _vocabulary_from(train: _Split, table: TextTable):
-    from programl.data.vocabulary import Vocabulary
 
     counts = np.zeros(len(table), dtype=np.int64)
     for d in train.data:
@@ -330,7 +203,6 @@ def _plan(split: _Split, config: dict[str, Any], shuffle: bool, epoch: int) -> l
 
 
 def _collate(split: _Split, indices: list[int]):
-    from torch_geometric.data import Batch
 
     return Batch.from_data_list([split.data[i] for i in indices])
 
@@ -347,9 +219,6 @@ def _score(
 ) -> dict[str, Any]:
     """Loss and accuracy of ``model`` over this process's ``batches`` (summed over all processes); with ``collect``
     also the predictions and targets."""
-    import torch
-
-    from programl.models import AccuracyAccumulator
 
     model.train(False)
     metrics = AccuracyAccumulator()
@@ -385,7 +254,6 @@ class _ClassifyappTask(TrainingTask):
         self.val_batches = shard(_plan(splits["val"], config, False, 0), dist.rank, dist.world_size)
 
     def build(self, device):
-        import torch
 
         model = _make_model(self.config, self.vocabulary_size).to(device)
         return model, torch.optim.AdamW(
@@ -399,7 +267,6 @@ class _ClassifyappTask(TrainingTask):
         return _plan(self.splits["train"], self.config, True, pass_index)
 
     def new_metrics(self):
-        from programl.models import AccuracyAccumulator
 
         return AccuracyAccumulator()
 
@@ -435,21 +302,13 @@ class _ClassifyappTask(TrainingTask):
 
 def _check(args: argparse.Namespace) -> None:
     check_options(args)
-    if any(not 0 <= s <= 7 for s in args.settings):
-        raise UsageError("--settings must be in 0..7")
-    if args.per_class is not None and args.per_class < 5:
-        raise UsageError("--per-class must be at least 5 (3 train, 1 val, 1 test)")
-    if not args.layer_timesteps or min(args.layer_timesteps) < 1:
-        raise UsageError("--layer-timesteps must be positive")
+    ClassifyappOptions.from_args(args)  # the options' own ranges
     if args.hidden < 2 or args.hidden % 2:
         raise UsageError("--hidden must be an even number >= 2")
-    if args.batch_graphs < 1 or args.batch_nodes < 1:
-        raise UsageError("--batch-graphs and --batch-nodes must be positive")
 
 
 def _prepare_data(args, config, data_dir: Path, dist, show: bool) -> tuple[dict[str, list[Path]], dict[str, Any]]:
     """Build what is missing (rank 0), and return the graph files of each split and the scope of the run."""
-    from programl.data import poj104
 
     source, legacy = _sources(args)
     programs = poj104.read_programs(source, verify=not args.no_verify)
@@ -484,8 +343,6 @@ def _prepare_data(args, config, data_dir: Path, dist, show: bool) -> tuple[dict[
     files["legacy"] = poj104.legacy_examples(data_dir) if legacy is not None else []
     scope["graphs"]["legacy"] = len(files["legacy"])
     if not files["train"] or not files["val"]:
-        from programl.exceptions import ProgramlError
-
         raise ProgramlError(f"{data_dir}: no training or validation graphs (build them first, without --no-build)")
     return files, scope
 
@@ -499,7 +356,6 @@ def _read_splits(
 ) -> tuple[dict[str, _Split], TextTable, dict]:
     """The graphs of every split (train, val, test, legacy), their text table and the scope of the run: from
     the pack when that file exists, else from the graph files (then written to the pack, when one is given)."""
-    from programl.data.graph_pack import load_graph_pack, save_graph_pack
 
     if pack is not None and pack.is_file():
         graphs, texts, meta = load_graph_pack(pack)
@@ -553,8 +409,6 @@ def _train(args: argparse.Namespace, dist) -> int:
     data_dir = Path(os.path.expanduser(args.data_dir))
     pack = Path(os.path.expanduser(args.pack)) if args.pack else None
     if pack is not None and pack.is_file():
-        from programl.data.graph_pack import graph_pack_meta
-
         # the graphs' own directory, wherever the pack is read: a run moved to a GPU node and back stays one run
         data_dir = Path(graph_pack_meta(pack).get("data_dir", data_dir))
     resuming = (run_dir / "last.pt").is_file() and not args.restart
@@ -581,7 +435,7 @@ def _train(args: argparse.Namespace, dist) -> int:
         resume=not args.restart,
         show=show,
         checkpoint_minutes=args.checkpoint_minutes,
-        schedule=options.schedule(),
+        schedule=Schedule.of(options),
         init_from=options.init_from,
         init_vocabulary=vocabulary,
     ).start()
@@ -652,8 +506,6 @@ def _evaluate(
             "count": result["count"],
         }
         if name == "test" and dist.is_main:
-            from programl.data.poj104 import NUM_CLASSES
-
             cm = np.zeros((NUM_CLASSES, NUM_CLASSES), dtype=np.int64)
             np.add.at(cm, (result["targets"], result["predictions"]), 1)
             plot_confusion_matrix(
@@ -668,8 +520,6 @@ def _evaluate(
 
 def _load_vocabulary(path: Path):
     """A run's ``vocab.csv``; a damaged one is a one-line error."""
-    from programl.data.vocabulary import Vocabulary
-    from programl.exceptions import ProgramlError
 
     try:
         return Vocabulary.load(path)
@@ -678,7 +528,6 @@ def _load_vocabulary(path: Path):
 
 
 def _single():
-    from programl.training import Distributed
 
     return Distributed()
 
@@ -699,8 +548,6 @@ def _result_line(result: dict[str, Any]) -> str:
 
 def evaluate_main(args: argparse.Namespace) -> int:
     """``programl evaluate classifyapp``: top-1 error of a checkpoint on the test / validation / legacy graphs."""
-    from programl.data import poj104
-    from programl.exceptions import ProgramlError
 
     check_options(args)
     configure_threads(args.threads)
@@ -741,4 +588,4 @@ def evaluate_main(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m programl.tasks.classifyapp {train,evaluate} ...`` (what ``torchrun -m`` runs: ``__main__.py``)."""
-    return run_task_module(sys.modules[__name__], argv, name="classifyapp")
+    return run_task_module(ClassifyappSpec(), sys.modules[__name__], argv)

@@ -4,15 +4,111 @@ its pretrained models' ``model.json`` and cards say, and how ``programl predict 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from programl.exceptions import ProgramlError
+from programl.dataflow.names import ANALYSES
+from programl.exceptions import AnalysisError, ProgramlError
 from programl.tasks.base import TaskSpec, count_argument, require_options
+from programl.tasks.options import SCHEDULE_GROUP, TaskOptions, add_options, option
 from programl.tasks.run_files import RunFiles
+from programl.tasks.run_options import (
+    add_checkpoint_minutes_argument,
+    add_evaluation_output_argument,
+    add_run_arguments,
+    add_runtime_arguments,
+)
 from programl.util.text import fmt, markdown_table
 
-__all__ = ["ANALYSIS_MEANING", "DataflowSpec"]
+__all__ = [
+    "ANALYSIS_MEANING",
+    "EVAL_BATCH_NODES",
+    "PROTOCOL_GROUP",
+    "SCORING_GROUP",
+    "TRAIN_SCHEDULE",
+    "DataflowOptions",
+    "DataflowSpec",
+]
+
+#: Cumulative training examples at the end of each epoch (the paper's ``train_graph_counts``; SPEC §6.1).
+TRAIN_SCHEDULE = (10_000, 20_000, 30_000, 40_000, 50_000, *range(100_000, 1_000_001, 100_000))
+#: Nodes per validation and test batch, whatever the training batches (SPEC §6.1: the paper scored 10,000-node
+#: batches); the per-batch F1 depends on it, the pooled F1 does not.
+EVAL_BATCH_NODES = 10_000
+
+#: The argument groups of ``programl train dataflow --help``.
+PROTOCOL_GROUP = "protocol (the paper's runs)"
+SCORING_GROUP = "validation and test scoring"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DataflowOptions(TaskOptions):
+    """The options of ``programl train dataflow`` (``config.json``'s ``model`` entry; ``--config`` reads them back).
+    ``seed`` is the training engine's ``--seed``."""
+
+    GROUPS = (PROTOCOL_GROUP,)
+
+    analysis: str | None = option(None, choices=ANALYSES, help="the analysis to learn (required, or from --config)")
+    model: str = option("ggnn", group=PROTOCOL_GROUP, choices=("ggnn", "rgcn"), help="typed GGNN or R-GCN")
+    steps: int = option(30, group=PROTOCOL_GROUP, metavar="T", low=1, help="message-passing steps")
+    root_context: bool = option(
+        False,
+        group=PROTOCOL_GROUP,
+        help="not in the paper: the GGNN's readout also reads the root's states (DataflowGGNN, root_context); "
+        "--init-from a faithful run starts from its logits",
+    )
+    max_steps: int = option(
+        30,
+        group=PROTOCOL_GROUP,
+        metavar="N",
+        low=0,
+        help="train/validate on examples with at most N data-flow steps",
+        default_text="30, DDF-30",
+    )
+    max_nodes: int = option(40_000, group=PROTOCOL_GROUP, metavar="N", low=1, help="largest graph")
+    batch_nodes: int = option(10_000, group=PROTOCOL_GROUP, metavar="N", low=1, help="nodes per batch")
+    batch_policy: str = option(
+        "carry",
+        group=PROTOCOL_GROUP,
+        choices=("carry", "drop"),
+        help="an example that overflows a batch starts the next (carry) or is dropped as in the original code",
+    )
+    lr: float = option(
+        2.5e-4, group=PROTOCOL_GROUP, low=math.ulp(0.0), help="AdamW learning rate", default_text="2.5e-4"
+    )
+    weight_decay: float = option(0.01, group=PROTOCOL_GROUP, low=0.0, help="AdamW weight decay")
+    train_examples: list[int] = option(
+        list(TRAIN_SCHEDULE),
+        group=PROTOCOL_GROUP,
+        metavar="N",
+        low=1,
+        help="cumulative training examples at the end of each epoch",
+        default_text="the paper's 10k, 20k, 30k, 40k, 50k, 100k, ..., 1M",
+    )
+    val_examples: int = option(
+        10_000, group=PROTOCOL_GROUP, metavar="N", low=1, help="size of the fixed validation sample"
+    )
+    val_seed: int = option(205, group=PROTOCOL_GROUP, help="seed of the validation sample")
+    eval_batch_nodes: int = option(
+        EVAL_BATCH_NODES,
+        group=SCORING_GROUP,
+        metavar="N",
+        low=1,
+        help="nodes per validation and test batch, whatever --batch-nodes; the per-batch F1 depends on it, the "
+        "pooled F1 does not",
+        default_text=f"{EVAL_BATCH_NODES:,}, as the paper scored",
+    )
+    eval_batch_policy: str = option(
+        "carry",
+        group=SCORING_GROUP,
+        choices=("carry", "drop"),
+        help="carry: every example is scored; drop: the original code's batches, which left out the example that "
+        "overflowed a batch and examples over N nodes",
+    )
+    seed: int
+
 
 #: What each data-flow model labels (SPEC §4.2-§4.6).
 ANALYSIS_MEANING = {
@@ -26,11 +122,93 @@ ANALYSIS_MEANING = {
 _CLASSES = {"ggnn": "DataflowGGNN", "rgcn": "DataflowRGCN"}
 
 
+#: (T, step filter) of the test runs: DDF-30 at T=30, DDF-60 at T=60, every example at T=200.
+DEFAULT_TESTS = ((30, 30), (60, 60), (200, None))
+TRAIN_EXAMPLES = """\
+examples:
+  programl train dataflow --analysis reachability --dataset ddf22 --run-dir runs/reachability
+  programl train dataflow --analysis liveness --dataset ddf22 --train-examples 5000 10000 20000 --val-examples 1000 \\
+      --threads 1                                                      a CPU-sized run
+  torchrun --nproc_per_node 2 -m programl.tasks.dataflow train --analysis datadep --dataset ddf22 --device cpu
+"""
+EVALUATE_EXAMPLES = """\
+examples:
+  programl evaluate dataflow --run-dir runs/reachability                 best.pt at T=30, 60, 200 on the test split
+  programl evaluate dataflow --run-dir runs/reachability --test-steps 30 --split val --checkpoint last
+  programl evaluate dataflow --run-dir runs/reachability --out eval      a run still training (only read)
+"""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Command line
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser, required: bool) -> None:
+    group = parser.add_argument_group("data")
+    group.add_argument("--dataset", required=required, metavar="DIR", help="a DeepDataFlow data set directory")
+    group.add_argument("--processed-dir", metavar="DIR", help="where its PyG form goes (default: DIR/processed)")
+    group.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="workers for the one-time conversion")
+
+
+def _add_test_arguments(group) -> None:
+    group.add_argument(
+        "--test-steps",
+        type=int,
+        nargs="+",
+        default=[t for t, _ in DEFAULT_TESTS],
+        metavar="T",
+        help="message-passing steps of the test runs; T=30 and T=60 test DDF-30 and DDF-60, other T every "
+        "example (default: 30 60 200)",
+    )
+    group.add_argument(
+        "--test-examples",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="test on a fixed sample of N examples (0: all); one value for every T, or one per --test-steps "
+        "(default: all)",
+    )
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``programl train dataflow``: :class:`~programl.tasks.dataflow.spec.DataflowOptions` and the
+    engine's run options."""
+    _add_data_arguments(parser, required=False)
+    groups = add_options(parser, DataflowOptions)
+    groups[PROTOCOL_GROUP].add_argument(
+        "--time-limit",
+        type=float,
+        metavar="MIN",
+        help="stop training after the first epoch that ends past MIN minutes, then test",
+    )
+    add_checkpoint_minutes_argument(groups[SCHEDULE_GROUP])
+    _add_test_arguments(groups[SCORING_GROUP])
+    add_runtime_arguments(parser, seed=204)
+    add_run_arguments(parser, "dataflow", len(TRAIN_SCHEDULE), default_dir="runs/dataflow/ANALYSIS")
+    parser.set_defaults(epochs=None)
+
+
+def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``programl evaluate dataflow``."""
+    parser.add_argument("--run-dir", required=True, metavar="DIR", help="a run of 'programl train dataflow'")
+    parser.add_argument("--checkpoint", choices=("best", "last"), default="best", help="which model (default: best)")
+    parser.add_argument("--split", choices=("test", "val", "train"), default="test", help="(default: test)")
+    _add_data_arguments(parser, required=False)
+    groups = add_options(parser, DataflowOptions, only=("eval_batch_nodes", "eval_batch_policy"), overrides="the run's")
+    _add_test_arguments(groups[SCORING_GROUP])
+    add_evaluation_output_argument(parser)
+    add_runtime_arguments(parser, seed=204)
+
+
 class DataflowSpec(TaskSpec):
     name = "dataflow"
     summary = "learn a data-flow analysis (node labels per root) on a DeepDataFlow data set"
     title = "ProGraML data-flow GGNN"
     train_module = "programl.tasks.dataflow.train"
+    train_epilog = TRAIN_EXAMPLES
+    evaluate_epilog = EVALUATE_EXAMPLES
+    add_train_arguments = staticmethod(add_train_arguments)
+    add_evaluate_arguments = staticmethod(add_evaluate_arguments)
     best_metric = "best_val_f1"
     predict_help = "the nodes a data-flow analysis labels, per root"
     predict_examples = """\
@@ -162,7 +340,6 @@ examples:
         return predict_dataflow(model, graph, **options)
 
     def add_predict_arguments(self, parser: argparse.ArgumentParser) -> None:
-        from programl.dataflow.names import ANALYSES
 
         parser.add_argument(
             "--analysis",
@@ -201,7 +378,6 @@ examples:
 
     def predict_wanted(self, args: argparse.Namespace) -> tuple[list[dict[str, str]], bool]:
         """An installed model per analysis (``--analysis``, default: every analysis that has one)."""
-        from programl.dataflow.names import ANALYSES
 
         return [{"analysis": a} for a in (args.analysis or ANALYSES)], bool(args.analysis)
 
@@ -220,7 +396,6 @@ examples:
 
     def predict_entries(self, path: str, graph, models, request, out) -> list[dict]:
         """Each analysis's prediction; ``--root`` that is an eligible root of none of them fails the input."""
-        from programl.exceptions import AnalysisError
 
         entries = [self._predict_entry(path, graph, model, request, out) for model in models]
         roots = request.options["roots"]
@@ -231,7 +406,6 @@ examples:
     def _predict_entry(self, path: str, graph, model, request, out) -> dict:
         """One data-flow model's prediction; an analysis without an eligible root (or, when the analyses were not
         named, for which ``--root`` is not eligible) is skipped with a note, not failed."""
-        from programl.exceptions import AnalysisError
 
         try:
             prediction = model.predict(graph, **request.options)

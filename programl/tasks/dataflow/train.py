@@ -39,7 +39,6 @@ Run directory::
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import hashlib
 import os
 import platform
@@ -49,22 +48,37 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+import torch.distributed as tdist
+from torch_geometric.data import Batch
 
+from programl.data.batching import plan_batches
+from programl.data.dataset import DeepDataFlowDataset
+from programl.data.vocabulary import Vocabulary
 from programl.dataflow.names import ANALYSES
-from programl.tasks.dataflow.spec import DataflowSpec
+from programl.exceptions import ProgramlError
+from programl.models import MetricsAccumulator
+from programl.models.build import build_model
+from programl.tasks.dataflow.spec import (
+    EVAL_BATCH_NODES,
+    TRAIN_SCHEDULE,
+    DataflowOptions,
+    DataflowSpec,
+    add_evaluate_arguments,
+    add_train_arguments,
+)
+from programl.tasks.entry import run_task_module
+from programl.tasks.options import SCHEDULE_DEFAULTS
+from programl.tasks.run_options import (
+    check_options,
+)
 from programl.training import (
-    SCHEDULE_DEFAULTS,
     Budget,
     RunLock,
-    TaskOptions,
+    Schedule,
     Trainer,
     TrainingTask,
     UsageError,
-    add_evaluation_output_argument,
-    add_run_arguments,
-    add_runtime_arguments,
-    add_schedule_arguments,
-    check_options,
     check_same_run,
     compute_threads,
     configure_logging,
@@ -74,27 +88,24 @@ from programl.training import (
     plot_confusion_matrix,
     progress,
     read_run_config,
-    run_task_module,
     shard,
     unwrap,
     write_json,
 )
 
 __all__ = [
+    "add_evaluate_arguments",
+    "add_train_arguments",
     "ANALYSES",
     "EVAL_BATCH_NODES",
     "DataflowOptions",
     "PAPER_DDF30",
     "TRAIN_SCHEDULE",
-    "add_evaluate_arguments",
-    "add_train_arguments",
     "evaluate_main",
     "main",
     "train_main",
 ]
 
-#: Cumulative training examples at the end of each epoch (the paper's ``train_graph_counts``; SPEC §6.1).
-TRAIN_SCHEDULE = (10_000, 20_000, 30_000, 40_000, 50_000, *range(100_000, 1_000_001, 100_000))
 #: ProGraML on DDF-30 (ICML table, SPEC §7.1): precision, recall, F1.
 PAPER_DDF30 = {
     "reachability": (0.998, 0.998, 0.998),
@@ -103,171 +114,8 @@ PAPER_DDF30 = {
     "liveness": (0.962, 0.916, 0.937),
     "subexpressions": (0.997, 0.996, 0.996),
 }
-#: Nodes per validation and test batch, whatever the training batches (SPEC §6.1: the paper scored 10,000-node
-#: batches); the per-batch F1 depends on it, the pooled F1 does not.
-EVAL_BATCH_NODES = 10_000
 #: What a run written before the evaluation options existed is resumed with.
-_EVAL_DEFAULTS = {"eval_batch_nodes": EVAL_BATCH_NODES, "eval_batch_policy": "carry", "root_context": False}
-#: (T, step filter) of the test runs: DDF-30 at T=30, DDF-60 at T=60, every example at T=200.
-DEFAULT_TESTS = ((30, 30), (60, 60), (200, None))
-
-TRAIN_EXAMPLES = """\
-examples:
-  programl train dataflow --analysis reachability --dataset ddf22 --run-dir runs/reachability
-  programl train dataflow --analysis liveness --dataset ddf22 --train-examples 5000 10000 20000 --val-examples 1000 \\
-      --threads 1                                                      a CPU-sized run
-  torchrun --nproc_per_node 2 -m programl.tasks.dataflow train --analysis datadep --dataset ddf22 --device cpu
-"""
-EVALUATE_EXAMPLES = """\
-examples:
-  programl evaluate dataflow --run-dir runs/reachability                 best.pt at T=30, 60, 200 on the test split
-  programl evaluate dataflow --run-dir runs/reachability --test-steps 30 --split val --checkpoint last
-  programl evaluate dataflow --run-dir runs/reachability --out eval      a run still training (only read)
-"""
-
-
-@dataclasses.dataclass
-class DataflowOptions(TaskOptions):
-    """The options of a run (``config.json``'s ``model`` entry; ``--config`` reads them back)."""
-
-    analysis: str
-    model: str
-    steps: int
-    max_steps: int
-    max_nodes: int
-    batch_nodes: int
-    batch_policy: str
-    eval_batch_nodes: int
-    eval_batch_policy: str
-    lr: float
-    weight_decay: float
-    train_examples: list[int]
-    val_examples: int
-    val_seed: int
-    seed: int
-    root_context: bool = False
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Command line
-
-
-def _add_data_arguments(parser: argparse.ArgumentParser, required: bool) -> None:
-    group = parser.add_argument_group("data")
-    group.add_argument("--dataset", required=required, metavar="DIR", help="a DeepDataFlow data set directory")
-    group.add_argument("--processed-dir", metavar="DIR", help="where its PyG form goes (default: DIR/processed)")
-    group.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="workers for the one-time conversion")
-
-
-def _add_test_arguments(parser: argparse.ArgumentParser, train: bool) -> None:
-    group = parser.add_argument_group("validation and test scoring")
-    default = f"{EVAL_BATCH_NODES:,}" if train else f"the run's, else {EVAL_BATCH_NODES:,}"
-    group.add_argument(
-        "--eval-batch-nodes",
-        type=int,
-        default=EVAL_BATCH_NODES if train else None,
-        metavar="N",
-        help=f"nodes per validation and test batch, whatever --batch-nodes; the per-batch F1 depends on it, the "
-        f"pooled F1 does not (default: {default}, as the paper scored)",
-    )
-    group.add_argument(
-        "--eval-batch-policy",
-        choices=("carry", "drop"),
-        default="carry" if train else None,
-        help="carry: every example is scored; drop: the original code's batches, which left out the example that "
-        "overflowed a batch and examples over N nodes (default: "
-        + ("carry" if train else "the run's, else carry")
-        + ")",
-    )
-    group.add_argument(
-        "--test-steps",
-        type=int,
-        nargs="+",
-        default=[t for t, _ in DEFAULT_TESTS],
-        metavar="T",
-        help="message-passing steps of the test runs; T=30 and T=60 test DDF-30 and DDF-60, other T every "
-        "example (default: 30 60 200)",
-    )
-    group.add_argument(
-        "--test-examples",
-        type=int,
-        nargs="+",
-        metavar="N",
-        help="test on a fixed sample of N examples (0: all); one value for every T, or one per --test-steps "
-        "(default: all)",
-    )
-
-
-def add_train_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``programl train dataflow``."""
-    parser.add_argument("--analysis", choices=ANALYSES, help="the analysis to learn (required, or from --config)")
-    _add_data_arguments(parser, required=False)
-    group = parser.add_argument_group("protocol (the paper's runs)")
-    group.add_argument("--model", choices=("ggnn", "rgcn"), default="ggnn", help="typed GGNN (default) or R-GCN")
-    group.add_argument("--steps", type=int, default=30, metavar="T", help="message-passing steps (default: 30)")
-    group.add_argument(
-        "--root-context",
-        action="store_true",
-        help="not in the paper: the GGNN's readout also reads the root's states (DataflowGGNN, root_context); "
-        "--init-from a faithful run starts from its logits",
-    )
-    group.add_argument(
-        "--max-steps",
-        type=int,
-        default=30,
-        metavar="N",
-        help="train/validate on examples with at most N data-flow steps (default: 30, DDF-30)",
-    )
-    group.add_argument("--max-nodes", type=int, default=40_000, metavar="N", help="largest graph (default: 40,000)")
-    group.add_argument("--batch-nodes", type=int, default=10_000, metavar="N", help="nodes per batch (default: 10,000)")
-    group.add_argument(
-        "--batch-policy",
-        choices=("carry", "drop"),
-        default="carry",
-        help="an example that overflows a batch starts the next (carry) or is dropped as in the "
-        "original code (default: carry)",
-    )
-    group.add_argument("--lr", type=float, default=2.5e-4, help="AdamW learning rate (default: 2.5e-4)")
-    group.add_argument("--weight-decay", type=float, default=0.01, help="AdamW weight decay (default: 0.01)")
-    group.add_argument(
-        "--train-examples",
-        type=int,
-        nargs="+",
-        default=list(TRAIN_SCHEDULE),
-        metavar="N",
-        help="cumulative training examples at the end of each epoch (default: the paper's 10k, 20k, "
-        "30k, 40k, 50k, 100k, ..., 1M)",
-    )
-    group.add_argument(
-        "--val-examples",
-        type=int,
-        default=10_000,
-        metavar="N",
-        help="size of the fixed validation sample (default: 10,000)",
-    )
-    group.add_argument("--val-seed", type=int, default=205, help="seed of the validation sample (default: 205)")
-    group.add_argument(
-        "--time-limit",
-        type=float,
-        metavar="MIN",
-        help="stop training after the first epoch that ends past MIN minutes, then test",
-    )
-    add_schedule_arguments(parser)
-    _add_test_arguments(parser, train=True)
-    add_runtime_arguments(parser, seed=204)
-    add_run_arguments(parser, "dataflow", len(TRAIN_SCHEDULE), default_dir="runs/dataflow/ANALYSIS")
-    parser.set_defaults(epochs=None)
-
-
-def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``programl evaluate dataflow``."""
-    parser.add_argument("--run-dir", required=True, metavar="DIR", help="a run of 'programl train dataflow'")
-    parser.add_argument("--checkpoint", choices=("best", "last"), default="best", help="which model (default: best)")
-    parser.add_argument("--split", choices=("test", "val", "train"), default="test", help="(default: test)")
-    _add_data_arguments(parser, required=False)
-    _add_test_arguments(parser, train=False)
-    add_evaluation_output_argument(parser)
-    add_runtime_arguments(parser, seed=204)
+_EVAL_DEFAULTS = DataflowOptions.defaults("eval_batch_nodes", "eval_batch_policy", "root_context")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -278,13 +126,11 @@ def _make_model(config: dict[str, Any], vocabulary_size: int):
     """The network of ``config``: the one description of it (:meth:`DataflowSpec.model_spec
     <programl.tasks.dataflow.spec.DataflowSpec.model_spec>`, what export writes), built by
     :func:`~programl.models.build.build_model`."""
-    from programl.models.build import build_model
 
     return build_model(DataflowSpec().model_spec(config, vocabulary_size))
 
 
 def _dataset(root: str, analysis: str, split: str, config: dict[str, Any], max_steps: int | None, args, show: bool):
-    from programl.data.dataset import DeepDataFlowDataset
 
     def bar(items, total, description):
         return progress(items, total, f"converting {description}", enabled=show, unit="graph")
@@ -303,7 +149,6 @@ def _dataset(root: str, analysis: str, split: str, config: dict[str, Any], max_s
 
 def _plan(sizes: np.ndarray, config: dict[str, Any], order: np.ndarray | None = None) -> list[list[int]]:
     """Training batches (lists of dataset indices) of at most ``batch_nodes`` nodes, in ``order``."""
-    from programl.data.batching import plan_batches
 
     order = np.arange(len(sizes)) if order is None else order
     return [
@@ -315,7 +160,6 @@ def _plan(sizes: np.ndarray, config: dict[str, Any], order: np.ndarray | None = 
 def _eval_plan(sizes: np.ndarray, config: dict[str, Any]) -> list[list[int]]:
     """Validation and test batches, in stored order: ``eval_batch_nodes`` (10,000) nodes each, whatever the
     training batches (SPEC §6.1), with the ``eval_batch_policy``."""
-    from programl.data.batching import plan_batches
 
     nodes = config.get("eval_batch_nodes", EVAL_BATCH_NODES)
     return list(plan_batches(sizes, nodes, config.get("eval_batch_policy", "carry")))
@@ -328,7 +172,6 @@ def _train_plan(sizes: np.ndarray, config: dict[str, Any], pass_index: int) -> l
 
 
 def _collate(dataset, indices: list[int]):
-    from torch_geometric.data import Batch
 
     return Batch.from_data_list([dataset[i] for i in indices])
 
@@ -341,9 +184,6 @@ def _metrics(computed: dict[str, Any]) -> dict[str, Any]:
 
 def _evaluate(model, dataset, batches: list[list[int]], device, steps: int, dist, description: str, show: bool):
     """Metrics of ``model`` at ``steps`` over this process's ``batches`` (summed over processes)."""
-    import torch
-
-    from programl.models import MetricsAccumulator
 
     accumulator = MetricsAccumulator()
     model.eval()
@@ -364,7 +204,6 @@ def _parameter_digest(model) -> str:
 
 
 def _machine(device) -> str:
-    import torch
 
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
@@ -382,16 +221,12 @@ def _check(args: argparse.Namespace) -> None:
         if getattr(args, name) is None:
             raise UsageError(f"--{name} is required (or --config with a run's config.json)")
     check_options(args)
+    DataflowOptions.from_args(args)  # the options' own ranges
     if args.root_context and args.model != "ggnn":
         raise UsageError("--root-context is an option of the GGNN (--model ggnn)")
     schedule = args.train_examples
-    if any(n < 1 for n in schedule) or any(b <= a for a, b in zip(schedule, schedule[1:])):
+    if any(b <= a for a, b in zip(schedule, schedule[1:])):
         raise UsageError("--train-examples must be positive and increasing")
-    for name in ("steps", "batch_nodes", "eval_batch_nodes", "val_examples", "max_nodes"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name.replace('_', '-')} must be positive")
-    if args.max_steps < 0:
-        raise UsageError("--max-steps must be >= 0")
     _test_sizes(args)
 
 
@@ -425,7 +260,6 @@ class _DataflowTask(TrainingTask):
         )
 
     def build(self, device):
-        import torch
 
         model = _make_model(self.config, self.vocabulary_size).to(device)
         return model, torch.optim.AdamW(
@@ -436,7 +270,6 @@ class _DataflowTask(TrainingTask):
         return _train_plan(self.train.sizes, self.config, pass_index)
 
     def new_metrics(self):
-        from programl.models import MetricsAccumulator
 
         return MetricsAccumulator()
 
@@ -497,7 +330,6 @@ def train_main(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
     """The training run of :func:`train_main`, in a locked run directory."""
-    from programl.data.vocabulary import Vocabulary
 
     show = dist.is_main and not args.quiet
     options = DataflowOptions.from_args(args)
@@ -522,8 +354,6 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
     train, val_all = datasets["train"], datasets["val"]
     val = val_all.fixed_sample(config["val_examples"], config["val_seed"])
     if not len(train) or not len(val):
-        from programl.exceptions import ProgramlError
-
         raise ProgramlError(f"{args.dataset}: no {args.analysis} examples to train or validate on ({train!r})")
     vocabulary = Vocabulary.load(train.vocabulary_path)
     task = _DataflowTask(config, train, val, len(vocabulary), dist, show, schedule)
@@ -536,7 +366,7 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
         resume=not args.restart,
         show=show,
         checkpoint_minutes=args.checkpoint_minutes,
-        schedule=options.schedule(),
+        schedule=Schedule.of(options),
         init_from=options.init_from,
         init_vocabulary=vocabulary,
     ).start()
@@ -589,7 +419,6 @@ def _gather_digests(model, dist) -> list[str]:
     digest = _parameter_digest(model)
     if not dist.enabled:
         return [digest]
-    import torch.distributed as tdist
 
     out: list[Any] = [None] * dist.world_size
     tdist.all_gather_object(out, digest)
@@ -712,8 +541,6 @@ _MODEL_KEYS = ("analysis", "model", "steps", "max_nodes", "batch_nodes", "batch_
 
 
 def _evaluate_run(args: argparse.Namespace, dist, run_dir: Path, out_dir: Path, saved: dict[str, Any]) -> int:
-    from programl.data.vocabulary import Vocabulary
-    from programl.exceptions import ProgramlError
 
     show = dist.is_main and not args.quiet
     config = dict(saved["model"])
@@ -745,4 +572,4 @@ def _evaluate_run(args: argparse.Namespace, dist, run_dir: Path, out_dir: Path, 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m programl.tasks.dataflow {train,evaluate} ...`` (what ``torchrun -m`` runs: ``__main__.py``)."""
-    return run_task_module(sys.modules[__name__], argv, name="dataflow")
+    return run_task_module(DataflowSpec(), sys.modules[__name__], argv)

@@ -5,17 +5,31 @@ devmap`` uses them. No torch."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from programl.exceptions import ProgramlError
 from programl.tasks.base import TaskSpec, count_argument, require_options
+from programl.tasks.options import TaskOptions, add_options, option
 from programl.tasks.run_files import RunFiles, read_log_seconds
+from programl.tasks.run_options import add_data_dir_arguments, add_run_arguments, add_runtime_arguments
 from programl.util.fs import read_json
 from programl.util.text import fmt, markdown_table
 
-__all__ = ["PLATFORMS", "DevmapSpec", "fold_dirs"]
+__all__ = [
+    "CV_GROUP",
+    "MODEL_GROUP",
+    "NETWORK_OPTIONS",
+    "OPTIMISATION_GROUP",
+    "PLATFORMS",
+    "DevmapOptions",
+    "DevmapSpec",
+    "fold_dirs",
+]
 
 #: The platforms ``programl predict devmap --platform`` chooses from.
 PLATFORMS = ("amd", "nvidia")
@@ -32,6 +46,107 @@ NETWORK_OPTIONS = (
     "aux_dropout",
     "aux_hidden",
 )
+#: The argument groups of ``programl train devmap --help``.
+CV_GROUP = "cross-validation"
+MODEL_GROUP = "model"
+OPTIMISATION_GROUP = "optimisation"
+_DROPOUT = {"low": 0.0, "high": 1.0 - 1e-9, "range_text": "in [0, 1)"}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DevmapOptions(TaskOptions):
+    """The options of ``programl train devmap`` (``config.json``'s ``model`` entry; ``--config`` reads them back).
+    ``epochs`` and ``seed`` are the training engine's ``--epochs`` and ``--seed``."""
+
+    GROUPS = (CV_GROUP, MODEL_GROUP, OPTIMISATION_GROUP)
+
+    variant: str = option("clang22", choices=("clang22", "ncc"), help="graphs from clang-22 or from NCC's released IR")
+    folds: int = option(10, group=CV_GROUP, low=3, range_text="at least 3", help="number of folds")
+    fold_seed: int = option(204, group=CV_GROUP, help="seed of the stratified partition")
+    subset: int | None = option(
+        None,
+        group=CV_GROUP,
+        metavar="N",
+        low=1,
+        help="use a stratified sample of N kernels-with-inputs instead of all 680 (quick looks, tests)",
+    )
+    average_last: int = option(
+        0,
+        group=CV_GROUP,
+        metavar="N",
+        low=0,
+        help="test each fold by the mean probability of its last N epochs' models instead of the epoch chosen on "
+        "the validation fold (not in the paper)",
+        default_text="0, the paper's choice",
+    )
+    hidden: int = option(64, group=MODEL_GROUP, help="node state size")
+    steps: int = option(6, group=MODEL_GROUP, low=1, help="message-passing steps")
+    layers: int = option(
+        2,
+        group=MODEL_GROUP,
+        low=1,
+        help="distinct parameter sets, used in turn",
+        default_text="2 = even/odd steps share",
+    )
+    positions: bool = option(False, group=MODEL_GROUP, help="gate messages by edge position")
+    node_type_gru: bool = option(False, group=MODEL_GROUP, help="one GRU per node type")
+    message_dropout: float = option(0.1, group=MODEL_GROUP, help="dropout of the messages", **_DROPOUT)
+    state_dropout: float = option(0.0, group=MODEL_GROUP, help="dropout of the node states", **_DROPOUT)
+    aux_dropout: float = option(0.0, group=MODEL_GROUP, help="dropout in the auxiliary head", **_DROPOUT)
+    aux_hidden: int = option(32, group=MODEL_GROUP, low=1, help="hidden units of the auxiliary head")
+    intermediate_loss_weight: float = option(
+        0.2,
+        group=MODEL_GROUP,
+        metavar="W",
+        low=0.0,
+        help="weight of CE(graph logits before the auxiliary head) in the loss",
+    )
+    pooling: str = option(
+        "sum",
+        group=MODEL_GROUP,
+        choices=("sum", "mean"),
+        help="pool the node readout per graph by sum (the paper) or mean",
+    )
+    readout_channels: int = option(
+        2,
+        group=MODEL_GROUP,
+        metavar="K",
+        low=2,
+        range_text="at least 2",
+        help="graph readout channels fed to the auxiliary head (K > 2 adds K - 2 learned graph features)",
+        default_text="2, the paper's graph logits",
+    )
+    aux_bins: int = option(
+        0,
+        group=MODEL_GROUP,
+        metavar="N",
+        low=0,
+        help="feed each auxiliary input to the head as N threshold bits at quantiles of the fold's training inputs "
+        "(a thermometer code)",
+        default_text="0, the paper's log1p values",
+    )
+    text_counts: bool = option(
+        False,
+        group=MODEL_GROUP,
+        help="feed the head each kernel's node-text counts as well (log1p, scaled by the fold's training kernels; "
+        "not in the paper)",
+    )
+    lr: float = option(1e-3, group=OPTIMISATION_GROUP, low=math.ulp(0.0), help="Adam learning rate")
+    weight_decay: float = option(0.0, group=OPTIMISATION_GROUP, low=0.0, help="Adam weight decay")
+    batch_nodes: int = option(18_000, group=OPTIMISATION_GROUP, low=1, help="node budget per batch")
+    batch_graphs: int | None = option(
+        None,
+        group=OPTIMISATION_GROUP,
+        metavar="N",
+        low=2,
+        range_text="at least 2 (BatchNorm)",
+        help="at most N kernels per batch",
+        default_text="no limit; the branch code used 64",
+    )
+    epochs: int
+    seed: int
+
+
 _SCORES = ("accuracy", "precision", "recall", "f1", "f1_gpu", "speedup_geomean", "oracle_speedup_geomean")
 
 
@@ -45,11 +160,88 @@ def fold_dirs(platform_dir) -> dict[int, Any]:
     return dict(sorted(out.items()))
 
 
+TRAIN_EXAMPLES = """\
+examples:
+  programl train devmap --source-dir ../shared/data/devmap --run-dir runs/devmap
+  programl train devmap --platform amd --variant ncc --folds 10 --epochs 80 --threads 2
+  programl train devmap --platform nvidia --only-folds 0 1 --epochs 5     a quick look at two folds
+"""
+EVALUATE_EXAMPLES = """\
+examples:
+  programl evaluate devmap --run-dir runs/devmap          re-test every fold's chosen model
+"""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Command line
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("data")
+    group.add_argument(
+        "--source-dir",
+        metavar="DIR",
+        help="the CSVs, zips and manifest (default: $PROGRAML_SHARED_DATA/devmap or ../shared/data/devmap)",
+    )
+    group.add_argument(
+        "--download", action="store_true", help="download missing source files into DATA_DIR/download (sha256-checked)"
+    )
+    add_data_dir_arguments(group, "devmap")
+    group.add_argument("--platform", choices=("amd", "nvidia", "all"), default="all", help="default: all")
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``programl train devmap``: :class:`~programl.tasks.devmap.spec.DevmapOptions` (``--init-from``
+    excluded: one start for every fold) and the engine's run options."""
+    _add_data_arguments(parser)
+    groups = add_options(parser, DevmapOptions, exclude=("init_from",))
+    groups[CV_GROUP].add_argument("--only-folds", type=int, nargs="+", metavar="K", help="run only these folds")
+    add_run_arguments(parser, "devmap", epochs=100)
+    add_runtime_arguments(parser)
+
+
+def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``programl evaluate devmap``."""
+    parser.add_argument(
+        "--run-dir",
+        default=os.path.join("runs", "devmap"),
+        metavar="DIR",
+        help="a run of 'programl train devmap' (default: runs/devmap)",
+    )
+    parser.add_argument("--source-dir", metavar="DIR", help="as for training (default: the run's)")
+    parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
+    parser.add_argument(
+        "--platform",
+        choices=("amd", "nvidia", "all"),
+        default="all",
+        help="default: all, the platforms the run has trained folds of",
+    )
+    parser.add_argument(
+        "--ensemble",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="more runs of the same folds (e.g. another --seed): each test kernel is predicted by the mean of the "
+        "runs' probabilities (their chosen models); the reports go to --out",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="where the reports of an --ensemble go (required with it; the runs' own reports are left as they are)",
+    )
+    add_runtime_arguments(parser)
+
+
 class DevmapSpec(TaskSpec):
     name = "devmap"
     summary = "learn OpenCL device mapping (CPU or GPU) on the DevMap kernels, by cross-validation"
     title = "ProGraML OpenCL device mapping"
     train_module = "programl.tasks.devmap.train"
+    train_epilog = TRAIN_EXAMPLES
+    evaluate_epilog = EVALUATE_EXAMPLES
+    add_train_arguments = staticmethod(add_train_arguments)
+    add_evaluate_arguments = staticmethod(add_evaluate_arguments)
     fills_training_facts = False
     counts_init_from = False
     predict_help = "CPU or GPU for OpenCL kernels"

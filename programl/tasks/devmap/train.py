@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import dataclasses
 import io
 import json
 import logging
@@ -50,22 +49,40 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from sklearn.metrics import f1_score, precision_recall_fscore_support
+from torch_geometric.data import Batch
 
-from programl.tasks.devmap.spec import NETWORK_OPTIONS, DevmapSpec
+from programl.data.devmap import (
+    PLATFORM_NAMES,
+    build_devmap,
+    cross_validation_splits,
+    fetch_sources,
+    load_devmap,
+    read_platform_csv,
+)
+from programl.data.vocabulary import Vocabulary
+from programl.exceptions import ProgramlError
+from programl.io.pyg import to_pyg
+from programl.models.build import build_model
+from programl.tasks.devmap.spec import (
+    NETWORK_OPTIONS,
+    DevmapOptions,
+    DevmapSpec,
+    add_evaluate_arguments,
+    add_train_arguments,
+)
+from programl.tasks.entry import run_task_module
+from programl.tasks.options import SCHEDULE_DEFAULTS
+from programl.tasks.run_options import check_options
 from programl.training import (
-    SCHEDULE_DEFAULTS,
     Budget,
     Distributed,
     RunLock,
-    TaskOptions,
+    Schedule,
     Trainer,
     TrainingTask,
     UsageError,
-    add_data_dir_arguments,
-    add_run_arguments,
-    add_runtime_arguments,
-    add_schedule_arguments,
-    check_options,
     check_same_run,
     configure_logging,
     configure_threads,
@@ -75,16 +92,17 @@ from programl.training import (
     progress,
     read_run_config,
     resolve_device,
-    run_task_module,
     shared_data,
     write_json,
 )
+from programl.training.engine import epoch_path
+from programl.util.fs import atomic_write_text
 
 __all__ = [
-    "PUBLISHED",
-    "DevmapOptions",
     "add_evaluate_arguments",
     "add_train_arguments",
+    "PUBLISHED",
+    "DevmapOptions",
     "devmap_metrics",
     "evaluate_main",
     "train_main",
@@ -99,159 +117,6 @@ PUBLISHED = {
     "NCC (inst2vec)": {"amd": (80.3, 0.81, 0.80, 0.80), "nvidia": (78.5, 0.79, 0.79, 0.79)},
     "ProGraML": {"amd": (86.6, 0.89, 0.87, 0.88), "nvidia": (80.0, 0.81, 0.80, 0.80)},
 }
-
-TRAIN_EXAMPLES = """\
-examples:
-  programl train devmap --source-dir ../shared/data/devmap --run-dir runs/devmap
-  programl train devmap --platform amd --variant ncc --folds 10 --epochs 80 --threads 2
-  programl train devmap --platform nvidia --only-folds 0 1 --epochs 5     a quick look at two folds
-"""
-EVALUATE_EXAMPLES = """\
-examples:
-  programl evaluate devmap --run-dir runs/devmap          re-test every fold's chosen model
-"""
-
-# ---------------------------------------------------------------------------------------------------------------
-# Command line
-
-
-def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("data")
-    group.add_argument(
-        "--source-dir",
-        metavar="DIR",
-        help="the CSVs, zips and manifest (default: $PROGRAML_SHARED_DATA/devmap or ../shared/data/devmap)",
-    )
-    group.add_argument(
-        "--download", action="store_true", help="download missing source files into DATA_DIR/download (sha256-checked)"
-    )
-    add_data_dir_arguments(group, "devmap")
-    group.add_argument("--platform", choices=("amd", "nvidia", "all"), default="all", help="default: all")
-
-
-def add_train_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``programl train devmap``."""
-    _add_data_arguments(parser)
-    parser.add_argument(
-        "--variant",
-        choices=("clang22", "ncc"),
-        default="clang22",
-        help="graphs from clang-22 (default) or from NCC's released IR",
-    )
-    cv = parser.add_argument_group("cross-validation")
-    cv.add_argument("--folds", type=int, default=10, help="number of folds (default: 10)")
-    cv.add_argument("--fold-seed", type=int, default=204, help="seed of the stratified partition (default: 204)")
-    cv.add_argument("--only-folds", type=int, nargs="+", metavar="K", help="run only these folds")
-    cv.add_argument(
-        "--subset",
-        type=int,
-        metavar="N",
-        help="use a stratified sample of N kernels-with-inputs instead of all 680 (quick looks, tests)",
-    )
-    model = parser.add_argument_group("model")
-    model.add_argument("--hidden", type=int, default=64, help="node state size (default: 64)")
-    model.add_argument("--steps", type=int, default=6, help="message-passing steps (default: 6)")
-    model.add_argument(
-        "--layers",
-        type=int,
-        default=2,
-        help="distinct parameter sets, used in turn (default: 2 = even/odd steps share)",
-    )
-    model.add_argument("--positions", action="store_true", help="gate messages by edge position")
-    model.add_argument("--node-type-gru", action="store_true", help="one GRU per node type")
-    model.add_argument("--message-dropout", type=float, default=0.1, help="default: 0.1")
-    model.add_argument("--state-dropout", type=float, default=0.0, help="default: 0")
-    model.add_argument("--aux-dropout", type=float, default=0.0, help="dropout in the auxiliary head (default: 0)")
-    model.add_argument("--aux-hidden", type=int, default=32, help="default: 32")
-    model.add_argument(
-        "--intermediate-loss-weight",
-        type=float,
-        default=0.2,
-        metavar="W",
-        help="weight of CE(graph logits before the auxiliary head) in the loss (default: 0.2)",
-    )
-    model.add_argument(
-        "--pooling",
-        choices=("sum", "mean"),
-        default="sum",
-        help="pool the node readout per graph by sum (default, the paper) or mean",
-    )
-    model.add_argument(
-        "--readout-channels",
-        type=int,
-        default=2,
-        metavar="K",
-        help="graph readout channels fed to the auxiliary head (default: 2, the paper's graph logits; "
-        "K > 2 adds K - 2 learned graph features)",
-    )
-    model.add_argument(
-        "--aux-bins",
-        type=int,
-        default=0,
-        metavar="N",
-        help="feed each auxiliary input to the head as N threshold bits at quantiles of the fold's "
-        "training inputs (a thermometer code; default: 0, the paper's log1p values)",
-    )
-    model.add_argument(
-        "--text-counts",
-        action="store_true",
-        help="feed the head each kernel's node-text counts as well (log1p, scaled by the fold's "
-        "training kernels; not in the paper)",
-    )
-    cv.add_argument(
-        "--average-last",
-        type=int,
-        default=0,
-        metavar="N",
-        help="test each fold by the mean probability of its last N epochs' models instead of the epoch chosen on "
-        "the validation fold (not in the paper; default: 0, the paper's choice)",
-    )
-    optim = parser.add_argument_group("optimisation")
-    optim.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default: 1e-3)")
-    optim.add_argument("--weight-decay", type=float, default=0.0, help="default: 0")
-    optim.add_argument("--batch-nodes", type=int, default=18_000, help="node budget per batch (default: 18,000)")
-    optim.add_argument(
-        "--batch-graphs",
-        type=int,
-        metavar="N",
-        help="at most N kernels per batch (default: no limit; the branch code used 64)",
-    )
-    add_schedule_arguments(parser, checkpoint_minutes=False, init_from=False)  # one start for every fold
-    add_run_arguments(parser, "devmap", epochs=100)
-    add_runtime_arguments(parser)
-
-
-def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``programl evaluate devmap``."""
-    parser.add_argument(
-        "--run-dir",
-        default=os.path.join("runs", "devmap"),
-        metavar="DIR",
-        help="a run of 'programl train devmap' (default: runs/devmap)",
-    )
-    parser.add_argument("--source-dir", metavar="DIR", help="as for training (default: the run's)")
-    parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
-    parser.add_argument(
-        "--platform",
-        choices=("amd", "nvidia", "all"),
-        default="all",
-        help="default: all, the platforms the run has trained folds of",
-    )
-    parser.add_argument(
-        "--ensemble",
-        nargs="+",
-        type=Path,
-        metavar="DIR",
-        help="more runs of the same folds (e.g. another --seed): each test kernel is predicted by the mean of the "
-        "runs' probabilities (their chosen models); the reports go to --out",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help="where the reports of an --ensemble go (required with it; the runs' own reports are left as they are)",
-    )
-    add_runtime_arguments(parser)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -274,7 +139,6 @@ def devmap_metrics(
         ``average="weighted"``, as the published tables), ``f1_gpu`` (binary, GPU positive), ``speedup_geomean``,
         ``speedup_mean`` (over the static mapping) and ``oracle_speedup_geomean``, ``oracle_speedup_mean``.
     """
-    from sklearn.metrics import f1_score, precision_recall_fscore_support
 
     labels = np.asarray(labels, dtype=np.int64)
     predictions = np.asarray(predictions, dtype=np.int64)
@@ -304,7 +168,6 @@ def devmap_metrics(
 
 
 def _source_dir(args: argparse.Namespace) -> Path:
-    from programl.data.devmap import fetch_sources
 
     data_dir = Path(os.path.expanduser(args.data_dir))
     if args.source_dir:
@@ -334,7 +197,6 @@ class _Examples:
 
 def _subset_rows(source_dir: Path, size: int | None, seed: int) -> list[int] | None:
     """A stratified (by the AMD labels) seeded sample of ``size`` row indices, sorted; None for all rows."""
-    from programl.data.devmap import read_platform_csv
 
     if size is None:
         return None
@@ -353,8 +215,6 @@ def _subset_rows(source_dir: Path, size: int | None, seed: int) -> list[int] | N
 def _examples(
     source_dir: Path, data_dir: Path, platform: str, variant: str, rows: list[int] | None = None
 ) -> _Examples:
-    from programl.data.devmap import load_devmap
-    from programl.io.pyg import to_pyg
 
     devmap = load_devmap(source_dir, data_dir, platform, variant, rows=rows)
     texts = sorted({node.text for graph in devmap.graphs for node in graph.node})
@@ -377,7 +237,6 @@ def _examples(
 
 def _fold_vocabulary(examples: _Examples, train: np.ndarray):
     """The count-ordered vocabulary of the training graphs, and the map global text id -> fold id (OOV last)."""
-    from programl.data.vocabulary import Vocabulary
 
     counts = np.zeros(len(examples.texts), dtype=np.int64)
     for i in train:
@@ -387,7 +246,6 @@ def _fold_vocabulary(examples: _Examples, train: np.ndarray):
 
 
 def _text_map(texts: list[str], vocabulary) -> Any:
-    import torch
 
     oov = len(vocabulary)
     return torch.tensor([vocabulary.get(t, oov) for t in texts], dtype=torch.long)
@@ -409,8 +267,6 @@ def _plan(
 
 def _collate(examples: _Examples, group: list[int], text_map):
     """One batch: the fold's vocabulary ids, and the rows it holds (``rows``)."""
-    import torch
-    from torch_geometric.data import Batch
 
     batch = Batch.from_data_list([examples.data[i] for i in group])
     batch.x = text_map[batch.x]
@@ -427,41 +283,10 @@ def _batches(examples: _Examples, indices: np.ndarray, config: dict[str, Any], t
 # Model
 
 
-@dataclasses.dataclass
-class DevmapOptions(TaskOptions):
-    """The options of a run (``config.json``'s ``model`` entry; ``--config`` reads them back)."""
-
-    hidden: int
-    steps: int
-    layers: int
-    positions: bool
-    node_type_gru: bool
-    message_dropout: float
-    state_dropout: float
-    aux_dropout: float
-    aux_hidden: int
-    readout_channels: int
-    pooling: str
-    aux_bins: int
-    text_counts: bool
-    intermediate_loss_weight: float
-    variant: str
-    folds: int
-    fold_seed: int
-    subset: int | None
-    lr: float
-    weight_decay: float
-    batch_nodes: int
-    batch_graphs: int | None
-    epochs: int
-    seed: int
-    average_last: int = 0
-
-
 #: The options of the model (``evaluate`` needs them).
 _MODEL_KEYS = (*NETWORK_OPTIONS, "readout_channels", "pooling", "intermediate_loss_weight")
 #: What runs written before an option existed are taken to have used.
-_MODEL_DEFAULTS = {"aux_bins": 0, "text_counts": False, "average_last": 0}
+_MODEL_DEFAULTS = DevmapOptions.defaults("aux_bins", "text_counts", "average_last")
 
 
 def _model(config: dict[str, Any], vocabulary_size: int):
@@ -469,7 +294,6 @@ def _model(config: dict[str, Any], vocabulary_size: int):
     readouts): the one description of it (:meth:`DevmapSpec.model_spec
     <programl.tasks.devmap.spec.DevmapSpec.model_spec>`, what export writes), built by
     :func:`~programl.models.build.build_model`."""
-    from programl.models.build import build_model
 
     return build_model(DevmapSpec().model_spec(config, vocabulary_size))
 
@@ -490,7 +314,6 @@ class _Predictions:
 
     def state_dict(self) -> dict[str, Any]:
         """What is accumulated, as tensors and plain values (the engine's mid-epoch checkpoint keeps it)."""
-        import torch
 
         arrays = {k: [torch.from_numpy(a) for a in getattr(self, k)] for k in ("rows", "predictions", "probabilities")}
         return {"total_loss": self.total_loss, "count": self.count, **arrays}
@@ -520,7 +343,6 @@ class _Predictions:
 
 def _predict(model, batches, device) -> dict[str, Any]:
     """Evaluate on ``batches``: loss, rows and predictions (:meth:`_Predictions.compute`)."""
-    import torch
 
     model.train(False)
     out = _Predictions()
@@ -566,7 +388,6 @@ class _FoldTask(TrainingTask):
         self.val_batches = _batches(examples, split.val, config, text_map)
 
     def build(self, device):
-        import torch
 
         model = _model(self.config, self.vocabulary_size)
         if self.config.get("aux_bins", 0):  # thresholds from the training rows only (a resumed run reloads them)
@@ -622,7 +443,7 @@ def _train_fold(examples: _Examples, split, options: DevmapOptions, fold_dir: Pa
         Budget(epochs=config["epochs"]),
         dist=Distributed(device=device),
         resume=not args.restart,
-        schedule=options.schedule(),
+        schedule=Schedule.of(options),
         show=not args.quiet,
         bar="epochs",
         plot_each_epoch=False,
@@ -644,9 +465,6 @@ def _averaged_epochs(config: dict[str, Any]) -> range:
 def _fold_predictions(examples: _Examples, split, config: dict[str, Any], fold_dir: Path, device) -> dict[str, Any]:
     """The test fold predicted by the fold's ``best.pt``, or with ``--average-last N`` by the mean class probabilities
     of its last N epochs' models (``epoch_<NNN>.pt``): :meth:`_Predictions.compute` (rows in batch order)."""
-    from programl.data.vocabulary import Vocabulary
-    from programl.exceptions import ProgramlError
-    from programl.training.engine import epoch_path
 
     vocabulary = Vocabulary.load(fold_dir / "vocab.csv")
     batches = _batches(examples, split.test, config, _text_map(examples.texts, vocabulary))
@@ -690,29 +508,19 @@ def _test_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Pat
 
 def _check_config(args: argparse.Namespace) -> None:
     check_options(args)
-    if args.folds < 3:
-        raise UsageError("--folds must be at least 3")
+    DevmapOptions.from_args(args)  # the options' own ranges
     if args.only_folds and any(not 0 <= k < args.folds for k in args.only_folds):
         raise UsageError(f"--only-folds must be in 0..{args.folds - 1}")
-    if args.steps < 1 or not 1 <= args.layers <= args.steps:
+    if args.layers > args.steps:
         raise UsageError("need --steps >= 1 and 1 <= --layers <= --steps")
-    if args.readout_channels < 2:
-        raise UsageError("--readout-channels must be at least 2")
-    if args.aux_bins < 0:
-        raise UsageError("--aux-bins must be >= 0")
     if args.hidden < 2 or args.hidden % 2:
         raise UsageError("--hidden must be an even number >= 2")
-    if args.batch_graphs is not None and args.batch_graphs < 2:
-        raise UsageError("--batch-graphs must be at least 2 (BatchNorm)")
-    if args.batch_nodes < 1:
-        raise UsageError("--batch-nodes must be positive")
     if not 0 <= args.average_last <= args.epochs:
         raise UsageError(f"--average-last must be in 0..{args.epochs} (the epochs)")
 
 
 def _splits(examples: _Examples, folds: int, seed: int) -> list:
     """The cross-validation splits; too many folds for the kernels is a usage error, not a traceback."""
-    from programl.data.devmap import cross_validation_splits
 
     smallest = int(np.bincount(examples.labels, minlength=2).min()) if len(examples.labels) else 0
     if folds > smallest:
@@ -756,7 +564,6 @@ def train_main(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) -> int:
     """The cross-validation of :func:`train_main`, in a locked run directory."""
-    from programl.data.devmap import build_devmap
 
     data_dir = Path(os.path.expanduser(args.data_dir))
     options = DevmapOptions.from_args(args)
@@ -825,7 +632,6 @@ def _build_progress(items, total, description):
 
 def _platform_report(examples: _Examples, results: list[dict], directory: Path, platform: str) -> dict:
     """Fold means and spreads, pooled confusion matrix, predictions.csv and confusion.png of one platform."""
-    from programl.data.devmap import PLATFORM_NAMES
 
     keys = list(results[0]["test"]) if results else []
     folds = {k: [r["test"][k] for r in results] for k in keys}
@@ -866,7 +672,6 @@ def _platform_report(examples: _Examples, results: list[dict], directory: Path, 
                 examples.runtimes[row, 1],
             ]
         )
-    from programl.util.fs import atomic_write_text
 
     atomic_write_text(directory / "predictions.csv", out.getvalue())
     if rows.size:
@@ -881,13 +686,11 @@ def _platform_report(examples: _Examples, results: list[dict], directory: Path, 
 
 def _write_summary(run_dir: Path, summary: dict, config: dict) -> None:
     write_json(run_dir / "summary.json", {"config": config, "platforms": summary})
-    from programl.util.fs import atomic_write_text
 
     atomic_write_text(run_dir / "summary.md", _summary_table(summary) + "\n")
 
 
 def _summary_table(summary: dict) -> str:
-    from programl.data.devmap import PLATFORM_NAMES
 
     lines = [
         "| platform | folds | accuracy % | precision | recall | F1 | F1 (GPU) | speedup (geo / mean) "
@@ -937,7 +740,6 @@ def evaluate_main(args: argparse.Namespace) -> int:
 
 
 def _read_devmap_run(run_dir: Path) -> dict[str, Any]:
-    from programl.exceptions import ProgramlError
 
     saved = read_run_config(run_dir, "devmap", required=_MODEL_KEYS + ("variant", "folds", "fold_seed", "batch_nodes"))
     if "source_dir" not in saved or "data_dir" not in saved:
@@ -978,7 +780,6 @@ def _evaluation_examples(args: argparse.Namespace, saved: dict[str, Any], run_di
 
 def _evaluate(args: argparse.Namespace, device, run_dir: Path, saved: dict[str, Any]) -> int:
     """The evaluation of :func:`evaluate_main`, in a locked run directory."""
-    from programl.exceptions import ProgramlError
 
     config = saved["model"]
     summary = {}
@@ -1007,7 +808,6 @@ def _evaluate(args: argparse.Namespace, device, run_dir: Path, saved: dict[str, 
 def _evaluate_ensemble(args: argparse.Namespace, device, members: list[tuple[Path, dict[str, Any]]]) -> int:
     """``--ensemble``: per fold, the mean of the members' test probabilities (each member's chosen model, so no
     member sees its test fold in training or in the choice of epoch); a fold is scored when every member has it."""
-    from programl.exceptions import ProgramlError
 
     saved = members[0][1]
     config = saved["model"]
@@ -1039,4 +839,4 @@ def _evaluate_ensemble(args: argparse.Namespace, device, members: list[tuple[Pat
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m programl.tasks.devmap {train,evaluate} ...`` (``__main__.py``)."""
-    return run_task_module(sys.modules[__name__], argv, name="devmap")
+    return run_task_module(DevmapSpec(), sys.modules[__name__], argv)

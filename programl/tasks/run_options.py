@@ -1,14 +1,15 @@
 """Command-line options every training task shares (SPEC §6.1 protocol; DESIGN §6 CLI conventions).
 
 :func:`add_runtime_arguments` (``--device``, ``--threads``, ``--seed``, ``-q``), :func:`add_run_arguments`
-(``--run-dir``, ``--epochs``, ``--restart``), :func:`add_data_dir_arguments`; :func:`check_options` refuses nonsense
-numbers with a :class:`~programl.exceptions.UsageError` (the CLI exits 2; importable from here too).
+(``--run-dir``, ``--epochs``, ``--restart``, ``--config``), :func:`add_checkpoint_minutes_argument`,
+:func:`add_data_dir_arguments`: the run's options, which every task shares (a task's own options, the schedule's
+included, are the fields of its options dataclass: :mod:`programl.tasks.options`); :func:`check_options` refuses
+nonsense numbers with a :class:`~programl.exceptions.UsageError` (the CLI exits 2; importable from here too).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import difflib
 import json
 import math
@@ -16,17 +17,13 @@ import os
 from typing import Any
 
 from programl.exceptions import ProgramlError, UsageError
-from programl.training.schedule import Schedule
 
 __all__ = [
-    "PRECISIONS",
-    "SCHEDULE_DEFAULTS",
-    "TaskOptions",
     "UsageError",
+    "add_checkpoint_minutes_argument",
     "add_data_dir_arguments",
     "add_run_arguments",
     "add_runtime_arguments",
-    "add_schedule_arguments",
     "check_options",
     "read_config_options",
 ]
@@ -53,98 +50,15 @@ def add_runtime_arguments(parser: argparse.ArgumentParser, seed: int = 204) -> N
     )
 
 
-#: The values of ``--precision``: float32 throughout, or the training steps' forward passes under bfloat16 autocast
-#: (:func:`~programl.training.runtime.autocast`).
-PRECISIONS = ("fp32", "bf16")
-
-#: The schedule options of :func:`add_schedule_arguments` as a run written before they existed had them (off).
-SCHEDULE_DEFAULTS: dict[str, Any] = {
-    "warmup_examples": 0,
-    "lr_decay": "off",
-    "clip_grad_norm": None,
-    "init_from": None,
-    "precision": "fp32",
-}
-
-
-def add_schedule_arguments(
-    parser: argparse.ArgumentParser, checkpoint_minutes: bool = True, init_from: bool = True
-) -> None:
-    """The training engine's options: ``--checkpoint-minutes`` (when ``checkpoint_minutes``), ``--warmup-examples``,
-    ``--lr-decay``, ``--clip-grad-norm``, ``--precision`` and ``--init-from`` (when ``init_from``; all off by default:
-    the numerics of a run without them are unchanged)."""
-    group = parser.add_argument_group("schedule (the training engine; off by default)")
-    if checkpoint_minutes:
-        group.add_argument(
-            "--checkpoint-minutes",
-            type=float,
-            default=10.0,
-            metavar="M",
-            help="also write last.pt every M minutes within an epoch (default: 10)",
-        )
+def add_checkpoint_minutes_argument(group) -> None:
+    """``--checkpoint-minutes`` (a run option, not a model option: it does not change what is learned)."""
     group.add_argument(
-        "--warmup-examples",
-        type=int,
-        default=0,
-        metavar="N",
-        help="raise the learning rate linearly from 0 over the first N training examples (default: 0, none)",
-    )
-    group.add_argument(
-        "--lr-decay",
-        choices=("off", "cosine"),
-        default="off",
-        help="cosine: decay the learning rate to 0 over the training budget (default: off)",
-    )
-    group.add_argument(
-        "--clip-grad-norm",
+        "--checkpoint-minutes",
         type=float,
-        metavar="X",
-        help="clip the gradient norm to X before each step; the log records the norms before clipping "
-        "(train_grad_norm, train_grad_norm_max; default: no clipping)",
+        default=10.0,
+        metavar="M",
+        help="also write last.pt every M minutes within an epoch (default: 10)",
     )
-    group.add_argument(
-        "--precision",
-        choices=PRECISIONS,
-        default="fp32",
-        help="bf16: run the training steps' forward pass under bfloat16 autocast (weights, optimizer and scoring stay "
-        "float32; about 2 times faster for the POJ-104 classifier on a CPU with AVX-512 BF16; default: fp32)",
-    )
-    if init_from:
-        group.add_argument(
-            "--init-from",
-            metavar="WEIGHTS",
-            help="start from WEIGHTS with a new optimizer, e.g. to go on at a lower learning rate: a run's best.pt or "
-            "last.pt, an exported model's weights.pt, or its directory (programl/models/weights/NAME), of the same "
-            "model options and vocabulary (default: random weights)",
-        )
-    else:  # the option is off for this task, and its options still have the field
-        parser.set_defaults(init_from=None)
-
-
-@dataclasses.dataclass(kw_only=True)
-class TaskOptions:
-    """A task's options as ``config.json`` keeps them (its ``model`` entry; the engine's schedule options
-    included): a subclass declares one field per option, by ``argparse`` destination."""
-
-    warmup_examples: int = 0
-    lr_decay: str = "off"
-    clip_grad_norm: float | None = None
-    init_from: str | None = None
-    precision: str = "fp32"
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace):
-        """The options of ``args`` (lists copied, so that the dataclass owns its values)."""
-        values = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls)}
-        return cls(**{k: list(v) if isinstance(v, (list, tuple)) else v for k, v in values.items()})
-
-    def config(self) -> dict[str, Any]:
-        """The ``model`` entry of ``config.json``."""
-        return dataclasses.asdict(self)
-
-    def schedule(self) -> Schedule:
-        """The engine's :class:`~programl.training.schedule.Schedule` of these options."""
-        return Schedule(self.warmup_examples, self.lr_decay, self.clip_grad_norm, self.precision)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, task: str, epochs: int, default_dir: str | None = None) -> None:
@@ -310,20 +224,11 @@ def add_data_dir_arguments(group, task: str) -> None:
 
 #: Options that must be within a range, by ``argparse`` destination: (lowest, highest, what the range is called).
 _RANGES: dict[str, tuple[float, float | None, str]] = {
-    "lr": (math.ulp(0.0), None, "positive"),
-    "weight_decay": (0.0, None, ">= 0"),
     "time_limit": (math.ulp(0.0), None, "positive (minutes)"),
     "checkpoint_minutes": (0.0, None, ">= 0"),
-    "dropout": (0.0, 1.0 - 1e-9, "in [0, 1)"),
-    "message_dropout": (0.0, 1.0 - 1e-9, "in [0, 1)"),
-    "state_dropout": (0.0, 1.0 - 1e-9, "in [0, 1)"),
-    "aux_dropout": (0.0, 1.0 - 1e-9, "in [0, 1)"),
-    "intermediate_loss_weight": (0.0, None, ">= 0"),
     "threads": (0, 4096, "in 0..4096 (0: torch's choice)"),
     "jobs": (0, 4096, "in 0..4096 (0: all CPUs)"),
     "epochs": (1, 10**9, "in 1..10^9"),
-    "warmup_examples": (0, None, ">= 0"),
-    "clip_grad_norm": (math.ulp(0.0), None, "positive"),
 }
 
 
@@ -333,8 +238,9 @@ _SEED_LIMIT = 2**32  # numpy's legacy seeding takes 0..2^32-1; torch and Python 
 def check_options(args: argparse.Namespace) -> None:
     """Refuse nonsense numbers before anything runs (DESIGN §6: a wrong option exits 2).
 
-    Every float option must be finite; the options of :data:`_RANGES` (learning rate, weight decay, time limit,
-    checkpoint interval, dropouts, threads, jobs, epochs) must be in their range where the task has them; every
+    Every float option must be finite; the run options of :data:`_RANGES` (time limit, checkpoint interval, threads,
+    jobs, epochs) must be in their range where the task has them (a task's own options carry their ranges in their
+    fields: :meth:`programl.util.options.Options.check`); every
     ``*seed`` option must be in 0..2^32-1.
 
     Raises:
