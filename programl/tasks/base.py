@@ -82,6 +82,7 @@ class TaskSpec:
 
     @property
     def description(self) -> str:
+        """The first paragraph of ``programl train <name> --help``: :attr:`summary` as a sentence."""
         return self.summary[0].upper() + self.summary[1:] + "."
 
     # ---------------------------------------------------------------------------------------------------------

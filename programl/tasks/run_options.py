@@ -19,7 +19,6 @@ from typing import Any
 from programl.exceptions import ProgramlError, UsageError
 
 __all__ = [
-    "UsageError",
     "add_checkpoint_minutes_argument",
     "add_data_dir_arguments",
     "add_run_arguments",

@@ -39,9 +39,11 @@ class Distributed:
 
     @property
     def enabled(self) -> bool:
+        """Whether more than one process trains (under ``torchrun``)."""
         return self.world_size > 1
 
     def barrier(self) -> None:
+        """Wait for every process (nothing to wait for in a single process)."""
         if self.enabled:
             import torch.distributed as dist
 

@@ -69,6 +69,7 @@ class Budget:
 
     @property
     def num_epochs(self) -> int:
+        """The epochs of the budget: one per cumulative example count, else ``epochs``."""
         return len(self.examples) if self.examples is not None else int(self.epochs or 0)
 
 

@@ -85,6 +85,7 @@ class EpochLog:
         self._write()
 
     def append(self, record: Mapping[str, Any]) -> None:
+        """Add an epoch's record and rewrite the log files (atomically)."""
         self.records.append(dict(record))
         self._write()
 

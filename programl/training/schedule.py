@@ -33,6 +33,7 @@ class Schedule:
 
     @property
     def changes_lr(self) -> bool:
+        """Whether the learning rate varies within the run (warm-up or decay)."""
         return bool(self.warmup_examples) or self.lr_decay != "off"
 
 

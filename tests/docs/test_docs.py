@@ -74,6 +74,12 @@ def test_api_reference(site: Path) -> None:
         for name in module.__all__:
             if name != "AnalysisError":
                 assert f'id="{module.__name__}.{name}"' in text, name
+    tasks, training = _text(site / "api" / "tasks.html"), _text(site / "api" / "training.html")
+    for name in ("tasks.TaskSpec", "tasks.registry.TASKS", "tasks.registry.get_task", "util.options.option", "tasks.options.TaskOptions",
+                 "tasks.dataflow.spec.DataflowOptions", "tasks.devmap.spec.DevmapSpec"):  # fmt: skip
+        assert f'id="programl.{name}"' in tasks, name
+    for name in ("Trainer", "TrainingTask", "Schedule"):
+        assert f'id="programl.training.{name}"' in training, name
 
 
 def test_cli_reference(site: Path) -> None:

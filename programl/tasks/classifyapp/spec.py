@@ -171,6 +171,8 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class ClassifyappSpec(TaskSpec):
+    """POJ-104 algorithm classification (SPEC §6.6): one graph-level model per run, 104 classes."""
+
     name = "classifyapp"
     summary = "learn POJ-104 algorithm classification (104 classes of C/C++ programs)"
     title = "ProGraML POJ-104 algorithm classification"

@@ -201,6 +201,8 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class DataflowSpec(TaskSpec):
+    """Data-flow analyses (SPEC §6.1): one node-level model per analysis, labels per root."""
+
     name = "dataflow"
     summary = "learn a data-flow analysis (node labels per root) on a DeepDataFlow data set"
     title = "ProGraML data-flow GGNN"

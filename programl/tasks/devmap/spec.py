@@ -234,6 +234,8 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class DevmapSpec(TaskSpec):
+    """OpenCL device mapping (SPEC §6.5): a graph-level model per platform and cross-validation fold."""
+
     name = "devmap"
     summary = "learn OpenCL device mapping (CPU or GPU) on the DevMap kernels, by cross-validation"
     title = "ProGraML OpenCL device mapping"
