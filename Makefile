@@ -7,12 +7,15 @@ STAMP := $(VENV)/.setup-done
 REF_VENV ?= .venv-ref
 REF_BIN := $(REF_VENV)/lib/python3.11/site-packages/programl/bin/llvm2graph-10
 PYTEST_ARGS ?=
+# Test processes (pytest-xdist): the 2-core CI machine runs two; `make test TEST_WORKERS=8` on a larger one.
+TEST_WORKERS ?= 2
 
-.PHONY: setup toolchain reference demo test docs bench proto clean help
+.PHONY: setup toolchain reference demo test test-all docs bench proto clean help
 
 help:
 	@echo "make demo   - set everything up, build graphs for examples/, print a summary, write an SVG, and run a pretrained model on one"
-	@echo "make test   - set everything up and run the test suite"
+	@echo "make test   - set everything up and run the test suite (CI; the slow end-to-end tests are left out)"
+	@echo "make test-all - the same with the slow end-to-end tests (pytest -m slow: about 10 more CPU-minutes)"
 	@echo "make docs   - build the documentation site into docs/_build/html (offline; warnings are errors)"
 	@echo "make bench  - run the benchmarks in benchmarks/"
 	@echo "make proto  - regenerate programl/proto/*_pb2.py and programl/third_party/tensorflow/xla_pb2.py"
@@ -52,7 +55,10 @@ demo: setup
 	@echo "demo: the bundled reachability model's prediction for one root of fizzbuzz.c, beside the exact analysis"
 
 test: setup reference
-	$(BIN)/python -m pytest -q --durations=20 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not slow" --durations=20 $(PYTEST_ARGS)
+
+test-all: setup reference
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --durations=20 $(PYTEST_ARGS)
 
 # The site (docs/conf.py): Sphinx + MyST + sphinx-gallery (the tutorials run), offline. tests/docs builds it too.
 docs: setup

@@ -39,6 +39,7 @@ def run(tmp_path: Path) -> subprocess.CompletedProcess:
     return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 @needs_data[0]
 @needs_data[1]
 def test_one_command_from_data_to_model_and_again(tmp_path: Path) -> None:

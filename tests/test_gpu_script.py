@@ -46,6 +46,7 @@ def gpu_script(tmp_path: Path, out: Path, run: Path, epochs: int, **env: str) ->
     )
 
 
+@pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 def test_a_pack_run_returns_what_resumes_it_on_another_machine(tmp_path) -> None:
     if shutil.which("xz") is None:
         pytest.skip("xz not installed")

@@ -195,7 +195,10 @@ def test_kill_9_of_a_dask_worker_loses_nothing(tmp_path, reference) -> None:
     assert snapshot(out) == snapshot(reference)
 
 
-@pytest.mark.parametrize("to_the_group", [False, True], ids=["driver", "process-group"])
+@pytest.mark.parametrize(
+    "to_the_group",
+    [pytest.param(False, id="driver", marks=pytest.mark.slow), pytest.param(True, id="process-group")],
+)
 def test_ctrl_c_of_a_dask_build_resumes_to_the_same_outputs(tmp_path, reference, to_the_group) -> None:
     out = tmp_path / "ddf"
     process = subprocess.Popen(

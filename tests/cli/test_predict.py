@@ -113,6 +113,7 @@ def test_dataflow_compare_marks_every_node(models, capsys) -> None:
     assert all(re.match(r"\s+\d+  \w+ +\d\.\d{3}  (yes   |no    |MISSED)  ", line) for line in lines[2:])
 
 
+@pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 def test_predictions_are_deterministic(models, capsys) -> None:
     first = with_models(capsys, models, "dataflow", "--json", "--compare")
     assert first[0] == 0 and with_models(capsys, models, "dataflow", "--json", "--compare") == first
@@ -138,6 +139,7 @@ def test_a_chosen_root(models, graph, capsys) -> None:
     assert f"{DOT}: reachability: node {variable} is not an eligible reachability root" in err
 
 
+@pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 def test_saved_graphs_and_stdin_give_the_same_prediction(models, graph, tmp_path, capsys, monkeypatch) -> None:
     saved = tmp_path / "dot.ProgramGraph.pb"
     saved.write_bytes(graph.SerializeToString())

@@ -115,6 +115,7 @@ def test_the_api_refuses_them_too(graph) -> None:
 # Finding 7: the model's step is bounded by --timeout and --max-memory
 
 
+@pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 def test_the_model_step_times_out(graphs) -> None:
     """--steps 100000 ran past --timeout (the model ran in the CLI's own process, without a limit)."""
     inputs = [graphs / "good.ProgramGraph.pb", DOT]
@@ -151,7 +152,9 @@ def test_successful_predictions_are_unchanged_by_the_worker(graph, capsys) -> No
 # Finding 8: the limit an "out of memory" names is the one in force
 
 
-@pytest.mark.parametrize("hard", [True, False], ids=["ulimit -v", "soft limit only"])
+@pytest.mark.parametrize(
+    "hard", [pytest.param(True, id="ulimit -v"), pytest.param(False, id="soft limit only", marks=pytest.mark.slow)]
+)
 def test_out_of_memory_names_an_inherited_lower_limit(graphs, hard) -> None:
     """Under `ulimit -v` 2.5G the message said "(limit 8192M)", the default --max-memory; with only the soft limit
     lowered the workers even raised it back to 8G."""

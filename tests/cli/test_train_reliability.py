@@ -470,6 +470,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 @pytest.mark.parametrize("n", [3])
 def test_kill_9_while_a_checkpoint_is_written_then_resume(ddf, whole, tmp_path, n) -> None:
     run = tmp_path / "run"

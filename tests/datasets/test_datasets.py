@@ -58,6 +58,7 @@ def test_readme_shows_each_data_set() -> None:
         assert sum(name in b for b in blocks) == 1, name
 
 
+@pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 def test_readme_examples_run(readme) -> None:
     _, (devmap_out, poj_out, ddf_out) = readme
     assert re.search(r"^8 \[[01, ]+\] torch\.Size\(\[8, 2\]\)$", devmap_out, re.MULTILINE), devmap_out
@@ -319,6 +320,7 @@ def test_poj104_rejects_an_empty_split(poj_root: Path, tmp_path: Path) -> None:
         POJ104(tmp_path / "poj", "train", size=1, classes=[1], log=False)
 
 
+@pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 def test_poj104_legacy_split_is_the_labelled_legacy_ir(poj_root: Path, shared_data: Path) -> None:
     legacy = POJ104(poj_root, "legacy", log=False)
     expected = poj104_data.read_legacy_ir(shared_data / "legacy-ir")

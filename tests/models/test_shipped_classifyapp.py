@@ -24,6 +24,7 @@ pytestmark = [
 ]
 
 
+@pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 def test_held_out_programs_are_classified_as_the_card_says(tmp_path, capsys) -> None:
     from programl.cli import main
     from programl.data.poj104 import read_programs, split_programs, subset_split

@@ -90,6 +90,7 @@ def pooled_scores(name: str, graphs: list) -> tuple[dict[str, float], int]:
     return precision_recall_f1(tp, fn, fp), roots
 
 
+@pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 @pytest.mark.parametrize("name", sorted(REACHES))
 def test_shipped_model_labels_unseen_programs_as_its_card_says(name, graphs) -> None:
     if name not in pretrained_names():

@@ -229,6 +229,7 @@ def _worker_logs(logs: Path, tail: int = 4000) -> str:
     return "\n".join(parts) + "\n--- torchrun ---\n"
 
 
+@pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 def test_ddp_two_processes_agree(ddf: Path, tmp_path: Path) -> None:
     import torch.distributed as tdist
 

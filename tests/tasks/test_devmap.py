@@ -184,6 +184,7 @@ def test_hostile_run_directories(tiny_run, tmp_path) -> None:
         devmap.evaluate_main(parse("evaluate", "--run-dir", run, "-q"))
 
 
+@pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 def test_a_model_too_large_for_memory_is_one_line(tiny_run, tmp_path) -> None:
     """``--hidden 2^24`` under a 4 GiB address-space limit (in a child): one line, exit 1, no traceback."""
     import os
