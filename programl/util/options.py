@@ -227,11 +227,7 @@ class Options:
             meta = field.metadata.get("option")
             value = getattr(self, field.name)
             flag = "--" + field.name.replace("_", "-")
-            if isinstance(value, float) and not math.isfinite(value):
-                raise UsageError(f"{flag} must be a finite number, not {value}")
-            if meta is None:
-                continue
-            low, high = meta["low"], meta["high"]
+            low, high = (meta["low"], meta["high"]) if meta else (None, None)
             for item in value if isinstance(value, (list, tuple)) else [value]:
                 if isinstance(item, bool) or not isinstance(item, (int, float)):
                     continue
