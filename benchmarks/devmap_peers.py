@@ -69,6 +69,7 @@ from programl.data.devmap import (  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.graph_builder.clang import OPENCL_FLAGS  # noqa: E402
 from programl.tasks.devmap.train import devmap_metrics  # noqa: E402
+from programl.util.text import markdown_table  # noqa: E402
 
 #: The IR2Vec paper's device-mapping classifier (DevMap.ipynb: ``evaluate(max_depth=10, learning_rate=0.5,
 #: n_estimators=70, seed=104)``, where ``seed`` seeds their folds, not the model).
@@ -230,8 +231,7 @@ def print_tables(results: dict, ir: str, seeds: list[int], folds: int = 10, fold
     cv, pg = results["cv"], results["perfograph"]
     seed_text = f"model seeds {seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else f"model seed {seeds[0]}"
     print(f"\nOur protocol: rotating {folds}-fold splits (fold seed {fold_seed}), {seed_text}; IR2Vec reads {ir} IR")
-    print("| method | AMD accuracy % | AMD F1 | NVIDIA accuracy % | NVIDIA F1 |")
-    print("|---|---|---|---|---|")
+    rows = []
     for name in cv["amd"]:
         cells = []
         for p in PLATFORMS:
@@ -241,12 +241,12 @@ def print_tables(results: dict, ir: str, seeds: list[int], folds: int = 10, fold
                 lo, hi = min(e["accuracy_by_seed"]), max(e["accuracy_by_seed"])
                 spread = f" (seeds {100 * lo:.1f}-{100 * hi:.1f})"
             cells += [f"{100 * e['accuracy_mean']:.1f} ± {100 * e['accuracy_std']:.1f}{spread}", f"{e['f1_mean']:.2f}"]
-        print(f"| {LABELS.get(name, name)} | " + " | ".join(cells) + " |")
-    for label, acc in _graph_rows():
-        print(f"| {label} | {acc['amd']:.1f} | | {acc['nvidia']:.1f} | |")
+        rows.append((LABELS.get(name, name), *cells))
+    rows += [(label, f"{acc['amd']:.1f}", "", f"{acc['nvidia']:.1f}", "") for label, acc in _graph_rows()]
+    header = ("method", "AMD accuracy %", "AMD F1", "NVIDIA accuracy %", "NVIDIA F1")
+    print("\n".join(markdown_table(header, rows)))
     print("\nPERFOGRAPH's protocol: best of ten random stratified 90/10 splits (seeds 0-9), model seed 0")
-    print("| method | AMD best % | AMD mean ± std % | NVIDIA best % | NVIDIA mean ± std % |")
-    print("|---|---|---|---|---|")
+    rows = []
     for name in pg["amd"]:
         cells = []
         for p in PLATFORMS:
@@ -255,7 +255,9 @@ def print_tables(results: dict, ir: str, seeds: list[int], folds: int = 10, fold
                 f"{100 * e['accuracy_best']:.1f}",
                 f"{100 * e['accuracy_mean']:.1f} ± {100 * e['accuracy_std']:.1f}",
             ]
-        print(f"| {LABELS.get(name, name)} | " + " | ".join(cells) + " |")
+        rows.append((LABELS.get(name, name), *cells))
+    header = ("method", "AMD best %", "AMD mean ± std %", "NVIDIA best %", "NVIDIA mean ± std %")
+    print("\n".join(markdown_table(header, rows)))
 
 
 def _tqdm_progress(iterable, total, description):
