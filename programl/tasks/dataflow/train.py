@@ -69,9 +69,7 @@ from programl.tasks.dataflow.spec import (
 )
 from programl.tasks.entry import run_task_module
 from programl.tasks.options import SCHEDULE_DEFAULTS
-from programl.tasks.run_options import (
-    check_options,
-)
+from programl.tasks.run_options import check_options
 from programl.training import (
     Budget,
     RunLock,
