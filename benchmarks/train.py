@@ -15,7 +15,7 @@ Inputs:
   from them), with random labels and root selectors (one root per example): throughput does not depend on their
   values;
 * ``--dataset DIR``: the examples of a DeepDataFlow data set (e.g. DeepDataFlow-22 from ``programl dataset build``)
-  through :class:`programl.data.dataset.DeepDataFlowDataset`, with their real roots and labels (``--analysis``,
+  through :class:`programl.datasets.directory.DeepDataFlowDataset`, with their real roots and labels (``--analysis``,
   ``--split``, DDF-30 filter and 40,000-node limit as in training).
 
 Speeds: ``nodes/s`` = timed nodes / timed seconds; ``best`` = the fastest single batch (on a shared machine the
@@ -51,7 +51,7 @@ from torch_geometric.data import Batch, Data
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from programl.data.batching import NodeBudgetBatcher  # noqa: E402
+from programl.data.batching import NodeBudgetBatchSampler  # noqa: E402
 from programl.models import DataflowGGNN, DataflowRGCN  # noqa: E402
 from programl.tasks.options import PRECISIONS  # noqa: E402
 from programl.training.runtime import autocast  # noqa: E402
@@ -143,7 +143,7 @@ def real_examples(directory: Path, max_graphs: int, rng: np.random.Generator) ->
 def dataset_examples(directory: Path, analysis: str, split: str, needed_nodes: int, seed: int) -> tuple[list, int]:
     """Examples of a DeepDataFlow data set (DDF-30, graphs up to 40,000 nodes), a seeded sample of about
     ``needed_nodes`` nodes; returns (examples, |V|)."""
-    from programl.data.dataset import DeepDataFlowDataset
+    from programl.datasets.directory import DeepDataFlowDataset
     from programl.data.vocabulary import Vocabulary
 
     dataset = DeepDataFlowDataset(directory, analysis, split, max_steps=30, max_nodes=40_000)
@@ -269,8 +269,8 @@ def main(argv: list[str] | None = None) -> int:
         vocabulary_size = args.vocabulary_size
         examples = synthetic_examples(rng, int(needed * args.max_nodes * 1.05), vocabulary_size)
         source = "synthetic"
-    batcher = NodeBudgetBatcher(examples, args.max_nodes, shuffle=True, seed=args.seed)
-    plan = batcher.plan()
+    sizes = [int(example.num_nodes) for example in examples]
+    plan = NodeBudgetBatchSampler(sizes, args.max_nodes, shuffle=True, seed=args.seed).plan()
     if len(plan) < needed:
         print(f"warning: only {len(plan)} batches available ({needed} requested)", file=sys.stderr)
     # full batches first (the last one may be a remainder)

@@ -112,7 +112,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def load_examples(args, pretrained):
     """The split's examples, encoded with the model's vocabulary, filtered and sampled as asked; and how many there
     were before sampling."""
-    from programl.data.dataset import DeepDataFlowDataset
+    from programl.datasets.directory import DeepDataFlowDataset
     from programl.data.deepdataflow.layout import Layout
     from programl.exceptions import ProgramlError
     from programl.util.progress import progress

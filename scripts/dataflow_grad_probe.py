@@ -47,7 +47,7 @@ def probe(args: argparse.Namespace) -> list[dict]:
     import numpy as np
     import torch
 
-    from programl.data.dataset import DeepDataFlowDataset
+    from programl.datasets.directory import DeepDataFlowDataset
     from programl.data.vocabulary import Vocabulary
     from programl.exceptions import ProgramlError
     from programl.tasks.dataflow.train import _collate, _make_model, _train_plan

@@ -67,7 +67,7 @@ def test_training_graphs_get_more_distinct_roots_and_keep_the_base_records(deriv
 
 
 def test_the_data_set_reads_more_training_examples_and_the_same_val_and_test(derived, base: Path, capsys) -> None:
-    from programl.data.dataset import DeepDataFlowDataset
+    from programl.datasets.directory import DeepDataFlowDataset
 
     out, _ = derived
     sizes = {}

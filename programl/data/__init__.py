@@ -1,4 +1,4 @@
-"""Data for learning: vocabulary, node-budget batching, the DeepDataFlow store and downloads (SPEC §5, §6.1, §9;
+"""Data for learning: vocabulary, node-budget batching, the DeepDataFlow builder and downloads (SPEC §5, §6.1, §9;
 DESIGN §1, §5). The PyG data sets of the three tasks are in :mod:`programl.datasets`.
 
 Names are resolved lazily, so ``from programl.data import Vocabulary`` does not import torch.
@@ -17,7 +17,6 @@ _EXPORTS = {
     "save_vocabulary": "programl.data.vocabulary",
     "vocabulary_coverage": "programl.data.vocabulary",
     "NodeBudgetBatchSampler": "programl.data.batching",
-    "NodeBudgetBatcher": "programl.data.batching",
     "DeepDataFlowDataset": "programl.data.dataset",
     "download_url": "programl.data.download",
     "fetch": "programl.data.download",

@@ -1,7 +1,9 @@
 """Node-budget batching: pack examples into disjoint-graph batches of at most ``max_nodes`` nodes (SPEC §6.1).
 
 ProGraML batches by node count, not by graph count: examples (one graph with one label record each) are appended
-to the current batch until the next one would push it over the budget (10,000 nodes for the data-flow GGNN).
+to the current batch until the next one would push it over the budget (10,000 nodes for the data-flow GGNN). The
+graph-level tasks cap a batch's graphs too (``max_graphs``: devmap, classifyapp) and, when training with BatchNorm,
+never leave a graph alone in a batch (``min_graphs=2``).
 
 Two policies:
 
@@ -13,11 +15,11 @@ Two policies:
   original training runs.
 
 :func:`plan_batches` does the packing on node counts only (cheap to test and to reuse);
-:class:`NodeBudgetBatchSampler` is the one batch sampler built on it: a ``torch.utils.data.Sampler`` of index lists
-for ``torch_geometric.loader.DataLoader(dataset, batch_sampler=...)`` (so batches are collated in ``num_workers``
-worker processes), with a seeded shuffle per epoch and a share per DDP rank; :class:`NodeBudgetBatcher` applies the
-same sampler to a sequence of :class:`torch_geometric.data.Data` in-process and yields
-:class:`torch_geometric.data.Batch` objects. The same ``seed`` and epoch give the same batches.
+:class:`NodeBudgetBatchSampler` is the one batch sampler built on it, the one every training run and evaluation of
+the three tasks batches with: a ``torch.utils.data.Sampler`` of index lists for
+``torch_geometric.loader.DataLoader(dataset, batch_sampler=...)`` (so batches are collated in ``num_workers`` worker
+processes), with a seeded shuffle per epoch and a share per DDP rank. The same ``seed`` and epoch give the same
+batches.
 
 Example (any data set of :mod:`programl.datasets`; ``sizes`` saves touching every example)::
 
@@ -37,40 +39,65 @@ from typing import Literal
 
 import numpy as np
 from torch.utils.data import Sampler
-from torch_geometric.data import Batch, Data
 
-__all__ = ["NodeBudgetBatchSampler", "NodeBudgetBatcher", "Policy", "plan_batches"]
+__all__ = ["NodeBudgetBatchSampler", "Policy", "plan_batches"]
 
 Policy = Literal["carry", "drop"]
+
+
+def _check(max_nodes: int, policy: str, max_graphs: int | None, min_graphs: int) -> None:
+    if max_nodes <= 0:
+        raise ValueError(f"max_nodes must be positive, got {max_nodes}")
+    if policy not in ("carry", "drop"):
+        raise ValueError(f"unknown batching policy {policy!r} (expected 'carry' or 'drop')")
+    if max_graphs is not None and max_graphs < 1:
+        raise ValueError(f"max_graphs must be positive, got {max_graphs}")
+    if min_graphs < 1:
+        raise ValueError(f"min_graphs must be positive, got {min_graphs}")
 
 
 def plan_batches(
     sizes: Iterable[int],
     max_nodes: int = 10_000,
     policy: Policy = "carry",
+    *,
+    max_graphs: int | None = None,
+    min_graphs: int = 1,
 ) -> Iterator[list[int]]:
     """Group example indices into batches of at most ``max_nodes`` nodes, in the given order.
 
     Args:
-        sizes: Node count of each example, in the order they are to be consumed (consumed lazily).
+        sizes: Node count of each example, in the order they are to be consumed (consumed lazily unless
+            ``min_graphs`` > 1).
         max_nodes: The node budget per batch (must be positive).
         policy: ``"carry"`` or ``"drop"`` (module docstring).
+        max_graphs: A batch also closes at this many examples (None: no cap).
+        min_graphs: With 2 (training with BatchNorm, whose batch statistics need two samples), a batch of fewer
+            examples is merged into the batch before it (or after it, for the first); then a batch may exceed the
+            budgets.
 
     Yields:
         Lists of indices into ``sizes``; with ``"carry"`` a batch exceeds ``max_nodes`` only when it is a single
-        oversized example, with ``"drop"`` never.
+        oversized example (or a merged one), with ``"drop"`` never.
 
     Raises:
-        ValueError: ``max_nodes`` is not positive or ``policy`` is unknown.
+        ValueError: ``max_nodes``, ``max_graphs`` or ``min_graphs`` is not positive, or ``policy`` is unknown.
     """
-    if max_nodes <= 0:
-        raise ValueError(f"max_nodes must be positive, got {max_nodes}")
-    if policy not in ("carry", "drop"):
-        raise ValueError(f"unknown batching policy {policy!r} (expected 'carry' or 'drop')")
+    _check(max_nodes, policy, max_graphs, min_graphs)
+    batches = _pack(sizes, max_nodes, policy, max_graphs)
+    if min_graphs > 1:
+        batches = iter(_merge_small(list(batches), min_graphs))
+    yield from batches
+
+
+def _pack(sizes: Iterable[int], max_nodes: int, policy: str, max_graphs: int | None) -> Iterator[list[int]]:
     current: list[int] = []
     nodes = 0
     for i, size in enumerate(sizes):
         size = int(size)
+        if current and max_graphs is not None and len(current) >= max_graphs:
+            yield current
+            current, nodes = [], 0
         if nodes + size > max_nodes:
             if policy == "drop":
                 # Original: emit what we have (if anything) and lose this example.
@@ -90,6 +117,19 @@ def plan_batches(
         yield current
 
 
+def _merge_small(batches: list[list[int]], min_graphs: int) -> list[list[int]]:
+    """Batches of fewer than ``min_graphs`` examples merged into their neighbour (:func:`plan_batches`)."""
+    if len(batches) < 2:
+        return batches
+    merged: list[list[int]] = []
+    for batch in batches:
+        if merged and (len(batch) < min_graphs or len(merged[-1]) < min_graphs):
+            merged[-1].extend(batch)
+        else:
+            merged.append(batch)
+    return merged
+
+
 class NodeBudgetBatchSampler(Sampler[list[int]]):
     """Batches of example indices of at most ``max_nodes`` nodes, for ``DataLoader(batch_sampler=...)`` (SPEC §6.1).
 
@@ -99,6 +139,7 @@ class NodeBudgetBatchSampler(Sampler[list[int]]):
         shuffle: Visit the examples in a seeded random order, a new one per epoch (:meth:`set_epoch`).
         seed: Seed of the shuffle; the order of epoch ``e`` is a function of ``(seed, e)`` only.
         policy: ``"carry"`` (default) or ``"drop"`` (the original's quirk), see the module docstring.
+        max_graphs, min_graphs: Graph-count caps of a batch (:func:`plan_batches`; graph-level tasks).
         num_replicas, rank: Under DDP, rank ``r`` of ``n`` gets batches ``r, r + n, ...`` of the epoch's plan, cut to
             the same count on every rank (a rank never waits on a batch another rank lacks); default: all batches.
 
@@ -114,13 +155,12 @@ class NodeBudgetBatchSampler(Sampler[list[int]]):
         shuffle: bool = False,
         seed: int = 0,
         policy: Policy = "carry",
+        max_graphs: int | None = None,
+        min_graphs: int = 1,
         num_replicas: int = 1,
         rank: int = 0,
     ) -> None:
-        if max_nodes <= 0:
-            raise ValueError(f"max_nodes must be positive, got {max_nodes}")
-        if policy not in ("carry", "drop"):
-            raise ValueError(f"unknown batching policy {policy!r} (expected 'carry' or 'drop')")
+        _check(max_nodes, policy, max_graphs, min_graphs)
         if num_replicas < 1 or not 0 <= rank < num_replicas:
             raise ValueError(f"rank {rank} is not one of {num_replicas} replicas")
         self.sizes = np.asarray(sizes, dtype=np.int64)
@@ -130,6 +170,8 @@ class NodeBudgetBatchSampler(Sampler[list[int]]):
         self.shuffle = shuffle
         self.seed = seed
         self.policy: Policy = policy
+        self.max_graphs = max_graphs
+        self.min_graphs = min_graphs
         self.num_replicas = num_replicas
         self.rank = rank
         self.epoch = 0
@@ -147,9 +189,10 @@ class NodeBudgetBatchSampler(Sampler[list[int]]):
     def plan(self) -> list[list[int]]:
         """This rank's batches of the current epoch, as lists of example indices."""
         order = self.order()
-        batches = [
-            [int(order[j]) for j in batch] for batch in plan_batches(self.sizes[order], self.max_nodes, self.policy)
-        ]
+        planned = plan_batches(
+            self.sizes[order], self.max_nodes, self.policy, max_graphs=self.max_graphs, min_graphs=self.min_graphs
+        )
+        batches = [[int(order[j]) for j in batch] for batch in planned]
         if self.num_replicas == 1:
             return batches
         per_rank = len(batches) // self.num_replicas
@@ -157,78 +200,6 @@ class NodeBudgetBatchSampler(Sampler[list[int]]):
 
     def __iter__(self) -> Iterator[list[int]]:
         return iter(self.plan())
-
-    def __len__(self) -> int:
-        return len(self.plan())
-
-
-class NodeBudgetBatcher:
-    """Iterate over ``examples`` in node-budget batches, in-process (SPEC §6.1; :class:`NodeBudgetBatchSampler`).
-
-    Args:
-        examples: A sequence of ``Data`` (anything with ``num_nodes``); indexed, so a list or a PyG ``Dataset``.
-        max_nodes: Node budget per batch (default 10,000, the data-flow flag file's ``batch_size``).
-        shuffle: Visit the examples in a seeded random order (a new order per epoch, see :meth:`set_epoch`).
-        seed: Seed of the shuffle; the order of epoch ``e`` is a function of ``(seed, e)`` only.
-        policy: ``"carry"`` (default) or ``"drop"`` (the original's quirk), see the module docstring.
-        sizes: Node counts of the examples, if known (saves touching every example to read ``num_nodes``).
-
-    Example:
-        >>> batcher = NodeBudgetBatcher(examples, max_nodes=10_000, shuffle=True, seed=0)  # doctest: +SKIP
-        >>> for batch in batcher:                                                           # doctest: +SKIP
-        ...     logits = model(batch)
-    """
-
-    def __init__(
-        self,
-        examples: Sequence[Data],
-        max_nodes: int = 10_000,
-        *,
-        shuffle: bool = False,
-        seed: int = 0,
-        policy: Policy = "carry",
-        sizes: Sequence[int] | None = None,
-    ) -> None:
-        if max_nodes <= 0:
-            raise ValueError(f"max_nodes must be positive, got {max_nodes}")
-        if policy not in ("carry", "drop"):
-            raise ValueError(f"unknown batching policy {policy!r} (expected 'carry' or 'drop')")
-        self.examples = examples
-        self.max_nodes = max_nodes
-        self.shuffle = shuffle
-        self.seed = seed
-        self.policy: Policy = policy
-        if sizes is None:
-            sizes = [int(example.num_nodes) for example in examples]
-        if len(sizes) != len(examples):
-            raise ValueError(f"{len(sizes)} sizes for {len(examples)} examples")
-        self.sizes = np.asarray(sizes, dtype=np.int64)
-        self.epoch = 0
-
-    @property
-    def sampler(self) -> NodeBudgetBatchSampler:
-        """The :class:`NodeBudgetBatchSampler` of the current settings and epoch."""
-        sampler = NodeBudgetBatchSampler(
-            self.sizes, self.max_nodes, shuffle=self.shuffle, seed=self.seed, policy=self.policy
-        )
-        sampler.set_epoch(self.epoch)
-        return sampler
-
-    def set_epoch(self, epoch: int) -> None:
-        """Select the shuffle of epoch ``epoch`` (as ``DistributedSampler.set_epoch``)."""
-        self.epoch = epoch
-
-    def order(self) -> np.ndarray:
-        """The example order of the current epoch."""
-        return self.sampler.order()
-
-    def plan(self) -> list[list[int]]:
-        """The batches of the current epoch as lists of example indices (into ``examples``)."""
-        return self.sampler.plan()
-
-    def __iter__(self) -> Iterator[Batch]:
-        for indices in self.plan():
-            yield Batch.from_data_list([self.examples[i] for i in indices])
 
     def __len__(self) -> int:
         return len(self.plan())

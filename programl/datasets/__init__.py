@@ -2,6 +2,8 @@
 
 * :class:`DeepDataFlow` - DeepDataFlow-22: per-node data-flow labels, one example per label record (SPEC §6.1, §9.1);
   on disk, memory-mapped.
+* :class:`DeepDataFlowDataset` - the same examples of a data set directory already built (``programl dataset
+  build``, a wide recipe, or ProGraML's released DeepDataFlow): what ``programl train dataflow --dataset`` reads.
 * :class:`POJ104` - algorithm classification, 104 classes (SPEC §6.6); in memory.
 * :class:`DevMap` - OpenCL device mapping, CPU or GPU, with the auxiliary inputs (SPEC §6.5); in memory.
 
@@ -20,7 +22,8 @@ built); each processed file set ends with a small JSON file written atomically a
 
 from programl.datasets.deepdataflow import DEEPDATAFLOW22, DeepDataFlow
 from programl.datasets.devmap import DevMap
+from programl.datasets.directory import DeepDataFlowDataset
 from programl.datasets.poj104 import POJ104
 from programl.datasets.transforms import EncodeVocabulary
 
-__all__ = ["DEEPDATAFLOW22", "POJ104", "DeepDataFlow", "DevMap", "EncodeVocabulary"]
+__all__ = ["DEEPDATAFLOW22", "POJ104", "DeepDataFlow", "DeepDataFlowDataset", "DevMap", "EncodeVocabulary"]

@@ -3,7 +3,7 @@
 POJ-104 C++ programs and the DevMap OpenCL kernels compiled by clang-22 at -O0 and -O2, labelled with the five
 analyses of SPEC §4, split 3:1:1 by source program (``datasets/deepdataflow22``). One example per (graph, label
 record) of one analysis: hundreds of thousands of examples at full size, so the data stay on disk, memory-mapped
-(:class:`programl.data.dataset.DeepDataFlowDataset`, which this class wraps).
+(:class:`programl.datasets.directory.DeepDataFlowDataset`, which this class wraps).
 
 PyG layout under ``root``::
 
@@ -13,7 +13,7 @@ PyG layout under ``root``::
                                              programl.data.deepdataflow.build_dataset (resumable; ``<name>`` says
                                              the recipe and size), and its memory-mapped split stores
 
-Examples (``Data``) as :class:`~programl.data.dataset.DeepDataFlowDataset`: ``x`` (ids of the data set's training
+Examples (``Data``) as :class:`~programl.datasets.directory.DeepDataFlowDataset`: ``x`` (ids of the data set's training
 vocabulary, :attr:`DeepDataFlow.texts`; remap with :class:`~programl.datasets.transforms.EncodeVocabulary`),
 ``node_type``, ``edge_index``, ``edge_flow``, ``edge_pos``, ``root`` (the selector), ``y`` (per-node label),
 ``step_count``, ``graph_index``. ``max_steps`` 30 / 60 / None gives DDF-30 / DDF-60 / all (a filter of the index; the
@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 from torch_geometric.data import Data, Dataset
 
-from programl.data.dataset import DeepDataFlowDataset
 from programl.data.deepdataflow.layout import SPLITS
 from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
 from programl.dataflow.names import ANALYSES, check_analysis
+from programl.datasets.directory import DeepDataFlowDataset
 from programl.datasets.processed import SafeProcessing
 
 __all__ = ["DEEPDATAFLOW22", "DeepDataFlow"]

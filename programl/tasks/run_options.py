@@ -28,8 +28,8 @@ __all__ = [
 ]
 
 
-def add_runtime_arguments(parser: argparse.ArgumentParser, seed: int = 204) -> None:
-    """``--device``, ``--threads``, ``--seed`` and ``-q``."""
+def add_runtime_arguments(parser: argparse.ArgumentParser, seed: int = 204, workers: int = 0) -> None:
+    """``--device``, ``--threads``, ``--workers`` (``workers``: the task's default), ``--seed`` and ``-q``."""
     group = parser.add_argument_group("runtime")
     group.add_argument(
         "--device",
@@ -39,6 +39,14 @@ def add_runtime_arguments(parser: argparse.ArgumentParser, seed: int = 204) -> N
     )
     group.add_argument(
         "--threads", type=int, default=0, metavar="N", help="CPU threads for torch (default: torch's choice)"
+    )
+    group.add_argument(
+        "--workers",
+        type=int,
+        default=workers,
+        metavar="N",
+        help="processes that read and collate batches beside training (0: the training process; the batches and "
+        f"the results are the same whatever N; default: {workers})",
     )
     group.add_argument("--seed", type=int, default=seed, help=f"random seed (default: {seed})")
     group.add_argument(
@@ -227,6 +235,7 @@ _RANGES: dict[str, tuple[float, float | None, str]] = {
     "checkpoint_minutes": (0.0, None, ">= 0"),
     "threads": (0, 4096, "in 0..4096 (0: torch's choice)"),
     "jobs": (0, 4096, "in 0..4096 (0: all CPUs)"),
+    "workers": (0, 256, "in 0..256"),
     "epochs": (1, 10**9, "in 1..10^9"),
 }
 

@@ -27,7 +27,6 @@ Metrics and their reduction over DDP processes are :class:`programl.models.Metri
 from __future__ import annotations
 
 from programl.exceptions import UsageError
-from programl.training.batches import plan_graph_batches
 from programl.training.checkpoint import load_checkpoint, save_checkpoint, unwrap
 from programl.training.distributed import Distributed, init_distributed, shard
 from programl.training.engine import Budget, Fit, Trainer, TrainingTask
@@ -62,7 +61,6 @@ __all__ = [
     "init_distributed",
     "load_checkpoint",
     "lr_factor",
-    "plan_graph_batches",
     "plot_confusion_matrix",
     "plot_learning_curves",
     "progress",

@@ -1,8 +1,14 @@
 """The one training loop of the three tasks (SPEC §6.1 protocol and schedule; DESIGN §1): :class:`Trainer`.
 
-A task (:class:`TrainingTask`) says what is particular to it: its model and optimizer, the training batches of a
-pass over its data, the forward step and its metric accumulator, validation and its selection rule. The engine does
-the rest, the same way for every task:
+A task (:class:`TrainingTask`) says what is particular to it: its model and optimizer, its data sets (views of
+:mod:`programl.datasets`), the training batches of a pass over its data, the one forward step of a batch and its
+metric accumulator, its validation batches and its selection rule. The engine does the rest, the same way for every
+task:
+
+* data: a ``torch_geometric.loader.DataLoader`` per data set reads and collates the planned batches, in
+  ``workers`` processes when asked (:mod:`programl.training.loader`), and moves them to the device;
+* evaluation: :func:`evaluate`, the one loop that scores a model on a data set with the task's step (validation
+  after every epoch; the tasks' tests and ``programl evaluate`` call it too);
 
 * budgets: a number of epochs (an epoch is a pass: devmap, classifyapp), or cumulative training examples at the end
   of each epoch (passes run on across epochs: dataflow), and a time limit (:class:`Budget`);
@@ -32,12 +38,13 @@ from typing import Any
 from programl.exceptions import ProgramlError
 from programl.training.checkpoint import load_checkpoint, load_initial_weights, save_checkpoint, unwrap
 from programl.training.distributed import Distributed, shard
+from programl.training.loader import PlannedBatches, make_loader
 from programl.training.logs import EpochLog, progress
 from programl.training.plots import plot_learning_curves
 from programl.training.runtime import autocast, compute_threads, seed_everything
 from programl.training.schedule import Schedule, lr_factor
 
-__all__ = ["Budget", "Fit", "Schedule", "Trainer", "TrainingTask", "epoch_path", "lr_factor"]
+__all__ = ["Budget", "Fit", "Schedule", "Trainer", "TrainingTask", "epoch_path", "evaluate", "lr_factor"]
 
 logger = logging.getLogger("programl.training")
 
@@ -77,6 +84,9 @@ class TrainingTask:
     """What the engine asks of a task (subclass it; the methods without a body must be given).
 
     Attributes:
+        train_data: The training examples: an indexable data set of ``Data`` (a :mod:`programl.datasets` data set or
+            a view of one, its vocabulary transform set); :meth:`plan` indexes it.
+        val_data: The validation examples; :meth:`val_plan` indexes it.
         name: How progress bars and messages name the run (``"dataflow"``, ``"amd fold 3"`` ...).
         init_seed: Seeds the initial weights (:func:`~programl.training.runtime.seed_everything` before
             :meth:`build`).
@@ -85,6 +95,8 @@ class TrainingTask:
         checkpoint_extra: Kept in every checkpoint's ``extra`` (``config``, devmap's ``fold``).
     """
 
+    train_data: Any = None
+    val_data: Any = None
     name: str = "training"
     init_seed: int = 0
     curve_metrics: Sequence[str] | None = None
@@ -109,16 +121,19 @@ class TrainingTask:
         mid-epoch checkpoint keeps its ``state_dict()``, which must hold only tensors and plain values."""
         raise NotImplementedError
 
-    def step(self, model, indices: list[int], metrics) -> Any:
-        """The forward pass of one training batch: add it to ``metrics`` and return the loss to minimise."""
+    def step(self, model, batch, metrics, **options) -> Any:
+        """The forward pass of one collated batch (on the model's device): add it to ``metrics`` and return the loss.
+        The same step trains (the engine then minimises the loss) and evaluates (:func:`evaluate`: no gradients, the
+        model in eval mode, ``options`` from its caller, such as another number of message-passing steps)."""
         raise NotImplementedError
 
-    def train_metrics(self, computed: dict[str, Any]) -> dict[str, Any]:
-        """The epoch's training metrics from ``metrics.compute()`` (summed over processes)."""
+    def epoch_metrics(self, computed: dict[str, Any]) -> dict[str, Any]:
+        """An epoch's training or validation metrics from ``metrics.compute()`` (summed over processes)."""
         return computed
 
-    def validate(self, model) -> dict[str, Any]:
-        """Validation metrics of ``model`` (the same in every process)."""
+    def val_plan(self) -> list[list[int]]:
+        """The validation batches (lists of indices into :attr:`val_data`), in order; each process scores its share
+        (:func:`~programl.training.distributed.shard`)."""
         raise NotImplementedError
 
     def selection(self, val: dict[str, Any]) -> tuple[float, ...]:
@@ -179,6 +194,7 @@ class Trainer:
             ignores it (its ``last.pt`` rules).
         init_vocabulary: The run's vocabulary, which a ``vocab.csv`` beside the ``init_from`` weights must equal
             (None: not compared).
+        workers: Worker processes that read and collate the batches (0: the training process).
         keep_epochs_from: Also save the weights of every epoch from this one on as ``epoch_<NNN>.pt``
             (:func:`epoch_path`; None: none).
     """
@@ -199,6 +215,7 @@ class Trainer:
         init_from: str | Path | None = None,
         init_vocabulary=None,
         keep_epochs_from: int | None = None,
+        workers: int = 0,
     ) -> None:
         self.task = task
         self.directory = Path(directory)
@@ -214,6 +231,7 @@ class Trainer:
         self.init_from = Path(init_from) if init_from else None
         self.init_vocabulary = init_vocabulary
         self.keep_epochs_from = keep_epochs_from
+        self.workers = workers
         self.state: dict[str, Any] = {
             "epoch": 0,
             "examples": 0,
@@ -229,6 +247,8 @@ class Trainer:
         self.model = self.optimizer = self.log = None
         self._base_lrs: list[float] = []
         self._before = 0  # training examples before the current step
+        self._planned = None  # the training loader's batch sampler (made in start)
+        self._loader = self._val_loader = None
 
     # -------------------------------------------------------------------------------------------------------------
     # Start
@@ -265,6 +285,10 @@ class Trainer:
                 if self.show:
                     logger.info(f"{self.directory}: starting from the weights of {read}")
             self.log.truncate(0)
+        self._planned = PlannedBatches()
+        self._loader = make_loader(self.task.train_data, self._planned, self.workers, self.dist.device)
+        val_batches = shard(self.task.val_plan(), self.dist.rank, self.dist.world_size)
+        self._val_loader = make_loader(self.task.val_data, val_batches, self.workers, self.dist.device)
         return self
 
     def _restore(self, saved: dict[str, Any]) -> None:
@@ -295,31 +319,33 @@ class Trainer:
         shares = [shard(plan, rank, world) for rank in range(world)]
         return [(shares[self.dist.rank][i], sum(len(s[i]) for s in shares)) for i in range(len(shares[0]))]
 
-    def _epoch_steps(self, shares: list[tuple[list[int], int]]) -> Iterator[list[int]]:
-        """The batches of an epoch (one pass, :meth:`_shares`) from the cursor on; advances ``state``."""
-        state = self.state
-        for indices, total in shares[state["cursor"] :]:
-            self._before = state["examples"]
-            state["cursor"] += 1
-            state["examples"] += total
-            yield indices
+    def _epoch_steps(self, shares: list[tuple[list[int], int]]) -> Iterator[tuple[list[int], dict[str, int]]]:
+        """The batches of an epoch (one pass, :meth:`_shares`) from the cursor on, each with the training state after
+        it (:meth:`_advance` applies it when the batch is trained)."""
+        cursor, examples = self.state["cursor"], self.state["examples"]
+        for indices, total in shares[cursor:]:
+            before, cursor, examples = examples, cursor + 1, examples + total
+            yield indices, {"cursor": cursor, "examples": examples, "before": before}
 
-    def _example_steps(self, target: int) -> Iterator[list[int]]:
-        """Batches until the run has seen ``target`` examples, passes running on across epochs; advances
-        ``state``. Every step takes one batch per process from the common order; a pass's tail shorter than a step
-        is left out, and a plan of fewer batches than processes is repeated."""
-        state, world = self.state, self.dist.world_size
-        plan = self.task.plan(state["pass"])
-        while state["examples"] < target:
-            if state["cursor"] >= len(plan) or (state["cursor"] + world > len(plan) >= world):
-                state["pass"] += 1
-                state["cursor"] = 0
-                plan = self.task.plan(state["pass"])
-            step = [plan[(state["cursor"] + r) % len(plan)] for r in range(world)]
-            self._before = state["examples"]
-            state["cursor"] += world
-            state["examples"] += sum(len(b) for b in step)
-            yield step[self.dist.rank]
+    def _example_steps(self, target: int) -> Iterator[tuple[list[int], dict[str, int]]]:
+        """Batches until the run has seen ``target`` examples, passes running on across epochs, each with the
+        training state after it. Every step takes one batch per process from the common order; a pass's tail
+        shorter than a step is left out, and a plan of fewer batches than processes is repeated."""
+        world = self.dist.world_size
+        cursor, examples, pass_index = self.state["cursor"], self.state["examples"], self.state["pass"]
+        plan = self.task.plan(pass_index)
+        while examples < target:
+            if cursor >= len(plan) or (cursor + world > len(plan) >= world):
+                pass_index, cursor = pass_index + 1, 0
+                plan = self.task.plan(pass_index)
+            step = [plan[(cursor + r) % len(plan)] for r in range(world)]
+            before, cursor, examples = examples, cursor + world, examples + sum(len(b) for b in step)
+            yield step[self.dist.rank], {"cursor": cursor, "examples": examples, "pass": pass_index, "before": before}
+
+    def _advance(self, after: dict[str, int]) -> None:
+        """The training state once the step of ``after`` (:meth:`_epoch_steps`, :meth:`_example_steps`) is taken."""
+        self._before = after["before"]
+        self.state.update({key: value for key, value in after.items() if key != "before"})
 
     def _progress_fraction(self, epoch: int, steps: int | None) -> float:
         """How far the budget was spent when the current step began (the cosine decay's clock)."""
@@ -425,9 +451,12 @@ class Trainer:
             state["partial"] = None
             ddp_model.train()
             shown = self.show and self.bar == "batches"
-            for indices in progress(batches, steps, description, shown):
+            self._planned.feed(batches)
+            for batch in progress(self._loader, steps, description, shown):
+                self._advance(self._planned.take())
+                batch = _to(batch, dist.device)
                 with autocast(self.dist.device, self.schedule.precision):
-                    loss = task.step(ddp_model, indices, metrics)
+                    loss = task.step(ddp_model, batch, metrics)
                 self._optimise(loss, epoch, steps)
                 minutes = self.checkpoint_minutes
                 if dist.is_main and minutes is not None and time.perf_counter() - last_save > 60 * minutes:
@@ -435,8 +464,8 @@ class Trainer:
                     self._save(self.last, began, partial=metrics)
                     last_save = time.perf_counter()
             metrics.all_reduce(dist.all_reduce_sum)
-            train = task.train_metrics(metrics.compute())
-            val = task.validate(ddp_model)
+            train = task.epoch_metrics(metrics.compute())
+            val = self.validate()
             state["epoch"] = epoch
             if budget.epochs is not None and budget.examples is None:
                 state["cursor"] = 0
@@ -468,6 +497,20 @@ class Trainer:
         if dist.is_main and not self.plot_each_epoch:
             self._plot()
         return Fit(self.best, self.best_epoch, state["epoch"], state["examples"], seconds, self.log.records)
+
+    def validate(self) -> dict[str, Any]:
+        """The validation metrics of the model (:func:`evaluate` over every process's share of the validation
+        batches, summed; the same in every process)."""
+        metrics = evaluate(
+            self.task,
+            self.model,
+            self._val_loader,
+            device=self.dist.device,
+            dist=self.dist,
+            description="validation",
+            show=self.show and self.bar == "batches",
+        )
+        return self.task.epoch_metrics(metrics.compute())
 
     def _seconds_into_epoch(self) -> float:
         """The training time of the current epoch before this process resumed it: the checkpoint's time less the
@@ -509,6 +552,58 @@ class Trainer:
             else:
                 logger.warning(f"time limit of {limit:g} min reached after epoch {epoch}")
         return True
+
+
+def evaluate(
+    task: TrainingTask,
+    model,
+    batches,
+    *,
+    device=None,
+    dist: Distributed | None = None,
+    metrics=None,
+    description: str = "",
+    show: bool = False,
+    **options,
+) -> Any:
+    """The one evaluation loop (validation, the tasks' tests, ``programl evaluate``): ``task.step`` over ``batches``
+    with no gradients and the model in eval mode.
+
+    Args:
+        task: Its :meth:`~TrainingTask.step` scores a batch (given ``options``) into ``metrics``.
+        model: The model (a DDP wrapper is unwrapped: processes may score different numbers of batches).
+        batches: The collated batches: a loader (:func:`~programl.training.loader.make_loader`).
+        device: Where the model is.
+        dist: Sum the metrics over its processes (None: this process's batches only).
+        metrics: The accumulator to add to (default: ``task.new_metrics()``).
+        description, show: The progress bar.
+
+    Returns:
+        The accumulator (``compute()`` gives the metrics).
+    """
+    import torch
+
+    model = unwrap(model)
+    metrics = task.new_metrics() if metrics is None else metrics
+    model.eval()
+    with torch.no_grad():
+        for batch in progress(batches, _length(batches), description, show):
+            task.step(model, _to(batch, device), metrics, **options)
+    if dist is not None:
+        metrics.all_reduce(dist.all_reduce_sum)
+    return metrics
+
+
+def _to(batch, device):
+    """``batch`` on ``device`` (None: where it is)."""
+    return batch if device is None else batch.to(device)
+
+
+def _length(batches) -> int | None:
+    try:
+        return len(batches)
+    except TypeError:
+        return None
 
 
 def _state_of(metrics: Any) -> dict[str, Any] | None:

@@ -11,8 +11,9 @@ import numpy as np  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from torch_geometric.data import Data  # noqa: E402
+from torch_geometric.loader import DataLoader  # noqa: E402
 
-from programl.data.batching import NodeBudgetBatcher, NodeBudgetBatchSampler, plan_batches  # noqa: E402
+from programl.data.batching import NodeBudgetBatchSampler, plan_batches  # noqa: E402
 
 
 def original_builder(sizes, max_nodes):
@@ -74,8 +75,10 @@ def test_invalid_arguments():
         list(plan_batches([1], max_nodes=0))
     with pytest.raises(ValueError, match="policy"):
         list(plan_batches([1], policy="fancy"))
-    with pytest.raises(ValueError, match="sizes"):
-        NodeBudgetBatcher([Data(num_nodes=1)], sizes=[1, 2])
+    with pytest.raises(ValueError, match="max_graphs"):
+        list(plan_batches([1], max_graphs=0))
+    with pytest.raises(ValueError, match="min_graphs"):
+        NodeBudgetBatchSampler([1], min_graphs=0)
 
 
 def examples(sizes):
@@ -93,36 +96,34 @@ def examples(sizes):
     return out
 
 
-def test_batcher_yields_disjoint_graph_batches():
+@pytest.mark.parametrize("workers", [0, 1], ids=["in-process", "one-worker"])
+def test_a_loader_over_the_sampler_yields_disjoint_graph_batches(workers):
     sizes = [300, 4000, 2500, 12000, 3100, 600, 7000, 50]
-    data = examples(sizes)
-    batcher = NodeBudgetBatcher(data, max_nodes=10_000)
+    sampler = NodeBudgetBatchSampler(sizes, max_nodes=10_000)
+    loader = DataLoader(examples(sizes), batch_sampler=sampler, num_workers=workers)
     seen = []
-    for batch in batcher:
+    for batch in loader:
         assert batch.num_nodes <= 10_000 or batch.num_graphs == 1
         # each graph's x carries its example index; edges stay inside their graph
         ids = batch.x[batch.ptr[:-1]].tolist()
         seen += ids
         assert torch.equal(batch.batch[batch.edge_index[0]], batch.batch[batch.edge_index[1]])
     assert seen == list(range(len(sizes)))
-    assert len(batcher) == 4  # [300, 4000, 2500], [12000], [3100, 600], [7000, 50]
+    assert len(loader) == 4  # [300, 4000, 2500], [12000], [3100, 600], [7000, 50]
 
 
-def test_batcher_drop_policy_loses_examples():
+def test_drop_policy_loses_examples():
     sizes = [300, 4000, 2500, 12000, 3100, 600, 7000, 50]
-    batcher = NodeBudgetBatcher(examples(sizes), max_nodes=10_000, policy="drop")
-    plan = batcher.plan()
+    plan = NodeBudgetBatchSampler(sizes, max_nodes=10_000, policy="drop").plan()
     assert plan == [[0, 1, 2], [4, 5], [7]]  # 12000 and 7000 overflow and are dropped
     assert plan == original_builder(sizes, 10_000)
-    assert all(b.num_nodes <= 10_000 for b in batcher)
 
 
-def test_batcher_shuffle_is_seeded():
+def test_sampler_shuffle_is_seeded():
     sizes = list(range(1, 60))
-    data = examples(sizes)
-    a = NodeBudgetBatcher(data, max_nodes=100, shuffle=True, seed=3)
-    b = NodeBudgetBatcher(data, max_nodes=100, shuffle=True, seed=3)
-    c = NodeBudgetBatcher(data, max_nodes=100, shuffle=True, seed=4)
+    a = NodeBudgetBatchSampler(sizes, max_nodes=100, shuffle=True, seed=3)
+    b = NodeBudgetBatchSampler(sizes, max_nodes=100, shuffle=True, seed=3)
+    c = NodeBudgetBatchSampler(sizes, max_nodes=100, shuffle=True, seed=4)
     assert a.plan() == b.plan()
     assert a.plan() != c.plan()
     first = a.plan()
@@ -131,17 +132,16 @@ def test_batcher_shuffle_is_seeded():
     b.set_epoch(1)
     assert a.plan() == b.plan()
     assert sorted(i for batch in a.plan() for i in batch) == list(range(len(sizes)))
-    assert NodeBudgetBatcher(data, max_nodes=100).plan()[0] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+    assert NodeBudgetBatchSampler(sizes, max_nodes=100).plan()[0] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
 
 
-def test_batch_sampler_is_the_batcher_plan_and_seeded() -> None:
+def test_the_sampler_is_a_seeded_permutation_packed_by_plan_batches() -> None:
     sizes = np.random.default_rng(1).integers(1, 4_000, size=200)
     sampler = NodeBudgetBatchSampler(sizes, 10_000, shuffle=True, seed=7)
-    batcher = NodeBudgetBatcher([None] * len(sizes), 10_000, shuffle=True, seed=7, sizes=sizes)
     for epoch in (0, 1):
         sampler.set_epoch(epoch)
-        batcher.set_epoch(epoch)
-        assert list(sampler) == batcher.plan()
+        order = np.random.default_rng([7, epoch]).permutation(len(sizes))
+        assert list(sampler) == [[int(order[j]) for j in b] for b in plan_batches(sizes[order], 10_000)]
         assert sorted(i for b in sampler for i in b) == list(range(len(sizes)))
         assert all(sizes[b].sum() <= 10_000 or len(b) == 1 for b in sampler)
     first = list(NodeBudgetBatchSampler(sizes, 10_000, shuffle=True, seed=7))
@@ -149,6 +149,19 @@ def test_batch_sampler_is_the_batcher_plan_and_seeded() -> None:
     assert list(sampler) == first
     sampler.set_epoch(1)
     assert list(sampler) != first
+
+
+def test_graph_caps_close_and_merge_batches() -> None:
+    """The graph-level tasks' batches (devmap, classifyapp): a graph cap, and no batch of one graph in training."""
+    sizes = [5, 5, 5, 20, 5, 5, 5]
+    order = list(range(len(sizes)))
+    assert list(plan_batches(sizes, 12)) == [[0, 1], [2], [3], [4, 5], [6]]
+    assert list(plan_batches(sizes, 100, max_graphs=3)) == [[0, 1, 2], [3, 4, 5], [6]]
+    merged = list(plan_batches(sizes, 12, min_graphs=2))
+    assert merged == [[0, 1, 2, 3], [4, 5, 6]]  # single examples join the batch before them
+    assert sorted(i for b in merged for i in b) == order
+    assert NodeBudgetBatchSampler([3, 9], 4, min_graphs=2).plan() == [[0, 1]]
+    assert list(plan_batches([], 4, min_graphs=2)) == []
 
 
 def test_batch_sampler_shares_batches_between_ranks() -> None:

@@ -1,4 +1,4 @@
-"""The PyG dataset over the DeepDataFlow layout (programl.data.dataset): examples equal to to_pyg_examples, the
+"""The PyG dataset over the DeepDataFlow layout (programl.datasets.directory): examples equal to to_pyg_examples, the
 step-count and graph-size filters, ProGraML's released layout, batching, the fixed validation sample."""
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
-from programl.data.batching import NodeBudgetBatcher  # noqa: E402
-from programl.data.dataset import DeepDataFlowDataset  # noqa: E402
+from torch_geometric.loader import DataLoader  # noqa: E402
+
+from programl.data.batching import NodeBudgetBatchSampler  # noqa: E402
 from programl.data.deepdataflow import Layout, build_dataset, discover_inputs, read_manifest  # noqa: E402
 from programl.data.deepdataflow.store import prepare_split  # noqa: E402
 from programl.data.vocabulary import Vocabulary  # noqa: E402
 from programl.dataflow import analyze_arrays  # noqa: E402
+from programl.datasets.directory import DeepDataFlowDataset  # noqa: E402
 from programl.io.files import read_features_list, read_graph  # noqa: E402
 from programl.io.pyg import to_pyg_examples  # noqa: E402
 from programl.proto import ProgramGraphFeaturesList  # noqa: E402
@@ -110,12 +112,13 @@ def test_counts_match_the_manifest(ddf: Path) -> None:
 
 def test_node_budget_batches(ddf: Path) -> None:
     dataset = DeepDataFlowDataset(ddf, "datadep", "train", max_steps=None)
-    batcher = NodeBudgetBatcher(dataset, 120, shuffle=True, seed=1, sizes=dataset.sizes)
-    batches = list(batcher)
+    sampler = NodeBudgetBatchSampler(dataset.sizes, 120, shuffle=True, seed=1)
+    loader = DataLoader(dataset, batch_sampler=sampler)
+    batches = list(loader)
     assert sum(b.num_graphs for b in batches) == len(dataset)
     assert all(b.num_nodes <= 120 or b.num_graphs == 1 for b in batches)
-    batcher.set_epoch(1)
-    assert [b.num_nodes for b in batcher] != [b.num_nodes for b in batches] or len(batches) < 3
+    sampler.set_epoch(1)
+    assert [b.num_nodes for b in loader] != [b.num_nodes for b in batches] or len(batches) < 3
     batch = batches[0]
     assert batch.root.sum() == batch.num_graphs  # one root per example
     assert int(batch.edge_index.max()) < batch.num_nodes

@@ -15,14 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from torch_geometric.data import Data
+from torch_geometric.data import Batch, Data
 
 from programl.data import devmap as devmap_data
 from programl.data import poj104 as poj104_data
-from programl.data.batching import NodeBudgetBatcher, NodeBudgetBatchSampler
-from programl.data.dataset import DeepDataFlowDataset
+from programl.data.batching import NodeBudgetBatchSampler
 from programl.data.vocabulary import Vocabulary
 from programl.datasets import DEEPDATAFLOW22, POJ104, DeepDataFlow, DevMap, EncodeVocabulary
+from programl.datasets.directory import DeepDataFlowDataset
 from programl.exceptions import ProgramlError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -392,17 +392,15 @@ def test_deepdataflow_dataset_has_pyg_paths(ddf_root: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------------------- loading
-def test_dataloader_with_workers_gives_the_batcher_batches(devmap_root: Path) -> None:
+def test_dataloader_with_workers_gives_the_planned_batches(devmap_root: Path) -> None:
     from torch_geometric.loader import DataLoader
 
     dataset = DevMap(devmap_root, "amd", "ncc", rows=ROWS, log=False)
     sampler = NodeBudgetBatchSampler(dataset.sizes, 3_000, shuffle=True, seed=3)
-    batcher = NodeBudgetBatcher(dataset, 3_000, shuffle=True, seed=3, sizes=dataset.sizes)
     for epoch in (0, 1):
         sampler.set_epoch(epoch)
-        batcher.set_epoch(epoch)
         loaded = list(DataLoader(dataset, batch_sampler=sampler, num_workers=2))
-        expected = list(batcher)
+        expected = [Batch.from_data_list([dataset[i] for i in b]) for b in sampler.plan()]
         assert len(loaded) == len(expected) == len(sampler)
         for a, b in zip(loaded, expected):
             assert torch.equal(a.row, b.row) and torch.equal(a.edge_index, b.edge_index)

@@ -13,8 +13,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from programl.data.dataset import DeepDataFlowDataset  # noqa: E402
 from programl.dataflow.distance import BUCKETS, hop_distances  # noqa: E402
+from programl.datasets.directory import DeepDataFlowDataset  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.models import MetricsAccumulator, pretrained  # noqa: E402
 from programl.proto import ProgramGraph  # noqa: E402

@@ -14,6 +14,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
+from torch_geometric.data import Batch  # noqa: E402
+
 from programl.tasks.devmap import train as devmap  # noqa: E402
 from programl.training import UsageError, load_checkpoint  # noqa: E402
 
@@ -387,7 +389,8 @@ def test_average_last_tests_by_the_mean_of_the_last_epochs_models(tiny_run, tmp_
         result = json.loads((fold_dir / "result.json").read_text())
         assert result["averaged_epochs"] == [2, 3, 4]
         vocabulary_size = len((fold_dir / "vocab.csv").read_text().splitlines()) - 1
-        batch = devmap._collate(examples, list(np.sort(split.test)), devmap._text_map(examples.texts, _vocab(fold_dir)))
+        fold_data = devmap._fold_data(examples, devmap._text_map(examples.texts, _vocab(fold_dir)))
+        batch = Batch.from_data_list([fold_data[i] for i in np.sort(split.test)])
         mean = 0.0
         for epoch in (2, 3, 4):
             model = devmap._model(config, vocabulary_size)

@@ -15,6 +15,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from torch_geometric.data import Data  # noqa: E402
+
 from programl.models import AccuracyAccumulator  # noqa: E402
 from programl.training import (  # noqa: E402
     Budget,
@@ -32,7 +34,8 @@ TIMING = ("seconds", "elapsed_seconds")
 
 class Toy(TrainingTask):
     """20 examples of 4 features, batches of 3 in a seeded order, a dropout MLP; ``val`` scripts the validation
-    accuracy of each epoch (else it is measured); ``stop_at`` raises after that many steps (an interruption)."""
+    accuracy of each epoch (else it is measured); ``stop_at`` raises after that many training steps (an
+    interruption). The examples are PyG ``Data`` the engine's loader collates."""
 
     name = "toy"
     curve_metrics = ("loss", "accuracy")
@@ -41,6 +44,7 @@ class Toy(TrainingTask):
         generator = torch.Generator().manual_seed(0)
         self.x = torch.randn(20, 4, generator=generator)
         self.y = (self.x[:, 0] > 0).long()
+        self.train_data = self.val_data = [Data(x=self.x[i : i + 1], y=self.y[i : i + 1]) for i in range(20)]
         self.val, self.stop_at, self.reseed, self.lower_is_better = val, stop_at, reseed, lower_is_better
         self.steps, self.lrs, self.clipped = 0, [], []
         self.init_seed = 3
@@ -70,30 +74,23 @@ class Toy(TrainingTask):
     def new_metrics(self):
         return AccuracyAccumulator()
 
-    def step(self, model, indices, metrics):
-        self.steps += 1
-        if self.stop_at is not None and self.steps > self.stop_at:
-            raise KeyboardInterrupt
-        device = next(model.parameters()).device  # the examples go where the model is
-        x, y = self.x[indices].to(device), self.y[indices].to(device)
-        logits = model(x)
-        loss = torch.nn.functional.cross_entropy(logits, y)
-        metrics.update(logits, y, loss.detach())
-        self.metrics = metrics
+    def val_plan(self):
+        return [list(range(20))]
+
+    def step(self, model, batch, metrics):
+        assert batch.x.device == next(model.parameters()).device  # the engine moved the batch to the model
+        if torch.is_grad_enabled():
+            self.steps += 1
+            if self.stop_at is not None and self.steps > self.stop_at:
+                raise KeyboardInterrupt
+            self.metrics = metrics
+        logits = model(batch.x)
+        loss = torch.nn.functional.cross_entropy(logits, batch.y)
+        metrics.update(logits, batch.y, loss.detach())
         return loss
 
-    def validate(self, model):
-        model.eval()
-        device = next(model.parameters()).device
-        with torch.no_grad():
-            logits = model(self.x.to(device)).cpu()
-        accuracy = float((logits.argmax(-1) == self.y).float().mean())
-        if self.val is not None:
-            accuracy = self.val.pop(0)
-        return {"accuracy": accuracy, "loss": float(torch.nn.functional.cross_entropy(logits, self.y))}
-
     def selection(self, val):
-        return (val["accuracy"],)
+        return (self.val.pop(0) if self.val is not None else val["accuracy"],)
 
     def better(self, candidate, best):
         return candidate < best if self.lower_is_better else candidate > best
@@ -149,11 +146,21 @@ def test_time_budget_stops_every_process_after_an_epoch(tmp_path, rule, caplog) 
     ids=["defaults", "warmup-cosine-clip"],
 )
 @pytest.mark.parametrize("examples", [False, True], ids=["epochs", "examples"])
-def test_resuming_within_an_epoch_is_bit_exact(tmp_path, schedule, examples) -> None:
+@pytest.mark.parametrize("workers", [0, 2], ids=["in-process", "two-workers"])
+def test_resuming_within_an_epoch_is_bit_exact(tmp_path, schedule, examples, workers) -> None:
+    """Also with loader workers, which draw batches ahead of the trained step: the checkpoint's state is that of
+    the step trained, not of the last batch drawn."""
     budget = Budget(examples=[10, 30, 50]) if examples else Budget(epochs=3)
     whole, _ = fit(tmp_path / "whole", budget=budget, schedule=schedule)
     with pytest.raises(KeyboardInterrupt):  # after 9 steps: in the middle of the second epoch
-        fit(tmp_path / "cut", Toy(stop_at=9), budget=budget, schedule=schedule, checkpoint_minutes=0)
+        fit(
+            tmp_path / "cut",
+            Toy(stop_at=9),
+            budget=budget,
+            schedule=schedule,
+            checkpoint_minutes=0,
+            workers=workers,
+        )
     state = load_checkpoint(tmp_path / "cut" / "last.pt", restore_rng=False)["extra"]["state"]
     assert state["epoch"] == 1 and state["cursor"] > 0 and state["partial"] is not None
     resumed, _ = fit(tmp_path / "cut", budget=budget, schedule=schedule)
@@ -284,13 +291,12 @@ def test_bf16_precision_autocasts_the_training_steps_only(tmp_path) -> None:
     seen = set()
 
     class Probe(Toy):
-        def step(self, model, indices, metrics):
-            seen.add(("step", torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")))
-            return super().step(model, indices, metrics)
-
-        def validate(self, model):
-            seen.add(("validate", torch.is_autocast_enabled("cpu"), None))
-            return super().validate(model)
+        def step(self, model, batch, metrics):
+            if torch.is_grad_enabled():
+                seen.add(("step", torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")))
+            else:
+                seen.add(("validate", torch.is_autocast_enabled("cpu"), None))
+            return super().step(model, batch, metrics)
 
     trainer, _ = fit(tmp_path / "bf16", task=Probe(), budget=Budget(epochs=1), schedule=Schedule(precision="bf16"))
     assert seen == {("step", True, torch.bfloat16), ("validate", False, None)}  # scoring stays float32
@@ -406,3 +412,29 @@ def test_init_from_reads_an_exported_models_weights_and_compares_vocabularies(tm
     ):
         with pytest.raises(ProgramlError, match=message):
             Trainer(Toy(), tmp_path / "refused", Budget(epochs=1), init_from=source).start()
+
+
+def test_loader_workers_change_nothing_but_who_collates(tmp_path) -> None:
+    """The same run with the batches collated in two worker processes: the same weights and log records."""
+    inline, _ = fit(tmp_path / "inline", budget=Budget(examples=[10, 30]))
+    workers, _ = fit(tmp_path / "workers", budget=Budget(examples=[10, 30]), workers=2)
+    for a, b in zip(weights(inline), weights(workers)):
+        assert torch.equal(a, b)
+    assert records(tmp_path / "inline") == records(tmp_path / "workers")
+
+
+def test_evaluate_scores_without_gradients_in_eval_mode() -> None:
+    """:func:`~programl.training.engine.evaluate`: the task's step over a loader, no gradients, the model in eval
+    mode (dropout off: two passes agree), the batches moved to the model's device."""
+    from programl.training.engine import evaluate
+    from programl.training.loader import make_loader
+
+    task = Toy()
+    torch.manual_seed(0)
+    model, _ = task.build("cpu")
+    model.train()
+    loader = make_loader(task.val_data, [[0, 1, 2], [3, 4]], workers=0)
+    first = evaluate(task, model, loader, device=torch.device("cpu")).compute()
+    second = evaluate(task, model, loader).compute()
+    assert not model.training and first == second and first["count"] == 5
+    assert all(p.grad is None for p in model.parameters()) and task.steps == 0

@@ -155,18 +155,6 @@ def test_single_process_distributed(monkeypatch) -> None:
     dist.shutdown()
 
 
-def test_plan_graph_batches_caps_and_merges() -> None:
-    sizes = [5, 5, 5, 20, 5, 5, 5]
-    order = list(range(len(sizes)))
-    assert common.plan_graph_batches(sizes, order, max_nodes=12) == [[0, 1], [2], [3], [4, 5], [6]]
-    assert common.plan_graph_batches(sizes, order, max_nodes=100, max_graphs=3) == [[0, 1, 2], [3, 4, 5], [6]]
-    merged = common.plan_graph_batches(sizes, order, max_nodes=12, min_graphs=2)
-    assert merged == [[0, 1, 2, 3], [4, 5, 6]]  # single examples join the batch before them
-    assert sorted(i for b in merged for i in b) == order
-    assert common.plan_graph_batches([3, 9], [1, 0], max_nodes=4, min_graphs=2) == [[1, 0]]
-    assert common.plan_graph_batches([], [], max_nodes=4) == []
-
-
 def test_check_same_run_names_every_changed_option(tmp_path) -> None:
     data = tmp_path / "data"
     data.mkdir()

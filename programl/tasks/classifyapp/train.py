@@ -33,16 +33,15 @@ import argparse
 import logging
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from google.protobuf.message import DecodeError
-from torch_geometric.data import Batch
 
 from programl.data import poj104
+from programl.data.batching import NodeBudgetBatchSampler
 from programl.data.graph_pack import graph_pack_meta, load_graph_pack, save_graph_pack
 from programl.data.poj104 import NUM_CLASSES
 from programl.data.vocabulary import Vocabulary
@@ -63,7 +62,6 @@ from programl.tasks.options import SCHEDULE_DEFAULTS
 from programl.tasks.run_options import check_options
 from programl.training import (
     Budget,
-    Distributed,
     RunLock,
     Schedule,
     Trainer,
@@ -75,15 +73,15 @@ from programl.training import (
     configure_threads,
     init_distributed,
     load_checkpoint,
-    plan_graph_batches,
     plot_confusion_matrix,
     progress,
     read_run_config,
-    shard,
     shared_data,
     unwrap,
     write_json,
 )
+from programl.training.engine import evaluate
+from programl.training.loader import make_loader
 
 __all__ = [
     "add_evaluate_arguments",
@@ -145,17 +143,20 @@ def _text_table(*entries) -> TextTable:
     return TextTable(*entries)
 
 
-@dataclass
-class _Split:
-    """Graphs of one split as PyG ``Data`` (``x`` = ids into the global text table until mapped)."""
+class _Split(list):
+    """Graphs of one split as PyG ``Data`` (``x`` = ids into the global text table until mapped), and their node
+    counts (:attr:`sizes`, for batching)."""
 
-    data: list
-    sizes: np.ndarray
+    @property
+    def data(self) -> list:
+        return self
 
     @classmethod
     def of(cls, data: list) -> _Split:
         """The split of these graphs (their node counts taken for batching)."""
-        return cls(data, np.array([d.num_nodes for d in data], dtype=np.int64))
+        split = cls(data)
+        split.sizes = np.array([d.num_nodes for d in data], dtype=np.int64)
+        return split
 
 
 def _read_graphs(paths: list[Path], table: TextTable, description: str, enabled: bool) -> _Split:
@@ -192,48 +193,34 @@ def _vocabulary_from(train: _Split, table: TextTable):
     return Vocabulary.from_counts({t: int(c) for t, c in zip(texts, counts) if c > 0})
 
 
-def _plan(split: _Split, config: dict[str, Any], shuffle: bool, epoch: int) -> list[list[int]]:
-    """Batches of at most ``batch_graphs`` graphs and ``batch_nodes`` nodes (an oversized graph alone)."""
-    order = np.arange(len(split.data))
-    if shuffle:
-        order = np.random.default_rng([config["seed"], epoch]).permutation(len(order))
-    return plan_graph_batches(split.sizes, order, config["batch_nodes"], config["batch_graphs"])
+def _sampler(sizes: np.ndarray, config: dict[str, Any], shuffle: bool) -> NodeBudgetBatchSampler:
+    """Batches of at most ``batch_graphs`` graphs and ``batch_nodes`` nodes (an oversized graph alone), in an order
+    seeded by (seed, epoch) when shuffled."""
+    return NodeBudgetBatchSampler(
+        sizes, config["batch_nodes"], shuffle=shuffle, seed=config["seed"], max_graphs=config["batch_graphs"]
+    )
 
 
-def _collate(split: _Split, indices: list[int]):
+class _Collecting(AccuracyAccumulator):
+    """:class:`~programl.models.AccuracyAccumulator` that also keeps every prediction and target (the test's
+    confusion matrix)."""
 
-    return Batch.from_data_list([split.data[i] for i in indices])
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.predictions: list = []
+        self.targets: list = []
 
+    def update(self, logits, target, loss):
+        pred = super().update(logits, target, loss)
+        self.predictions.append(pred.cpu())
+        self.targets.append(target.cpu())
+        return pred
 
-def _score(
-    model,
-    split: _Split,
-    batches: list[list[int]],
-    device,
-    dist,
-    description: str = "",
-    show: bool = True,
-    collect: bool = False,
-) -> dict[str, Any]:
-    """Loss and accuracy of ``model`` over this process's ``batches`` (summed over all processes); with ``collect``
-    also the predictions and targets."""
-
-    model.train(False)
-    metrics = AccuracyAccumulator()
-    predictions, targets = [], []
-    with torch.no_grad():
-        for indices in progress(batches, len(batches), description, show):
-            batch = _collate(split, indices).to(device)
-            output = model(batch)
-            pred = metrics.update(output.logits, batch.graph_y, unwrap(model).loss(output, batch.graph_y))
-            if collect:
-                predictions.append(pred.cpu())
-                targets.append(batch.graph_y.cpu())
-    out = metrics.all_reduce(dist.all_reduce_sum).compute()
-    if collect:
-        out["predictions"] = torch.cat(predictions).numpy() if predictions else np.zeros(0, dtype=np.int64)
-        out["targets"] = torch.cat(targets).numpy() if targets else np.zeros(0, dtype=np.int64)
-    return out
+    def compute(self) -> dict[str, Any]:
+        out = super().compute()
+        out["predictions"] = torch.cat(self.predictions).numpy() if self.predictions else np.zeros(0, dtype=np.int64)
+        out["targets"] = torch.cat(self.targets).numpy() if self.targets else np.zeros(0, dtype=np.int64)
+        return out
 
 
 class _ClassifyappTask(TrainingTask):
@@ -244,12 +231,11 @@ class _ClassifyappTask(TrainingTask):
     curve_metrics = ("loss", "accuracy", "error")
     curve_title = "POJ-104"
 
-    def __init__(self, config: dict[str, Any], splits: dict[str, _Split], vocabulary_size: int, dist, show: bool):
-        self.config, self.splits, self.vocabulary_size = config, splits, vocabulary_size
-        self.dist, self.show = dist, show
+    def __init__(self, config: dict[str, Any], vocabulary_size: int, train=None, val=None):
+        self.config, self.vocabulary_size = config, vocabulary_size
+        self.train_data, self.val_data = train, val
         self.init_seed = config["seed"]
         self.checkpoint_extra = {"config": config}
-        self.val_batches = shard(_plan(splits["val"], config, False, 0), dist.rank, dist.world_size)
 
     def build(self, device):
 
@@ -262,21 +248,21 @@ class _ClassifyappTask(TrainingTask):
         return self.config["seed"] * 100_003 + epoch * 101 + rank
 
     def plan(self, pass_index: int) -> list[list[int]]:
-        return _plan(self.splits["train"], self.config, True, pass_index)
+        sampler = _sampler(self.train_data.sizes, self.config, shuffle=True)
+        sampler.set_epoch(pass_index)
+        return sampler.plan()
+
+    def val_plan(self) -> list[list[int]]:
+        return _sampler(self.val_data.sizes, self.config, shuffle=False).plan()
 
     def new_metrics(self):
-
         return AccuracyAccumulator()
 
-    def step(self, model, indices: list[int], metrics):
-        batch = _collate(self.splits["train"], indices).to(self.dist.device)
+    def step(self, model, batch, metrics):
         output = model(batch)
         loss = unwrap(model).loss(output, batch.graph_y)
         metrics.update(output.logits, batch.graph_y, loss.detach())
         return loss
-
-    def validate(self, model) -> dict[str, Any]:
-        return _score(model, self.splits["val"], self.val_batches, self.dist.device, self.dist, "validation", self.show)
 
     def selection(self, val: dict[str, Any]) -> tuple[float, ...]:
         return (val["accuracy"],)
@@ -423,7 +409,7 @@ def _train(args: argparse.Namespace, dist) -> int:
             run_dir.mkdir(parents=True, exist_ok=True)
             vocabulary.save(run_dir / "vocab.csv")
     _apply_vocabulary(list(splits.values()), table, vocabulary)
-    task = _ClassifyappTask(config, splits, len(vocabulary), dist, show)
+    task = _ClassifyappTask(config, len(vocabulary), splits["train"], splits["val"])
     budget = Budget(epochs=args.epochs, time_limit=args.time_limit, time_rule="before")
     trainer = Trainer(
         task,
@@ -436,6 +422,7 @@ def _train(args: argparse.Namespace, dist) -> int:
         schedule=Schedule.of(options),
         init_from=options.init_from,
         init_vocabulary=vocabulary,
+        workers=args.workers,
     ).start()
     if dist.is_main:  # once the run is known to resume (or start) well
         write_json(
@@ -457,7 +444,8 @@ def _train(args: argparse.Namespace, dist) -> int:
         len(vocabulary),
         dist,
         show,
-        ("test", "legacy") if splits["legacy"].data else ("test",),
+        ("test", "legacy") if len(splits["legacy"]) else ("test",),
+        args.workers,
     )
     if dist.is_main:
         result.update(
@@ -483,20 +471,23 @@ def _evaluate(
     dist,
     show: bool,
     names: tuple[str, ...],
+    workers: int = 0,
     out_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Top-1 error of ``<which>.pt`` on the named splits; the test confusion matrix as a PNG in ``out_dir`` (default:
     ``run_dir``; rank 0)."""
+    task = _ClassifyappTask(config, vocabulary_size)
     model = _make_model(config, vocabulary_size).to(dist.device)
     state = load_checkpoint(run_dir / f"{which}.pt", model=model, map_location=dist.device, restore_rng=False)
     out: dict[str, Any] = {"checkpoint": which, "checkpoint_epoch": state["epoch"]}
     for name in names:
         split = splits[name]
-        if not split.data:
+        if not len(split):
             continue
-        batches = _plan(split, config, False, 0)
+        loader = make_loader(split, _sampler(split.sizes, config, shuffle=False).plan(), workers, dist.device)
         # every process evaluates everything: confusion matrices need all predictions in one place
-        result = _score(model, split, batches, dist.device, _single(), description=name, show=show, collect=True)
+        scored = evaluate(task, model, loader, device=dist.device, metrics=_Collecting(), description=name, show=show)
+        result = scored.compute()
         out[name] = {
             "error": result["error"],
             "accuracy": result["accuracy"],
@@ -523,11 +514,6 @@ def _load_vocabulary(path: Path):
         return Vocabulary.load(path)
     except (UnicodeDecodeError, ValueError) as error:
         raise ProgramlError(f"{path}: not a vocabulary ({error})") from None
-
-
-def _single():
-
-    return Distributed()
 
 
 def _result_line(result: dict[str, Any]) -> str:
@@ -575,7 +561,9 @@ def evaluate_main(args: argparse.Namespace) -> int:
         _apply_vocabulary(list(splits.values()), table, vocabulary)
         out_dir = Path(args.out) if args.out else run_dir
         with RunLock(out_dir, enabled=dist.is_main):
-            result = _evaluate(run_dir, args.checkpoint, splits, config, len(vocabulary), dist, show, names, out_dir)
+            result = _evaluate(
+                run_dir, args.checkpoint, splits, config, len(vocabulary), dist, show, names, args.workers, out_dir
+            )
             if dist.is_main:
                 write_json(out_dir / f"evaluation_{args.checkpoint}.json", result)
                 print(_result_line(result))

@@ -1,7 +1,9 @@
 """Learning data-flow analyses: the DeepDataFlow protocol for the typed GGNN (SPEC §6.1, §7.1).
 
 Data: a DeepDataFlow data set (``programl dataset build``, or ProGraML's released one) read through
-:class:`~programl.data.dataset.DeepDataFlowDataset`: one example per label record of the chosen analysis; examples
+:class:`programl.datasets.DeepDataFlowDataset` and ``torch_geometric``'s ``DataLoader`` (``--workers`` processes
+collate the batches the :class:`~programl.data.batching.NodeBudgetBatchSampler` plans): one example per label record
+of the chosen analysis; examples
 with more than ``--max-steps`` data-flow steps (30: DDF-30) and graphs with more than ``--max-nodes`` nodes (40,000)
 are left out of training and validation.
 
@@ -50,12 +52,11 @@ from typing import Any
 import numpy as np
 import torch
 import torch.distributed as tdist
-from torch_geometric.data import Batch
 
-from programl.data.batching import plan_batches
-from programl.data.dataset import DeepDataFlowDataset
+from programl.data.batching import NodeBudgetBatchSampler
 from programl.data.vocabulary import Vocabulary
 from programl.dataflow.names import ANALYSES
+from programl.datasets import DeepDataFlowDataset
 from programl.exceptions import ProgramlError
 from programl.models import MetricsAccumulator
 from programl.models.build import build_model
@@ -90,6 +91,8 @@ from programl.training import (
     unwrap,
     write_json,
 )
+from programl.training.engine import evaluate
+from programl.training.loader import make_loader
 
 __all__ = [
     "add_evaluate_arguments",
@@ -145,52 +148,17 @@ def _dataset(root: str, analysis: str, split: str, config: dict[str, Any], max_s
     )
 
 
-def _plan(sizes: np.ndarray, config: dict[str, Any], order: np.ndarray | None = None) -> list[list[int]]:
-    """Training batches (lists of dataset indices) of at most ``batch_nodes`` nodes, in ``order``."""
-
-    order = np.arange(len(sizes)) if order is None else order
-    return [
-        [int(order[j]) for j in batch]
-        for batch in plan_batches(sizes[order], config["batch_nodes"], config["batch_policy"])
-    ]
-
-
 def _eval_plan(sizes: np.ndarray, config: dict[str, Any]) -> list[list[int]]:
     """Validation and test batches, in stored order: ``eval_batch_nodes`` (10,000) nodes each, whatever the
     training batches (SPEC §6.1), with the ``eval_batch_policy``."""
-
     nodes = config.get("eval_batch_nodes", EVAL_BATCH_NODES)
-    return list(plan_batches(sizes, nodes, config.get("eval_batch_policy", "carry")))
-
-
-def _train_plan(sizes: np.ndarray, config: dict[str, Any], pass_index: int) -> list[list[int]]:
-    """The batches of one pass over the training set: a permutation seeded by (seed, pass)."""
-    order = np.random.default_rng([config["seed"], pass_index]).permutation(len(sizes))
-    return _plan(sizes, config, order)
-
-
-def _collate(dataset, indices: list[int]):
-
-    return Batch.from_data_list([dataset[i] for i in indices])
+    return NodeBudgetBatchSampler(sizes, nodes, policy=config.get("eval_batch_policy", "carry")).plan()
 
 
 def _metrics(computed: dict[str, Any]) -> dict[str, Any]:
     """The epoch metrics of a :class:`~programl.models.MetricsAccumulator` (``compute()``): the per-batch means as
     ``precision``, ``recall``, ``f1`` ... and the pooled values as ``pooled_*``."""
     return {k.removeprefix("mean_"): v for k, v in computed.items()}
-
-
-def _evaluate(model, dataset, batches: list[list[int]], device, steps: int, dist, description: str, show: bool):
-    """Metrics of ``model`` at ``steps`` over this process's ``batches`` (summed over processes)."""
-
-    accumulator = MetricsAccumulator()
-    model.eval()
-    with torch.no_grad():
-        for indices in progress(batches, len(batches), description, enabled=show):
-            batch = _collate(dataset, indices).to(device)
-            logits = unwrap(model)(batch, num_steps=steps)
-            accumulator.update(logits, batch.y, loss=unwrap(model).loss(logits, batch.y))
-    return _metrics(accumulator.all_reduce(dist.all_reduce_sum).compute())
 
 
 def _parameter_digest(model) -> str:
@@ -244,18 +212,21 @@ class _DataflowTask(TrainingTask):
     name = "dataflow"
     curve_metrics = ("loss", "f1", "precision", "recall", "accuracy")
 
-    def __init__(
-        self, config: dict[str, Any], train, val, vocabulary_size: int, dist, show: bool, schedule: list[int]
-    ) -> None:
-        self.config, self.train, self.val, self.vocabulary_size = config, train, val, vocabulary_size
-        self.dist, self.show = dist, show
+    def __init__(self, config: dict[str, Any], vocabulary_size: int, train=None, val=None, schedule=()) -> None:
+        self.config, self.vocabulary_size = config, vocabulary_size
+        self.train_data, self.val_data = train, val
         self.init_seed = config["seed"]
         self.checkpoint_extra = {"config": config}
-        self.val_batches = shard(_eval_plan(val.sizes, config), dist.rank, dist.world_size)
-        self.curve_title = (
-            f"{config['analysis']}: DDF-{config['max_steps']}, T={config['steps']} "
-            f"(epoch k ends at {schedule[0]:,}..{schedule[-1]:,} examples)"
-        )
+        self.sampler = None
+        if train is not None:
+            self.sampler = NodeBudgetBatchSampler(
+                train.sizes, config["batch_nodes"], shuffle=True, seed=config["seed"], policy=config["batch_policy"]
+            )
+        if schedule:
+            self.curve_title = (
+                f"{config['analysis']}: DDF-{config['max_steps']}, T={config['steps']} "
+                f"(epoch k ends at {schedule[0]:,}..{schedule[-1]:,} examples)"
+            )
 
     def build(self, device):
 
@@ -265,33 +236,25 @@ class _DataflowTask(TrainingTask):
         )
 
     def plan(self, pass_index: int) -> list[list[int]]:
-        return _train_plan(self.train.sizes, self.config, pass_index)
+        """A pass's batches of at most ``batch_nodes`` nodes, in an order seeded by (seed, pass)."""
+        self.sampler.set_epoch(pass_index)
+        return self.sampler.plan()
+
+    def val_plan(self) -> list[list[int]]:
+        return _eval_plan(self.val_data.sizes, self.config)
 
     def new_metrics(self):
-
         return MetricsAccumulator()
 
-    def step(self, model, indices: list[int], metrics):
-        batch = _collate(self.train, indices).to(self.dist.device)
-        logits = model(batch)
+    def step(self, model, batch, metrics, steps: int | None = None):
+        """Node logits at the model's T (``steps``: another T, in evaluation), the loss, the metrics."""
+        logits = model(batch) if steps is None else model(batch, num_steps=steps)
         loss = unwrap(model).loss(logits, batch.y)
         metrics.update(logits.detach(), batch.y, loss=loss.detach())
         return loss
 
-    def train_metrics(self, computed: dict[str, Any]) -> dict[str, Any]:
+    def epoch_metrics(self, computed: dict[str, Any]) -> dict[str, Any]:
         return _metrics(computed)
-
-    def validate(self, model) -> dict[str, Any]:
-        return _evaluate(
-            model,
-            self.val,
-            self.val_batches,
-            self.dist.device,
-            self.config["steps"],
-            self.dist,
-            "validation",
-            self.show,
-        )
 
     def selection(self, val: dict[str, Any]) -> tuple[float, ...]:
         return (val["f1"],)
@@ -354,7 +317,7 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
     if not len(train) or not len(val):
         raise ProgramlError(f"{args.dataset}: no {args.analysis} examples to train or validate on ({train!r})")
     vocabulary = Vocabulary.load(train.vocabulary_path)
-    task = _DataflowTask(config, train, val, len(vocabulary), dist, show, schedule)
+    task = _DataflowTask(config, len(vocabulary), train, val, schedule)
     budget = Budget(examples=schedule, total_examples=config["train_examples"][-1], time_limit=args.time_limit)
     trainer = Trainer(
         task,
@@ -367,6 +330,7 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
         schedule=Schedule.of(options),
         init_from=options.init_from,
         init_vocabulary=vocabulary,
+        workers=args.workers,
     ).start()
     if dist.is_main:
         vocabulary.save(run_dir / "vocab.csv")
@@ -454,6 +418,7 @@ def _test(
 ) -> dict[str, Any]:
     """Metrics of ``<which>.pt`` on ``split`` at each T of ``--test-steps``; a confusion-matrix PNG for the first, in
     ``out_dir`` (default: ``run_dir``)."""
+    task = _DataflowTask(config, vocabulary_size)
     model = _make_model(config, vocabulary_size).to(dist.device)
     saved = load_checkpoint(run_dir / f"{which}.pt", model=model, map_location=dist.device, restore_rng=False)
     out: dict[str, Any] = {"checkpoint": which, "checkpoint_epoch": saved["epoch"], "split": split, "tests": {}}
@@ -470,7 +435,11 @@ def _test(
         planned = _eval_plan(data.sizes, config)
         batches = shard(planned, dist.rank, dist.world_size)
         started = time.perf_counter()
-        metrics = _evaluate(model, data, batches, dist.device, steps, dist, f"{split} T={steps}", show)
+        loader = make_loader(data, batches, args.workers, dist.device)
+        scored = evaluate(
+            task, model, loader, device=dist.device, dist=dist, description=f"{split} T={steps}", show=show, steps=steps
+        )
+        metrics = _metrics(scored.compute())
         seconds = time.perf_counter() - started
         name = f"T{steps}"
         out["tests"][name] = {

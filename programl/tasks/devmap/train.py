@@ -51,8 +51,8 @@ from typing import Any
 import numpy as np
 import torch
 from sklearn.metrics import f1_score, precision_recall_fscore_support
-from torch_geometric.data import Batch
 
+from programl.data.batching import NodeBudgetBatchSampler
 from programl.data.devmap import (
     PLATFORM_NAMES,
     build_devmap,
@@ -87,7 +87,6 @@ from programl.training import (
     configure_logging,
     configure_threads,
     load_checkpoint,
-    plan_graph_batches,
     plot_confusion_matrix,
     progress,
     read_run_config,
@@ -95,7 +94,8 @@ from programl.training import (
     shared_data,
     write_json,
 )
-from programl.training.engine import epoch_path
+from programl.training.engine import epoch_path, evaluate
+from programl.training.loader import make_loader
 from programl.util.fs import atomic_write_text
 
 __all__ = [
@@ -257,26 +257,34 @@ def _plan(
     """Batches of ``indices`` (at most ``batch_nodes`` nodes and ``batch_graphs`` graphs), in an order seeded by
     (seed, epoch) when shuffled; training batches never hold a single graph (the auxiliary head's BatchNorm needs
     two)."""
-    order = np.asarray(indices)
-    if shuffle:
-        order = order[np.random.default_rng([seed, epoch]).permutation(len(order))]
-    return plan_graph_batches(
-        examples.sizes, order, config["batch_nodes"], config.get("batch_graphs"), min_graphs=2 if shuffle else 1
+    indices = np.asarray(indices)
+    sampler = NodeBudgetBatchSampler(
+        examples.sizes[indices],
+        config["batch_nodes"],
+        shuffle=shuffle,
+        seed=seed,
+        max_graphs=config.get("batch_graphs"),
+        min_graphs=2 if shuffle else 1,
     )
+    sampler.set_epoch(epoch)
+    return [[int(indices[j]) for j in batch] for batch in sampler.plan()]
 
 
-def _collate(examples: _Examples, group: list[int], text_map):
-    """One batch: the fold's vocabulary ids, and the rows it holds (``rows``)."""
+def _fold_data(examples: _Examples, text_map) -> list:
+    """The examples with the fold's vocabulary ids and their row (``rows``: which rows a batch holds)."""
+    out = []
+    for i, d in enumerate(examples.data):
+        d = d.clone()
+        d.x = text_map[d.x]
+        d.rows = torch.tensor([i], dtype=torch.long)
+        out.append(d)
+    return out
 
-    batch = Batch.from_data_list([examples.data[i] for i in group])
-    batch.x = text_map[batch.x]
-    batch.rows = torch.tensor(group, dtype=torch.long)
-    return batch
 
-
-def _batches(examples: _Examples, indices: np.ndarray, config: dict[str, Any], text_map) -> list:
-    """The evaluation batches of ``indices``, in order."""
-    return [_collate(examples, group, text_map) for group in _plan(examples, indices, config, False, 0, 0)]
+def _predict(task, model, indices: np.ndarray, device) -> dict[str, Any]:
+    """Evaluate on the examples ``indices``, in order: loss, rows and predictions (:meth:`_Predictions.compute`)."""
+    batches = _plan(task.examples, indices, task.config, False, 0, 0)
+    return evaluate(task, model, make_loader(task.train_data, batches), device=device).compute()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -341,19 +349,6 @@ class _Predictions:
         }
 
 
-def _predict(model, batches, device) -> dict[str, Any]:
-    """Evaluate on ``batches``: loss, rows and predictions (:meth:`_Predictions.compute`)."""
-
-    model.train(False)
-    out = _Predictions()
-    with torch.no_grad():
-        for batch in batches:
-            batch = batch.to(device)
-            output = model(batch)
-            out.update(output, batch, model.loss(output, batch.graph_y))
-    return out.compute()
-
-
 def _epoch_metrics(examples: _Examples, predicted: dict[str, Any], static_device: int) -> dict[str, float]:
     rows = predicted["rows"]
     metrics = devmap_metrics(examples.labels[rows], predicted["predictions"], examples.runtimes[rows], static_device)
@@ -385,7 +380,7 @@ class _FoldTask(TrainingTask):
         self.name = f"{fold_dir.parent.name} fold {split.fold}"
         self.curve_title = f"devmap {fold_dir.parent.name}, fold {split.fold}"
         self.checkpoint_extra = {"config": config, "fold": split.fold}
-        self.val_batches = _batches(examples, split.val, config, text_map)
+        self.train_data = self.val_data = _fold_data(examples, text_map)
 
     def build(self, device):
 
@@ -407,21 +402,20 @@ class _FoldTask(TrainingTask):
     def plan(self, pass_index: int) -> list[list[int]]:
         return _plan(self.examples, self.split.train, self.config, True, self.init_seed, pass_index)
 
+    def val_plan(self) -> list[list[int]]:
+        return _plan(self.examples, self.split.val, self.config, False, 0, 0)
+
     def new_metrics(self) -> _Predictions:
         return _Predictions()
 
-    def step(self, model, indices: list[int], metrics: _Predictions):
-        batch = _collate(self.examples, indices, self.text_map).to(self.device)
+    def step(self, model, batch, metrics: _Predictions):
         output = model(batch)
         loss = model.loss(output, batch.graph_y)
         metrics.update(output, batch, loss)
         return loss
 
-    def train_metrics(self, computed: dict[str, Any]) -> dict[str, float]:
+    def epoch_metrics(self, computed: dict[str, Any]) -> dict[str, float]:
         return _epoch_metrics(self.examples, computed, self.static_device)
-
-    def validate(self, model) -> dict[str, float]:
-        return _epoch_metrics(self.examples, _predict(model, self.val_batches, self.device), self.static_device)
 
     def selection(self, val: dict[str, Any]) -> tuple[float, float]:
         return (val["accuracy"], val["loss"])
@@ -467,11 +461,11 @@ def _fold_predictions(examples: _Examples, split, config: dict[str, Any], fold_d
     of its last N epochs' models (``epoch_<NNN>.pt``): :meth:`_Predictions.compute` (rows in batch order)."""
 
     vocabulary = Vocabulary.load(fold_dir / "vocab.csv")
-    batches = _batches(examples, split.test, config, _text_map(examples.texts, vocabulary))
+    task = _FoldTask(examples, split, config, fold_dir, vocabulary, _text_map(examples.texts, vocabulary), device)
     model = _model(config, len(vocabulary)).to(device)
     if not config.get("average_last", 0):
         load_checkpoint(fold_dir / "best.pt", model=model, map_location=device, restore_rng=False)
-        return _predict(model, batches, device)
+        return _predict(task, model, split.test, device)
     snapshots = [epoch_path(fold_dir, epoch) for epoch in _averaged_epochs(config)]
     missing = [path.name for path in snapshots if not path.is_file()]
     if missing:
@@ -479,7 +473,7 @@ def _fold_predictions(examples: _Examples, split, config: dict[str, Any], fold_d
     predicted = []
     for path in snapshots:
         load_checkpoint(path, model=model, map_location=device, restore_rng=False)
-        predicted.append(_predict(model, batches, device))
+        predicted.append(_predict(task, model, split.test, device))
     probabilities = np.mean([p["probabilities"] for p in predicted], axis=0)
     return {
         "loss": float(np.mean([p["loss"] for p in predicted])),

@@ -30,8 +30,9 @@ Conversion writes to a temporary directory renamed into place (atomic; a crash l
 run in worker processes. The vocabulary key is a hash of the vocabulary's texts, so a different vocabulary gets its
 own conversion.
 
-Batching: pass :attr:`DeepDataFlowDataset.sizes` to :class:`programl.data.batching.NodeBudgetBatcher` (10,000-node
-batches, a seeded order per epoch). :meth:`DeepDataFlowDataset.fixed_sample` gives the validation sample of SPEC
+Batching: pass :attr:`DeepDataFlowDataset.sizes` to :class:`programl.data.batching.NodeBudgetBatchSampler`
+(10,000-node batches, a seeded order per epoch) and that to ``torch_geometric.loader.DataLoader(batch_sampler=...)``,
+as ``programl train dataflow`` does. :meth:`DeepDataFlowDataset.fixed_sample` gives the validation sample of SPEC
 §6.1 (graphs sorted by name, shuffled with a seeded ``random.Random``, their records taken in order).
 """
 
@@ -75,8 +76,10 @@ class DeepDataFlowDataset(Dataset):
 
     Example:
         >>> train = DeepDataFlowDataset("ddf", "reachability", "train", max_steps=30)   # doctest: +SKIP
-        >>> from programl.data.batching import NodeBudgetBatcher
-        >>> batches = NodeBudgetBatcher(train, 10_000, shuffle=True, sizes=train.sizes)  # doctest: +SKIP
+        >>> from torch_geometric.loader import DataLoader
+        >>> from programl.data.batching import NodeBudgetBatchSampler
+        >>> sampler = NodeBudgetBatchSampler(train.sizes, 10_000, shuffle=True)          # doctest: +SKIP
+        >>> batches = DataLoader(train, batch_sampler=sampler, num_workers=1)            # doctest: +SKIP
     """
 
     def __init__(
