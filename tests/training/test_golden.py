@@ -182,10 +182,12 @@ def _same(task: str, run: dict) -> None:
         assert all(_close(record[k], golden[k]) for k in golden), (record, golden)
 
 
-def test_dataflow_is_unchanged(tmp_path, capsys) -> None:
+@pytest.mark.parametrize("workers", ["0", "2"], ids=["in-process", "two-loader-workers"])
+def test_dataflow_is_unchanged(tmp_path, capsys, workers) -> None:
+    """Also with the batches read and collated by two DataLoader worker processes."""
     ddf = _golden.ddf_dataset(tmp_path)
     capsys.readouterr()
-    _same("dataflow", _golden.dataflow_run(ddf, tmp_path / "run"))
+    _same("dataflow", _golden.dataflow_run(ddf, tmp_path / "run", "--workers", workers))
     assert capsys.readouterr().err == ""
 
 

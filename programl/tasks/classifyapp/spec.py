@@ -150,7 +150,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_checkpoint_minutes_argument(groups[SCHEDULE_GROUP])
     add_run_arguments(parser, "classifyapp", epochs=25)
-    add_runtime_arguments(parser, seed=42, workers=1)
+    add_runtime_arguments(parser, seed=42)
 
 
 def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -167,7 +167,7 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
     add_evaluation_output_argument(parser)
-    add_runtime_arguments(parser, workers=1)
+    add_runtime_arguments(parser)
 
 
 class ClassifyappSpec(TaskSpec):

@@ -183,7 +183,7 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_checkpoint_minutes_argument(groups[SCHEDULE_GROUP])
     _add_test_arguments(groups[SCORING_GROUP])
-    add_runtime_arguments(parser, seed=204, workers=1)
+    add_runtime_arguments(parser, seed=204)
     add_run_arguments(parser, "dataflow", len(TRAIN_SCHEDULE), default_dir="runs/dataflow/ANALYSIS")
     parser.set_defaults(epochs=None)
 
@@ -197,7 +197,7 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     groups = add_options(parser, DataflowOptions, only=("eval_batch_nodes", "eval_batch_policy"), overrides="the run's")
     _add_test_arguments(groups[SCORING_GROUP])
     add_evaluation_output_argument(parser)
-    add_runtime_arguments(parser, seed=204, workers=1)
+    add_runtime_arguments(parser, seed=204)
 
 
 class DataflowSpec(TaskSpec):
