@@ -1,0 +1,160 @@
+"""The shipped data-flow models' scores on each source of a DeepDataFlow build (issue 36 item 4: "report per source
+... the models' F1 on it"; SPEC §6.1 for the model and the metrics, §7.1 for DDF-30 / DDF-60).
+
+For every analysis, the shipped model (:func:`programl.models.pretrained`) scores a seeded sample of up to
+``--per-source`` examples of each source (the part of a graph's name before its first ``.``: ``zstd``, ``blas``,
+``poj104``, ``opencl`` ...), from all three splits of the build (the shipped models were trained on DeepDataFlow-22,
+so every archive source is code they never saw; POJ-104 and the DevMap kernels are their own corpus), read through
+:class:`programl.datasets.DeepDataFlowDataset` with the model's vocabulary and scored by the engine's one evaluation
+loop (:func:`programl.training.engine.evaluate`) at each ``--tests T:LIMIT`` (default ``30:30 60:60``: T=30 on
+DDF-30, T=60 on DDF-60; ``200:all`` adds every example at T=200), in 10,000-node batches. Per cell: the paper's
+per-batch F1 and the pooled F1 (one confusion matrix over the sample), with the examples scored.
+
+Usage::
+
+    python scripts/wide_corpus_scores.py /work/data/ddf22-wide --json wide_scores.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from programl.data.batching import NodeBudgetBatchSampler  # noqa: E402
+from programl.dataflow.names import ANALYSES  # noqa: E402
+from programl.datasets import DeepDataFlowDataset  # noqa: E402
+from programl.models import MetricsAccumulator, pretrained  # noqa: E402
+from programl.training import TrainingTask  # noqa: E402
+from programl.training.engine import evaluate  # noqa: E402
+from programl.training.loader import make_loader  # noqa: E402
+
+SPLITS = ("train", "val", "test")
+SHORT = {"reachability": "reach", "dominance": "dom", "datadep": "datadep", "liveness": "live", "subexpressions": "cse"}
+
+
+class Scoring(TrainingTask):
+    """A data-flow model's step at ``steps`` message-passing steps, for :func:`evaluate`."""
+
+    def new_metrics(self) -> MetricsAccumulator:
+        return MetricsAccumulator()
+
+    def step(self, model, batch, metrics, steps: int | None = None):
+        logits = model(batch, num_steps=steps)
+        loss = model.loss(logits, batch.y)
+        metrics.update(logits, batch.y, loss=loss)
+        return loss
+
+
+def source_of(name: str) -> str:
+    """``zstd.lib_compress_zstd_lazy.clang14-O2.c`` -> ``zstd``; ``poj104_3.17.0`` -> ``poj104``."""
+    head = name.split(".", 1)[0]
+    for prefix in ("poj104", "opencl"):
+        if head.startswith(prefix + "_"):
+            return prefix
+    return head
+
+
+def samples(root: Path, analysis: str, vocabulary: Path, limit: int | None, per_source: int, seed: int) -> dict:
+    """``{source: [(dataset view, split), ...]}``: up to ``per_source`` examples of each source within ``limit``
+    steps, drawn in a seeded order over the three splits."""
+    by_source: dict[str, list] = {}
+    for split in SPLITS:
+        data = DeepDataFlowDataset(root, analysis, split, max_steps=limit, max_nodes=40_000, vocabulary_path=vocabulary)
+        names = [source_of(data.graph_name(i)) for i in range(len(data))]
+        for source in sorted(set(names)):
+            members = [i for i, s in enumerate(names) if s == source]
+            by_source.setdefault(source, []).append((data, split, members))
+    out = {}
+    for source, parts in by_source.items():
+        pool = [(data, split, i) for data, split, members in parts for i in members]
+        chosen = np.random.default_rng([seed, len(pool)]).permutation(len(pool))[:per_source]
+        views = []
+        for data, split, _ in parts:
+            picked = sorted(pool[j][2] for j in chosen if pool[j][0] is data)
+            if picked:
+                views.append((data.index_select(picked), split))
+        out[source] = views
+    return out
+
+
+def score(model, views, steps: int) -> dict:
+    """Per-batch and pooled scores of ``model`` at ``steps`` over the examples of ``views``."""
+    metrics = MetricsAccumulator()
+    task = Scoring()
+    for view, _ in views:
+        plan = NodeBudgetBatchSampler(view.sizes, 10_000).plan()
+        evaluate(task, model, make_loader(view, plan), metrics=metrics, steps=steps)
+    computed = metrics.compute()
+    return {
+        "examples": int(sum(len(v) for v, _ in views)),
+        "splits": sorted({split for _, split in views}),
+        "f1": computed["mean_f1"],
+        "precision": computed["mean_precision"],
+        "recall": computed["mean_recall"],
+        "pooled_f1": computed["pooled_f1"],
+    }
+
+
+def table(result: dict) -> str:
+    analyses = list(result["analyses"])
+    tests = result["tests"]
+    head = ["source"] + [
+        f"{SHORT[a]} T={t} {'DDF-' + str(lim) if lim else 'all'}" for a in analyses for t, lim in tests
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    sources = sorted({s for a in analyses for s in result["analyses"][a]})
+    for source in sources:
+        cells = [source]
+        for a in analyses:
+            for t, _ in tests:
+                cell = result["analyses"][a].get(source, {}).get(f"T{t}")
+                cells.append(
+                    ""
+                    if not cell or not cell["examples"]
+                    else f"{cell['f1']:.3f} ({cell['pooled_f1']:.3f}; {cell['examples']})"
+                )
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", type=Path, help="a DeepDataFlow build (e.g. of datasets/deepdataflow22-wide)")
+    parser.add_argument("--analyses", nargs="+", default=list(ANALYSES), choices=ANALYSES)
+    parser.add_argument("--per-source", type=int, default=200, help="examples per source and test (default: 200)")
+    parser.add_argument(
+        "--tests", nargs="+", default=["30:30", "60:60"], help="T:LIMIT pairs (LIMIT 'all': every example)"
+    )
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=204)
+    parser.add_argument("--json", type=Path, help="write the scores as JSON")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    tests = [(int(t), None if lim == "all" else int(lim)) for t, lim in (x.split(":") for x in args.tests)]
+    result = {"data": str(args.data.resolve()), "per_source": args.per_source, "tests": tests, "analyses": {}}
+    for analysis in args.analyses:
+        model = pretrained(analysis)
+        vocabulary = model.directory / model.metadata["vocabulary"]["file"]
+        cells: dict = {}
+        for steps, limit in tests:
+            started = time.perf_counter()
+            for source, views in samples(args.data, analysis, vocabulary, limit, args.per_source, args.seed).items():
+                cells.setdefault(source, {})[f"T{steps}"] = {"limit": limit, **score(model.model, views, steps)}
+            print(f"{analysis} T={steps}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        result["analyses"][analysis] = cells
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2) + "\n")
+    print(table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
