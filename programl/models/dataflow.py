@@ -164,6 +164,64 @@ class DataflowGGNN(_DataflowNodeClassifier):
         edge_pos = data.edge_pos if self.conv.use_positions else None
         return self.conv(h0, data.edge_index, data.edge_flow, edge_pos, num_steps=num_steps)
 
+    @torch.no_grad()
+    def forward_until_stable(
+        self, data: Data, *, min_steps: int | None = None, max_steps: int = 200, patience: int = 3
+    ) -> tuple[Tensor, Tensor]:
+        """Node logits with a step count per graph: message passing runs on until the graph's predictions stop
+        changing, as the analysis runs to its fixed point (issue 36 item 2; inference only, not the paper's).
+
+        Every graph takes at least ``min_steps`` steps (default: :attr:`num_steps`, the T it was trained at) and at
+        most ``max_steps``; after ``min_steps`` it halts once no node's predicted class has changed for
+        ``patience`` consecutive steps, and its states stay as they were then (the other graphs of the batch go
+        on). With ``max_steps == min_steps`` this is :meth:`forward` at that T.
+
+        Returns:
+            The (N, 2) logits and the (G,) steps each graph of the batch took.
+        """
+        min_steps = self.num_steps if min_steps is None else min_steps
+        if not 0 <= min_steps <= max_steps or patience < 1:
+            raise ValueError(
+                f"need 0 <= min_steps <= max_steps and patience >= 1: {min_steps}, {max_steps}, {patience}"
+            )
+        batch = getattr(data, "batch", None)
+        if batch is None:
+            batch = data.x.new_zeros(data.x.size(0))
+        graphs = int(batch.max()) + 1 if batch.numel() else 0
+        h0 = self.embed(data.x, data.root)
+        edge_pos = data.edge_pos if self.conv.use_positions else None
+        edges = self.conv.typed_edges(data.edge_index, data.edge_flow, edge_pos, h0.size(0))
+        gates = self.conv.edge_gates(edges)
+
+        def logits_of(h: Tensor) -> Tensor:
+            out = self.readout(h0, h)
+            if self.root_context is not None:
+                out = out + self.root_context(h0, h, data.root, batch)
+            return out
+
+        h = h0
+        for _ in range(min_steps):
+            h = self.conv.step(h, edges, gates)
+        steps = torch.full((graphs,), min_steps, dtype=torch.long, device=h.device)
+        halted = torch.zeros(graphs, dtype=torch.bool, device=h.device)
+        quiet = torch.zeros(graphs, dtype=torch.long, device=h.device)
+        predicted = logits_of(h).argmax(-1)
+        for _ in range(max_steps - min_steps):
+            running = ~halted[batch]
+            h = torch.where(running.unsqueeze(1), self.conv.step(h, edges, gates), h)
+            now = logits_of(h).argmax(-1)
+            flips = torch.zeros(graphs, dtype=torch.long, device=h.device).index_add_(
+                0, batch, (now != predicted).long()
+            )
+            changed = flips > 0
+            predicted = now
+            steps += (~halted).long()
+            quiet = torch.where(changed, torch.zeros_like(quiet), quiet + 1)
+            halted |= quiet >= patience
+            if bool(halted.all()):
+                break
+        return logits_of(h), steps
+
 
 class DataflowRGCN(_DataflowNodeClassifier):
     r"""Drop-in alternative to :class:`DataflowGGNN` with an R-GCN message function.

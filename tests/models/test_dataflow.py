@@ -221,3 +221,34 @@ def test_root_context_overfits_reachability(reachability_examples):
     model = DataflowGGNN(len(vocab), root_context=True)
     _, loss = overfit(model, batch, lr=3e-3, max_steps=250)
     assert loss < 0.2
+
+
+def test_until_stable_is_forward_when_the_step_range_is_one_value(reachability_examples):
+    vocab, batch = examples_batch(reachability_examples)
+    torch.manual_seed(0)
+    model = DataflowGGNN(len(vocab)).eval()
+    with torch.no_grad():
+        expected = model(batch, num_steps=12)
+    logits, steps = model.forward_until_stable(batch, min_steps=12, max_steps=12)
+    assert torch.equal(logits, expected) and steps.tolist() == [12] * batch.num_graphs
+
+
+def test_until_stable_halts_each_graph_on_its_own(reachability_examples):
+    """Every graph takes between min and max steps, halts as it would alone (the batch does not change its count
+    or its logits), and stops only after its predictions held for ``patience`` steps."""
+    vocab, batch = examples_batch(reachability_examples)
+    torch.manual_seed(0)
+    model = DataflowGGNN(len(vocab)).eval()
+    logits, steps = model.forward_until_stable(batch, min_steps=2, max_steps=40, patience=2)
+    assert steps.shape == (batch.num_graphs,) and bool(((steps >= 2) & (steps <= 40)).all())
+    for g, example in enumerate(batch.to_data_list()):
+        alone = Batch.from_data_list([example])
+        own_logits, own_steps = model.forward_until_stable(alone, min_steps=2, max_steps=40, patience=2)
+        assert int(own_steps) == int(steps[g])
+        torch.testing.assert_close(own_logits, logits[batch.batch == g])
+        if int(own_steps) < 40:  # halted: the same predictions at its step count and `patience` steps before
+            with torch.no_grad():
+                before = model(alone, num_steps=int(own_steps) - 2).argmax(-1)
+            assert torch.equal(before, own_logits.argmax(-1))
+    with pytest.raises(ValueError, match="min_steps"):
+        model.forward_until_stable(batch, min_steps=5, max_steps=4)
