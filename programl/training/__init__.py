@@ -10,11 +10,12 @@ One concept per module:
 * :mod:`~programl.training.checkpoint` - atomic checkpoints and resumption (JSON results:
   :func:`programl.util.fs.write_json`, re-exported here);
 * :mod:`~programl.training.engine` - the one training loop (:class:`Trainer`; budgets, resumption, best checkpoint,
-  DDP, the optional schedule);
+  DDP, the optional schedule) and the one evaluation loop (:func:`evaluate`);
 * :mod:`~programl.training.logs` - the per-epoch log, :func:`configure_logging` (messages through :mod:`logging`,
   ``-q``) and progress bars;
 * :mod:`~programl.training.plots` - learning curves and confusion matrices;
-* :mod:`~programl.training.batches` - graph-count batches (node-budget batches: :mod:`programl.data.batching`);
+* :mod:`~programl.training.loader` - ``torch_geometric``'s ``DataLoader`` over the planned batches (node-budget
+  plans: :mod:`programl.data.batching`), with the state of each training step handed back as its batch is trained;
 * :mod:`~programl.training.distributed` - DDP under ``torchrun``.
 
 The command-line options of a run are the tasks' (:mod:`programl.tasks.run_options`; a task's own options:
@@ -29,7 +30,7 @@ from __future__ import annotations
 from programl.exceptions import UsageError
 from programl.training.checkpoint import load_checkpoint, save_checkpoint, unwrap
 from programl.training.distributed import Distributed, init_distributed, shard
-from programl.training.engine import Budget, Fit, Trainer, TrainingTask
+from programl.training.engine import Budget, Fit, Trainer, TrainingTask, evaluate
 from programl.training.logs import EpochLog, configure_logging, progress
 from programl.training.plots import plot_confusion_matrix, plot_learning_curves
 from programl.training.rundir import RunLock, check_same_run, read_run_config, shared_data
@@ -58,6 +59,7 @@ __all__ = [
     "compute_threads",
     "configure_logging",
     "configure_threads",
+    "evaluate",
     "init_distributed",
     "load_checkpoint",
     "lr_factor",

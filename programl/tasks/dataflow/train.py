@@ -82,6 +82,7 @@ from programl.training import (
     compute_threads,
     configure_logging,
     configure_threads,
+    evaluate,
     init_distributed,
     load_checkpoint,
     plot_confusion_matrix,
@@ -91,7 +92,6 @@ from programl.training import (
     unwrap,
     write_json,
 )
-from programl.training.engine import evaluate
 from programl.training.loader import make_loader
 
 __all__ = [
