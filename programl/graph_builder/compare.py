@@ -161,7 +161,9 @@ UPGRADE_EFFECTS = {
     "debug-intrinsics-to-records": "`llvm.dbg.*` calls become debug records, which are not instructions (their "
     "INSTRUCTION nodes, CALL edges and the `llvm.dbg.*` declarations go; CONTROL edges join their neighbours)",
     "pointer-constant-merging": "constants that differed only in their pointer type (`i8* null`, "
-    "`%struct.S* null`, `i32* undef`) are one constant (`ptr null`): one CONSTANT node instead of several",
+    "`%struct.S* null`, `i32* undef`; casts to a pointer type such as `(int *)1` and `(char *)1`, `i32* inttoptr "
+    "(i64 1 to i32*)` and `i8* inttoptr (i64 1 to i8*)`) are one constant (`ptr null`, `ptr inttoptr (i64 1 to "
+    "ptr)`): one CONSTANT node instead of several",
     "shufflevector-mask": "a `shufflevector` mask is no longer an operand (LLVM 11+): no CONSTANT use at position 2",
     "lifetime-size-operand": "`llvm.lifetime.start/end` lost their size operand (LLVM 22): the size constant's use "
     "goes, the pointer moves from position 1 to 0, and LLVM 22 leaves unused `llvm.lifetime.start/end.i64` "
@@ -173,6 +175,19 @@ UPGRADE_EFFECTS = {
 
 _SIMPLE_CONSTANT = re.compile(r"^(.*\*) (null|undef|poison|zeroinitializer)$")
 _GLOBAL_DEFINITION = re.compile(r'^(@(?:"[^"]*"|[-\w.$]+)) = ')
+
+
+def _pointer_constant_key(full_text: str) -> str | None:
+    """What a constant of a pointer type is in LLVM 22 (``ptr null``, ``inttoptr (i64 1 to ptr)``), when it is a
+    plain value or a cast to a pointer type; None for anything else (pointer-constant-merging)."""
+    match = _SIMPLE_CONSTANT.match(full_text)
+    if match:
+        return normalize_type_text(match.group(1)) + " " + match.group(2)
+    value = _split_type_and_value(full_text.strip())
+    type_text = full_text.strip()[: -len(value)].strip() if value else ""
+    if type_text.endswith("*") and value.split(" ", 1)[0] in _CASTS and value.endswith(")"):
+        return "ptr " + _identity(value)
+    return None
 
 
 def _split_type_and_value(text: str) -> str:
@@ -299,10 +314,9 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
     for index, node in enumerate(nodes):
         if node.type != Node.CONSTANT or drop[index]:
             continue
-        match = _SIMPLE_CONSTANT.match(_full_text(node))
-        if not match:
+        key = _pointer_constant_key(_full_text(node))
+        if key is None:
             continue
-        key = normalize_type_text(match.group(1)) + " " + match.group(2)
         if key in same_value:
             replace[index] = same_value[key]
             drop[index] = True

@@ -233,3 +233,29 @@ def test_cxx_exceptions_need_no_effect_of_their_own() -> None:
     upgraded, effects = apply_llvm22_upgrade(reference)
     assert set(effects) == {"pointer-bitcast-folding", "intrinsic-rename"}, effects
     assert not compare_graphs(upgraded, ours), compare_graphs(upgraded, ours).summary()
+
+
+# -- constant casts to pointer types: `(int *)1` and `(char *)1` are one constant in LLVM 22 ------------------------
+
+POINTER_CASTS_OF_ONE = """
+define void @f(i32** %p, i8** %q, i8** %r) {
+  store i32* inttoptr (i64 1 to i32*), i32** %p, align 8
+  store i8* inttoptr (i64 1 to i8*), i8** %q, align 8
+  store i8* inttoptr (i64 2 to i8*), i8** %r, align 8
+  ret void
+}
+"""
+
+
+@needs_reference
+def test_pointer_casts_of_one_value_are_one_constant() -> None:
+    """``(int *)1`` and ``(char *)1`` are two CONSTANT nodes under typed pointers and one ``ptr inttoptr (i64 1 to
+    ptr)`` in LLVM 22 (pointer-constant-merging); ``(char *)2`` stays a constant of its own."""
+    reference = reference_graph(POINTER_CASTS_OF_ONE, REFERENCE)
+    ours = graph_from_ir(POINTER_CASTS_OF_ONE)
+    assert sum(n.type == 2 for n in reference.node) == 3
+    assert sum(n.type == 2 for n in ours.node) == 2
+    assert compare_graphs(reference, ours)
+    upgraded, effects = apply_llvm22_upgrade(reference)
+    assert effects["pointer-constant-merging"] == 1
+    assert not compare_graphs(upgraded, ours), compare_graphs(upgraded, ours).summary()
