@@ -78,3 +78,21 @@ def test_task_options_give_their_schedule() -> None:
 
     options = TaskOptions(warmup_examples=4, lr_decay="cosine", clip_grad_norm=1.0, precision="bf16")
     assert Schedule.of(options) == Schedule(4, "cosine", 1.0, "bf16")
+
+
+def test_a_tasks_training_module_imports_at_its_top_only() -> None:
+    """Issue 35: ``programl/tasks/<task>/train.py`` has no function-level import (``--help`` is served by the
+    task's light ``spec.py``, so the training module may import torch at its top)."""
+    tasks = TRAINING.parent / "tasks"
+    nested = {}
+    for path in sorted(tasks.glob("*/train.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nested[path.parent.name] = [
+            ast.unparse(node)
+            for function in ast.walk(tree)
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for node in ast.walk(function)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+        ]
+    assert set(nested) >= {"dataflow", "devmap", "classifyapp"}
+    assert {task: found for task, found in nested.items() if found} == {}
