@@ -16,8 +16,8 @@ This project also gives an implicit-int ``main(`` an ``int`` (old C style, rejec
 which recipe compiled each program. Each recipe's header is precompiled once per flag set (a clang PCH), which
 makes a compile about 8x faster and gives the same IR as prepending the header text (a test checks it).
 
-On disk (``data_dir``, e.g. ``~/.cache/programl/poj104``; :func:`build_poj104` is resumable, atomic, parallel with a
-per-program timeout, and never stops on a bad program)::
+On disk (``data_dir``: the build directory of :class:`programl.datasets.POJ104`, ``<root>/processed/build``;
+:func:`build_poj104` is resumable, atomic, parallel with a per-program timeout, and never stops on a bad program)::
 
     pch/<recipe>.<flags-hash>.pch           precompiled headers
     graphs/<label>.<n>.<i>.ProgramGraph.pb  graph feature ``poj104_label`` = label (1..104)
@@ -244,16 +244,29 @@ def read_programs(source: str | os.PathLike, verify: bool = True) -> list[Progra
 
 
 def fetch_poj104(
-    directory: str | os.PathLike, url: str = REPOSITORY_URL, mirrors: Sequence[str | os.PathLike | None] = ()
+    directory: str | os.PathLike,
+    url: str = REPOSITORY_URL,
+    mirrors: Sequence[str | os.PathLike | None] = (),
+    verify: bool = True,
 ) -> Path:
-    """Put POJ-104 into ``directory``: ``poj104.tar.xz`` from a mirror directory (e.g. ``../shared/data/poj104``,
-    sha256-checked) when one has it, else the repository archive from ``url``, streamed to disk
-    (:func:`programl.data.download.download_url`) and its ``codexglue/`` extracted into ``directory/codexglue``, the
-    contents checked against :data:`CONTENT_SHA256`. Returns the archive or the ``codexglue`` directory (both are
-    sources of :func:`read_programs`).
+    """Put POJ-104 into ``directory`` and return it: the archive or the ``codexglue`` directory (both are sources of
+    :func:`read_programs`).
+
+    1. ``directory/codexglue`` or ``directory/poj104.tar.xz`` already there is kept (the archive sha256-checked);
+    2. else the first mirror that has the programs: a directory holding ``poj104.tar.xz`` (e.g.
+       ``../shared/data/poj104``; linked or copied, sha256-checked) or the archive itself; a directory holding
+       ``codexglue/``, or a directory of ``<label>/<n>.cpp`` files (an extracted ``codexglue/``), is linked as
+       ``directory/codexglue`` (its contents are checked when :func:`read_programs` reads them);
+    3. else the repository archive from ``url``, streamed to disk (:func:`programl.data.download.download_url`) and
+       its ``codexglue/`` extracted into ``directory/codexglue``, the contents checked against
+       :data:`CONTENT_SHA256`.
+
+    Args:
+        verify: Check the archive's sha256 and a download's contents (False: a source that is not the published
+            POJ-104, e.g. tests' programs).
 
     Raises:
-        ProgramlError: No mirror has the archive and the download failed, a checksum differs, or the downloaded
+        ProgramlError: No mirror has the programs and the download failed, a checksum differs, or the downloaded
             archive is damaged or crafted (a member named ``.``/``..``, twice, or a directory where a program file
             belongs; see :func:`_codexglue_member`); one line, naming the archive and the member.
     """
@@ -264,10 +277,17 @@ def fetch_poj104(
 
     directory = Path(directory)
     target = directory / "codexglue"
+    sha256 = ARCHIVE_SHA256 if verify else None
     if target.is_dir():
         return target
-    if (directory / ARCHIVE).is_file() or any(m is not None and (Path(m) / ARCHIVE).is_file() for m in mirrors):
-        return fetch(directory / ARCHIVE, ARCHIVE_SHA256, mirrors=mirrors)
+    if (directory / ARCHIVE).is_file():
+        return fetch(directory / ARCHIVE, sha256, mirrors=mirrors)
+    for mirror in (Path(m) for m in mirrors if m is not None):
+        if (mirror / ARCHIVE).is_file() or (mirror.name == ARCHIVE and mirror.is_file()):
+            return fetch(directory / ARCHIVE, sha256, mirrors=[mirror])
+        programs = mirror / "codexglue" if (mirror / "codexglue").is_dir() else mirror
+        if programs.is_dir() and next(programs.glob("*/*.cpp"), None) is not None:
+            return _link_directory(programs, target)
     directory.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".codexglue.", dir=directory))
     try:
@@ -284,10 +304,20 @@ def fetch_poj104(
                             shutil.copyfileobj(data, f, 1 << 20)
         except _ARCHIVE_ERRORS as error:
             raise _archive_error(url, error) from None
-        read_programs(staging / "codexglue", verify=True)
+        read_programs(staging / "codexglue", verify=verify)
         os.replace(staging / "codexglue", target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _link_directory(source: Path, target: Path) -> Path:
+    """``target`` as a symbolic link to the directory ``source`` (made beside it and renamed into place)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    link = target.parent / f".{target.name}.{os.getpid()}.link"
+    link.unlink(missing_ok=True)
+    os.symlink(source.resolve(), link, target_is_directory=True)
+    os.replace(link, target)
     return target
 
 

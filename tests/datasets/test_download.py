@@ -116,6 +116,42 @@ def test_fetch_prefers_the_mirror_and_checks_it(tmp_path: Path) -> None:
     assert not (tmp_path / "raw2" / "a.bin").exists()
 
 
+def test_fetch_takes_a_mirror_that_is_the_file_and_checks_nothing_without_a_digest(tmp_path: Path) -> None:
+    """A mirror may name the file itself (``--source poj104.tar.xz``), only under the wanted name; ``sha256=None``
+    (a source that is not the published one, ``--no-verify``) is linked or copied unchecked."""
+    mirror = tmp_path / "mirror" / "a.bin"
+    mirror.parent.mkdir()
+    mirror.write_bytes(PAYLOAD)
+    assert fetch(tmp_path / "raw" / "a.bin", _sha(PAYLOAD), mirrors=[mirror]).read_bytes() == PAYLOAD
+    with pytest.raises(ProgramlError, match="no public URL"):  # another name is not that file
+        fetch(tmp_path / "raw" / "b.bin", _sha(PAYLOAD), mirrors=[mirror])
+    unchecked = fetch(tmp_path / "raw2" / "a.bin", None, mirrors=[mirror])
+    assert unchecked.read_bytes() == PAYLOAD and fetch(unchecked, None) == unchecked
+    with pytest.raises(ProgramlError, match="sha256 differs"):  # a digest is still checked when given
+        fetch(tmp_path / "raw3" / "a.bin", "1" * 64, mirrors=[mirror])
+
+
+def test_poj104_programs_come_from_a_codexglue_mirror_by_link(tmp_path: Path) -> None:
+    """A mirror that is an extracted ``codexglue/`` (or holds one) is linked as ``raw/codexglue``, not copied; an
+    archive that is not the published one is taken only with ``verify=False``."""
+    programs = tmp_path / "src" / "codexglue"
+    (programs / "1").mkdir(parents=True)
+    (programs / "1" / "1.cpp").write_text("int main() { return 0; }\n")
+    for mirror in (programs, programs.parent):
+        raw = tmp_path / f"raw-{mirror.name}"
+        found = poj104.fetch_poj104(raw, url="file:///nonexistent", mirrors=[None, mirror])
+        assert found == raw / "codexglue" and found.is_symlink() and found.resolve() == programs.resolve()
+        assert [p.id for p in poj104.read_programs(found, verify=False)] == ["1.1"]
+        assert poj104.fetch_poj104(raw, url="file:///nonexistent") == found  # there now: kept
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / poj104.ARCHIVE).write_bytes(b"not the published archive")
+    with pytest.raises(ProgramlError, match="sha256 differs"):
+        poj104.fetch_poj104(tmp_path / "raw-checked", mirrors=[other])
+    unchecked = poj104.fetch_poj104(tmp_path / "raw-unchecked", mirrors=[other], verify=False)
+    assert unchecked.read_bytes() == b"not the published archive"
+
+
 def test_fetch_falls_back_to_the_url(tmp_path: Path) -> None:
     source = tmp_path / "published.bin"
     source.write_bytes(PAYLOAD)
