@@ -7,9 +7,14 @@ fit in memory.
 PyG layout under ``root``::
 
     raw/poj104.tar.xz   linked or copied from ../shared/data/poj104 (or $PROGRAML_SHARED_DATA/poj104), sha256-checked;
-                        without it, the public repository archive is streamed and raw/codexglue/ extracted
+                        or raw/codexglue, a link to a mirror's extracted programs; without either, the public
+                        repository archive is streamed and raw/codexglue/ extracted
     processed/build/    the graphs, built by programl.data.poj104.build_poj104 (resumable, shared by every option)
     processed/poj104-<options>-{train,val,test}.pt and .json (text table, graph names, programs that did not compile)
+
+The processed ``.pt`` and ``.json`` files are the data set: copied under ``processed/`` of another root (without
+``raw/`` or ``build/``: 218 MB for every program at -O0, 25 MB after ``xz``), they are read there as they are, with no
+archive, no clang and no graph file (a GPU machine). ``raw/`` is fetched only when something must be processed.
 
 Examples (``Data``): ``x`` (ids into :attr:`POJ104.texts`; see :mod:`programl.datasets.transforms`),
 ``node_type``, ``edge_index``, ``edge_flow``, ``edge_pos``, ``y`` (1,) long (class - 1).
@@ -21,14 +26,20 @@ a program lands in the same split; ``size`` keeps the first ``size`` programs of
 left out and listed in :attr:`POJ104.missing`. ``split="legacy"`` gives classifyapp's extra test set instead: the
 1,000 labelled legacy IR files (``raw/llvm_ir.tar.bz2`` from ../shared/data/legacy-ir or ProGraML's repository;
 ``processed/poj104-legacy.pt``), with its own text table.
+
+``build=False`` collates the graphs already built and compiles nothing (a machine without clang); a graph that was
+never built is then an error, not a missing example, since the processed files would keep the gap. ``build_dir``
+puts the build elsewhere: a data directory of ``programl train classifyapp`` from before this layout
+(``graphs/``, ``manifest.jsonl`` at its top) is used where it is.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -40,8 +51,11 @@ from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
 from programl.datasets.processed import SafeProcessing, load_processed
 from programl.datasets.transforms import TextTable, split_sizes, split_vocabulary
+from programl.util.progress import progress
 
 __all__ = ["POJ104"]
+
+logger = logging.getLogger(__name__)
 
 _SPLITS = ("train", "val", "test")
 _LEGACY = "legacy"
@@ -60,9 +74,17 @@ class POJ104(SafeProcessing, InMemoryDataset):
         classes: Keep only these classes (1..104; default: all).
         settings: Indices into :data:`programl.data.poj104.OPT_SETTINGS` (default ``(0,)``, -O0).
         seed: Seed of the split (204).
-        mirrors: Directories to take the raw archive from first (default: the shared research data, when found).
+        mirrors: Where to take the raw files from first (default: the shared research data, when found): directories
+            holding ``poj104.tar.xz`` or ``llvm_ir.tar.bz2``, those files themselves, or a ``codexglue/`` directory
+            of the programs (see :func:`programl.data.poj104.fetch_poj104`).
         jobs: Worker processes of the graph build (default: all CPUs).
-        transform, pre_transform, pre_filter, force_reload, log: As for every PyG data set.
+        verify: Check that the programs are the published POJ-104 (False: other programs, e.g. tests'; the legacy
+            archive is always checked).
+        build: Compile and build the graphs that are missing (False: collate those already built; module
+            docstring).
+        build_dir: Where the graphs are built (default ``processed/build``; module docstring).
+        transform, pre_transform, pre_filter, force_reload: As for every PyG data set.
+        log: As for every PyG data set; also progress bars (on a terminal) and a summary line of the build.
 
     Example:
         >>> from torch_geometric.loader import DataLoader
@@ -81,6 +103,9 @@ class POJ104(SafeProcessing, InMemoryDataset):
         seed: int = 204,
         mirrors: Sequence[str | os.PathLike] | None = None,
         jobs: int | None = None,
+        verify: bool = True,
+        build: bool = True,
+        build_dir: str | os.PathLike | None = None,
         transform: Callable[[Data], Data] | None = None,
         pre_transform: Callable[[Data], Data] | None = None,
         pre_filter: Callable[[Data], bool] | None = None,
@@ -98,7 +123,8 @@ class POJ104(SafeProcessing, InMemoryDataset):
         self.classes = sorted(set(int(c) for c in classes)) if classes is not None else None
         self.settings = tuple(sorted(set(int(i) for i in settings)))
         self.mirrors = list(mirrors) if mirrors is not None else [shared_data("poj104"), shared_data("legacy-ir")]
-        self.jobs = jobs
+        self.jobs, self.verify, self.build = jobs, verify, build
+        self._build_dir = Path(build_dir) if build_dir is not None else None
         super().__init__(str(root), transform, pre_transform, pre_filter, log=log, force_reload=force_reload)
         meta = load_processed(
             self,
@@ -128,22 +154,50 @@ class POJ104(SafeProcessing, InMemoryDataset):
 
     @property
     def processed_file_names(self) -> list[str]:
-        if self.split == _LEGACY:
-            return ["poj104-legacy.pt", "poj104-legacy.json"]
-        options = json.dumps([self.size, self.classes, self.settings, self.seed])
-        stem = f"poj104-{hashlib.sha256(options.encode()).hexdigest()[:12]}"
-        return [f"{stem}-{split}.pt" for split in _SPLITS] + [f"{stem}.json"]
+        return _file_names(self.split, self.size, self.classes, self.settings, self.seed)
+
+    @classmethod
+    def is_processed(
+        cls,
+        root: str | os.PathLike,
+        split: str = "train",
+        *,
+        size: int | None = None,
+        classes: Sequence[int] | None = None,
+        settings: Sequence[int] = (0,),
+        seed: int = 204,
+    ) -> bool:
+        """Whether ``root`` holds the processed files of this selection (so that opening it reads them, with no raw
+        file and no build)."""
+        classes = sorted(set(int(c) for c in classes)) if classes is not None else None
+        settings = tuple(sorted(set(int(i) for i in settings)))
+        names = _file_names(split, size, classes, settings, seed)
+        return all((Path(root) / "processed" / name).is_file() for name in names)
+
+    @property
+    def build_dir(self) -> Path:
+        """Where the graphs are built (``processed/build`` unless ``build_dir`` was given)."""
+        return self._build_dir if self._build_dir is not None else Path(self.processed_dir) / "build"
+
+    def _download(self) -> None:
+        """PyG's, but only when something must be processed: processed files are read without their raw files, and
+        the legacy graphs collated without their archive (``build=False``)."""
+        if not self.force_reload and all(Path(p).is_file() for p in self.processed_paths):
+            return
+        if self.split == _LEGACY and not self.build:
+            return
+        super()._download()
 
     def download(self) -> None:
         """Link or copy the archive from a mirror, else download the public repository (checked)."""
         if self.split == _LEGACY:
             _poj104.fetch_legacy(self.raw_dir, mirrors=self.mirrors)
             return
-        _poj104.fetch_poj104(self.raw_dir, mirrors=self.mirrors)
+        _poj104.fetch_poj104(self.raw_dir, mirrors=self.mirrors, verify=self.verify)
 
     def process(self) -> None:
-        """Compile and build the selected programs (:func:`programl.data.poj104.build_poj104`), then collate each
-        split."""
+        """Compile and build the selected programs (:func:`programl.data.poj104.build_poj104`; not with
+        ``build=False``), then collate each split."""
         from programl.exceptions import ProgramlError
         from programl.util.fs import atomic_write_text
 
@@ -151,7 +205,7 @@ class POJ104(SafeProcessing, InMemoryDataset):
             self._process_legacy()
             return
         source = Path(self.raw_dir) / self.raw_file_names[0]
-        programs = _poj104.read_programs(source)
+        programs = _poj104.read_programs(source, verify=self.verify)
         if self.classes is not None:
             programs = [p for p in programs if p.label in self.classes]
         chosen = _poj104.subset_split(_poj104.split_programs(programs, self.seed), self.size)
@@ -162,16 +216,29 @@ class POJ104(SafeProcessing, InMemoryDataset):
                     "(give a size of 5 or more)"
                 )
         wanted = {pid for ids in chosen.values() for pid in ids}
-        build = Path(self.processed_dir) / "build"
-        _poj104.build_poj104(
-            source, build, self.settings, programs=[p for p in programs if p.id in wanted], jobs=self.jobs
-        )
+        build = self.build_dir
+        if self.build:
+            report = _poj104.build_poj104(
+                source,
+                build,
+                self.settings,
+                programs=[p for p in programs if p.id in wanted],
+                jobs=self.jobs,
+                progress=self._progress if self.log else None,
+            )
+            if self.log:
+                logger.info(
+                    f"POJ-104 graphs: {report.built} built, {report.skipped} up to date, {len(report.failed)} "
+                    "failed (do not compile)"
+                )
         table = TextTable()
         meta: dict = {"names": {}, "missing": {}}
         for split, path in zip(_SPLITS, self.processed_paths):
             found, missing = _poj104.poj104_examples(build, chosen[split], self.settings)
+            if not self.build:
+                _check_built(build, missing)
             examples, names = [], []
-            for graph_path in found:
+            for graph_path in self._progress(found, len(found), f"reading {split}", unit="graph"):
                 example = self._example(graph_path, table)
                 if example is not None:
                     examples.append(example)
@@ -181,12 +248,26 @@ class POJ104(SafeProcessing, InMemoryDataset):
         meta["texts"] = table.texts
         atomic_write_text(self.processed_paths[3], json.dumps(meta, sort_keys=True) + "\n")
 
+    def _progress(self, items: Iterable, total: int, description: str, unit: str = "program") -> Iterable:
+        """A progress bar over ``items`` when ``log`` is on (and stderr is a terminal)."""
+        return progress(items, total, description, enabled=self.log, unit=unit)
+
     def _example(self, path: Path, table: TextTable) -> Data | None:
-        """One graph file as an example (``None`` when ``pre_filter`` drops it)."""
+        """One graph file as an example (``None`` when ``pre_filter`` drops it).
+
+        Raises:
+            ProgramlError: The file is not a readable graph (one line that names it).
+        """
+        from google.protobuf.message import DecodeError
+
+        from programl.exceptions import ProgramlError
         from programl.io.pyg import to_pyg
         from programl.proto import ProgramGraph
 
-        d = to_pyg(ProgramGraph.FromString(path.read_bytes()), table)
+        try:
+            d = to_pyg(ProgramGraph.FromString(path.read_bytes()), table)
+        except (DecodeError, ValueError, IndexError) as error:
+            raise ProgramlError(f"{path}: not a readable ProgramGraph ({error}); delete it to build it again") from None
         example = Data(**{k: d[k] for k in _KEEP}, num_nodes=d.num_nodes)
         example.y = d.graph_y.view(1).to(torch.long)
         if self.pre_filter is not None and not self.pre_filter(example):
@@ -198,14 +279,23 @@ class POJ104(SafeProcessing, InMemoryDataset):
         from programl.exceptions import ProgramlError
         from programl.util.fs import atomic_write_text
 
-        build = Path(self.processed_dir) / "build"
-        report = _poj104.build_legacy(Path(self.raw_dir) / _poj104.LEGACY_ARCHIVE, build, jobs=self.jobs)
-        if report.failed:
-            name, error = report.failed[0]
-            raise ProgramlError(f"{build}: {len(report.failed)} legacy IR files failed to build ({name}: {error})")
+        build = self.build_dir
+        if self.build:
+            report = _poj104.build_legacy(
+                Path(self.raw_dir) / _poj104.LEGACY_ARCHIVE,
+                build,
+                jobs=self.jobs,
+                progress=self._progress if self.log else None,
+            )
+            if report.failed:
+                name, error = report.failed[0]
+                raise ProgramlError(f"{build}: {len(report.failed)} legacy IR files failed to build ({name}: {error})")
         table = TextTable()
         examples, names = [], []
-        for path in _poj104.legacy_examples(build):
+        paths = _poj104.legacy_examples(build)
+        if not paths:
+            raise ProgramlError(f"{build / 'legacy'}: no legacy IR graphs built (build them: build=True)")
+        for path in self._progress(paths, len(paths), "reading legacy", unit="graph"):
             example = self._example(path, table)
             if example is not None:
                 examples.append(example)
@@ -220,6 +310,12 @@ class POJ104(SafeProcessing, InMemoryDataset):
         """Node count of every example (in dataset order), for node-budget batching."""
         return split_sizes(self)
 
+    @property
+    def programs(self) -> list[str]:
+        """The ids ``<label>.<n>`` of this split's programs: those with an example and those that did not compile
+        (in the order of :attr:`names`, then :attr:`missing`)."""
+        return list(dict.fromkeys(name.rsplit(".", 1)[0] for name in self.names + self.missing))
+
     def vocabulary(self) -> Vocabulary:
         """The count-ordered vocabulary of this split's graphs (the training vocabulary of SPEC §6.6)."""
         return split_vocabulary(self)
@@ -229,4 +325,32 @@ class POJ104(SafeProcessing, InMemoryDataset):
         return (
             f"{type(self).__name__}({len(self)} examples, {self.split}, size={size}, "
             f"settings={list(self.settings)}, {len(self.texts)} texts)"
+        )
+
+
+def _file_names(
+    split: str, size: int | None, classes: list[int] | None, settings: tuple[int, ...], seed: int
+) -> list[str]:
+    """The processed files of a selection (:attr:`POJ104.processed_file_names`): named by a hash of the options."""
+    if split == _LEGACY:
+        return ["poj104-legacy.pt", "poj104-legacy.json"]
+    options = json.dumps([size, classes, settings, seed])
+    stem = f"poj104-{hashlib.sha256(options.encode()).hexdigest()[:12]}"
+    return [f"{stem}-{name}.pt" for name in _SPLITS] + [f"{stem}.json"]
+
+
+def _check_built(build: Path, missing: list[str]) -> None:
+    """With ``build=False``: every graph of the selection was built or failed to compile (the manifest says which),
+    else a one-line error (its processed files would keep the gap)."""
+    from programl.data.manifest import read_manifest
+    from programl.exceptions import ProgramlError
+
+    if not missing:
+        return
+    entries = read_manifest(build / "manifest.jsonl")
+    never = [name for name in missing if entries.get(name, {}).get("status") != "failed"]
+    if never:
+        raise ProgramlError(
+            f"{build}: {len(never)} graphs of this selection are not built (e.g. {never[0]}); build them "
+            "(build=True; programl train classifyapp without --no-build)"
         )

@@ -320,6 +320,30 @@ def test_poj104_rejects_an_empty_split(poj_root: Path, tmp_path: Path) -> None:
         POJ104(tmp_path / "poj", "train", size=1, classes=[1], log=False)
 
 
+def test_poj104_processed_files_alone_are_the_data_set(poj_root: Path, tmp_path: Path) -> None:
+    """The processed files, copied under another root without ``raw/`` or the build (a GPU machine), are read there
+    as they are: no archive is fetched and nothing is built, even with no mirror."""
+    options = dict(size=5, classes=[1, 2, 3])
+    train = POJ104(poj_root, "train", **options, log=False)
+    copy = tmp_path / "copy"
+    assert not POJ104.is_processed(copy, **options)
+    (copy / "processed").mkdir(parents=True)
+    for path in train.processed_paths:
+        shutil.copy(path, copy / "processed")
+    assert POJ104.is_processed(copy, size=5, classes=[3, 2, 1]) and not POJ104.is_processed(copy, size=6)
+    for split in ("train", "val", "test"):
+        here, there = (
+            POJ104(poj_root, split, **options, log=False),
+            POJ104(copy, split, **options, mirrors=[], log=False),
+        )
+        assert there.names == here.names and there.texts == here.texts and there.missing == here.missing
+        assert torch.equal(there[0].x, here[0].x) and np.array_equal(there.sizes, here.sizes)
+        # the programs of the split: those with graphs and those that did not compile, 3:1:1 of 5 per class
+        assert len(there.programs) == {"train": 9, "val": 3, "test": 3}[split]
+        assert set(there.programs) == {n.rsplit(".", 1)[0] for n in here.names + here.missing}
+    assert sorted(p.name for p in copy.iterdir()) == ["processed"]
+
+
 @pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 def test_poj104_legacy_split_is_the_labelled_legacy_ir(poj_root: Path, shared_data: Path) -> None:
     legacy = POJ104(poj_root, "legacy", log=False)
