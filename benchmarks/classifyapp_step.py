@@ -2,19 +2,22 @@
 
 `programl train classifyapp` trains the paper's classifier (200-wide, four parameter sets of two steps, position
 gates) in batches of 128 graphs. This times the phases of its step one by one, each ended by a device
-synchronisation: assembling the batch on the CPU (``Batch.from_data_list``), moving it to the device, the forward
-pass and loss (under bfloat16 autocast with ``--precision bf16``, as ``programl train ... --precision bf16`` runs
-it), the backward pass, and the AdamW step; ``--profile`` adds torch.profiler's table of the operators
-that take the most device (or CPU) time. The step is the task's own (:class:`programl.tasks.classifyapp` model and
-collation).
+synchronisation: assembling the batch on the CPU (the examples read with their vocabulary transform,
+``Batch.from_data_list``, as the training loader does), moving it to the device, the forward pass and loss (under
+bfloat16 autocast with ``--precision bf16``, as ``programl train ... --precision bf16`` runs it), the backward pass,
+and the AdamW step; ``--profile`` adds torch.profiler's table of the operators that take the most device (or CPU)
+time. The model is the task's own (:mod:`programl.tasks.classifyapp`).
 
-Inputs: ``--pack FILE`` (a graph pack written by ``programl train classifyapp --pack``: the real training graphs),
-else synthetic graphs of POJ-104's shape at -O0 (about 262 nodes and 1.73 edges per node).
+Inputs: ``--data-dir ROOT``, the root of a processed :class:`programl.datasets.POJ104` data set (what ``programl
+train classifyapp --data-dir ROOT`` trains on; only its processed files are read, with the same ``--per-class``,
+``--settings`` and ``--split-seed``): the real training graphs, their node texts encoded by the training split's
+vocabulary as the run encodes them; else synthetic graphs of POJ-104's shape at -O0 (about 262 nodes and 1.73 edges
+per node).
 
 Usage::
 
-    python benchmarks/classifyapp_step.py --pack /work/data/poj104-O0.npz --threads 2
-    python benchmarks/classifyapp_step.py --pack /work/data/poj104-O0.npz --threads 2 --precision bf16
+    python benchmarks/classifyapp_step.py --data-dir ~/.cache/programl/poj104 --threads 2
+    python benchmarks/classifyapp_step.py --data-dir ~/.cache/programl/poj104 --threads 2 --precision bf16
     python benchmarks/classifyapp_step.py --device cuda --profile -o step.json
 """
 
@@ -29,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch_geometric.data import Batch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -55,7 +59,7 @@ def synthetic_graphs(count: int, vocabulary_size: int, seed: int) -> list:
                 edge_index=torch.from_numpy(rng.integers(0, nodes, (2, edges))),
                 edge_flow=torch.from_numpy(rng.choice(3, edges, p=[0.35, 0.6, 0.05])),
                 edge_pos=torch.from_numpy(rng.choice(3, edges, p=[0.6, 0.35, 0.05])),
-                graph_y=torch.tensor([int(rng.integers(0, 104))]),  # 0-based, as to_pyg gives it
+                y=torch.tensor([int(rng.integers(0, 104))]),  # 0-based, as POJ104 gives it
             )
         )
     return graphs
@@ -69,7 +73,10 @@ def default_config() -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pack", type=Path, help="a classifyapp graph pack (default: synthetic graphs)")
+    parser.add_argument("--data-dir", type=Path, help="a processed POJ-104 data set root (default: synthetic graphs)")
+    parser.add_argument("--per-class", type=int, help="as for training (default: all)")
+    parser.add_argument("--settings", type=int, nargs="+", default=[0], help="as for training (default: 0)")
+    parser.add_argument("--split-seed", type=int, default=204, help="as for training (default: 204)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--threads", type=int, help="torch intra-op threads (CPU)")
     parser.add_argument("--batch-graphs", type=int, default=128, help="graphs per batch (default: 128, the paper's)")
@@ -87,11 +94,15 @@ def main(argv: list[str] | None = None) -> int:
     device = torch.device(args.device)
     torch.manual_seed(args.seed)
 
-    if args.pack:
-        from programl.data.graph_pack import load_graph_pack
+    if args.data_dir:
+        from programl.datasets import POJ104, EncodeVocabulary
 
-        splits, texts, _ = load_graph_pack(args.pack)
-        graphs, vocabulary_size = splits["train"], len(texts)
+        if not POJ104.is_processed(args.data_dir, size=args.per_class, settings=args.settings, seed=args.split_seed):
+            parser.error(f"{args.data_dir}: no processed POJ-104 data set of these options")
+        graphs = POJ104(args.data_dir, "train", size=args.per_class, settings=args.settings, seed=args.split_seed)
+        vocabulary = graphs.vocabulary()
+        graphs.transform = EncodeVocabulary(vocabulary, graphs.texts)
+        vocabulary_size = len(vocabulary)
     else:
         vocabulary_size = 60
         graphs = synthetic_graphs(args.batch_graphs * (args.batches + args.warmup + 1), vocabulary_size, args.seed)
@@ -99,7 +110,6 @@ def main(argv: list[str] | None = None) -> int:
     model = classifyapp._make_model(config, vocabulary_size).to(device)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
-    split = classifyapp._Split.of(graphs)
     rng = np.random.default_rng(args.seed)
 
     def sync() -> None:
@@ -108,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def one_step(times: dict[str, list[float]] | None) -> int:
         marks = [time.perf_counter()]
-        batch = classifyapp._collate(split, rng.choice(len(graphs), args.batch_graphs, replace=False).tolist())
+        chosen = rng.choice(len(graphs), args.batch_graphs, replace=False).tolist()
+        batch = Batch.from_data_list([graphs[i] for i in chosen])
         marks.append(time.perf_counter())
         batch = batch.to(device)
         sync()
@@ -116,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         optimizer.zero_grad(set_to_none=True)
         with autocast(device, args.precision):
             output = model(batch)
-            loss = model.loss(output, batch.graph_y)
+            loss = model.loss(output, batch.y)
         sync()
         marks.append(time.perf_counter())
         loss.backward()
@@ -161,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             "benchmark": "classifyapp_step",
             "device": name,
             "torch": torch.__version__,
-            "source": str(args.pack) if args.pack else "synthetic",
+            "source": str(args.data_dir) if args.data_dir else "synthetic",
             "batch_graphs": args.batch_graphs,
             "precision": args.precision,
             "median_nodes": statistics.median(nodes),

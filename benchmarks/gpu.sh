@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, in one call on a lent GPU machine (no clang, no internet there): the GPU tests, the
-# training-throughput benchmark on CUDA, and the POJ-104 full-protocol run from a graph pack. Results: docs/results.md.
+# training-throughput benchmark on CUDA, and the POJ-104 full-protocol run from the data set's processed files.
+# Results: docs/results.md.
 #
+#   tar -C ~/.cache/programl/poj104 -cJf out/device/poj104-data.tar.xz --exclude processed/build processed
 #   bash benchmarks/gpu.sh                          # tests and benchmarks only
-#   POJ_PACK=out/device/poj104.npz.xz POJ_MINUTES=6 bash benchmarks/gpu.sh
-#   CHECKS=0 POJ_PACK=... POJ_MINUTES=8 bash benchmarks/gpu.sh   # the same machine again: continue the run only
+#   POJ_DATA=out/device/poj104-data.tar.xz POJ_MINUTES=6 bash benchmarks/gpu.sh
+#   CHECKS=0 POJ_DATA=... POJ_MINUTES=8 bash benchmarks/gpu.sh   # the same machine again: continue the run only
 #
 # Inputs (environment): PYTHON (default python3); wheels in .whl/, installed into /tmp/site first (protobuf >= 5.29
-# for the committed gencode); POJ_PACK, a pack written by `programl train classifyapp --pack` (.xz or not);
-# POJ_UNPACKED, where it is unpacked (default /tmp/poj104.npz); POJ_RUN, the run directory (default /tmp/poj104:
-# both survive while the machine is warm); POJ_RUN_FROM, the outputs of an earlier call carried back in (the run
+# for the committed gencode); POJ_DATA, a tar archive (.tar.xz or not) of a POJ-104 data set root's processed files
+# (processed/poj104-*.pt and .json, as above: the data of `programl train classifyapp --data-dir ROOT`; 25 MB for
+# every program at -O0); POJ_ROOT, the data set root it is unpacked into (default /tmp/poj104-data); POJ_RUN, the
+# run directory (default /tmp/poj104: both survive while the machine is warm; a run resumed from another root's
+# copy of the same files is the same run); POJ_RUN_FROM, the outputs of an earlier call carried back in (the run
 # continues from them; its best.pt may be left out); POJ_MINUTES, this call's training time (default 6: the run stops before an epoch that would
 # end past it; `--time-limit` counts a run's time over all its resumptions, so the script adds the time already in
 # its last.pt, which for a run begun on a CPU is hours);
@@ -42,7 +46,7 @@ print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torc
     # 1. the GPU tests (and the device-dependent ones: --device auto picks the GPU here)
     timeout 300 $PY -m pytest -q -p no:cacheprovider -o addopts="-ra --import-mode=importlib" \
         tests/models/test_dataflow.py tests/models/test_graph_classifier.py tests/training/test_training.py \
-        tests/data/test_graph_pack.py "tests/tasks/test_classifyapp.py::test_training_from_a_pack_alone_on_the_default_device" \
+        "tests/tasks/test_classifyapp.py::test_training_from_processed_files_alone_on_the_default_device" \
         >"$S/pytest.txt" 2>&1
     tail -4 "$S/pytest.txt"
 
@@ -54,24 +58,27 @@ print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torc
     done
 fi
 
-# 3. POJ-104 at the full protocol from a graph pack: first where one training step spends its time, then the run (programl train classifyapp, the paper's classifier, 25 epochs)
-if [ -n "${POJ_PACK:-}" ]; then
-    PACK=${POJ_UNPACKED:-/tmp/poj104.npz}  # kept while the machine is warm: a second call skips this
-    if [ ! -f "$PACK" ]; then
-        case "$POJ_PACK" in
-            *.xz) xz -T0 -dc "$POJ_PACK" >"$PACK.part" && mv "$PACK.part" "$PACK" ;;
-            *) cp "$POJ_PACK" "$PACK" ;;
-        esac
+# 3. POJ-104 at the full protocol from the data set's processed files: first where one training step spends its
+# time, then the run (programl train classifyapp, the paper's classifier, 25 epochs)
+if [ -n "${POJ_DATA:-}" ]; then
+    ROOT=${POJ_ROOT:-/tmp/poj104-data}  # kept while the machine is warm: a second call skips this
+    if [ ! -d "$ROOT/processed" ]; then
+        rm -rf "$ROOT.part" && mkdir -p "$ROOT.part" "$ROOT"
+        case "$POJ_DATA" in
+            *.xz) xz -T0 -dc "$POJ_DATA" | tar x -C "$ROOT.part" ;;
+            *) tar xf "$POJ_DATA" -C "$ROOT.part" ;;
+        esac && mv "$ROOT.part/processed" "$ROOT/processed"
+        rm -rf "$ROOT.part"
     fi
     if [ "${CHECKS:-1}" != 0 ]; then
-        timeout 240 $PY benchmarks/classifyapp_step.py --pack "$PACK" --device "${POJ_DEVICE:-cuda}" --profile \
+        timeout 240 $PY benchmarks/classifyapp_step.py --data-dir "$ROOT" --device "${POJ_DEVICE:-cuda}" --profile \
             -o "$S/classifyapp-step.json" >"$S/classifyapp-step.txt" 2>&1
         head -9 "$S/classifyapp-step.txt"
     fi
     if [ -n "${POJ_RUN_FROM:-}" ] && [ ! -f "$RUN/last.pt" ]; then  # what an earlier call of this script returned
         FROM=$(mktemp -d) && mkdir -p "$RUN" && tar xzf "$POJ_RUN_FROM/summary.tar.gz" -C "$FROM"
         for f in "$FROM"/summary/poj104-*; do cp "$f" "$RUN/${f#"$FROM"/summary/poj104-}"; done
-        # best.pt may stay behind (the carried tree has 64 MiB: the pack and last.pt fill most of it): the best
+        # best.pt may stay behind (the carried tree has 64 MiB: the data and last.pt fill most of it): the best
         # epoch's score is in last.pt, and best.pt is written again when a later epoch beats it
         [ ! -f "$POJ_RUN_FROM/best.pt" ] || cp "$POJ_RUN_FROM/best.pt" "$RUN/"
         cat "$POJ_RUN_FROM"/last.pt.part-* >"$RUN/last.pt"
@@ -81,8 +88,8 @@ if [ -n "${POJ_PACK:-}" ]; then
         TRAINED=$($PY -c "import sys; from programl.training import load_checkpoint
 print(load_checkpoint(sys.argv[1], restore_rng=False)['extra']['state']['seconds'] / 60)" "$RUN/last.pt") || TRAINED=0
     fi
-    # the run records the pack's own --data-dir, so it resumes as the same run on the machine that made the pack
-    timeout "$(awk "BEGIN { print int(60 * ${POJ_MINUTES:-6}) + 180 }")" $PY -m programl train classifyapp --pack "$PACK" \
+    # the run records the sha256 of its processed files: it resumes as the same run on the machine they came from
+    timeout "$(awk "BEGIN { print int(60 * ${POJ_MINUTES:-6}) + 180 }")" $PY -m programl train classifyapp --data-dir "$ROOT" \
         --run-dir "$RUN" --epochs 25 --device "${POJ_DEVICE:-cuda}" --checkpoint-minutes 2 \
         --time-limit "$(awk "BEGIN { print $TRAINED + ${POJ_MINUTES:-6} }")" ${POJ_ARGS:-} >"$S/poj104.txt" 2>&1
     tail -c 3000 "$S/poj104.txt"

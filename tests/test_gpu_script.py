@@ -1,6 +1,6 @@
 """benchmarks/gpu.sh, the script a session lent a GPU runs there, tried on this machine's CPU so that it does not rot
-between loans: a POJ-104 run from a graph pack, its outputs, and a second call that resumes from what the first
-returned (as on a new GPU machine), with a time limit of its own."""
+between loans: a POJ-104 run from a data set's processed files alone, its outputs, and a second call that resumes from
+what the first returned (as on a new GPU machine), with a time limit of its own."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
-from tests.tasks.test_classifyapp import synthetic_pack  # noqa: E402
+from tests.tasks.test_classifyapp import synthetic_data_set  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = "--hidden 8 --layer-timesteps 1 --dropout 0 --lr 0.01 --batch-graphs 6 --threads 1 -q"
@@ -36,7 +36,7 @@ def gpu_script(tmp_path: Path, out: Path, run: Path, epochs: int, **env: str) ->
             "POJ_DEVICE": "cpu",
             "POJ_RUN": str(run),
             "POJ_MINUTES": "60",
-            "POJ_UNPACKED": str(run) + ".npz",
+            "POJ_ROOT": str(run) + "-data",
             "POJ_ARGS": f"{SMALL} --epochs {epochs}",
             **env,
         },
@@ -47,13 +47,15 @@ def gpu_script(tmp_path: Path, out: Path, run: Path, epochs: int, **env: str) ->
 
 
 @pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
-def test_a_pack_run_returns_what_resumes_it_on_another_machine(tmp_path) -> None:
+def test_a_run_from_processed_files_returns_what_resumes_it_on_another_machine(tmp_path) -> None:
     if shutil.which("xz") is None:
         pytest.skip("xz not installed")
-    pack = synthetic_pack(tmp_path / "pack.npz")
-    subprocess.run(["xz", "-k", str(pack)], check=True)
+    root = synthetic_data_set(tmp_path / "poj")
+    data = tmp_path / "poj104-data.tar"  # what the script's header says to make of a data set root
+    subprocess.run(["tar", "-C", str(root), "-cf", str(data), "--exclude", "processed/build", "processed"], check=True)
+    subprocess.run(["xz", "-k", str(data)], check=True)
     first = tmp_path / "out1"
-    done = gpu_script(tmp_path, first, tmp_path / "run1", 2, POJ_PACK=str(pack) + ".xz")
+    done = gpu_script(tmp_path, first, tmp_path / "run1", 2, POJ_DATA=f"{data}.xz")
     assert done.returncode == 0, done.stdout + done.stderr
     names = sorted(p.name for p in first.iterdir())
     assert names[:2] == ["best.pt", "last.pt.part-aa"] and names[-1] == "summary.tar.gz"
@@ -70,12 +72,12 @@ def test_a_pack_run_returns_what_resumes_it_on_another_machine(tmp_path) -> None
     saved["extra"]["state"]["seconds"] = 10 * 3600.0
     torch.save(saved, part)
 
-    # a new machine: nothing but the first call's outputs and the pack, less best.pt (which need not travel: the
-    # carried tree has 64 MiB); the run goes on from epoch 2
+    # a new machine: nothing but the first call's outputs and the data, less best.pt (which need not travel: the
+    # carried tree has 64 MiB); the run goes on from epoch 2 (under another root: the same files, the same run)
     (first / "best.pt").unlink()
     second = tmp_path / "out2"
     done = gpu_script(
-        tmp_path, second, tmp_path / "run2", 4, POJ_PACK=str(pack), POJ_RUN_FROM=str(first), POJ_MINUTES="30"
+        tmp_path, second, tmp_path / "run2", 4, POJ_DATA=str(data), POJ_RUN_FROM=str(first), POJ_MINUTES="30"
     )
     assert done.returncode == 0, done.stdout + done.stderr
     resumed = (tmp_path / "run2" / "log.jsonl").read_text().splitlines()
@@ -86,15 +88,15 @@ def test_a_pack_run_returns_what_resumes_it_on_another_machine(tmp_path) -> None
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_the_step_timer_runs_on_the_cpu(tmp_path, precision) -> None:
-    """benchmarks/classifyapp_step.py (which gpu.sh runs before the POJ-104 run) on a graph pack, on this CPU, in
-    float32 and under bfloat16 autocast."""
-    pack = synthetic_pack(tmp_path / "pack.npz")
+    """benchmarks/classifyapp_step.py (which gpu.sh runs before the POJ-104 run) on a processed data set, on this
+    CPU, in float32 and under bfloat16 autocast."""
+    root = synthetic_data_set(tmp_path / "poj")
     done = subprocess.run(
         [
             sys.executable,
             str(ROOT / "benchmarks" / "classifyapp_step.py"),
-            "--pack",
-            str(pack),
+            "--data-dir",
+            str(root),
             "--device",
             "cpu",
             "--batch-graphs",
@@ -119,4 +121,4 @@ def test_the_step_timer_runs_on_the_cpu(tmp_path, precision) -> None:
     assert set(record["median_seconds"]) == {"collate", "to_device", "forward", "backward", "optimizer"}
     assert record["step_seconds"] == pytest.approx(sum(record["median_seconds"].values()))
     assert record["precision"] == precision and done.stdout.splitlines()[0].endswith(precision)
-    assert "s per POJ-104 epoch" in done.stdout
+    assert "s per POJ-104 epoch" in done.stdout and record["source"] == str(root)

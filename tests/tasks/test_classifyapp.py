@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,10 +88,10 @@ def parse(command: str, *argv: str) -> argparse.Namespace:
 
 
 def tiny(dataset, run_dir, *extra: str) -> list[str]:
+    """A tiny run's options; ``dataset`` is (source, data directory), the source None for none (the default)."""
     source, data_dir = dataset
     return [
-        "--source",
-        source,
+        *(["--source", source] if source is not None else []),
         "--data-dir",
         data_dir,
         "--no-verify",
@@ -169,10 +170,14 @@ def test_changed_options_need_restart(dataset, tmp_path) -> None:
     with pytest.raises(UsageError, match="other options"):
         classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "2", "--lr", "0.5")))
     source, data_dir = dataset
-    elsewhere = tmp_path / "elsewhere"  # the same programs, graphs under another --data-dir: not this run's data
-    shutil.copytree(data_dir, elsewhere)
+    # another --data-dir whose data set holds other graphs (one program fewer): not this run's data
+    other = tmp_path / "other-source" / "codexglue"
+    shutil.copytree(source, other)
+    (other / "2" / "3.cpp").unlink()
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(data_dir, elsewhere, ignore=shutil.ignore_patterns("raw", "processed"))
     with pytest.raises(UsageError, match=r"other options \(data_dir\)"):
-        classifyapp.train_main(parse("train", *tiny((source, elsewhere), run, "--epochs", "2")))
+        classifyapp.train_main(parse("train", *tiny((other, elsewhere), run, "--epochs", "2")))
     assert classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "1", "--lr", "0.5", "--restart"))) == 0
 
 
@@ -221,86 +226,140 @@ def test_quiet_means_no_epoch_lines_as_in_the_other_tasks(dataset, tmp_path, cap
     assert "epoch 1: train loss" in err and "\r" not in err  # and no progress bars into a captured stderr
 
 
-def test_a_damaged_graph_file_is_one_line(tmp_path) -> None:
+def _graphs_only(data_dir, to):
+    """A copy of the fixture's graph directory (as ``programl train classifyapp`` wrote it before the data set
+    layout: ``graphs/`` and ``manifest.jsonl`` at its top), without the data set's ``raw/`` and ``processed/``."""
+    shutil.copytree(data_dir, to, ignore=shutil.ignore_patterns("raw", "processed"))
+    return to
+
+
+def test_a_damaged_graph_file_is_one_line(dataset, tmp_path) -> None:
     """docs/reliability.md: a built graph that was damaged on disk names its file (no traceback)."""
-    from programl.exceptions import ProgramlError
-
-    bad = tmp_path / "1.ProgramGraph.pb"
-    bad.write_bytes(b"\xff\xff\xff not a protobuf")
-    with pytest.raises(ProgramlError, match=r"1\.ProgramGraph\.pb: not a readable ProgramGraph"):
-        classifyapp._read_graphs([bad], classifyapp._text_table(), "reading", False)
-
-
-def test_a_run_from_its_graph_pack_needs_no_graph_files_and_equals_the_run_from_them(dataset, tmp_path) -> None:
-    """``--pack``: the first run writes the pack; a run elsewhere from the pack alone (no source, no graph files, as
-    on a GPU node without clang) trains the same model bit for bit."""
     source, data_dir = dataset
-    pack = tmp_path / "poj.npz"
-    files_run, pack_run = tmp_path / "files", tmp_path / "pack"
-    assert classifyapp.train_main(parse("train", *tiny(dataset, files_run, "--epochs", "2", "--pack", pack))) == 0
-    assert pack.is_file()
-    moved = tmp_path / "moved.npz"  # only the pack travels: the source and the graphs are not where it was made
-    shutil.copy(pack, moved)
-    argv = tiny(dataset, pack_run, "--epochs", "2", "--pack", moved)
-    argv[argv.index("--source") + 1] = tmp_path / "no-source"
-    argv[argv.index("--data-dir") + 1] = tmp_path / "no-graphs"
-    assert classifyapp.train_main(parse("train", *argv)) == 0
-    # the run records where its graphs came from (so that it resumes back there as the same run)
-    assert json.loads((pack_run / "config.json").read_text())["data_dir"] == str(data_dir)
-    assert not (tmp_path / "no-graphs").exists()
-    a = load_checkpoint(files_run / "last.pt", restore_rng=False)
-    b = load_checkpoint(pack_run / "last.pt", restore_rng=False)
+    copy = _graphs_only(data_dir, tmp_path / "data")
+    bad = sorted((copy / "graphs").glob("*.ProgramGraph.pb"))[0]
+    bad.write_bytes(b"\xff\xff\xff not a protobuf")
+    with pytest.raises(ProgramlError, match=rf"{re.escape(bad.name)}: not a readable ProgramGraph"):
+        classifyapp.train_main(parse("train", *tiny((source, copy), tmp_path / "run", "--epochs", "1")))
+
+
+def test_no_build_refuses_graphs_that_were_never_built(dataset, tmp_path) -> None:
+    """``--no-build`` collates the graphs there are; one that was never built would be missing from the processed
+    files for good, so it is a one-line error instead (a program that failed to compile is only left out)."""
+    source, data_dir = dataset
+    copy = _graphs_only(data_dir, tmp_path / "data")
+    gone = sorted((copy / "graphs").glob("*.ProgramGraph.pb"))[3]
+    gone.unlink()
+    with pytest.raises(ProgramlError, match=r"1 graphs of this selection are not built .*without --no-build"):
+        classifyapp.train_main(parse("train", *tiny((source, copy), tmp_path / "run", "--epochs", "1")))
+
+
+def test_a_run_moves_with_the_processed_files_alone(dataset, tmp_path, monkeypatch) -> None:
+    """The data set root's processed files are all a run needs (what a graph pack was): a run begun here and resumed
+    under another root that holds only them (no source, no graph files, no clang: a GPU machine) is the same run,
+    and trains the same model bit for bit as a run that never moved."""
+    source, data_dir = dataset
+    straight, moved = tmp_path / "straight", tmp_path / "moved"
+    assert classifyapp.train_main(parse("train", *tiny(dataset, straight, "--epochs", "2"))) == 0
+    assert classifyapp.train_main(parse("train", *tiny(dataset, moved, "--epochs", "1"))) == 0
+    elsewhere = copy_processed(data_dir, tmp_path / "elsewhere")
+    monkeypatch.chdir(tmp_path)  # no ../shared/data here: no source at all
+    monkeypatch.delenv("PROGRAML_SHARED_DATA", raising=False)
+    assert classifyapp.train_main(parse("train", *tiny((None, elsewhere), moved, "--epochs", "2"))) == 0
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["processed"]  # nothing fetched, nothing built
+    a = load_checkpoint(straight / "last.pt", restore_rng=False)
+    b = load_checkpoint(moved / "last.pt", restore_rng=False)
     for key, value in a["model"].items():
         assert torch.equal(value, b["model"][key]), key
-    first, second = (json.loads((run / "result.json").read_text()) for run in (files_run, pack_run))
+    first, second = (json.loads((run / "result.json").read_text()) for run in (straight, moved))
     assert first["test"] == second["test"] and first["scope"] == second["scope"]
-    assert (files_run / "vocab.csv").read_text() == (pack_run / "vocab.csv").read_text()
+    configs = [json.loads((run / "config.json").read_text()) for run in (straight, moved)]
+    assert configs[1]["data_dir"] == str(elsewhere) and configs[0]["data_sha256"] == configs[1]["data_sha256"]
 
+
+def test_a_run_from_before_the_data_set_layout_is_evaluated_from_its_graphs(dataset, tmp_path, monkeypatch) -> None:
+    """A run made before training read :class:`programl.datasets.POJ104`: its ``config.json`` names a directory of
+    the old layout (``graphs/``, ``manifest.jsonl``; no ``raw/``, ``processed/``) and holds no data digest.
+    ``programl evaluate`` collates its graphs where they are (nothing built) from the programs of ``--source``, and
+    without a source says so in one line."""
+    source, data_dir = dataset
+    old = _graphs_only(data_dir, tmp_path / "old-data")
+    run = tmp_path / "run"
+    assert classifyapp.train_main(parse("train", *tiny((source, old), run, "--epochs", "1"))) == 0
+    result = json.loads((run / "result.json").read_text())
+    shutil.rmtree(old / "raw")  # as the earlier code left it
+    shutil.rmtree(old / "processed")
+    config = json.loads((run / "config.json").read_text())
+    del config["data_sha256"]
+    (run / "config.json").write_text(json.dumps(config))
+    manifest = (old / "manifest.jsonl").read_bytes()
+
+    monkeypatch.chdir(tmp_path)  # no ../shared/data here
+    monkeypatch.delenv("PROGRAML_SHARED_DATA", raising=False)
     from programl.training import UsageError
 
-    with pytest.raises(UsageError, match="per_class differ"):  # a pack of other graphs is refused, by name
-        classifyapp.train_main(parse("train", *tiny(dataset, tmp_path / "other", "--per-class", "10", "--pack", moved)))
+    with pytest.raises(UsageError, match=r"must be processed and no source was found: give --source PATH"):
+        classifyapp.evaluate_main(parse("evaluate", "--run-dir", run, "--split", "test", "-q"))
+    argv = ["--run-dir", run, "--split", "test", "--source", source, "--no-verify", "-q"]
+    assert classifyapp.evaluate_main(parse("evaluate", *argv)) == 0
+    evaluation = json.loads((run / "evaluation_best.json").read_text())
+    assert evaluation["test"] == result["test"]
+    assert (old / "manifest.jsonl").read_bytes() == manifest and not (old / "processed" / "build").exists()
 
 
-def synthetic_pack(path, per_split=(18, 6, 6)):
-    """A graph pack of random graphs in 3 classes told apart by their node texts (no clang, no source needed)."""
-    from torch_geometric.data import Data
-
-    from programl.data.graph_pack import save_graph_pack
-
-    generator = torch.Generator().manual_seed(0)
-    splits = {}
-    for name, count in zip(("train", "val", "test"), per_split):
-        graphs = []
-        for i in range(count):
-            label, nodes = i % 3, int(torch.randint(8, 30, (1,), generator=generator))
-            edges = 2 * nodes
-            graphs.append(
-                Data(
-                    x=torch.randint(0, 2, (nodes,), generator=generator) + 2 * label,
-                    node_type=torch.randint(0, 3, (nodes,), generator=generator),
-                    edge_index=torch.randint(0, nodes, (2, edges), generator=generator),
-                    edge_flow=torch.randint(0, 3, (edges,), generator=generator),
-                    edge_pos=torch.randint(0, 3, (edges,), generator=generator),
-                    graph_y=torch.tensor([label]),  # 0-based, as to_pyg gives it
-                )
-            )
-        splits[name] = graphs
-    splits["legacy"] = []
-    scope = {"programs": {n: len(g) for n, g in splits.items() if n != "legacy"}, "graphs": {}, "missing": {}}
-    meta = {"task": "classifyapp", "scope": scope, "settings": [0], "per_class": None, "split_seed": 204}
-    save_graph_pack(path, splits, [f"text{i}" for i in range(6)], meta)
-    return path
+def copy_processed(root, to):
+    """``to``, a data set root holding only the processed files of ``root`` (no raw files, no build)."""
+    (to / "processed").mkdir(parents=True)
+    for path in (root / "processed").iterdir():
+        if path.is_file() and path.suffix in (".pt", ".json"):
+            shutil.copy(path, to / "processed" / path.name)
+    return to
 
 
-def test_training_from_a_pack_alone_on_the_default_device(tmp_path) -> None:
-    """A pack is all a machine needs (no clang, no POJ-104 source): the run trains on the GPU where there is one."""
-    pack = synthetic_pack(tmp_path / "pack.npz")
-    nowhere = tmp_path / "nowhere"
-    argv = tiny((nowhere, nowhere), tmp_path / "run", "--epochs", "6", "--pack", pack, "--device", "auto")
+def synthetic_data_set(root, per_class: int = 10):
+    """A POJ-104 data set root of random graphs in 3 classes told apart by their node texts, made without clang or
+    POJ-104: the programs' graphs are written where a build puts them, and :class:`~programl.datasets.POJ104`
+    collates them (``build=False``). Returns a root that holds only the processed files, as one copied to another
+    machine."""
+    from programl.data import poj104
+    from programl.datasets import POJ104
+    from programl.proto import ProgramGraph
+
+    rng = np.random.default_rng(0)
+    source, made = root / "source" / "codexglue", root / "made"
+    graphs = made / "processed" / "build" / "graphs"
+    graphs.mkdir(parents=True)
+    for label in (1, 2, 3):
+        for n in range(1, per_class + 1):
+            (source / str(label)).mkdir(parents=True, exist_ok=True)
+            (source / str(label) / f"{n}.cpp").write_text(f"int main() {{ return {label * 1000 + n}; }}\n")
+            graph = ProgramGraph()
+            nodes = int(rng.integers(8, 30))
+            for _ in range(nodes):
+                node = graph.node.add()
+                node.type, node.text = int(rng.integers(0, 3)), f"text{2 * (label - 1) + int(rng.integers(0, 2))}"
+            for _ in range(2 * nodes):
+                edge = graph.edge.add()
+                edge.flow, edge.position = int(rng.integers(0, 3)), int(rng.integers(0, 3))
+                edge.source, edge.target = int(rng.integers(0, nodes)), int(rng.integers(0, nodes))
+            graph.features.feature["poj104_label"].int64_list.value[:] = [label]
+            name = poj104.graph_name(f"{label}.{n}", 0)
+            (graphs / f"{name}.ProgramGraph.pb").write_bytes(graph.SerializeToString())
+    POJ104(made, "train", mirrors=[source], verify=False, build=False, log=False)
+    return copy_processed(made, root / "data")
+
+
+def test_training_from_processed_files_alone_on_the_default_device(tmp_path, monkeypatch) -> None:
+    """A data set's processed files are all a machine needs (no clang, no POJ-104 source): the run trains on the GPU
+    where there is one."""
+    root = synthetic_data_set(tmp_path / "poj")
+    monkeypatch.chdir(tmp_path)  # no ../shared/data here: no source, no legacy test set
+    monkeypatch.delenv("PROGRAML_SHARED_DATA", raising=False)
+    argv = tiny((None, root), tmp_path / "run", "--epochs", "6", "--device", "auto")
     argv.remove("--no-legacy")
     assert classifyapp.train_main(parse("train", *argv)) == 0
     result = json.loads((tmp_path / "run" / "result.json").read_text())
     assert result["device"].startswith("cuda" if torch.cuda.is_available() else "cpu")
+    assert result["scope"]["programs"] == {"train": 18, "val": 6, "test": 6}
     assert result["test"]["count"] == 6 and result["test"]["accuracy"] >= 4 / 6  # chance is 1/3
-    assert "legacy" not in result and not nowhere.exists()
+    assert "legacy" not in result and sorted(p.name for p in root.iterdir()) == ["processed"]

@@ -91,6 +91,10 @@ examples:
   programl train classifyapp --per-class 100 --epochs 10 --hidden 64 --threads 2     a CPU-sized run
   programl train classifyapp --settings 0 1 2 3 4 5 6 7 --epochs 80 --hidden 200 --device cuda   the full protocol
   torchrun --nproc_per_node 2 -m programl.tasks.classifyapp train --run-dir runs/poj104 ...  DDP
+
+--data-dir is the root of the POJ-104 data set (raw/, processed/). Its files processed/poj104-*.pt and .json are
+all a run needs: copied under processed/ of another machine's --data-dir, they train there without source, clang
+or graphs (a GPU machine), and a run resumed there is the same run.
 """
 EVALUATE_EXAMPLES = """\
 examples:
@@ -104,14 +108,23 @@ examples:
 # Command line
 
 
-def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("data")
+def _add_source_arguments(group) -> None:
     group.add_argument(
         "--source",
         metavar="PATH",
-        help="poj104.tar.xz, its directory or a codexglue/ directory (default: "
+        help="poj104.tar.xz, its directory or a codexglue/ directory, read when the data set is processed (default: "
         "$PROGRAML_SHARED_DATA/poj104 or ../shared/data/poj104)",
     )
+    group.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="accept a source that is not the published POJ-104 (other programs, tests)",
+    )
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("data")
+    _add_source_arguments(group)
     group.add_argument(
         "--legacy-source",
         metavar="PATH",
@@ -120,18 +133,6 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--no-legacy", action="store_true", help="no legacy IR test set")
     add_data_dir_arguments(group, "poj104")
-    group.add_argument(
-        "--no-verify",
-        action="store_true",
-        help="accept a source that is not the published POJ-104 (other programs, tests)",
-    )
-    group.add_argument(
-        "--pack",
-        metavar="FILE",
-        help="a graph pack (programl.data.graph_pack): read the graphs from FILE when it exists (no source, clang "
-        "or graph files needed: a GPU node; the run records the directory the pack was made from), else read them "
-        "from --data-dir and write FILE for the next run",
-    )
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
@@ -140,7 +141,9 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     _add_data_arguments(parser)
     groups = add_options(parser, ClassifyappOptions)
     groups[SCOPE_GROUP].add_argument(
-        "--no-build", action="store_true", help="use the graphs already built; build nothing"
+        "--no-build",
+        action="store_true",
+        help="use the graphs already built (every graph of the scope built or failed to compile); build nothing",
     )
     groups[OPTIMISATION_GROUP].add_argument(
         "--time-limit",
@@ -165,7 +168,9 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--split", choices=("test", "val", "legacy", "all"), default="all", help="default: all (test, val and legacy)"
     )
-    parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
+    group = parser.add_argument_group("data")
+    group.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
+    _add_source_arguments(group)
     add_evaluation_output_argument(parser)
     add_runtime_arguments(parser)
 

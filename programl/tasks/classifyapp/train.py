@@ -1,9 +1,16 @@
 """POJ-104 algorithm classification: a graph-level GGNN over 104 classes (SPEC §6.6, §7.4).
 
-Data (:mod:`programl.data.poj104`): the deduplicated programs, compiled by clang-22 at one or more of the 8
-optimisation settings, split 3:1:1 per class by program (seeded); ``--per-class N`` trains on a subset (N programs
-per class in 3:1:1 proportion, its test programs a subset of the full test split). The 1,000 labelled legacy IR
-files are an extra test set.
+Data: the data set :class:`programl.datasets.POJ104` is the only way in (``--data-dir`` is its root; the build is
+:mod:`programl.data.poj104`): the deduplicated programs, compiled by clang-22 at one or more of the 8 optimisation
+settings, split 3:1:1 per class by program (seeded); ``--per-class N`` trains on a subset (N programs per class in
+3:1:1 proportion, its test programs a subset of the full test split). The 1,000 labelled legacy IR files are an extra
+test set (``POJ104(root, "legacy")``). Node texts reach the model through the transform
+:class:`~programl.datasets.EncodeVocabulary` of the training split's vocabulary. The data set root's
+``processed/poj104-*.pt`` and ``.json`` files are all a run needs of its data: copied to another machine's root they
+train there with no source, clang or graph file (a GPU machine), and a run resumed from such a copy is the same run
+(``config.json`` records the files' sha256 beside ``data_dir``). A ``--data-dir`` written before this layout
+(``graphs/``, ``manifest.jsonl`` at its top) keeps its graphs where they are: ``raw/`` and ``processed/`` are added
+beside them, nothing is built again.
 
 Model: :class:`~programl.models.GGNNGraphClassifier` as the graph-level branch configures it (``--model ggnn``:
 trainable embedding, 8 steps with 4 parameter sets, position gating, optional per-node-type GRUs, graph-state
@@ -30,6 +37,7 @@ Run directory::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import logging
 import os
 import sys
@@ -38,19 +46,16 @@ from typing import Any
 
 import numpy as np
 import torch
-from google.protobuf.message import DecodeError
 
 from programl.data import poj104
 from programl.data.batching import NodeBudgetBatchSampler
-from programl.data.graph_pack import graph_pack_meta, load_graph_pack, save_graph_pack
+from programl.data.download import sha256_file
 from programl.data.poj104 import NUM_CLASSES
 from programl.data.vocabulary import Vocabulary
-from programl.datasets.transforms import TextTable
+from programl.datasets import POJ104, EncodeVocabulary
 from programl.exceptions import ProgramlError
-from programl.io.pyg import to_pyg
 from programl.models import AccuracyAccumulator, RGCNGraphClassifier
 from programl.models.build import build_model
-from programl.proto import ProgramGraph
 from programl.tasks.classifyapp.spec import (
     ClassifyappOptions,
     ClassifyappSpec,
@@ -74,7 +79,6 @@ from programl.training import (
     init_distributed,
     load_checkpoint,
     plot_confusion_matrix,
-    progress,
     read_run_config,
     shared_data,
     unwrap,
@@ -126,71 +130,102 @@ def _make_model(config: dict[str, Any], vocabulary_size: int):
 # Data
 
 
-def _sources(args: argparse.Namespace) -> tuple[Path, Path | None]:
-    source = Path(args.source) if args.source else shared_data("poj104")
-    if source is None:
-        raise UsageError("no POJ-104 source: give --source PATH (poj104.tar.xz or a codexglue/ directory)")
-    if args.no_legacy:
-        return source, None
-    legacy = Path(args.legacy_source) if args.legacy_source else shared_data("legacy-ir")
-    return source, legacy
+#: The run's data sets by name (``train``, ``val``, ``test``, ``legacy``).
+Splits = dict[str, POJ104]
 
 
-def _text_table(*entries) -> TextTable:
-    """A :class:`~programl.datasets.transforms.TextTable`: every new text gets the next id, so :func:`to_pyg` never
-    sees an unknown text (imported here: torch_geometric is not needed for ``--help``)."""
-
-    return TextTable(*entries)
-
-
-class _Split(list):
-    """Graphs of one split as PyG ``Data`` (``x`` = ids into the global text table until mapped), and their node
-    counts (:attr:`sizes`, for batching)."""
-
-    @property
-    def data(self) -> list:
-        return self
-
-    @classmethod
-    def of(cls, data: list) -> _Split:
-        """The split of these graphs (their node counts taken for batching)."""
-        split = cls(data)
-        split.sizes = np.array([d.num_nodes for d in data], dtype=np.int64)
-        return split
+def _mirror(path: str | None, shared: str, archive: str, other: str = "") -> Path | None:
+    """Where the data set takes ``archive`` from (one of its ``mirrors``): the directory of ``--source`` /
+    ``--legacy-source`` (or that directory of programs itself), else the shared research data (None: not found)."""
+    if not path:
+        return shared_data(shared)
+    source = Path(os.path.expanduser(path))
+    expected = f"{archive}, its directory{other}"
+    if not source.exists():
+        raise ProgramlError(f"{source}: missing (expected {expected})")
+    if source.is_file():
+        if source.name != archive:
+            raise UsageError(f"{source}: expected {expected}")
+        return source.parent
+    return source
 
 
-def _read_graphs(paths: list[Path], table: TextTable, description: str, enabled: bool) -> _Split:
-
-    data = []
-    for path in progress(paths, len(paths), description, enabled, unit="graph"):
-        try:
-            d = to_pyg(ProgramGraph.FromString(path.read_bytes()), table)
-        except (DecodeError, ValueError, IndexError) as error:  # a damaged graph file: one line that names it
-            raise ProgramlError(f"{path}: not a readable ProgramGraph ({error}); delete it to build it again") from None
-        for key in list(d.keys()):
-            if key not in ("x", "edge_index", "edge_flow", "edge_pos", "node_type", "graph_y"):
-                del d[key]
-        data.append(d)
-    return _Split.of(data)
+def _build_dir(root: Path) -> Path | None:
+    """The build directory of a ``--data-dir`` written before the data set layout (its ``graphs/`` and
+    ``manifest.jsonl`` at the top: used where they are), else None (``processed/build``)."""
+    return root if (root / "manifest.jsonl").is_file() or (root / "graphs").is_dir() else None
 
 
-def _apply_vocabulary(splits: list[_Split], table: TextTable, vocabulary) -> None:
-
-    oov = len(vocabulary)
-    texts = sorted(table, key=table.__getitem__)
-    mapping = torch.tensor([vocabulary.get(t, oov) for t in texts], dtype=torch.long)
-    for split in splits:
-        for d in split.data:
-            d.x = mapping[d.x]
+def _has_raw(root: Path, *names: str) -> bool:
+    return any((root / "raw" / name).exists() for name in names)
 
 
-def _vocabulary_from(train: _Split, table: TextTable):
+def _open_splits(
+    root: Path,
+    config: dict[str, Any],
+    names: tuple[str, ...],
+    *,
+    source: Path | None,
+    legacy_source: Path | None,
+    build: bool,
+    verify: bool,
+    jobs: int | None,
+    show: bool,
+) -> Splits:
+    """The data sets ``names`` of the run's options under ``root`` (processed first when needed: the graphs built
+    unless ``build`` is False). ``legacy`` is left out when neither its processed files, its graphs nor its archive
+    are at hand (as before: the legacy test set is used when it is there).
 
-    counts = np.zeros(len(table), dtype=np.int64)
-    for d in train.data:
-        counts += np.bincount(d.x.numpy(), minlength=len(table))
-    texts = sorted(table, key=table.__getitem__)
-    return Vocabulary.from_counts({t: int(c) for t, c in zip(texts, counts) if c > 0})
+    Raises:
+        UsageError: The main splits need processing and no POJ-104 source is at hand (one line: give --source).
+    """
+    options = {"size": config["per_class"], "settings": config["settings"], "seed": config["split_seed"]}
+    common = {"build_dir": _build_dir(root), "build": build, "verify": verify, "jobs": jobs, "log": show}
+    out: Splits = {}
+    main = [name for name in names if name != "legacy"]
+    if main:
+        processed = POJ104.is_processed(root, **options)
+        if source is None and not processed and not _has_raw(root, poj104.ARCHIVE, "codexglue"):
+            raise UsageError(
+                f"{root}: the POJ-104 data set must be processed and no source was found: give --source PATH "
+                f"({poj104.ARCHIVE}, its directory or a codexglue/ directory)"
+            )
+        mirrors = [source] if source is not None else []
+        out.update({name: POJ104(root, name, mirrors=mirrors, **options, **common) for name in main})
+    if "legacy" in names:
+        built = bool(poj104.legacy_examples(_build_dir(root) or root / "processed" / "build"))
+        at_hand = legacy_source is not None or _has_raw(root, poj104.LEGACY_ARCHIVE)
+        if POJ104.is_processed(root, "legacy") or built or (build and at_hand):
+            mirrors = [legacy_source] if legacy_source is not None else []
+            out["legacy"] = POJ104(root, "legacy", mirrors=mirrors, **{**common, "build": build and at_hand})
+    return out
+
+
+def _scope(splits: Splits) -> dict[str, Any]:
+    """The programs, graphs and programs that did not compile of each split (``config.json``, ``result.json``)."""
+    scope: dict[str, Any] = {"programs": {}, "graphs": {}, "missing": {}}
+    for name in ("train", "val", "test"):
+        scope["programs"][name] = len(splits[name].programs)
+        scope["graphs"][name] = len(splits[name])
+        scope["missing"][name] = len(splits[name].missing)
+    scope["graphs"]["legacy"] = len(splits["legacy"]) if "legacy" in splits else 0
+    return scope
+
+
+def _encode(splits: Splits, vocabulary: Vocabulary) -> None:
+    """Map every data set's node texts to the run's vocabulary: the transform
+    :class:`~programl.datasets.EncodeVocabulary` through the data set's own text table (the legacy files have
+    another than the three splits)."""
+    for dataset in splits.values():
+        dataset.transform = EncodeVocabulary(vocabulary, dataset.texts)
+
+
+def _data_sha256(train: POJ104) -> str:
+    """sha256 of the processed files of the run's splits (by name): the identity of its data, wherever its root."""
+    digest = hashlib.sha256()
+    for path in train.processed_paths:
+        digest.update(f"{Path(path).name} {sha256_file(path)}\n".encode())
+    return digest.hexdigest()
 
 
 def _sampler(sizes: np.ndarray, config: dict[str, Any], shuffle: bool) -> NodeBudgetBatchSampler:
@@ -260,8 +295,8 @@ class _ClassifyappTask(TrainingTask):
 
     def step(self, model, batch, metrics):
         output = model(batch)
-        loss = unwrap(model).loss(output, batch.graph_y)
-        metrics.update(output.logits, batch.graph_y, loss.detach())
+        loss = unwrap(model).loss(output, batch.y)
+        metrics.update(output.logits, batch.y, loss.detach())
         return loss
 
     def selection(self, val: dict[str, Any]) -> tuple[float, ...]:
@@ -291,86 +326,6 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("--hidden must be an even number >= 2")
 
 
-def _prepare_data(args, config, data_dir: Path, dist, show: bool) -> tuple[dict[str, list[Path]], dict[str, Any]]:
-    """Build what is missing (rank 0), and return the graph files of each split and the scope of the run."""
-
-    source, legacy = _sources(args)
-    programs = poj104.read_programs(source, verify=not args.no_verify)
-    split = poj104.subset_split(poj104.load_split(data_dir, programs, config["split_seed"]), config["per_class"])
-    if dist.is_main and not args.no_build:
-        wanted = set(split["train"]) | set(split["val"]) | set(split["test"])
-        selected = [p for p in programs if p.id in wanted]
-        report = poj104.build_poj104(
-            source,
-            data_dir,
-            config["settings"],
-            programs=selected,
-            jobs=args.jobs or None,
-            progress=_build_progress if show else None,
-        )
-        if show:
-            logger.info(
-                f"POJ-104 graphs: {report.built} built, {report.skipped} up to date, {len(report.failed)} "
-                "failed (do not compile)"
-            )
-        if legacy is not None:
-            poj104.build_legacy(legacy, data_dir, jobs=args.jobs or None)
-    dist.barrier()
-    files: dict[str, list[Path]] = {}
-    scope: dict[str, Any] = {"programs": {}, "graphs": {}, "missing": {}}
-    for name in ("train", "val", "test"):
-        found, missing = poj104.poj104_examples(data_dir, split[name], config["settings"])
-        files[name] = found
-        scope["programs"][name] = len(split[name])
-        scope["graphs"][name] = len(found)
-        scope["missing"][name] = len(missing)
-    files["legacy"] = poj104.legacy_examples(data_dir) if legacy is not None else []
-    scope["graphs"]["legacy"] = len(files["legacy"])
-    if not files["train"] or not files["val"]:
-        raise ProgramlError(f"{data_dir}: no training or validation graphs (build them first, without --no-build)")
-    return files, scope
-
-
-#: The options that decide which graphs a run reads (a graph pack records them).
-_DATA_KEYS = ("settings", "per_class", "split_seed")
-
-
-def _read_splits(
-    args, config, data_dir: Path, pack: Path | None, dist, show: bool
-) -> tuple[dict[str, _Split], TextTable, dict]:
-    """The graphs of every split (train, val, test, legacy), their text table and the scope of the run: from
-    the pack when that file exists, else from the graph files (then written to the pack, when one is given)."""
-
-    if pack is not None and pack.is_file():
-        graphs, texts, meta = load_graph_pack(pack)
-        if meta.get("task") != "classifyapp" or set(graphs) != {"train", "val", "test", "legacy"}:
-            raise UsageError(f"--pack {pack}: not a graph pack of programl train classifyapp")
-        changed = [key for key in _DATA_KEYS if meta.get(key) != config[key]]
-        if changed:
-            raise UsageError(f"--pack {pack} holds other graphs ({', '.join(changed)} differ): use another --pack")
-        if args.no_legacy:
-            graphs["legacy"] = []
-        if show:
-            logger.info(f"graphs from the pack {pack}: " + ", ".join(f"{len(g)} {n}" for n, g in graphs.items()))
-        table = _text_table((text, i) for i, text in enumerate(texts))
-        splits = {name: _Split.of(g) for name, g in graphs.items()}
-        return splits, table, meta["scope"]
-    files, scope = _prepare_data(args, config, data_dir, dist, show)
-    table = _text_table()
-    splits = {name: _read_graphs(paths, table, f"reading {name}", show) for name, paths in files.items()}
-    if pack is not None and dist.is_main:
-        meta = {"task": "classifyapp", "data_dir": str(data_dir), "scope": scope, **{k: config[k] for k in _DATA_KEYS}}
-        texts = sorted(table, key=table.__getitem__)
-        save_graph_pack(pack, {name: split.data for name, split in splits.items()}, texts, meta)
-        if show:
-            logger.info(f"wrote the graph pack {pack} ({pack.stat().st_size / 1e6:.0f} MB)")
-    return splits, table, scope
-
-
-def _build_progress(items, total, description):
-    return progress(items, total, description, unit="program")
-
-
 def train_main(args: argparse.Namespace) -> int:
     """``programl train classifyapp`` (module docstring)."""
     _check(args)
@@ -384,6 +339,13 @@ def train_main(args: argparse.Namespace) -> int:
         dist.shutdown()
 
 
+def _load_splits(dist, *args, **kwargs) -> Splits:
+    """:func:`_open_splits` on the main process first (which processes what is missing), then on the others."""
+    splits = _open_splits(*args, **kwargs) if dist.is_main else None
+    dist.barrier()
+    return splits if splits is not None else _open_splits(*args, **{**kwargs, "show": False})
+
+
 def _train(args: argparse.Namespace, dist) -> int:
     """The training run of :func:`train_main`, in a locked run directory."""
     show = dist.is_main and not args.quiet
@@ -391,24 +353,39 @@ def _train(args: argparse.Namespace, dist) -> int:
     config = options.config()
     run_dir = Path(args.run_dir)
     data_dir = Path(os.path.expanduser(args.data_dir))
-    pack = Path(os.path.expanduser(args.pack)) if args.pack else None
-    if pack is not None and pack.is_file():
-        # the graphs' own directory, wherever the pack is read: a run moved to a GPU node and back stays one run
-        data_dir = Path(graph_pack_meta(pack).get("data_dir", data_dir))
     resuming = (run_dir / "last.pt").is_file() and not args.restart
+    same_run = {"ignore": ("epochs",), "defaults": SCHEDULE_DEFAULTS}
+    saved: dict[str, Any] = {}
     if resuming:
-        check_same_run(
-            run_dir, "classifyapp", config, paths={"data_dir": data_dir}, ignore=("epochs",), defaults=SCHEDULE_DEFAULTS
-        )
-    splits, table, scope = _read_splits(args, config, data_dir, pack, dist, show)
+        saved = check_same_run(run_dir, "classifyapp", config, **same_run)
+        if not saved.get("data_sha256"):  # a run from before data digests: its data is its directory
+            check_same_run(run_dir, "classifyapp", config, paths={"data_dir": data_dir}, **same_run)
+    splits = _load_splits(
+        dist,
+        data_dir,
+        config,
+        ("train", "val", "test") if args.no_legacy else ("train", "val", "test", "legacy"),
+        source=_mirror(args.source, "poj104", poj104.ARCHIVE, " or a codexglue/ directory"),
+        legacy_source=None if args.no_legacy else _mirror(args.legacy_source, "legacy-ir", poj104.LEGACY_ARCHIVE),
+        build=not args.no_build,
+        verify=not args.no_verify,
+        jobs=args.jobs or None,
+        show=show,
+    )
+    if not len(splits["train"]) or not len(splits["val"]):
+        raise ProgramlError(f"{data_dir}: no training or validation graphs")
+    digest = _data_sha256(splits["train"])
+    if saved.get("data_sha256") not in (None, digest):  # other data, unless it is the run's own directory
+        check_same_run(run_dir, "classifyapp", config, paths={"data_dir": data_dir}, **same_run)
+    scope = _scope(splits)
     if resuming:
         vocabulary = _load_vocabulary(run_dir / "vocab.csv")
     else:
-        vocabulary = _vocabulary_from(splits["train"], table)
+        vocabulary = splits["train"].vocabulary()
         if dist.is_main:
             run_dir.mkdir(parents=True, exist_ok=True)
             vocabulary.save(run_dir / "vocab.csv")
-    _apply_vocabulary(list(splits.values()), table, vocabulary)
+    _encode(splits, vocabulary)
     task = _ClassifyappTask(config, len(vocabulary), splits["train"], splits["val"])
     budget = Budget(epochs=args.epochs, time_limit=args.time_limit, time_rule="before")
     trainer = Trainer(
@@ -431,6 +408,7 @@ def _train(args: argparse.Namespace, dist) -> int:
                 "task": "classifyapp",
                 "model": config,
                 "data_dir": str(data_dir),
+                "data_sha256": digest,
                 "scope": scope,
                 "world_size": dist.world_size,
             },
@@ -444,7 +422,7 @@ def _train(args: argparse.Namespace, dist) -> int:
         len(vocabulary),
         dist,
         show,
-        ("test", "legacy") if len(splits["legacy"]) else ("test",),
+        ("test", "legacy") if "legacy" in splits else ("test",),
         args.workers,
     )
     if dist.is_main:
@@ -465,7 +443,7 @@ def _train(args: argparse.Namespace, dist) -> int:
 def _evaluate(
     run_dir: Path,
     which: str,
-    splits: dict[str, _Split],
+    splits: Splits,
     config,
     vocabulary_size: int,
     dist,
@@ -481,8 +459,8 @@ def _evaluate(
     state = load_checkpoint(run_dir / f"{which}.pt", model=model, map_location=dist.device, restore_rng=False)
     out: dict[str, Any] = {"checkpoint": which, "checkpoint_epoch": state["epoch"]}
     for name in names:
-        split = splits[name]
-        if not len(split):
+        split = splits.get(name)
+        if split is None or not len(split):
             continue
         loader = make_loader(split, _sampler(split.sizes, config, shuffle=False).plan(), workers, dist.device)
         # every process evaluates everything: confusion matrices need all predictions in one place
@@ -545,20 +523,21 @@ def evaluate_main(args: argparse.Namespace) -> int:
         if not (args.data_dir or saved.get("data_dir")):
             raise UsageError(f"{run_dir / 'config.json'} names no data directory: give --data-dir DIR")
         data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
-        split_dir = data_dir / "splits" / f"seed{config['split_seed']}"
-        if not split_dir.is_dir():
-            raise ProgramlError(f"{split_dir}: missing (the run's split)")
-        split = poj104.subset_split(
-            {n: (split_dir / f"{n}.txt").read_text().split() for n in ("train", "val", "test")}, config["per_class"]
-        )
         names = ("test", "val", "legacy") if args.split == "all" else (args.split,)
-        files = {n: poj104.poj104_examples(data_dir, split[n], config["settings"])[0] for n in names if n != "legacy"}
-        if "legacy" in names:
-            files["legacy"] = poj104.legacy_examples(data_dir)
         vocabulary = _load_vocabulary(run_dir / "vocab.csv")
-        table = _text_table()
-        splits = {n: _read_graphs(paths, table, f"reading {n}", show) for n, paths in files.items()}
-        _apply_vocabulary(list(splits.values()), table, vocabulary)
+        splits = _load_splits(
+            dist,
+            data_dir,
+            config,
+            names,
+            source=_mirror(args.source, "poj104", poj104.ARCHIVE, " or a codexglue/ directory"),
+            legacy_source=None,
+            build=False,
+            verify=not args.no_verify,
+            jobs=None,
+            show=show,
+        )
+        _encode(splits, vocabulary)
         out_dir = Path(args.out) if args.out else run_dir
         with RunLock(out_dir, enabled=dist.is_main):
             result = _evaluate(
