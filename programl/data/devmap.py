@@ -37,7 +37,8 @@ where ``<name>`` is ``<benchmark>-<dataset>``. Each graph carries the graph feat
 unlike ProGraML's ``create.py``, ``wgsize_log1p`` is computed from ``wgsize``).
 
 Cross-validation (SPEC §6.5): :func:`cross_validation_splits` gives the paper's rotating 80/10/10 splits of a
-seeded stratified 10-fold partition (fold k is the test set, fold k+1 the validation set, the rest training).
+seeded stratified 10-fold partition (fold k is the test set, fold k+1 the validation set, the rest training);
+:func:`stratified_rows` a seeded stratified sample of the rows (quick looks, tests).
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ __all__ = [
     "read_manifest",
     "read_platform_csv",
     "sha256_file",
+    "stratified_rows",
 ]
 
 PLATFORMS = ("amd", "nvidia")
@@ -780,6 +782,28 @@ def load_devmap(
 
 # ---------------------------------------------------------------------------------------------------------------
 # Cross-validation
+
+
+def stratified_rows(labels: Sequence[int], size: int, seed: int = 204) -> list[int]:
+    """A seeded sample of about ``size`` of the rows, stratified by ``labels`` (0/1), sorted (quick looks, tests).
+
+    Each class contributes ``round(size * class share)`` rows, drawn by a permutation of its rows with
+    ``numpy.random.default_rng(seed)`` (class 0 first), so the sample of ``size`` rows is the same on both platforms
+    when ``labels`` are one platform's (``programl train devmap --subset`` uses the AMD labels).
+
+    Raises:
+        ValueError: ``size`` is not in ``2..len(labels)``.
+    """
+    labels = np.asarray(labels)
+    if not 2 <= size <= len(labels):
+        raise ValueError(f"a sample of {size} rows is not in 2..{len(labels)}")
+    rng = np.random.default_rng(seed)
+    chosen: list[int] = []
+    for label in (0, 1):
+        members = np.flatnonzero(labels == label)
+        take = round(size * len(members) / len(labels))
+        chosen.extend(rng.permutation(members)[:take].tolist())
+    return sorted(chosen)
 
 
 @dataclass(frozen=True)

@@ -185,6 +185,20 @@ def test_cross_validation_needs_three_folds() -> None:
         devmap.cross_validation_splits([0, 1] * 10, 2)
 
 
+def test_stratified_rows_keep_the_class_shares() -> None:
+    """``stratified_rows`` (``DevMap(subset=N)``, ``--subset N``): sorted distinct rows, each class in its share,
+    a function of the seed; every row when asked for all; a size outside 2..N is an error."""
+    labels = [0] * 60 + [1] * 40
+    rows = devmap.stratified_rows(labels, 20, 3)
+    assert rows == sorted(set(rows)) and len(rows) == 20
+    assert sum(labels[r] for r in rows) == 8  # 40 % of 20
+    assert rows == devmap.stratified_rows(labels, 20, 3) != devmap.stratified_rows(labels, 20, 4)
+    assert devmap.stratified_rows(labels, 100, 3) == list(range(100))
+    for size in (1, 101):
+        with pytest.raises(ValueError, match=r"not in 2\.\.100"):
+            devmap.stratified_rows(labels, size, 3)
+
+
 def test_a_crafted_kernel_archive_extracts_only_plain_files_under_its_prefix(tmp_path) -> None:
     """Issue 39: names a crafted zip may hold (an empty name that is no directory, ``..``, a path out, an absolute
     path, a backslash name, a dot file) are skipped; only ``<prefix>/<name>`` files land in the destination."""
