@@ -57,6 +57,9 @@ class DevMap(SafeProcessing, InMemoryDataset):
         folds: Number of folds (10 in the paper).
         seed: Seed of the fold partition (ours: 204; the branch code's ``StratifiedKFold`` used 42, SPEC §6.5).
         rows: Load only these CSV rows (default: all 680), e.g. ``range(40)`` for a quick look.
+        subset: Instead of ``rows``: a sample of this many rows, stratified by the AMD labels (the same rows for both
+            platforms) and drawn with ``seed`` (:func:`programl.data.devmap.stratified_rows`; ``programl train devmap
+            --subset``). The rows are chosen once the raw files are there; :attr:`rows` then holds them.
         mirrors: Directories to take the raw files from first (default: the shared research data, when found).
         jobs: Worker processes of the graph build (default: all CPUs).
         transform, pre_transform, pre_filter, force_reload, log: As for every PyG data set.
@@ -78,6 +81,7 @@ class DevMap(SafeProcessing, InMemoryDataset):
         folds: int = 10,
         seed: int = 204,
         rows: Sequence[int] | None = None,
+        subset: int | None = None,
         mirrors: Sequence[str | os.PathLike] | None = None,
         jobs: int | None = None,
         transform: Callable[[Data], Data] | None = None,
@@ -95,8 +99,12 @@ class DevMap(SafeProcessing, InMemoryDataset):
         if split is not None and not 0 <= fold < folds:
             raise ValueError(f"fold {fold} is not in 0..{folds - 1}")
         self.platform, self.variant, self.split = platform, variant, split
+        if subset is not None and rows is not None:
+            raise ValueError("give rows or subset, not both")
         self.fold, self.folds, self.seed = fold, folds, seed
+        #: the CSV rows loaded, sorted (None: all of them)
         self.rows = sorted(set(int(r) for r in rows)) if rows is not None else None
+        self.subset = subset
         self.mirrors = list(mirrors) if mirrors is not None else [shared_data("devmap")]
         self.jobs = jobs
         super().__init__(str(root), transform, pre_transform, pre_filter, log=log, force_reload=force_reload)
@@ -134,6 +142,13 @@ class DevMap(SafeProcessing, InMemoryDataset):
         """Link or copy the public files from a mirror, else download them (sha256-checked)."""
         _devmap.fetch_sources(self.raw_dir, mirrors=self.mirrors)
 
+    def _download(self) -> None:
+        """PyG's download step, then the rows of ``subset`` (drawn from the raw AMD labels, before processing)."""
+        super()._download()
+        if self.subset is not None:
+            table = _devmap.read_platform_csv(Path(self.raw_dir) / "cgo17-amd.csv")
+            self.rows = _devmap.stratified_rows([row.label for row in table], self.subset, self.seed)
+
     def process(self) -> None:
         """Build the graphs (:func:`programl.data.devmap.build_devmap`) and collate them."""
         from programl.exceptions import ProgramlError
@@ -147,7 +162,9 @@ class DevMap(SafeProcessing, InMemoryDataset):
 
                 fetch(raw / _devmap.MANIFEST_FILE, _devmap.SOURCES[_devmap.MANIFEST_FILE].sha256, mirrors=[mirror])
         build = Path(self.processed_dir) / "build"
-        report = _devmap.build_devmap(raw, build, (self.variant,), jobs=self.jobs, rows=self.rows)
+        report = _devmap.build_devmap(
+            raw, build, (self.variant,), jobs=self.jobs, rows=self.rows, progress=_build_progress if self.log else None
+        )
         if not report.ok:
             name, error = report.failed[self.variant][0]
             raise ProgramlError(
@@ -189,3 +206,10 @@ class DevMap(SafeProcessing, InMemoryDataset):
             f"{type(self).__name__}({len(self)} examples, {self.platform}, {self.variant}, {split}, "
             f"{len(self.texts)} texts)"
         )
+
+
+def _build_progress(items, total: int, description: str):
+    """A bar over the kernels being built (on a terminal; :func:`programl.util.progress.progress`)."""
+    from programl.util.progress import progress
+
+    return progress(items, total, description, unit="kernel", min_total=2)

@@ -133,6 +133,23 @@ def test_devmap_processing_is_deterministic(devmap_root: Path, tmp_path: Path) -
     assert torch.equal(redone[9].x, first[9].x)
 
 
+def test_devmap_subset_is_a_stratified_sample_of_the_amd_rows(shared_data: Path, tmp_path: Path) -> None:
+    """``subset=N`` (``programl train devmap --subset N``): the rows ``stratified_rows`` draws from the AMD labels
+    with ``seed``, the same on both platforms, in the processed file of those rows; it excludes ``rows``."""
+    root, mirrors = tmp_path / "devmap", [shared_data / "devmap"]
+    amd = DevMap(root, "amd", "ncc", subset=12, seed=5, mirrors=mirrors, log=False)
+    table = devmap_data.read_platform_csv(shared_data / "devmap" / "cgo17-amd.csv")
+    expected = devmap_data.stratified_rows([row.label for row in table], 12, 5)
+    assert amd.rows == expected and [int(d.row) for d in amd] == expected
+    assert DevMap(root, "nvidia", "ncc", subset=12, seed=5, log=False).rows == expected
+    assert DevMap(root, "amd", "ncc", rows=expected, log=False).processed_paths == amd.processed_paths
+    assert DevMap(root, "amd", "ncc", subset=12, seed=6, log=False).rows != expected
+    with pytest.raises(ValueError, match="rows or subset"):
+        DevMap(root, "amd", "ncc", rows=expected, subset=12, log=False)
+    with pytest.raises(ValueError, match=r"not in 2\.\.680"):
+        DevMap(root, "amd", "ncc", subset=1, log=False)
+
+
 @pytest.mark.parametrize(
     "data, meta",
     [
