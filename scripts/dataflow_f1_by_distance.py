@@ -112,15 +112,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def load_examples(args, pretrained):
     """The split's examples, encoded with the model's vocabulary, filtered and sampled as asked; and how many there
     were before sampling."""
-    from programl.datasets.directory import DeepDataFlowDataset
     from programl.data.deepdataflow.layout import Layout
+    from programl.datasets.directory import DeepDataFlowDataset
     from programl.exceptions import ProgramlError
     from programl.util.progress import progress
 
     layout = Layout(args.dataset)
     if not layout.root.is_dir():
         raise ProgramlError(f"{args.dataset}: no such data set directory")
-    if not layout.label_dir(pretrained.analysis).is_dir() or not layout.split_dir(args.split).is_dir():
+    if not layout.has_labels(pretrained.analysis) or not layout.split_dir(args.split).is_dir():
         raise ProgramlError(
             f"{args.dataset}: not a DeepDataFlow data set with {pretrained.analysis} labels and a {args.split} split"
         )

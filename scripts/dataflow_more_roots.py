@@ -13,7 +13,10 @@ draw, untouched, so scores stay comparable with every other run.
 It assembles a derived data set root ``OUT/root``: the base build's graphs (symlinks), ``train``/``val``/``test``
 (symlinks to the base's), the merged training labels of ANALYSIS (a graph with no new root links the base file),
 the base's validation and test labels (symlinks), its vocabulary, and its converted val/test splits (symlinks, so
-only ``train`` is converted again). It prints the training examples (all, and DDF-30) before and after.
+only ``train`` is converted again). It prints the training examples (all, and DDF-30) before and after. A base whose
+labels are compact (``labels/all/``, the builder's default) has its compact files linked and the merged training
+labels written beside them as protobuf files, which readers take first
+(:func:`programl.data.deepdataflow.labels.read_labels`).
 
 Usage::
 
@@ -32,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from programl.data.deepdataflow.derived import DerivedRootError, link, link_converted_splits
-from programl.data.deepdataflow.layout import GRAPH_SUFFIX, LABEL_SUFFIX
+from programl.data.deepdataflow.derived import DerivedRootError, link, link_all, link_converted_splits
+from programl.data.deepdataflow.layout import COMPACT_LABEL_DIR, GRAPH_SUFFIX, LABEL_SUFFIX, Layout
 from programl.dataflow.names import ANALYSES
 
 
@@ -88,14 +91,15 @@ def draw(args: argparse.Namespace, seed: int) -> Path:
     return out / "labels" / args.analysis
 
 
-def merge(base_file: Path, draw_files: list[Path], target: Path, max_steps: int) -> np.ndarray:
-    """Write ``target``: the base's records, then the draws' records of roots not yet labelled (a graph with no new
-    root gets a symlink to the base's file). Returns the counts (records, records of at most ``max_steps`` steps)
-    before and after, as ``[before, before_ddf, after, after_ddf]``."""
+def merge(base, base_file: Path | None, draw_files: list[Path], target: Path, max_steps: int) -> np.ndarray:
+    """Write ``target``: the base's records (``base``), then the draws' records of roots not yet labelled (a graph
+    with no new root gets a symlink to the base's protobuf file ``base_file``, or nothing when the base's labels are
+    compact: the derived root links the compact files). Returns the counts (records, records of at most
+    ``max_steps`` steps) before and after, as ``[before, before_ddf, after, after_ddf]``."""
     from programl.dataflow.base import AnalysisResult
     from programl.dataflow.records import load_labels, save_labels
 
-    parts = [load_labels(f) for f in [base_file, *draw_files]]
+    parts = [base, *(load_labels(f) for f in draw_files)]
     seen: set[int] = set()
     rows = []
     for part in parts:
@@ -107,7 +111,8 @@ def merge(base_file: Path, draw_files: list[Path], target: Path, max_steps: int)
     steps = np.array([p.step_counts[k] for p, k in rows], dtype=np.int64)
     counts = np.array([len(base), (base.step_counts <= max_steps).sum(), len(rows), (steps <= max_steps).sum()])
     if len(rows) == len(base):
-        os.symlink(os.path.abspath(base_file), target)
+        if base_file is not None:
+            os.symlink(os.path.abspath(base_file), target)
         return counts
     merged = AnalysisResult(
         analysis=base.analysis,
@@ -131,23 +136,31 @@ def start_root(args: argparse.Namespace) -> None:
 
 def assemble(args: argparse.Namespace, draws: list[Path]) -> tuple[Path, np.ndarray]:
     """The derived root ``OUT/root`` (module docstring); returns it and the training counts of :func:`merge`."""
+    from programl.data.deepdataflow.labels import labelled_names, read_labels
+
     base, root = args.base.resolve(), args.out / "root"
+    layout = Layout(base)
     labels = root / "labels" / args.analysis
     labels.mkdir(parents=True, exist_ok=True)
     (root / "vocab").mkdir(exist_ok=True)
     shutil.copyfile(base / "vocab" / "programl.csv", root / "vocab" / "programl.csv")
-    base_labels = base / "labels" / args.analysis
+    if layout.compact_label_dir.is_dir():  # compact labels: every graph's file, merged records override them
+        link_all(root / "labels" / COMPACT_LABEL_DIR, layout.compact_label_dir)
     train = {p.name[: -len(GRAPH_SUFFIX)] for p in (base / "train").iterdir() if p.name.endswith(GRAPH_SUFFIX)}
     counts = np.zeros(4, dtype=np.int64)
-    for path in sorted(base_labels.iterdir()):
-        name = path.name[: -len(LABEL_SUFFIX)]
-        target = labels / path.name
+    for name in sorted(labelled_names(layout, args.analysis)):
+        path = layout.labels(args.analysis, name)
+        base_file = path if path.is_file() else None
+        target = labels / f"{name}{LABEL_SUFFIX}"
         if name not in train:  # validation and test: the base's draw
-            link(target, path)
+            if base_file is not None:
+                link(target, base_file)
             continue
         if target.is_symlink() or target.is_file():  # merged by an earlier, interrupted run: count it again
             target.unlink()
-        counts += merge(path, [d / path.name for d in draws if (d / path.name).is_file()], target, args.max_steps)
+        draw_files = [d / target.name for d in draws if (d / target.name).is_file()]
+        base_records = read_labels(layout, args.analysis, name)
+        counts += merge(base_records, base_file, draw_files, target, args.max_steps)
     # The base build's converted val/test splits: only train is converted again.
     link_converted_splits(base, root)
     return root, counts
@@ -156,7 +169,7 @@ def assemble(args: argparse.Namespace, draws: list[Path]) -> tuple[Path, np.ndar
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        if not (args.base / "train").is_dir() or not (args.base / "labels" / args.analysis).is_dir():
+        if not (args.base / "train").is_dir() or not Layout(args.base).has_labels(args.analysis):
             print(
                 f"error: {args.base}: not a DeepDataFlow build with {args.analysis} labels (train/, labels/)",
                 file=sys.stderr,

@@ -33,6 +33,8 @@ import sys
 from pathlib import Path
 
 from programl.data.deepdataflow.derived import DerivedRootError, link, link_all, link_converted_splits
+from programl.data.deepdataflow.labels import labelled_names
+from programl.data.deepdataflow.layout import Layout
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -100,16 +102,17 @@ def assemble(args: argparse.Namespace, build: Path) -> Path:
     """The derived root ``out/root`` (module docstring)."""
     base, root = args.base.resolve(), (args.out / "root")
     root.mkdir(parents=True, exist_ok=True)
-    labels = "labels/subexpressions"
+    # The labels in either form (labels/subexpressions: protobuf; labels/all: compact, every analysis of a graph).
     # Two module sets with one --prefix would give one name two files: an error, not silently the first one.
-    for sub in ("graphs", labels):
-        link_all(root / sub, base / sub, hint="use another --prefix")
-        link_all(root / sub, build / sub, hint="use another --prefix")
+    for sub in ("graphs", "labels/subexpressions", "labels/all"):
+        for source in (base / sub, build / sub):
+            if source.is_dir():
+                link_all(root / sub, source, hint="use another --prefix")
     for split in ("val", "test"):
         link(root / split, base / split)
     (root / "vocab").mkdir(exist_ok=True)
     shutil.copyfile(base / "vocab" / "programl.csv", root / "vocab" / "programl.csv")
-    labelled = {p.name[: -len(".ProgramGraphFeaturesList.pb")] for p in (base / labels).iterdir()}
+    labelled = labelled_names(Layout(base), "subexpressions")
     train = root / "train"
     train.mkdir(exist_ok=True)
     names = [p.name for p in (base / "train").iterdir() if p.name[: -len(".ProgramGraph.pb")] in labelled]

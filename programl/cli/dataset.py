@@ -8,6 +8,9 @@
   progress bar; failures are recorded in the manifest and counted (exit code 1), never fatal.
 * ``programl dataset info DIR``: graphs, examples per analysis and split (and within 30/60/200 steps), failures.
 * ``programl dataset prepare DIR``: convert splits to the memory-mapped PyG form ahead of training.
+* ``programl dataset convert DIR --label-format compact|protobuf``: rewrite a data set's label files in the other
+  form, in place (``compact``: one small file per graph, the builder's default; ``protobuf``: the original's
+  ``ProgramGraphFeaturesList`` per graph and analysis, byte-identical to a protobuf build).
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from programl.util.fs import output_directory_problem
 
 __all__ = ["add_parser", "run"]
 
+#: :data:`programl.data.deepdataflow.layout.LABEL_FORMATS`, not imported here (it would import the builder at start-up)
+LABEL_FORMATS = ("compact", "protobuf")
+
 EXAMPLES = """\
 examples:
   programl dataset build src/ out/ddf -O0 -O2 -j 2             every .c/.cc/.cl/.ll under src/, two settings
@@ -41,6 +47,7 @@ examples:
   programl dataset build --recipe datasets/deepdataflow22/recipe.json --data ../shared/data out/ddf22 --size 50
   programl dataset info out/ddf22
   programl dataset prepare out/ddf22 --analysis reachability -j 2
+  programl dataset convert out/ddf22 --label-format protobuf  the original's label files (for ProGraML's tools)
 """
 
 
@@ -81,6 +88,14 @@ def add_parser(subparsers) -> None:
     build.add_argument("--analyses", nargs="+", choices=ANALYSES, metavar="A", help="analyses (default: all five)")
     build.add_argument("--seed", type=int, help="seed of the root samples and of the split (default: 204)")
     build.add_argument("--max-roots", type=int, metavar="N", help="most label records per graph (default: 10)")
+    build.add_argument(
+        "--label-format",
+        choices=LABEL_FORMATS,
+        default="compact",
+        help="compact: labels/all/<name>.DataFlowLabels.bin, one small file per graph (default); protobuf: the "
+        "original's labels/<analysis>/<name>.ProgramGraphFeaturesList.pb (label files of finished inputs in the "
+        "other form are converted)",
+    )
     build.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="worker processes (default: all CPUs)")
     build.add_argument("--dask", metavar="ADDRESS", help="run on a dask scheduler (tcp://host:port, or 'local')")
     add_limit_options(build)
@@ -113,12 +128,25 @@ def add_parser(subparsers) -> None:
     prepare.add_argument("--force", action="store_true", help="convert again even when a converted split is current")
     prepare.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no line per split")
     prepare.set_defaults(run=run, parser=prepare)
+
+    convert = sub.add_parser(
+        "convert",
+        help="label files to the other form",
+        description="Rewrite the label files of a data set in place: compact (one small file per graph, the "
+        "builder's default) or protobuf (the original's ProgramGraphFeaturesList per graph and analysis, "
+        "byte-identical to a protobuf build). Resumable: graphs already converted are left alone.",
+    )
+    convert.add_argument("root", metavar="DIR", help="a data set")
+    convert.add_argument("--label-format", required=True, choices=LABEL_FORMATS, help="the form to write")
+    convert.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default: 1)")
+    convert.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
+    convert.set_defaults(run=run, parser=convert)
     parser.set_defaults(parser=parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``programl dataset build|info|prepare``."""
-    commands = {"build": run_build, "info": run_info, "prepare": run_prepare}
+    commands = {"build": run_build, "info": run_info, "prepare": run_prepare, "convert": run_convert}
     return commands[args.dataset_command](args)
 
 
@@ -318,6 +346,7 @@ def run_build(args: argparse.Namespace) -> int:
             executor=executor,
             retry_failed=args.retry_failed,
             force=args.force,
+            label_format=args.label_format,
             progress=_progress(not args.quiet),
             on_entry=count,
             on_failure=report_failure,
@@ -410,10 +439,10 @@ def _print_info(layout) -> None:
         for reason, count in reasons.most_common(5):
             print(f"  {count:>6,}  {reason}")
     else:
+        from programl.data.deepdataflow.labels import labelled_names
+
         for analysis in ANALYSES:
-            directory = layout.label_dir(analysis)
-            count = len(os.listdir(directory)) if directory.is_dir() else 0
-            print(f"{analysis:<16}{count:>10,} label files")
+            print(f"{analysis:<16}{len(labelled_names(layout, analysis)):>10,} graphs with labels")
     if layout.vocabulary.is_file():
         from programl.data.vocabulary import Vocabulary
 
@@ -422,6 +451,7 @@ def _print_info(layout) -> None:
 
 def run_prepare(args: argparse.Namespace) -> int:
     from programl.data.deepdataflow import Layout
+    from programl.data.deepdataflow.labels import label_file
     from programl.data.deepdataflow.store import prepare_split
     from programl.exceptions import ProgramlError
 
@@ -446,7 +476,7 @@ def run_prepare(args: argparse.Namespace) -> int:
                     force=args.force,
                 )
                 skipped = [(layout.resolve_graph(split, n), why) for n, why in _skipped(graphs).items()]
-                skipped += [(layout.labels(analysis, n), why) for n, why in _skipped(labels).items()]
+                skipped += [(label_file(layout, analysis, n), why) for n, why in _skipped(labels).items()]
             except (OSError, ValueError, ProgramlError) as error:
                 print(one_line(f"programl dataset prepare: error: {error}"), file=sys.stderr)
                 return EXIT_FAILED
@@ -466,3 +496,31 @@ def _skipped(store) -> dict[str, str]:
 
     meta = json.loads((store / "meta.json").read_text(encoding="utf-8"))
     return dict(meta.get("skipped") or {})
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    from programl.data.deepdataflow import Layout
+    from programl.data.deepdataflow.labels import convert_labels
+
+    if args.jobs < 1:
+        return usage_error(args.parser, "-j must be at least 1")
+    layout = Layout(args.root)
+    if not layout.graphs_dir.is_dir():
+        return usage_error(args.parser, f"{args.root} is not a DeepDataFlow data set (no graphs/ directory)")
+    try:
+        failed = convert_labels(args.root, args.label_format, jobs=args.jobs, progress=_progress(not args.quiet))
+    except OSError as error:  # a label directory that cannot be listed or written
+        print(one_line(f"programl dataset convert: {describe_error(error, error.filename)}"), file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("programl dataset convert: interrupted (a rerun resumes)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    for name, why in failed.items():
+        print(one_line(f"{quote_path(name)}: error: {why}"), file=sys.stderr)
+    if not args.quiet:
+        print(
+            f"programl dataset convert: labels of {args.root} are {args.label_format}"
+            + (f"; {len(failed):,} graphs could not be read and were left as they were" if failed else ""),
+            file=sys.stderr,
+        )
+    return EXIT_FAILED if failed else EXIT_OK

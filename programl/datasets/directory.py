@@ -2,8 +2,10 @@
 
 :class:`DeepDataFlowDataset` reads a data set in the DeepDataFlow layout: one built by ``programl dataset build``, or
 ProGraML's released one (``graphs/``, ``labels/<analysis>/`` with the ``data_flow_*`` keys, ``train|val|test/``
-directories of symlinks, ``vocab/programl.csv``). Example ``i`` is one (graph, label record) pair, as a
-:class:`torch_geometric.data.Data` with the attributes of :func:`programl.io.pyg.to_pyg` with labels:
+directories of symlinks, ``vocab/programl.csv``); labels in the original's protobuf files or in this project's
+compact ones (:mod:`programl.data.deepdataflow.labels`), which give the same examples. Example ``i`` is one (graph,
+label record) pair, as a :class:`torch_geometric.data.Data` with the attributes of :func:`programl.io.pyg.to_pyg`
+with labels:
 
 ==============  ==========  ==============================================================================
 attribute       shape       meaning
@@ -179,11 +181,15 @@ class DeepDataFlowDataset(Dataset):
 
     @property
     def raw_file_names(self) -> list[str]:
-        """The graphs, this analysis's labels, the split's links and the vocabulary, relative to :attr:`raw_dir`."""
+        """The graphs, this analysis's labels (``labels/<analysis>``, or ``labels/all`` where the labels are in the
+        compact form), the split's links and the vocabulary, relative to :attr:`raw_dir`."""
         root = self.layout.root
+        labels = self.layout.label_dir(self.analysis)
+        if not labels.is_dir() and self.layout.compact_label_dir.is_dir():
+            labels = self.layout.compact_label_dir
         return [
             "graphs",
-            os.path.relpath(self.layout.label_dir(self.analysis), root),
+            os.path.relpath(labels, root),
             os.path.relpath(self.layout.split_dir(self.split), root),
             os.path.relpath(self.vocabulary_path, root),
         ]

@@ -11,6 +11,7 @@ import pytest
 
 import programl.cli as cli
 from programl.data.deepdataflow import Layout, read_manifest
+from programl.dataflow import ANALYSES
 from tests.data._ddf import write_sources
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -58,11 +59,12 @@ def test_prepare_reports_what_it_leaves_out_and_bad_data_in_one_line(sources: Pa
     out = tmp_path / "ddf"
     assert run_cli(["dataset", "build", sources, out, "-q"], capsys)[0] == 0
     victim = Layout(out).split_names("train")[0]
-    label = Layout(out).labels("liveness", victim)
+    label = Layout(out).compact_labels(victim)
     label.write_bytes(b"\x12\x05garbage")
     for _ in range(2):  # converted, then current: the file is still left out, and said so
         code, _, err = run_cli(["dataset", "prepare", out, "--analysis", "liveness", "--split", "train"], capsys)
         assert code == 1 and f"{label}: error: " in err and "Traceback" not in err
+        assert "not a readable label file (no PGLABELS header)" in err and len(err.strip().splitlines()) == 2
     code, _, err = run_cli(["dataset", "prepare", out, "--analysis", "liveness", "--split", "train", "-q"], capsys)
     assert code == 1 and err == ""
     (out / "vocab" / "programl.csv").write_bytes(b"\xff\xfe not a vocabulary")
@@ -138,3 +140,31 @@ def test_recipe_needs_data(tmp_path: Path, capsys, monkeypatch) -> None:
     assert code == 0 and "2 built" in err
     code, _, err = run_cli(["dataset", "build", "--recipe", tmp_path / "nope.json", "--data", tmp_path, "x"], capsys)
     assert code == 1 and "not a readable recipe" in err
+
+
+def test_label_formats_and_convert(sources: Path, tmp_path: Path, capsys) -> None:
+    """``--label-format protobuf`` writes the original's files, ``convert`` turns either form into the other in
+    place (the protobuf files byte for byte), and ``info`` counts the labelled graphs of either form."""
+    compact, protobuf = tmp_path / "compact", tmp_path / "protobuf"
+    assert run_cli(["dataset", "build", sources, compact, "-q"], capsys)[0] == 0
+    assert run_cli(["dataset", "build", sources, protobuf, "-q", "--label-format", "protobuf"], capsys)[0] == 0
+    assert json.loads((compact / "dataset.json").read_text())["config"]["label_format"] == "compact"
+    assert sorted(p.name for p in (protobuf / "labels").iterdir()) == sorted(ANALYSES)
+    assert [p.name for p in (compact / "labels").iterdir()] == ["all"]
+    for root in (compact, protobuf):
+        (root / "manifest.jsonl").unlink()  # info counts the label files then
+    infos = [run_cli(["dataset", "info", root], capsys)[1].splitlines()[3:-1] for root in (compact, protobuf)]
+    assert infos[0] == infos[1] and "graphs with labels" in infos[0][0]
+    code, _, err = run_cli(["dataset", "convert", compact, "--label-format", "protobuf", "-j", "2"], capsys)
+    assert code == 0 and "labels of" in err and "are protobuf" in err
+    files = {p.relative_to(protobuf): p.read_bytes() for p in (protobuf / "labels").rglob("*.pb")}
+    assert files and {p.relative_to(compact): p.read_bytes() for p in (compact / "labels").rglob("*.*")} == files
+    assert run_cli(["dataset", "convert", compact, "--label-format", "compact", "-q"], capsys) == (0, "", "")
+    assert [p.name for p in (compact / "labels").iterdir()] == ["all"]
+    victim = Layout(compact).graph_names()[0]
+    Layout(compact).compact_labels(victim).write_bytes(b"garbage")
+    code, _, err = run_cli(["dataset", "convert", compact, "--label-format", "protobuf"], capsys)
+    assert code == 1 and f"{victim}: error: LabelFileError: " in err and "1 graphs could not be read" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 2
+    assert run_cli(["dataset", "convert", tmp_path / "nowhere", "--label-format", "compact"], capsys)[0] == 2
+    assert run_cli(["dataset", "convert", compact, "--label-format", "json"], capsys)[0] == 2

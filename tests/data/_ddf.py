@@ -31,12 +31,13 @@ def write_sources(directory: Path, chains: Iterable[int] = ()) -> Path:
     return directory
 
 
-def tiny_dataset(directory: Path, chains: Iterable[int] = (2, 3, 4, 6, 8)) -> Path:
+def tiny_dataset(directory: Path, chains: Iterable[int] = (2, 3, 4, 6, 8), label_format: str = "compact") -> Path:
     """``directory/ddf``: a DeepDataFlow data set of the IR fixtures and ``chains`` (built once, in about a second;
-    no compiler needed), its sources in ``directory/src``."""
+    no compiler needed), its sources in ``directory/src``, its labels in ``label_format``."""
     from programl.data.deepdataflow import build_dataset, discover_inputs
 
     root = directory / "ddf"
     if not root.is_dir():
-        build_dataset(discover_inputs([write_sources(directory / "src", chains=chains)]), root, jobs=1)
+        inputs = discover_inputs([write_sources(directory / "src", chains=chains)])
+        build_dataset(inputs, root, jobs=1, label_format=label_format)
     return root

@@ -26,9 +26,10 @@ from programl.data.deepdataflow import (
     read_manifest,
     split_groups,
 )
+from programl.data.deepdataflow.labels import read_labels
 from programl.data.deepdataflow.layout import append_manifest
 from programl.data.vocabulary import Vocabulary, build_vocabulary
-from programl.dataflow import analyze_arrays, labels_to_bytes, load_labels
+from programl.dataflow import analyze_arrays, labels_to_bytes
 from programl.exceptions import GraphCreationError
 from programl.io.files import read_graph
 from tests.data._ddf import write_sources
@@ -171,16 +172,18 @@ def test_split_is_stable_when_groups_are_added() -> None:
 # Building
 
 
-def test_build_layout_labels_split_vocabulary(sources: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("label_format", ["compact", "protobuf"])
+def test_build_layout_labels_split_vocabulary(sources: Path, tmp_path: Path, label_format: str) -> None:
     root = tmp_path / "ddf"
     inputs = discover_inputs([sources])
-    report = build_dataset(inputs, root, seed=3, jobs=2)
+    report = build_dataset(inputs, root, seed=3, jobs=2, label_format=label_format)
     assert (report.built, report.skipped, report.failed) == (7, 0, [])
     layout = Layout(root)
     names = sorted(i.name for i in inputs)
     assert layout.graph_names() == names
     assert sorted(p.stem for p in (root / "ir").glob("*.ll")) == names
-    # labels: exactly what the analyses give with the per-graph seed, or no file when there is no eligible root
+    # labels: exactly what the analyses give with the per-graph seed, or none when there is no eligible root; in
+    # the protobuf form, the bytes of `programl analyze`; in the compact form, one file per graph (none in the other)
     manifest = read_manifest(layout.manifest)
     for name in names:
         graph = read_graph(layout.graph(name))
@@ -190,10 +193,14 @@ def test_build_layout_labels_split_vocabulary(sources: Path, tmp_path: Path) -> 
             info = manifest[name]["labels"][analysis]
             if info["records"]:
                 expected = analyze_arrays(graph, analysis, seed=graph_seed(3, name))
-                assert path.read_bytes() == labels_to_bytes(expected)
+                assert read_labels(layout, analysis, name) == expected
+                if label_format == "protobuf":
+                    assert path.read_bytes() == labels_to_bytes(expected)
                 assert info["steps"] == expected.step_counts.tolist()
             else:
-                assert not path.exists() and "No eligible root" in info["reason"]
+                assert read_labels(layout, analysis, name) is None and "No eligible root" in info["reason"]
+            assert path.exists() == (label_format == "protobuf" and bool(info["records"]))
+        assert layout.compact_labels(name).exists() == (label_format == "compact")
     # split: every graph in exactly one split, 3:1:1 over the 7 source programs, links relative to graphs/
     splits = {s: layout.split_names(s) for s in ("train", "val", "test")}
     assert sorted(sum(splits.values(), [])) == names
@@ -207,12 +214,7 @@ def test_build_layout_labels_split_vocabulary(sources: Path, tmp_path: Path) -> 
     summary = json.loads(layout.summary.read_text())
     assert summary["graphs"] == {"train": 4, "val": 1, "test": 2}
     assert summary["vocabulary_size"] == len(vocabulary)
-    records = {
-        s: sum(
-            len(load_labels(layout.labels("liveness", n))) for n in splits[s] if layout.labels("liveness", n).exists()
-        )
-        for s in splits
-    }
+    records = {s: sum(len(read_labels(layout, "liveness", n) or ()) for n in splits[s]) for s in splits}
     assert summary["examples"]["liveness"] == records
     # the manifest: one line per input with source, flags, hash, status, timings
     entry = manifest["loop"]

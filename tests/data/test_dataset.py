@@ -21,7 +21,7 @@ from programl.data.batching import NodeBudgetBatchSampler  # noqa: E402
 from programl.data.deepdataflow import Layout, build_dataset, discover_inputs, read_manifest  # noqa: E402
 from programl.data.deepdataflow.store import prepare_split  # noqa: E402
 from programl.data.vocabulary import Vocabulary  # noqa: E402
-from programl.dataflow import analyze_arrays  # noqa: E402
+from programl.dataflow import ANALYSES, analyze_arrays  # noqa: E402
 from programl.datasets.directory import DeepDataFlowDataset  # noqa: E402
 from programl.io.files import read_features_list, read_graph  # noqa: E402
 from programl.io.pyg import to_pyg_examples  # noqa: E402
@@ -33,11 +33,26 @@ ATTRIBUTES = ("x", "node_type", "edge_index", "edge_flow", "edge_pos", "root", "
 
 
 @pytest.fixture(scope="module")
-def ddf(tmp_path_factory) -> Path:
-    """A small data set: the IR fixtures of tests/data and chains of 2..40 instructions (15 source programs)."""
-    src = write_sources(tmp_path_factory.mktemp("src"), chains=(2, 3, 5, 8, 12, 16, 20, 25, 30, 35, 40))
+def src(tmp_path_factory) -> Path:
+    """The IR fixtures of tests/data and chains of 2..40 instructions (15 source programs)."""
+    return write_sources(tmp_path_factory.mktemp("src"), chains=(2, 3, 5, 8, 12, 16, 20, 25, 30, 35, 40))
+
+
+@pytest.fixture(scope="module")
+def ddf(src: Path, tmp_path_factory) -> Path:
+    """A small data set of ``src``, its labels in the compact form (the builder's default)."""
     root = tmp_path_factory.mktemp("ddf")
     build_dataset(discover_inputs([src]), root, jobs=2)
+    assert (root / "labels" / "all").is_dir() and not (root / "labels" / "liveness").exists()
+    return root
+
+
+@pytest.fixture(scope="module")
+def ddf_protobuf(src: Path, tmp_path_factory) -> Path:
+    """The same data set with the original's protobuf label files."""
+    root = tmp_path_factory.mktemp("ddf-protobuf")
+    build_dataset(discover_inputs([src]), root, jobs=2, label_format="protobuf")
+    assert (root / "labels" / "liveness").is_dir() and not (root / "labels" / "all").exists()
     return root
 
 
@@ -58,11 +73,13 @@ def _expected(root: Path, analysis: str, split: str, vocabulary) -> dict[str, li
 
 
 @pytest.mark.parametrize("analysis", ["reachability", "liveness", "datadep"])
-def test_examples_equal_to_pyg_of_graph_and_labels(ddf: Path, analysis: str) -> None:
+def test_examples_equal_to_pyg_of_graph_and_labels(ddf: Path, ddf_protobuf: Path, analysis: str) -> None:
+    """The examples of the compact data set are to_pyg_examples of the graphs and the protobuf label files."""
     vocabulary = Vocabulary.load(ddf / "vocab" / "programl.csv")
+    assert Vocabulary.load(ddf_protobuf / "vocab" / "programl.csv") == vocabulary
     for split in ("train", "val", "test"):
         dataset = DeepDataFlowDataset(ddf, analysis, split, max_steps=None, max_nodes=None)
-        expected = _expected(ddf, analysis, split, vocabulary)
+        expected = _expected(ddf_protobuf, analysis, split, vocabulary)
         assert len(dataset) == dataset.num_records == sum(len(v) for v in expected.values())
         seen: dict[str, int] = {}
         for i in range(len(dataset)):
@@ -71,6 +88,22 @@ def test_examples_equal_to_pyg_of_graph_and_labels(ddf: Path, analysis: str) -> 
             _equal(example, expected[name][seen.get(name, 0)])
             assert dataset.graph_names[int(example.graph_index)] == name
             seen[name] = seen.get(name, 0) + 1
+
+
+@pytest.mark.parametrize("analysis", ANALYSES)
+def test_compact_and_protobuf_labels_give_the_same_examples(ddf: Path, ddf_protobuf: Path, analysis: str) -> None:
+    """The same graphs, splits and vocabulary, and every example of every split equal, for all five analyses."""
+    for split in ("train", "val", "test"):
+        compact = DeepDataFlowDataset(ddf, analysis, split, max_steps=None, max_nodes=None)
+        protobuf = DeepDataFlowDataset(ddf_protobuf, analysis, split, max_steps=None, max_nodes=None)
+        assert compact.graph_names == protobuf.graph_names
+        assert compact.num_records == protobuf.num_records and len(compact) == len(protobuf)
+        assert np.array_equal(compact.step_counts, protobuf.step_counts)
+        for i in range(len(compact)):
+            _equal(compact[i], protobuf[i])
+            assert int(compact[i].graph_index) == int(protobuf[i].graph_index)
+        for name in ("graph.npy", "root.npy", "steps.npy", "label_ptr.npy", "labels.bin"):
+            assert (compact.label_dir / name).read_bytes() == (protobuf.label_dir / name).read_bytes(), name
 
 
 def test_filters_use_the_index_only(ddf: Path, tmp_path: Path) -> None:
@@ -150,16 +183,42 @@ def test_pickles_for_loader_workers(ddf: Path) -> None:
     assert sum(b.num_graphs for b in loader) == len(dataset)
 
 
-def test_unreadable_files_are_skipped_and_recorded(ddf: Path, tmp_path: Path) -> None:
+def _flip_a_liveness_byte(data: bytes) -> bytes:
+    from programl.data.deepdataflow.labels import _sections
+
+    _, sections = _sections(data, "")
+    _, _, offset, length, _ = next(s for s in sections if s[0] == "liveness")
+    at = offset + length // 2
+    return data[:at] + bytes((data[at] ^ 0x40,)) + data[at + 1 :]
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (lambda data: b"\x12\x05garbage", "no PGLABELS header"),
+        (lambda data: data[:-3], "sections take"),
+        (lambda data: data[:20], "truncated section table"),
+        (lambda data: b"", "empty"),
+        (_flip_a_liveness_byte, "liveness: checksum mismatch"),
+        (lambda data: data[:8] + b"\x07" + data[9:], "format version 7"),
+        ("protobuf", "label record"),  # a damaged protobuf file (it is read before the compact one)
+    ],
+)
+def test_unreadable_files_are_skipped_and_recorded(ddf: Path, tmp_path: Path, damage, said: str) -> None:
     root = tmp_path / "copy"
     shutil.copytree(ddf, root, symlinks=True)
     shutil.rmtree(root / "processed", ignore_errors=True)
     victim = Layout(root).split_names("train")[0]
-    label = Layout(root).labels("liveness", victim)
-    label.write_bytes(b"\x12\x05garbage")
+    if damage == "protobuf":
+        label = Layout(root).labels("liveness", victim)
+        label.parent.mkdir(parents=True)
+        label.write_bytes(b"\x12\x05garbage")
+    else:
+        label = Layout(root).compact_labels(victim)
+        label.write_bytes(damage(label.read_bytes()))
     graphs, labels = prepare_split(root, "liveness", "train")
-    meta = (labels / "meta.json").read_text()
-    assert victim in meta
+    why = json.loads((labels / "meta.json").read_text())["skipped"][victim]
+    assert said in why and "\n" not in why and (damage == "protobuf" or str(label) in why)
     dataset = DeepDataFlowDataset(root, "liveness", "train", max_steps=None)
     assert victim not in {dataset.graph_name(i) for i in range(len(dataset))}
     assert not [p for p in (root / "processed").rglob(".*") if p.name.startswith(".")]  # no temporary left
@@ -179,12 +238,12 @@ def test_a_split_whose_files_changed_is_converted_again(ddf: Path, tmp_path: Pat
     assert prepare_split(root, "liveness", "train") == (graphs, labels)
     assert (_made(graphs), _made(labels)) == made  # current: left as it is
     victim = layout.split_names("train")[0]
-    good_labels = layout.labels("liveness", victim).read_bytes()
-    layout.labels("liveness", victim).write_bytes(b"\x12\x05garbage")  # a label file rewritten: its store again
+    good_labels = layout.compact_labels(victim).read_bytes()
+    layout.compact_labels(victim).write_bytes(b"\x12\x05garbage")  # a label file rewritten: its store again
     prepare_split(root, "liveness", "train")
     assert _made(graphs) == made[0] and _made(labels) != made[1]
     assert victim in json.loads((labels / "meta.json").read_text())["skipped"]
-    layout.labels("liveness", victim).write_bytes(good_labels)
+    layout.compact_labels(victim).write_bytes(good_labels)
     good_graph = layout.graph(victim).read_bytes()
     layout.graph(victim).write_bytes(b"\xff\xff not a graph")  # a graph rewritten: both stores again
     prepare_split(root, "liveness", "train")

@@ -81,6 +81,7 @@ class BuildTask:
     max_roots: int
     seed: int
     timeout: float | None
+    label_format: str = "compact"
 
 
 def _compile(item: Input, timeout: float | None) -> tuple[str | bytes, dict[str, Any]]:
@@ -124,7 +125,8 @@ def build_input(task: BuildTask) -> dict[str, Any]:
         GraphCreationError: The input does not compile or its IR does not parse.
         TimeoutError: clang ran past the timeout.
     """
-    from programl.dataflow import GraphView, analyze_arrays, labels_to_bytes
+    from programl.data.deepdataflow.labels import write_labels
+    from programl.dataflow import GraphView, analyze_arrays
     from programl.exceptions import AnalysisError
     from programl.graph_builder.llvm import graph_from_ir
     from programl.util.fs import atomic_write_bytes, atomic_write_text
@@ -144,20 +146,22 @@ def build_input(task: BuildTask) -> dict[str, Any]:
     atomic_write_bytes(layout.graph(item.name), graph.SerializeToString(deterministic=True))
     view = GraphView.from_graph(graph)
     labels: dict[str, Any] = {}
+    results = {}
     analysis_seconds: dict[str, float] = {}
     seed = graph_seed(task.seed, item.name)
     for analysis in task.analyses:
         t0 = time.perf_counter()
-        path = layout.labels(analysis, item.name)
         try:
             result = analyze_arrays(view, analysis, max_roots=task.max_roots, seed=seed)
         except AnalysisError as error:
             labels[analysis] = {"records": 0, "reason": str(error)}
-            path.unlink(missing_ok=True)
         else:
-            atomic_write_bytes(path, labels_to_bytes(result))
+            results[analysis] = result
             labels[analysis] = {"records": len(result), "steps": [int(s) for s in result.step_counts]}
         analysis_seconds[analysis] = round(time.perf_counter() - t0, 4)
+    t0 = time.perf_counter()
+    write_labels(layout, item.name, results, task.analyses, task.label_format)
+    written = time.perf_counter() - t0
     return {
         **facts,
         "nodes": len(graph.node),
@@ -167,6 +171,7 @@ def build_input(task: BuildTask) -> dict[str, Any]:
             "compile": round(compiled - start, 4),
             "build": round(built - compiled, 4),
             "analyses": analysis_seconds,
+            "labels": round(written, 4),
             "total": round(time.perf_counter() - start, 4),
         },
     }
@@ -204,7 +209,8 @@ def _describe(item: Input, digest: str) -> dict[str, Any]:
 
 
 def _remove_outputs(layout: Layout, name: str, analyses: Iterable[str]) -> None:
-    for path in (layout.graph(name), layout.ir(name), *(layout.labels(a, name) for a in analyses)):
+    labels = (layout.compact_labels(name), *(layout.labels(a, name) for a in analyses))
+    for path in (layout.graph(name), layout.ir(name), *labels):
         try:
             path.unlink()
         except FileNotFoundError:
@@ -212,11 +218,17 @@ def _remove_outputs(layout: Layout, name: str, analyses: Iterable[str]) -> None:
 
 
 def _outputs_exist(layout: Layout, entry: dict[str, Any]) -> bool:
-    if not layout.graph(entry["name"]).is_file():
+    """Whether the graph and a label file (in either form) for every analysis with records are there."""
+    name = entry["name"]
+    if not layout.graph(name).is_file():
         return False
+    compact: bool | None = None
     for analysis, info in (entry.get("labels") or {}).items():
-        if info.get("records") and not layout.labels(analysis, entry["name"]).is_file():
-            return False
+        if info.get("records") and not layout.labels(analysis, name).is_file():
+            if compact is None:
+                compact = layout.compact_labels(name).is_file()
+            if not compact:
+                return False
     return True
 
 
@@ -233,6 +245,7 @@ def build_dataset(
     executor: Any = None,
     retry_failed: bool = False,
     force: bool = False,
+    label_format: str = "compact",
     progress: Callable[[Iterable, int, str], Iterable] | None = None,
     on_entry: Callable[[dict[str, Any]], None] | None = None,
     on_failure: Callable[[str, BaseException], None] | None = None,
@@ -253,6 +266,10 @@ def build_dataset(
         executor: Anything with ``submit`` (e.g. dask's ``client.get_executor()``); default: a process pool.
         retry_failed: Rebuild inputs whose last build failed (default: keep the recorded failure).
         force: Rebuild every input.
+        label_format: ``compact`` (one small file per graph, the default) or ``protobuf`` (the original's file per
+            graph and analysis, byte-identical to earlier builds); :mod:`~programl.data.deepdataflow.labels`. Not
+            part of an input's content hash: the label files of inputs that are up to date but in the other form
+            are converted (nothing is compiled again).
         progress: Wraps the stream of finished inputs, ``progress(iterable, total, description)`` (a progress bar).
         on_entry: Called with each new manifest entry after it is written.
         on_failure: Called with ``(name, error)`` for each input that fails now.
@@ -261,14 +278,17 @@ def build_dataset(
         A :class:`BuildReport`.
 
     Raises:
-        ValueError: Two inputs share a name, an analysis is unknown, or ``timeout`` or ``max_memory`` is invalid.
+        ValueError: Two inputs share a name, an analysis or the label format is unknown, or ``timeout`` or
+            ``max_memory`` is invalid.
         PoolError: The default pool could not start its workers (what finished is in the manifest).
         KeyboardInterrupt: Interrupted; the inputs in flight were killed (what finished is in the manifest).
     """
+    from programl.data.deepdataflow.labels import check_label_format
     from programl.graph_builder.llvm import LLVM_VERSION
     from programl.util.executor import check_max_memory, check_timeout
 
     start = time.perf_counter()
+    check_label_format(label_format)
     timeout = check_timeout(timeout)
     max_memory = check_max_memory(max_memory)
     for analysis in analyses:
@@ -306,7 +326,21 @@ def build_dataset(
             continue
         digests[item.name] = digest
         if manifest.check(item.name, digest, outputs_exist, force=force, retry_failed=retry_failed):
-            tasks.append(BuildTask(item, str(layout.root), analyses, max_roots, seed, timeout))
+            tasks.append(BuildTask(item, str(layout.root), analyses, max_roots, seed, timeout, label_format))
+
+    # inputs that are up to date, their labels in the other form: converted (one that cannot be is built again)
+    building = {task.input.name for task in tasks}
+    done = [i for i in inputs if i.name not in building and (entries.get(i.name) or {}).get("status") == "ok"]
+    if done:
+        other = _in_other_format(layout, [i.name for i in done], analyses, label_format)
+        if other:
+            from programl.data.deepdataflow.labels import convert_labels
+
+            workers = jobs or os.cpu_count() or 1
+            failed = convert_labels(layout.root, label_format, other, analyses, jobs=workers, progress=progress)
+            again = [i for i in done if i.name in failed]
+            report.skipped -= len(again)
+            tasks += [BuildTask(i, str(layout.root), analyses, max_roots, seed, timeout, label_format) for i in again]
 
     run_tasks(
         build_input,
@@ -340,8 +374,19 @@ def build_dataset(
         [entries[n] for n in names if n in entries] + [entries[n] for n in sorted(entries) if n not in current]
     )
     report.seconds = time.perf_counter() - start
-    report._write(layout.summary, _write_summary, layout, report, config, len(inputs))
+    report._write(layout.summary, _write_summary, layout, report, {**config, "label_format": label_format}, len(inputs))
     return report
+
+
+def _in_other_format(layout: Layout, names: Sequence[str], analyses: Sequence[str], label_format: str) -> list[str]:
+    """Those of ``names`` with label files in the form that is not ``label_format`` (from directory listings)."""
+    if label_format == "compact":
+        other: set[str] = set()
+        for analysis in analyses:
+            other.update(layout.label_names(analysis, "protobuf"))
+    else:
+        other = set(layout.label_names(None, "compact"))
+    return [name for name in names if name in other]
 
 
 def finalize(

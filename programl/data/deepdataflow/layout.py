@@ -4,7 +4,8 @@
 
     <root>/ir/<name>.ll                                            textual LLVM IR
     <root>/graphs/<name>.ProgramGraph.pb                           binary ProgramGraph
-    <root>/labels/<analysis>/<name>.ProgramGraphFeaturesList.pb    one record per root (SPEC §2.5)
+    <root>/labels/<analysis>/<name>.ProgramGraphFeaturesList.pb    one record per root (SPEC §2.5), or
+    <root>/labels/all/<name>.DataFlowLabels.bin                    every analysis of a graph, compact (the default)
     <root>/{train,val,test}/<name>.ProgramGraph.pb                 relative symlinks to ../graphs/...
     <root>/vocab/programl.csv                                      tab-separated, count-ordered (SPEC §5.1)
     <root>/manifest.jsonl                                          one line per input (this project's builder)
@@ -14,6 +15,13 @@ ProGraML's released DeepDataFlow (``*_20.06.01`` tarballs) has the same shape: i
 ``labels/domtree`` (the tarball's name), which :meth:`Layout.label_dir` accepts too. A graph has labels for an
 analysis when its label file exists (the original's scripts delete empty label files, and graphs with no eligible
 root have none).
+
+This project's builder writes the labels of a graph in one of two forms (``--label-format``;
+:mod:`~programl.data.deepdataflow.labels`): ``compact`` (the default), one ``labels/all/<name>.DataFlowLabels.bin``
+per graph holding every analysis that labelled it (zlib-compressed columns, bits for the per-node labels: ~1 KB per
+graph where the protobuf files take ~200 KB), or ``protobuf``, the original's files above. Readers take either, per
+graph and analysis: the protobuf file when there is one, else the compact file's section
+(:func:`~programl.data.deepdataflow.labels.read_labels`).
 
 The manifest is the JSON-lines file of every builder (:mod:`programl.data.manifest`, whose :func:`read_manifest`,
 :func:`append_manifest` and :func:`write_manifest` are re-exported here): appended to as inputs finish (a line torn
@@ -28,7 +36,10 @@ from pathlib import Path
 from programl.data.manifest import append_manifest, read_manifest, write_manifest
 
 __all__ = [
+    "COMPACT_LABEL_DIR",
+    "COMPACT_LABEL_SUFFIX",
     "GRAPH_SUFFIX",
+    "LABEL_FORMATS",
     "LABEL_SUFFIX",
     "SPLITS",
     "Layout",
@@ -40,6 +51,11 @@ __all__ = [
 SPLITS = ("train", "val", "test")
 GRAPH_SUFFIX = ".ProgramGraph.pb"
 LABEL_SUFFIX = ".ProgramGraphFeaturesList.pb"
+#: The compact label files (every analysis of one graph): ``labels/all/<name>.DataFlowLabels.bin``.
+COMPACT_LABEL_DIR = "all"
+COMPACT_LABEL_SUFFIX = ".DataFlowLabels.bin"
+#: The forms a build writes its labels in: this project's compact files (the default), or the original's protobuf.
+LABEL_FORMATS = ("compact", "protobuf")
 #: Directory names under ``labels/`` that hold an analysis (ProGraML's tarball calls dominance ``domtree``).
 LABEL_DIR_NAMES = {"dominance": ("dominance", "domtree")}
 
@@ -90,7 +106,29 @@ class Layout:
         return self.root / "labels" / names[0]
 
     def labels(self, analysis: str, name: str) -> Path:
+        """The original's label file of ``name`` for ``analysis`` (``labels/<analysis>/<name>...pb``)."""
         return self.label_dir(analysis) / f"{name}{LABEL_SUFFIX}"
+
+    def has_labels(self, analysis: str) -> bool:
+        """Whether the data set has a directory of labels for ``analysis`` (its own, or the compact files')."""
+        return self.label_dir(analysis).is_dir() or self.compact_label_dir.is_dir()
+
+    @property
+    def compact_label_dir(self) -> Path:
+        return self.root / "labels" / COMPACT_LABEL_DIR
+
+    def compact_labels(self, name: str) -> Path:
+        """The compact label file of ``name`` (every analysis; ``labels/all/<name>.DataFlowLabels.bin``)."""
+        return self.compact_label_dir / f"{name}{COMPACT_LABEL_SUFFIX}"
+
+    def label_names(self, analysis: str | None, label_format: str = "protobuf") -> list[str]:
+        """Names of the graphs with a label file of ``label_format`` (``protobuf``: for ``analysis``; ``compact``:
+        any compact file, whichever analyses it holds), sorted."""
+        if label_format == "compact":
+            return _names_in(self.compact_label_dir, COMPACT_LABEL_SUFFIX)
+        if analysis is None:
+            raise ValueError("protobuf label files are per analysis: name one")
+        return _names_in(self.label_dir(analysis), LABEL_SUFFIX)
 
     def split_dir(self, split: str) -> Path:
         return self.root / split
@@ -122,9 +160,9 @@ class Layout:
         return self.split_link(split, name)
 
 
-def _names_in(directory: Path) -> list[str]:
+def _names_in(directory: Path, suffix: str = GRAPH_SUFFIX) -> list[str]:
     try:
         entries = os.listdir(directory)
     except FileNotFoundError:
         return []
-    return sorted(e[: -len(GRAPH_SUFFIX)] for e in entries if e.endswith(GRAPH_SUFFIX))
+    return sorted(e[: -len(suffix)] for e in entries if e.endswith(suffix))

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from programl.data.deepdataflow.layout import LABEL_SUFFIX, Layout
+from programl.data.deepdataflow.layout import Layout
 from programl.data.vocabulary import Vocabulary
 from programl.exceptions import ProgramlError
 from programl.util.fs import current_umask
@@ -145,18 +145,23 @@ def _convert_graphs(task: tuple[str, str | None, list[str], str]) -> list[dict[s
     return out
 
 
-def _convert_labels(task: tuple[str, str, list[tuple[int, str, int]]]) -> list[dict[str, np.ndarray] | str]:
-    """Per (graph index, name, node count): the records of its label file, or why they were skipped."""
-    from programl.dataflow import load_labels
+def _convert_labels(task: tuple[str, str, list[tuple[int, str, int]]]) -> list[dict[str, np.ndarray] | str | None]:
+    """Per (graph index, name, node count): the records of its labels (either form,
+    :func:`~programl.data.deepdataflow.labels.read_labels`), None when its compact file has no records of this
+    analysis, or why they were skipped."""
+    from programl.data.deepdataflow.labels import read_labels
 
     root, analysis, graphs = task
     layout = Layout(root)
-    out: list[dict[str, np.ndarray] | str] = []
+    out: list[dict[str, np.ndarray] | str | None] = []
     for _, name, num_nodes in graphs:
         try:
-            result = load_labels(layout.labels(analysis, name))
+            result = read_labels(layout, analysis, name)
         except Exception as error:  # noqa: BLE001
             out.append(f"{type(error).__name__}: {error}")
+            continue
+        if result is None:
+            out.append(None)
             continue
         if len(result) and result.num_nodes != num_nodes:
             out.append(f"label records have {result.num_nodes} nodes, the graph {num_nodes}")
@@ -284,18 +289,20 @@ def _label_store(
     names = _graph_names(graphs)
     node_ptr = np.load(graphs / "node_ptr.npy", allow_pickle=False)
     sizes = np.diff(node_ptr)
-    label_dir = layout.label_dir(analysis)
-    present = set(os.listdir(label_dir)) if label_dir.is_dir() else set()
-    wanted = [(i, n, int(sizes[i])) for i, n in enumerate(names) if f"{n}{LABEL_SUFFIX}" in present]
+    present = set(layout.label_names(analysis, "protobuf")) | set(layout.label_names(None, "compact"))
+    wanted = [(i, n, int(sizes[i])) for i, n in enumerate(names) if n in present]
     writer = _Writer(target)
     try:
-        graph, roots, steps, label_ptr, skipped = [], [], [], [0], {}
+        graph, roots, steps, label_ptr, skipped, labelled = [], [], [], [0], {}, 0
         tasks = [(str(layout.root), analysis, list(chunk)) for chunk in _chunks(wanted, _GRAPH_CHUNK)]
         results = _run(_convert_labels, tasks, jobs, progress, f"{analysis} labels", len(wanted))
         for (index, name, num_nodes), records in zip(wanted, results):
+            if records is None:  # a compact file without this analysis: no eligible root
+                continue
             if isinstance(records, str):
                 skipped[name] = records
                 continue
+            labelled += 1
             count = int(records["count"][0])
             writer.append("labels", records["labels"], np.uint8)
             graph.extend([index] * count)
@@ -313,7 +320,7 @@ def _label_store(
                 "format": FORMAT,
                 "analysis": analysis,
                 "records": len(graph),
-                "graphs": len(wanted),
+                "graphs": labelled + len(skipped),
                 "skipped": skipped,
                 "inputs": key,
                 "graph_store": graph_store,
@@ -365,7 +372,11 @@ def prepare_split(
         _graph_store(layout, split, names, graphs_key, graphs, str(vocab_path), jobs, progress)
     kept = _graph_names(graphs)
     made_from = str((_read_meta(graphs) or {}).get("inputs"))  # the labels index that graph store
-    labels_key, found = inputs_key(((name, layout.labels(analysis, name)) for name in kept), base=made_from)
+    # both forms of every graph's labels (a data set without compact files keys its stores as it always did)
+    forms = [lambda name: layout.labels(analysis, name)]
+    if layout.compact_label_dir.is_dir():
+        forms.append(layout.compact_labels)
+    labels_key, found = inputs_key(((name, form(name)) for name in kept for form in forms), base=made_from)
     if force or not _is_current(labels, labels_key, found, graph_store=made_from):
         _label_store(layout, analysis, graphs, labels_key, made_from, labels, jobs, progress)
     return graphs, labels
