@@ -143,8 +143,8 @@ def real_examples(directory: Path, max_graphs: int, rng: np.random.Generator) ->
 def dataset_examples(directory: Path, analysis: str, split: str, needed_nodes: int, seed: int) -> tuple[list, int]:
     """Examples of a DeepDataFlow data set (DDF-30, graphs up to 40,000 nodes), a seeded sample of about
     ``needed_nodes`` nodes; returns (examples, |V|)."""
-    from programl.datasets.directory import DeepDataFlowDataset
     from programl.data.vocabulary import Vocabulary
+    from programl.datasets.directory import DeepDataFlowDataset
 
     dataset = DeepDataFlowDataset(directory, analysis, split, max_steps=30, max_nodes=40_000)
     order = np.random.default_rng(seed).permutation(len(dataset))

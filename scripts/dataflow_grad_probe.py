@@ -47,8 +47,8 @@ def probe(args: argparse.Namespace) -> list[dict]:
     import numpy as np
     import torch
 
-    from programl.datasets.directory import DeepDataFlowDataset
     from programl.data.vocabulary import Vocabulary
+    from programl.datasets.directory import DeepDataFlowDataset
     from programl.exceptions import ProgramlError
     from programl.tasks.dataflow.train import _collate, _make_model, _train_plan
     from programl.training import load_checkpoint
