@@ -62,14 +62,12 @@ from programl.tasks.classifyapp.spec import (
     add_evaluate_arguments,
     add_train_arguments,
 )
-from programl.tasks.entry import run_task_module
+from programl.tasks.entry import run_task_module, start_trainer
 from programl.tasks.options import SCHEDULE_DEFAULTS
 from programl.tasks.run_options import check_options
 from programl.training import (
     Budget,
     RunLock,
-    Schedule,
-    Trainer,
     TrainingTask,
     UsageError,
     check_same_run,
@@ -388,19 +386,7 @@ def _train(args: argparse.Namespace, dist) -> int:
     _encode(splits, vocabulary)
     task = _ClassifyappTask(config, len(vocabulary), splits["train"], splits["val"])
     budget = Budget(epochs=args.epochs, time_limit=args.time_limit, time_rule="before")
-    trainer = Trainer(
-        task,
-        run_dir,
-        budget,
-        dist=dist,
-        resume=not args.restart,
-        show=show,
-        checkpoint_minutes=args.checkpoint_minutes,
-        schedule=Schedule.of(options),
-        init_from=options.init_from,
-        init_vocabulary=vocabulary,
-        workers=args.workers,
-    ).start()
+    trainer = start_trainer(task, run_dir, budget, args, options, dist=dist, show=show, vocabulary=vocabulary)
     if dist.is_main:  # once the run is known to resume (or start) well
         write_json(
             run_dir / "config.json",

@@ -68,14 +68,12 @@ from programl.tasks.dataflow.spec import (
     add_evaluate_arguments,
     add_train_arguments,
 )
-from programl.tasks.entry import run_task_module
+from programl.tasks.entry import run_task_module, start_trainer
 from programl.tasks.options import SCHEDULE_DEFAULTS
 from programl.tasks.run_options import check_options
 from programl.training import (
     Budget,
     RunLock,
-    Schedule,
-    Trainer,
     TrainingTask,
     UsageError,
     check_same_run,
@@ -319,19 +317,7 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
     vocabulary = Vocabulary.load(train.vocabulary_path)
     task = _DataflowTask(config, len(vocabulary), train, val, schedule)
     budget = Budget(examples=schedule, total_examples=config["train_examples"][-1], time_limit=args.time_limit)
-    trainer = Trainer(
-        task,
-        run_dir,
-        budget,
-        dist=dist,
-        resume=not args.restart,
-        show=show,
-        checkpoint_minutes=args.checkpoint_minutes,
-        schedule=Schedule.of(options),
-        init_from=options.init_from,
-        init_vocabulary=vocabulary,
-        workers=args.workers,
-    ).start()
+    trainer = start_trainer(task, run_dir, budget, args, options, dist=dist, show=show, vocabulary=vocabulary)
     if dist.is_main:
         vocabulary.save(run_dir / "vocab.csv")
         scope = {
