@@ -43,7 +43,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def epoch_scores(run_dir: Path, platform: str) -> tuple[list[dict], np.ndarray]:
-    """Per finished fold: every epoch's validation accuracy and loss and test probabilities; and the labels."""
+    """Per finished fold: every epoch's validation accuracy and loss and test probabilities (rows: indices into the
+    run's DevMap data set); and that data set's labels."""
     import torch
 
     from programl.data.vocabulary import Vocabulary
@@ -57,38 +58,36 @@ def epoch_scores(run_dir: Path, platform: str) -> tuple[list[dict], np.ndarray]:
     config = saved["model"]
     if config.get("average_last", 0) != config["epochs"]:
         raise ProgramlError(f"{run_dir}: needs every epoch's weights (train with --average-last {config['epochs']})")
-    source_dir, data_dir = Path(saved["source_dir"]), Path(saved["data_dir"])
-    rows = devmap._subset_rows(source_dir, config.get("subset"), config["fold_seed"])
-    examples = devmap._examples(source_dir, data_dir, platform, config["variant"], rows)
+    source = devmap._run_source(saved)
+    labels = source.dataset(platform).y.numpy()
     folds = []
-    for split in devmap._splits(examples, config["folds"], config["fold_seed"]):
+    for split in devmap._splits(labels, config["folds"], config["fold_seed"]):
         fold_dir = run_dir / platform / f"fold_{split.fold}"
         if not (fold_dir / "result.json").is_file():
             continue
         vocabulary = Vocabulary.load(fold_dir / "vocab.csv")
-        text_map = devmap._text_map(examples.texts, vocabulary)
-        val_batches = devmap._batches(examples, split.val, config, text_map)
-        test_batches = devmap._batches(examples, split.test, config, text_map)
+        val = source.fold_dataset(platform, "val", split.fold, vocabulary)
+        test = source.fold_dataset(platform, "test", split.fold, vocabulary)
         model = devmap._model(config, len(vocabulary))
         val_acc, val_loss, test_p = [], [], []
         for epoch in range(1, config["epochs"] + 1):
             load_checkpoint(epoch_path(fold_dir, epoch), model=model, restore_rng=False)
-            val = devmap._predict(model, val_batches, torch.device("cpu"))
-            test = devmap._predict(model, test_batches, torch.device("cpu"))
-            val_acc.append(float((val["predictions"] == examples.labels[val["rows"]]).mean()))
-            val_loss.append(val["loss"])
-            test_p.append(test["probabilities"])
+            val_scores = devmap._predict(val, model, config, torch.device("cpu"))
+            test_scores = devmap._predict(test, model, config, torch.device("cpu"))
+            val_acc.append(float((val_scores["predictions"] == val_scores["labels"]).mean()))
+            val_loss.append(val_scores["loss"])
+            test_p.append(test_scores["probabilities"])
         folds.append(
             {
                 "fold": split.fold,
                 "val_rows": np.sort(split.val),
-                "test_rows": test["rows"],
+                "test_rows": test_scores["rows"],
                 "val_acc": np.array(val_acc),
                 "val_loss": np.array(val_loss),
                 "test_p": np.array(test_p),
             }
         )
-    return folds, examples.labels
+    return folds, labels
 
 
 def best_val_epoch(fold: dict) -> int:

@@ -15,7 +15,12 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
+from torch_geometric.data import Batch  # noqa: E402
+
+from programl.data.vocabulary import Vocabulary  # noqa: E402
+from programl.datasets import DevMap, EncodeVocabulary  # noqa: E402
 from programl.tasks.devmap import train as devmap  # noqa: E402
+from programl.training import load_checkpoint  # noqa: E402
 
 RULES = runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "devmap_epoch_rules.py"), run_name="x")
 
@@ -37,17 +42,27 @@ def test_rules_of_a_run_with_every_epoch(shared_data, tmp_path, capsys) -> None:
     assert [f["fold"] for f in folds] == [0, 1, 2] and all(len(f["val_acc"]) == 4 for f in folds)
     scores = RULES["rule_scores"](folds, labels, [4, 2])
     config = json.loads((run / "config.json").read_text())["model"]
-    examples = devmap._examples(
-        shared_data / "devmap", tmp_path / "data", "amd", "ncc", devmap._subset_rows(shared_data / "devmap", 60, 204)
+    everything = DevMap(
+        tmp_path / "data", "amd", "ncc", folds=3, subset=60, mirrors=[shared_data / "devmap"], log=False
     )
-    for k, (fold, split) in enumerate(zip(folds, devmap._splits(examples, 3, 204))):
+    assert labels.tolist() == everything.y.tolist()  # the labels of the run's data set, in its order
+    for k, fold in enumerate(folds):
         result = json.loads((run / "amd" / f"fold_{k}" / "result.json").read_text())
         assert RULES["best_val_epoch"](fold) == result["best_epoch"]
         assert scores["mean-last-4"][k] == pytest.approx(result["test"]["accuracy"])
-        best = devmap._fold_predictions(
-            examples, split, {**config, "average_last": 0}, run / "amd" / f"fold_{k}", torch.device("cpu")
-        )
-        assert scores["best-val"][k] == pytest.approx(float((best["predictions"] == labels[best["rows"]]).mean()))
+        # best.pt on the test fold, read through DevMap and the fold's vocabulary
+        fold_dir = run / "amd" / f"fold_{k}"
+        test = DevMap(tmp_path / "data", "amd", "ncc", "test", fold=k, folds=3, subset=60, log=False)
+        assert sorted(fold["test_rows"]) == test.indices()
+        vocabulary = Vocabulary.load(fold_dir / "vocab.csv")
+        encode = EncodeVocabulary(vocabulary, test.texts)
+        model = devmap._model(config, len(vocabulary))
+        load_checkpoint(fold_dir / "best.pt", model=model, restore_rng=False)
+        model.eval()
+        with torch.no_grad():
+            predictions = model(Batch.from_data_list([encode(d) for d in test])).logits.argmax(-1)
+        best_accuracy = float((predictions == test.y).float().mean())
+        assert scores["best-val"][k] == pytest.approx(best_accuracy)
         assert scores["last"][k] == pytest.approx(
             float((fold["test_p"][-1].argmax(-1) == labels[fold["test_rows"]]).mean())
         )

@@ -155,6 +155,47 @@ def test_options_are_checked(tiny_run) -> None:
         devmap.train_main(parse("train", *argv, "--subset", "1", "--run-dir", root / "other"))
 
 
+def test_a_data_dir_with_the_raw_files_needs_no_source_dir(tiny_run, tmp_path, monkeypatch) -> None:
+    """Without ``--source-dir`` and without the shared data, ``DATA_DIR/raw`` (the files DevMap took for an earlier
+    run) is the source the run records; with neither, one usage line."""
+    root, argv = tiny_run
+    monkeypatch.delenv("PROGRAML_SHARED_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)  # no ../shared/data here
+    i = argv.index("--source-dir")
+    argv = [a if a != root / "run" else tmp_path / "run" for a in argv[:i] + argv[i + 2 :]]
+    assert devmap.train_main(parse("train", *argv, "--epochs", "1", "--only-folds", "0")) == 0
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert saved["source_dir"] == str((root / "data" / "raw").resolve())
+    assert json.loads((tmp_path / "run" / "amd" / "fold_0" / "result.json").read_text())["epochs"] == 1
+    elsewhere = [a if a != root / "data" else tmp_path / "data" for a in argv]
+    with pytest.raises(UsageError, match="no devmap source directory: give --source-dir DIR, or --download"):
+        devmap.train_main(parse("train", *elsewhere, "--run-dir", tmp_path / "run2"))
+
+
+def test_evaluating_a_run_whose_files_are_gone_says_what_to_give(tiny_run, tmp_path) -> None:
+    """``programl evaluate devmap`` of a run whose source directory and data directory are gone: one line that asks
+    for ``--source-dir``; given one, the data set is processed anew there and the predictions are the run's."""
+    import shutil
+
+    from programl.exceptions import ProgramlError
+
+    root, argv = tiny_run
+    run = tmp_path / "moved"
+    shutil.copytree(root / "run", run)
+    saved = json.loads((run / "config.json").read_text())
+    saved.update(source_dir=str(tmp_path / "gone"), data_dir=str(tmp_path / "data"))
+    (run / "config.json").write_text(json.dumps(saved))
+    with pytest.raises(ProgramlError, match=r"the run's DevMap files are gone .* give --source-dir DIR"):
+        devmap.evaluate_main(parse("evaluate", "--run-dir", run, "-q"))
+    with pytest.raises(ProgramlError, match="cgo17-amd.csv: missing"):
+        devmap.evaluate_main(parse("evaluate", "--run-dir", run, "--source-dir", tmp_path, "-q"))
+    source = argv[argv.index("--source-dir") + 1]
+    before = (run / "amd" / "predictions.csv").read_text()
+    assert devmap.evaluate_main(parse("evaluate", "--run-dir", run, "--source-dir", source, "-q")) == 0
+    assert (run / "amd" / "predictions.csv").read_text() == before
+    assert (tmp_path / "data" / "processed").is_dir()
+
+
 def test_hostile_run_directories(tiny_run, tmp_path) -> None:
     """docs/reliability.md: too many folds, a damaged fold result, a damaged or foreign config.json."""
     from programl.exceptions import ProgramlError
@@ -234,7 +275,6 @@ def test_a_model_too_large_for_memory_is_one_line(tiny_run, tmp_path) -> None:
 def test_aux_bins_fit_on_the_training_rows_and_travel_with_the_model(tiny_run, tmp_path) -> None:
     """``--aux-bins``: the thermometer thresholds are quantiles of log1p of the fold's training inputs only, kept
     in ``best.pt``, re-tested by ``evaluate`` and exported with the weights; an older run counts as 0 bins."""
-    from programl.data.devmap import cross_validation_splits
     from programl.models import pretrained
     from programl.pretrained.export import export_pretrained
 
@@ -245,10 +285,8 @@ def test_aux_bins_fit_on_the_training_rows_and_travel_with_the_model(tiny_run, t
     assert devmap.train_main(parse("train", *argv, *options)) == 0
     config = json.loads((run / "config.json").read_text())["model"]
     assert config["aux_bins"] == 8
-    source = Path(argv[argv.index("--source-dir") + 1])
-    examples = devmap._examples(source, root / "data", "amd", "ncc", devmap._subset_rows(source, 60, 204))
-    train = cross_validation_splits(examples.labels, 3, 204)[0].train
-    inputs = torch.log1p(torch.cat([examples.data[i].graph_x.view(1, 2) for i in train]).double())
+    train = _dataset(root, argv, "train", fold=0)  # the fold's training rows, as the run read them
+    inputs = torch.log1p(torch.cat([d.graph_x.view(1, 2) for d in train]).double())
     levels = torch.linspace(0, 1, 10, dtype=torch.float64)[1:-1]
     saved = load_checkpoint(run / "amd" / "fold_0" / "best.pt", restore_rng=False)["model"]
     thresholds = saved["aux.encoding.thresholds"]
@@ -274,8 +312,8 @@ def test_aux_bins_fit_on_the_training_rows_and_travel_with_the_model(tiny_run, t
 def test_text_counts_scale_from_the_training_rows_and_travel_with_the_model(tiny_run, tmp_path) -> None:
     """``--text-counts``: the head's count scales are the largest log1p node-text counts of the fold's training
     kernels (in the fold's vocabulary), kept in ``best.pt``, re-tested by ``evaluate`` and exported."""
-    from programl.data.devmap import cross_validation_splits
     from programl.data.vocabulary import Vocabulary
+    from programl.datasets import EncodeVocabulary
     from programl.models import pretrained
     from programl.pretrained.export import export_pretrained
 
@@ -287,13 +325,12 @@ def test_text_counts_scale_from_the_training_rows_and_travel_with_the_model(tiny
     assert config["text_counts"] is True and config["aux_bins"] == 0
     fold = run / "amd" / "fold_0"
     vocabulary = Vocabulary.load(fold / "vocab.csv")
-    source = Path(argv[argv.index("--source-dir") + 1])
-    examples = devmap._examples(source, root / "data", "amd", "ncc", devmap._subset_rows(source, 60, 204))
-    text_map = devmap._text_map(examples.texts, vocabulary)
-    train = cross_validation_splits(examples.labels, 3, 204)[0].train
+    train = _dataset(root, argv, "train", fold=0)
+    assert vocabulary == train.vocabulary()  # the fold's vocabulary: count-ordered, from its training rows
+    train.transform = EncodeVocabulary(vocabulary, train.texts)
     largest = torch.zeros(len(vocabulary) + 1)
-    for i in train:
-        counts = torch.bincount(text_map[examples.data[i].x], minlength=len(vocabulary) + 1).float()
+    for d in train:
+        counts = torch.bincount(d.x, minlength=len(vocabulary) + 1).float()
         largest = torch.maximum(largest, torch.log1p(counts))
     saved = load_checkpoint(fold / "best.pt", restore_rng=False)["model"]
     torch.testing.assert_close(saved["text_counts.scale"], torch.where(largest > 0, largest, torch.ones_like(largest)))
@@ -329,20 +366,17 @@ def test_an_ensemble_averages_the_members_probabilities(tiny_run, tmp_path) -> N
     assert (
         devmap.evaluate_main(parse("evaluate", "--run-dir", root / "run", "--ensemble", other, "--out", out, "-q")) == 0
     )
-    examples = devmap._examples(Path(argv[1]), root / "data", "amd", "ncc", devmap._subset_rows(Path(argv[1]), 60, 204))
-    config = json.loads((root / "run" / "config.json").read_text())["model"]
     lines = (out / "amd" / "predictions.csv").read_text().splitlines()[1:]
     expected = {}
-    for split in devmap._splits(examples, 3, 204):
+    for fold in range(3):
+        test = _dataset(root, argv, "test", fold=fold)
         mean = 0.0
         for run in (root / "run", other):
-            p = devmap._fold_predictions(
-                examples, split, config, run / "amd" / f"fold_{split.fold}", torch.device("cpu")
-            )
-            mean = mean + p["probabilities"][np.argsort(p["rows"])]
-        for row, label in zip(np.sort(split.test), mean.argmax(-1)):
-            expected[int(examples.csv_rows[row])] = int(label)
+            mean = mean + _probabilities(run, fold, test, "best.pt")
+        for d, label in zip(test, mean.argmax(-1)):
+            expected[int(d.row)] = int(label)  # predictions.csv names each kernel by its CSV row
     assert {int(line.split(",")[0]): int(line.split(",")[4]) for line in lines} == expected
+    assert len(expected) == 60
 
 
 @pytest.mark.parametrize(
@@ -380,26 +414,19 @@ def test_average_last_tests_by_the_mean_of_the_last_epochs_models(tiny_run, tmp_
     run = tmp_path / "avg"
     argv2 = [a if a != root / "run" else run for a in argv]
     assert devmap.train_main(parse("train", *argv2, "--epochs", "4", "--average-last", "3")) == 0
-    examples = devmap._examples(Path(argv[1]), root / "data", "amd", "ncc", devmap._subset_rows(Path(argv[1]), 60, 204))
     config = json.loads((run / "config.json").read_text())["model"]
     assert config["average_last"] == 3
-    for split in devmap._splits(examples, 3, 204):
-        fold_dir = run / "amd" / f"fold_{split.fold}"
+    for fold in range(3):
+        fold_dir = run / "amd" / f"fold_{fold}"
         assert sorted(p.name for p in fold_dir.glob("epoch_*.pt")) == ["epoch_002.pt", "epoch_003.pt", "epoch_004.pt"]
         result = json.loads((fold_dir / "result.json").read_text())
         assert result["averaged_epochs"] == [2, 3, 4]
-        vocabulary_size = len((fold_dir / "vocab.csv").read_text().splitlines()) - 1
-        fold_data = devmap._fold_data(examples, devmap._text_map(examples.texts, _vocab(fold_dir)))
-        batch = Batch.from_data_list([fold_data[i] for i in np.sort(split.test)])
-        mean = 0.0
-        for epoch in (2, 3, 4):
-            model = devmap._model(config, vocabulary_size)
-            load_checkpoint(fold_dir / f"epoch_{epoch:03d}.pt", model=model, restore_rng=False)
-            model.eval()
-            with torch.no_grad():
-                mean = mean + model(batch).logits.softmax(-1).numpy()
+        test = _dataset(root, argv, "test", fold=fold)
+        mean = sum(_probabilities(run, fold, test, f"epoch_{epoch:03d}.pt") for epoch in (2, 3, 4))
+        # a result's rows are the test kernels' indices in the run's data set (DevMap's indices of the split)
         predicted = dict(zip(result["rows"], result["predictions"]))
-        assert [predicted[int(r)] for r in np.sort(split.test)] == mean.argmax(-1).tolist()
+        assert sorted(predicted) == sorted(test.indices())
+        assert [predicted[i] for i in test.indices()] == mean.argmax(-1).tolist()
     last = torch.load(run / "amd" / "fold_0" / "last.pt", weights_only=False)["model"]
     fourth = torch.load(run / "amd" / "fold_0" / "epoch_004.pt", weights_only=False)["model"]
     assert all(torch.equal(last[k], fourth[k]) for k in last)
@@ -419,7 +446,28 @@ def test_average_last_tests_by_the_mean_of_the_last_epochs_models(tiny_run, tmp_
         devmap.train_main(parse("train", *argv2, "--epochs", "4", "--average-last", "5"))
 
 
-def _vocab(fold_dir: Path):
-    from programl.data.vocabulary import Vocabulary
+def _dataset(root: Path, argv: list, split: str, fold: int):
+    """The tiny run's examples of ``split`` of ``fold``, read as a user would: DevMap with the run's options (its
+    ``--data-dir`` as root, ``--source-dir`` as mirror, ``--subset 60``, ``--folds 3``, the default fold seed)."""
+    from programl.datasets import DevMap
 
-    return Vocabulary.load(fold_dir / "vocab.csv")
+    source = Path(argv[argv.index("--source-dir") + 1])
+    return DevMap(root / "data", "amd", "ncc", split, fold=fold, folds=3, subset=60, mirrors=[source], log=False)
+
+
+def _probabilities(run: Path, fold: int, test, checkpoint: str) -> np.ndarray:
+    """The class probabilities of ``test`` (in its order) by a fold's ``checkpoint``, its texts encoded by the
+    fold's ``vocab.csv``."""
+    from programl.data.vocabulary import Vocabulary
+    from programl.datasets import EncodeVocabulary
+
+    fold_dir = run / "amd" / f"fold_{fold}"
+    config = json.loads((run / "config.json").read_text())["model"]
+    vocabulary = Vocabulary.load(fold_dir / "vocab.csv")
+    encode = EncodeVocabulary(vocabulary, test.texts)
+    batch = Batch.from_data_list([encode(d) for d in test])
+    model = devmap._model(config, len(vocabulary))
+    load_checkpoint(fold_dir / checkpoint, model=model, restore_rng=False)
+    model.eval()
+    with torch.no_grad():
+        return model(batch).logits.softmax(-1).numpy()

@@ -67,7 +67,9 @@ class DevmapOptions(TaskOptions):
         None,
         group=CV_GROUP,
         metavar="N",
-        low=1,
+        low=2,
+        high=680,
+        range_text="in 2..680",
         help="use a stratified sample of N kernels-with-inputs instead of all 680 (quick looks, tests)",
     )
     average_last: int = option(
@@ -184,7 +186,7 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
         help="the CSVs, zips and manifest (default: $PROGRAML_SHARED_DATA/devmap or ../shared/data/devmap)",
     )
     group.add_argument(
-        "--download", action="store_true", help="download missing source files into DATA_DIR/download (sha256-checked)"
+        "--download", action="store_true", help="download missing source files into DATA_DIR/raw (sha256-checked)"
     )
     add_data_dir_arguments(group, "devmap")
     group.add_argument("--platform", choices=("amd", "nvidia", "all"), default="all", help="default: all")

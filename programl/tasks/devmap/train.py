@@ -1,17 +1,20 @@
 """OpenCL device mapping: a GGNN with auxiliary inputs, cross-validated per platform (SPEC §6.5, §7.3).
 
-For each platform (AMD Tahiti 7970, NVIDIA GTX 970) the 680 kernels-with-inputs of :mod:`programl.data.devmap` are
-split into 10 stratified folds (seeded); fold k is tested by a model trained on 8 folds, whose epoch is chosen on
+For each platform (AMD Tahiti 7970, NVIDIA GTX 970) the 680 kernels-with-inputs, read through the data set
+:class:`programl.datasets.DevMap` (root ``--data-dir``, raw files from ``--source-dir``), are split into 10 stratified
+folds (seeded; DevMap's ``split``/``fold``); fold k is tested by a model trained on 8 folds, whose epoch is chosen on
 the remaining validation fold (highest validation accuracy, ties to the lower validation loss, then the earlier
 epoch). The test folds are only touched once per fold, by the chosen model. ``--average-last N`` (not in the paper)
 tests by the mean class probabilities of the fold's last N epochs' models instead: no epoch is chosen, which on 68
 validation kernels is the noisiest step of the protocol (``docs/results.md`` §6).
 
 Model (:class:`~programl.models.GGNNGraphClassifier` with the auxiliary readout): a trainable embedding of the node
-text (vocabulary built from the fold's training graphs), typed GGNN steps over control/data/call edges and their
-reversals (the paper's schedule: 6 steps, even and odd steps sharing parameters), the gated node readout summed per
-graph, then ``[graph logits; log1p(transfer), log1p(wgsize)]`` -> BatchNorm -> Linear(32) -> ReLU -> dropout ->
-Linear(2); loss CE(final) + 0.2 CE(graph logits); Adam; batches of at most ``--batch-nodes`` nodes.
+text (vocabulary built from the fold's training graphs, :meth:`DevMap.vocabulary
+<programl.datasets.DevMap.vocabulary>`, applied by the transform :class:`~programl.datasets.EncodeVocabulary`),
+typed GGNN steps over control/data/call edges and their reversals (the paper's schedule: 6 steps, even and odd steps
+sharing parameters), the gated node readout summed per graph, then ``[graph logits; log1p(transfer),
+log1p(wgsize)]`` -> BatchNorm -> Linear(32) -> ReLU -> dropout -> Linear(2); loss CE(final) + 0.2 CE(graph
+logits); Adam; batches of at most ``--batch-nodes`` nodes.
 
 Reported per platform, as in the papers: accuracy and precision / recall / F1 (weighted over the two classes, as the
 published tables; also F1 of the GPU class), and the speedup over the static mapping (the device that is fastest for
@@ -28,9 +31,14 @@ Run directory (``--run-dir``)::
     <platform>/fold_<k>/vocab.csv       the fold's vocabulary
     <platform>/fold_<k>/last.pt         resumption checkpoint; best.pt: the chosen epoch's model
     <platform>/fold_<k>/epoch_<NNN>.pt  with --average-last N: the models of the last N epochs
-    <platform>/fold_<k>/result.json     the fold's test metrics (a finished fold is skipped on resumption)
-    <platform>/predictions.csv          every test prediction with its runtimes
+    <platform>/fold_<k>/result.json     the fold's test metrics, and ``rows``: the test kernels' indices in the
+                                        platform's DevMap data set (a finished fold is skipped on resumption)
+    <platform>/predictions.csv          every test prediction (by CSV row) with its runtimes
     <platform>/report.json, confusion.png
+
+Data directory (``--data-dir``): DevMap's root, ``raw/`` (the public files, linked or copied from ``--source-dir``)
+and ``processed/`` (the graphs and the collated examples). A data directory of a run made before the task read
+DevMap (``src/``, ``<variant>/graphs_<platform>/``) is left as it is; the graphs are built again beside it.
 """
 
 from __future__ import annotations
@@ -53,17 +61,10 @@ import torch
 from sklearn.metrics import f1_score, precision_recall_fscore_support
 
 from programl.data.batching import NodeBudgetBatchSampler
-from programl.data.devmap import (
-    PLATFORM_NAMES,
-    build_devmap,
-    cross_validation_splits,
-    fetch_sources,
-    load_devmap,
-    read_platform_csv,
-)
+from programl.data.devmap import PLATFORM_NAMES, check_sources, cross_validation_splits
 from programl.data.vocabulary import Vocabulary
+from programl.datasets import DevMap, EncodeVocabulary
 from programl.exceptions import ProgramlError
-from programl.io.pyg import to_pyg
 from programl.models.build import build_model
 from programl.tasks.devmap.spec import (
     NETWORK_OPTIONS,
@@ -88,7 +89,6 @@ from programl.training import (
     configure_threads,
     load_checkpoint,
     plot_confusion_matrix,
-    progress,
     read_run_config,
     resolve_device,
     shared_data,
@@ -167,99 +167,70 @@ def devmap_metrics(
 # Data
 
 
-def _source_dir(args: argparse.Namespace) -> Path:
+@dataclass(frozen=True)
+class _Source:
+    """Which DevMap examples a run reads: the arguments of :class:`~programl.datasets.DevMap` but the platform,
+    split and transform (``--data-dir`` is its root, ``--source-dir`` the mirror of its raw files, ``--subset``,
+    ``--folds`` and ``--fold-seed`` its ``subset``, ``folds`` and ``seed``, ``-j`` its build workers)."""
 
-    data_dir = Path(os.path.expanduser(args.data_dir))
+    root: Path
+    source_dir: Path
+    variant: str
+    folds: int
+    seed: int
+    subset: int | None = None
+    jobs: int | None = None
+    log: bool = False
+
+    def dataset(self, platform: str, split: str | None = None, fold: int = 0) -> DevMap:
+        """The examples of ``platform`` (``split`` of cross-validation fold ``fold``; None: every loaded row),
+        processed on first use (the graphs are built then)."""
+        return DevMap(
+            self.root,
+            platform,
+            self.variant,
+            split,
+            fold=fold,
+            folds=self.folds,
+            seed=self.seed,
+            subset=self.subset,
+            mirrors=[self.source_dir],
+            jobs=self.jobs,
+            log=self.log,
+        )
+
+    def fold_dataset(self, platform: str, split: str, fold: int, vocabulary) -> DevMap:
+        """``split`` of fold ``fold``, its node texts encoded by ``vocabulary`` (the fold's, from its training rows)."""
+        dataset = self.dataset(platform, split, fold)
+        dataset.transform = EncodeVocabulary(vocabulary, dataset.texts)
+        return dataset
+
+
+def _source_dir(args: argparse.Namespace) -> Path:
+    """Where the raw files come from: ``--source-dir`` (which must hold them), ``DATA_DIR/raw`` with ``--download``
+    (DevMap downloads them there), else the shared research data, else ``DATA_DIR/raw`` when it holds them."""
+    raw = Path(os.path.expanduser(args.data_dir)) / "raw"
+    shared = shared_data("devmap")
     if args.source_dir:
         directory = Path(args.source_dir)
+        check_sources(directory, verify=False)  # a named directory without the files is an error, not a download
     elif getattr(args, "download", False):
-        directory = data_dir / "download"
-        fetch_sources(directory)
+        directory = raw
+    elif shared is not None and (shared / "cgo17-amd.csv").is_file():
+        directory = shared
+    elif (raw / "cgo17-amd.csv").is_file():
+        directory = raw
     else:
-        directory = shared_data("devmap")
-        if directory is None or not (directory / "cgo17-amd.csv").is_file():
-            raise UsageError("no devmap source directory: give --source-dir DIR, or --download")
+        raise UsageError("no devmap source directory: give --source-dir DIR, or --download")
     return directory.resolve()
 
 
-@dataclass
-class _Examples:
-    """A platform's rows as PyG ``Data`` whose ``x`` are ids into a global text table (mapped per fold)."""
-
-    data: list
-    texts: list[str]
-    labels: np.ndarray
-    runtimes: np.ndarray
-    names: list[str]
-    csv_rows: np.ndarray
-    sizes: np.ndarray
-
-
-def _subset_rows(source_dir: Path, size: int | None, seed: int) -> list[int] | None:
-    """A stratified (by the AMD labels) seeded sample of ``size`` row indices, sorted; None for all rows."""
-
-    if size is None:
-        return None
-    labels = np.array([r.label for r in read_platform_csv(source_dir / "cgo17-amd.csv")])
-    if not 2 <= size <= len(labels):
-        raise UsageError(f"--subset must be in 2..{len(labels)}")
-    rng = np.random.default_rng(seed)
-    chosen = []
-    for label in (0, 1):
-        members = np.flatnonzero(labels == label)
-        take = round(size * len(members) / len(labels))
-        chosen.extend(rng.permutation(members)[:take].tolist())
-    return sorted(chosen)
-
-
-def _examples(
-    source_dir: Path, data_dir: Path, platform: str, variant: str, rows: list[int] | None = None
-) -> _Examples:
-
-    devmap = load_devmap(source_dir, data_dir, platform, variant, rows=rows)
-    texts = sorted({node.text for graph in devmap.graphs for node in graph.node})
-    table = {t: i for i, t in enumerate(texts)}
-    data = [to_pyg(graph, table) for graph in devmap.graphs]
-    for d in data:  # keep what the model reads
-        for key in list(d.keys()):
-            if key not in ("x", "edge_index", "edge_flow", "edge_pos", "node_type", "graph_x", "graph_y"):
-                del d[key]
-    return _Examples(
-        data=data,
-        texts=texts,
-        labels=devmap.labels,
-        runtimes=devmap.runtimes,
-        names=[r.name for r in devmap.rows],
-        csv_rows=np.array([r.row for r in devmap.rows], dtype=np.int64),
-        sizes=np.array([d.num_nodes for d in data], dtype=np.int64),
-    )
-
-
-def _fold_vocabulary(examples: _Examples, train: np.ndarray):
-    """The count-ordered vocabulary of the training graphs, and the map global text id -> fold id (OOV last)."""
-
-    counts = np.zeros(len(examples.texts), dtype=np.int64)
-    for i in train:
-        counts += np.bincount(examples.data[i].x.numpy(), minlength=len(examples.texts))
-    vocabulary = Vocabulary.from_counts({t: int(c) for t, c in zip(examples.texts, counts) if c > 0})
-    return vocabulary, _text_map(examples.texts, vocabulary)
-
-
-def _text_map(texts: list[str], vocabulary) -> Any:
-
-    oov = len(vocabulary)
-    return torch.tensor([vocabulary.get(t, oov) for t in texts], dtype=torch.long)
-
-
-def _plan(
-    examples: _Examples, indices: np.ndarray, config: dict[str, Any], shuffle: bool, seed: int, epoch: int
-) -> list[list[int]]:
-    """Batches of ``indices`` (at most ``batch_nodes`` nodes and ``batch_graphs`` graphs), in an order seeded by
+def _plan(dataset: DevMap, config: dict[str, Any], shuffle: bool = False, seed: int = 0, epoch: int = 0):
+    """Batches of ``dataset`` (at most ``batch_nodes`` nodes and ``batch_graphs`` graphs), in an order seeded by
     (seed, epoch) when shuffled; training batches never hold a single graph (the auxiliary head's BatchNorm needs
     two)."""
-    indices = np.asarray(indices)
     sampler = NodeBudgetBatchSampler(
-        examples.sizes[indices],
+        dataset.sizes,
         config["batch_nodes"],
         shuffle=shuffle,
         seed=seed,
@@ -267,24 +238,22 @@ def _plan(
         min_graphs=2 if shuffle else 1,
     )
     sampler.set_epoch(epoch)
-    return [[int(indices[j]) for j in batch] for batch in sampler.plan()]
+    return [[int(j) for j in batch] for batch in sampler.plan()]
 
 
-def _fold_data(examples: _Examples, text_map) -> list:
-    """The examples with the fold's vocabulary ids and their row (``rows``: which rows a batch holds)."""
-    out = []
-    for i, d in enumerate(examples.data):
-        d = d.clone()
-        d.x = text_map[d.x]
-        d.rows = torch.tensor([i], dtype=torch.long)
-        out.append(d)
-    return out
+def _predict(dataset: DevMap, model, config: dict[str, Any], device) -> dict[str, Any]:
+    """Evaluate on every example of ``dataset`` (a split, its vocabulary transform set): :meth:`_Predictions.compute`,
+    and ``rows``: the examples' indices in the platform's data set (``dataset.indices()``), in batch order."""
+    batches = _plan(dataset, config)
+    predicted = evaluate(_Scorer(), model, make_loader(dataset, batches), device=device).compute()
+    indices = np.asarray(dataset.indices(), dtype=np.int64)
+    predicted["rows"] = indices[np.asarray([j for batch in batches for j in batch], dtype=np.int64)]
+    return predicted
 
 
-def _predict(task, model, indices: np.ndarray, device) -> dict[str, Any]:
-    """Evaluate on the examples ``indices``, in order: loss, rows and predictions (:meth:`_Predictions.compute`)."""
-    batches = _plan(task.examples, indices, task.config, False, 0, 0)
-    return evaluate(task, model, make_loader(task.train_data, batches), device=device).compute()
+def _static_device(labels: np.ndarray) -> int:
+    """The static mapping: the device that is fastest for most of ``labels`` (the training rows)."""
+    return int(np.bincount(labels, minlength=2).argmax())
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -306,30 +275,37 @@ def _model(config: dict[str, Any], vocabulary_size: int):
     return build_model(DevmapSpec().model_spec(config, vocabulary_size))
 
 
+#: What :class:`_Predictions` keeps of every example, in batch order.
+_PREDICTED = ("labels", "runtimes", "predictions", "probabilities")
+
+
 class _Predictions:
-    """The mean loss, rows and predicted devices of an epoch (the engine's accumulator API; one process)."""
+    """The mean loss, and the labels, runtimes (what the examples carry: ``y``, ``runtimes``) and predicted devices
+    of an epoch or a test (the engine's accumulator API; one process)."""
 
     def __init__(self) -> None:
-        self.total_loss, self.count, self.rows, self.predictions, self.probabilities = 0.0, 0, [], [], []
+        self.total_loss, self.count = 0.0, 0
+        self.labels, self.runtimes, self.predictions, self.probabilities = [], [], [], []
 
     def update(self, output, batch, loss) -> None:
-        n = int(batch.graph_y.numel())
+        n = int(batch.y.numel())
         self.total_loss += float(loss.detach()) * n
         self.count += n
-        self.rows.append(batch.rows.cpu().numpy())
+        self.labels.append(batch.y.cpu().numpy())
+        self.runtimes.append(batch.runtimes.view(-1, 2).cpu().numpy())
         self.predictions.append(output.logits.argmax(-1).cpu().numpy())
         self.probabilities.append(output.logits.detach().softmax(-1).cpu().numpy())
 
     def state_dict(self) -> dict[str, Any]:
         """What is accumulated, as tensors and plain values (the engine's mid-epoch checkpoint keeps it)."""
 
-        arrays = {k: [torch.from_numpy(a) for a in getattr(self, k)] for k in ("rows", "predictions", "probabilities")}
+        arrays = {k: [torch.from_numpy(a) for a in getattr(self, k)] for k in _PREDICTED}
         return {"total_loss": self.total_loss, "count": self.count, **arrays}
 
     def load_state_dict(self, state: dict[str, Any]) -> _Predictions:
         """Replace what is accumulated by :meth:`state_dict`'s; returns self."""
         self.total_loss, self.count = float(state["total_loss"]), int(state["count"])
-        for key in ("rows", "predictions", "probabilities"):
+        for key in _PREDICTED:
             setattr(self, key, [t.cpu().numpy() for t in state[key]])
         return self
 
@@ -337,21 +313,20 @@ class _Predictions:
         return self
 
     def compute(self) -> dict[str, Any]:
-        """``loss``, and the ``rows``, ``predictions`` and class ``probabilities`` in batch order."""
-        rows = np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=np.int64)
-        predictions = np.concatenate(self.predictions) if self.predictions else np.zeros(0, dtype=np.int64)
-        probabilities = np.concatenate(self.probabilities) if self.probabilities else np.zeros((0, 2))
-        return {
-            "loss": self.total_loss / max(self.count, 1),
-            "rows": rows,
-            "predictions": predictions,
-            "probabilities": probabilities,
+        """``loss``, and the ``labels``, ``runtimes`` (N, 2), ``predictions`` and class ``probabilities`` in batch
+        order."""
+        empty = {
+            "labels": np.zeros(0, dtype=np.int64),
+            "runtimes": np.zeros((0, 2)),
+            "predictions": np.zeros(0, dtype=np.int64),
+            "probabilities": np.zeros((0, 2)),
         }
+        arrays = {k: np.concatenate(getattr(self, k)) if getattr(self, k) else empty[k] for k in _PREDICTED}
+        return {"loss": self.total_loss / max(self.count, 1), **arrays}
 
 
-def _epoch_metrics(examples: _Examples, predicted: dict[str, Any], static_device: int) -> dict[str, float]:
-    rows = predicted["rows"]
-    metrics = devmap_metrics(examples.labels[rows], predicted["predictions"], examples.runtimes[rows], static_device)
+def _epoch_metrics(predicted: dict[str, Any], static_device: int) -> dict[str, float]:
+    metrics = devmap_metrics(predicted["labels"], predicted["predictions"], predicted["runtimes"], static_device)
     return {"loss": predicted["loss"], "accuracy": metrics["accuracy"], "f1": metrics["f1"]}
 
 
@@ -364,33 +339,47 @@ def _better(candidate: tuple[float, float], best: tuple[float, float] | None) ->
 # Training
 
 
-class _FoldTask(TrainingTask):
-    """One cross-validation fold for the engine (SPEC §6.5): the fold's vocabulary, Adam, dropout re-seeded per
-    epoch, batches in an order seeded by (fold seed, epoch), the epoch chosen by :func:`_better`."""
+class _Scorer(TrainingTask):
+    """The step that trains and evaluates a devmap model: cross-entropy of the collated batch's ``y``, the batch's
+    labels, runtimes and predictions kept by :class:`_Predictions`."""
+
+    def new_metrics(self) -> _Predictions:
+        return _Predictions()
+
+    def step(self, model, batch, metrics: _Predictions):
+        output = model(batch)
+        loss = model.loss(output, batch.y)
+        metrics.update(output, batch, loss)
+        return loss
+
+
+class _FoldTask(_Scorer):
+    """One cross-validation fold for the engine (SPEC §6.5): the fold's training and validation examples (encoded
+    by its vocabulary), Adam, dropout re-seeded per epoch, batches in an order seeded by (fold seed, epoch), the
+    epoch chosen by :func:`_better`."""
 
     curve_metrics = ("loss", "accuracy", "f1")
 
     def __init__(
-        self, examples: _Examples, split, config: dict[str, Any], fold_dir: Path, vocabulary, text_map, device
+        self, train: DevMap, val: DevMap, config: dict[str, Any], fold_dir: Path, vocabulary_size: int
     ) -> None:
-        self.examples, self.split, self.config, self.device = examples, split, config, device
-        self.vocabulary_size, self.text_map = len(vocabulary), text_map
-        self.static_device = int(np.bincount(examples.labels[split.train], minlength=2).argmax())
-        self.init_seed = config["seed"] * 1000 + split.fold
-        self.name = f"{fold_dir.parent.name} fold {split.fold}"
-        self.curve_title = f"devmap {fold_dir.parent.name}, fold {split.fold}"
-        self.checkpoint_extra = {"config": config, "fold": split.fold}
-        self.train_data = self.val_data = _fold_data(examples, text_map)
+        self.train_data, self.val_data = train, val
+        self.config, self.vocabulary_size = config, vocabulary_size
+        self.static_device = _static_device(train.y.numpy())
+        self.init_seed = config["seed"] * 1000 + train.fold
+        self.name = f"{fold_dir.parent.name} fold {train.fold}"
+        self.curve_title = f"devmap {fold_dir.parent.name}, fold {train.fold}"
+        self.checkpoint_extra = {"config": config, "fold": train.fold}
 
     def build(self, device):
 
         model = _model(self.config, self.vocabulary_size)
+        train = [self.train_data[i] for i in range(len(self.train_data))]
         if self.config.get("aux_bins", 0):  # thresholds from the training rows only (a resumed run reloads them)
-            model.fit_aux(torch.cat([self.examples.data[i].graph_x.view(1, -1) for i in self.split.train]))
+            model.fit_aux(torch.cat([d.graph_x.view(1, -1) for d in train]))
         if self.config.get("text_counts", False):  # scales from the training rows only, as the thresholds
-            train = [self.text_map[self.examples.data[i].x] for i in self.split.train]
-            batch = torch.cat([torch.full((len(x),), g, dtype=torch.long) for g, x in enumerate(train)])
-            model.fit_text_counts(torch.cat(train), batch, len(train))
+            batch = torch.cat([torch.full((d.num_nodes,), g, dtype=torch.long) for g, d in enumerate(train)])
+            model.fit_text_counts(torch.cat([d.x for d in train]), batch, len(train))
         model = model.to(device)
         return model, torch.optim.Adam(
             model.parameters(), lr=self.config["lr"], weight_decay=self.config["weight_decay"]
@@ -400,22 +389,13 @@ class _FoldTask(TrainingTask):
         return self.init_seed * 1009 + epoch
 
     def plan(self, pass_index: int) -> list[list[int]]:
-        return _plan(self.examples, self.split.train, self.config, True, self.init_seed, pass_index)
+        return _plan(self.train_data, self.config, True, self.init_seed, pass_index)
 
     def val_plan(self) -> list[list[int]]:
-        return _plan(self.examples, self.split.val, self.config, False, 0, 0)
-
-    def new_metrics(self) -> _Predictions:
-        return _Predictions()
-
-    def step(self, model, batch, metrics: _Predictions):
-        output = model(batch)
-        loss = model.loss(output, batch.graph_y)
-        metrics.update(output, batch, loss)
-        return loss
+        return _plan(self.val_data, self.config)
 
     def epoch_metrics(self, computed: dict[str, Any]) -> dict[str, float]:
-        return _epoch_metrics(self.examples, computed, self.static_device)
+        return _epoch_metrics(computed, self.static_device)
 
     def selection(self, val: dict[str, Any]) -> tuple[float, float]:
         return (val["accuracy"], val["loss"])
@@ -424,13 +404,16 @@ class _FoldTask(TrainingTask):
         return _better(candidate, best)
 
 
-def _train_fold(examples: _Examples, split, options: DevmapOptions, fold_dir: Path, device, args) -> dict:
+def _train_fold(source: _Source, platform: str, fold: int, options: DevmapOptions, fold_dir: Path, device, args):
     """Train one fold (resuming from ``last.pt``), test the chosen epoch's model, write ``result.json``."""
     config = options.config()
     fold_dir.mkdir(parents=True, exist_ok=True)
-    vocabulary, text_map = _fold_vocabulary(examples, split.train)
+    train = source.dataset(platform, "train", fold)
+    vocabulary = train.vocabulary()  # count-ordered, ties broken by text (SPEC §6.5)
     vocabulary.save(fold_dir / "vocab.csv")
-    task = _FoldTask(examples, split, config, fold_dir, vocabulary, text_map, device)
+    train.transform = EncodeVocabulary(vocabulary, train.texts)
+    val = source.fold_dataset(platform, "val", fold, vocabulary)
+    task = _FoldTask(train, val, config, fold_dir, len(vocabulary))
     fit = Trainer(
         task,
         fold_dir,
@@ -442,8 +425,9 @@ def _train_fold(examples: _Examples, split, options: DevmapOptions, fold_dir: Pa
         bar="epochs",
         plot_each_epoch=False,
         keep_epochs_from=_averaged_epochs(config)[0] if config.get("average_last", 0) else None,
+        workers=args.workers,
     ).run()
-    result = _test_fold(examples, split, config, fold_dir, device, task.static_device)
+    result = _test_fold(source, platform, fold, config, fold_dir, device, task.static_device)
     result.update(best_epoch=fit.best_epoch, val_accuracy=fit.best[0] if fit.best else None, epochs=config["epochs"])
     if config.get("average_last", 0):
         result["averaged_epochs"] = list(_averaged_epochs(config))
@@ -456,16 +440,17 @@ def _averaged_epochs(config: dict[str, Any]) -> range:
     return range(config["epochs"] - config["average_last"] + 1, config["epochs"] + 1)
 
 
-def _fold_predictions(examples: _Examples, split, config: dict[str, Any], fold_dir: Path, device) -> dict[str, Any]:
+def _fold_predictions(source: _Source, platform: str, fold: int, config: dict[str, Any], fold_dir: Path, device):
     """The test fold predicted by the fold's ``best.pt``, or with ``--average-last N`` by the mean class probabilities
-    of its last N epochs' models (``epoch_<NNN>.pt``): :meth:`_Predictions.compute` (rows in batch order)."""
+    of its last N epochs' models (``epoch_<NNN>.pt``): :func:`_predict`'s (rows in batch order). The node texts are
+    encoded by the fold's ``vocab.csv``, the vocabulary it was trained with."""
 
     vocabulary = Vocabulary.load(fold_dir / "vocab.csv")
-    task = _FoldTask(examples, split, config, fold_dir, vocabulary, _text_map(examples.texts, vocabulary), device)
+    test = source.fold_dataset(platform, "test", fold, vocabulary)
     model = _model(config, len(vocabulary)).to(device)
     if not config.get("average_last", 0):
         load_checkpoint(fold_dir / "best.pt", model=model, map_location=device, restore_rng=False)
-        return _predict(task, model, split.test, device)
+        return _predict(test, model, config, device)
     snapshots = [epoch_path(fold_dir, epoch) for epoch in _averaged_epochs(config)]
     missing = [path.name for path in snapshots if not path.is_file()]
     if missing:
@@ -473,31 +458,33 @@ def _fold_predictions(examples: _Examples, split, config: dict[str, Any], fold_d
     predicted = []
     for path in snapshots:
         load_checkpoint(path, model=model, map_location=device, restore_rng=False)
-        predicted.append(_predict(task, model, split.test, device))
+        predicted.append(_predict(test, model, config, device))
     probabilities = np.mean([p["probabilities"] for p in predicted], axis=0)
     return {
+        **predicted[0],
         "loss": float(np.mean([p["loss"] for p in predicted])),
-        "rows": predicted[0]["rows"],
         "predictions": probabilities.argmax(-1),
         "probabilities": probabilities,
     }
 
 
-def _fold_result_of(examples: _Examples, split, rows: np.ndarray, pred: np.ndarray, static_device: int) -> dict:
-    metrics = devmap_metrics(examples.labels[rows], pred, examples.runtimes[rows], static_device)
+def _fold_result_of(fold: int, predicted: dict[str, Any], static_device: int) -> dict:
+    """A fold's test result: the metrics of ``predicted`` (its ``labels``, ``predictions``, ``runtimes``), and its
+    ``rows`` (indices into the platform's data set) and predictions."""
+    metrics = devmap_metrics(predicted["labels"], predicted["predictions"], predicted["runtimes"], static_device)
     return {
-        "fold": split.fold,
+        "fold": fold,
         "static_device": static_device,
         "test": metrics,
-        "rows": rows.tolist(),
-        "predictions": pred.tolist(),
+        "rows": np.asarray(predicted["rows"]).tolist(),
+        "predictions": np.asarray(predicted["predictions"]).tolist(),
     }
 
 
-def _test_fold(examples: _Examples, split, config: dict[str, Any], fold_dir: Path, device, static_device: int) -> dict:
-    """Predict the test fold with ``best.pt``; returns its metrics and predictions."""
-    predicted = _fold_predictions(examples, split, config, fold_dir, device)
-    return _fold_result_of(examples, split, predicted["rows"], predicted["predictions"], static_device)
+def _test_fold(source: _Source, platform: str, fold: int, config: dict[str, Any], fold_dir: Path, device, static):
+    """Predict the test fold with ``best.pt`` (or the averaged epochs); returns its metrics and predictions."""
+    predicted = _fold_predictions(source, platform, fold, config, fold_dir, device)
+    return _fold_result_of(fold, predicted, static)
 
 
 def _check_config(args: argparse.Namespace) -> None:
@@ -513,13 +500,14 @@ def _check_config(args: argparse.Namespace) -> None:
         raise UsageError(f"--average-last must be in 0..{args.epochs} (the epochs)")
 
 
-def _splits(examples: _Examples, folds: int, seed: int) -> list:
-    """The cross-validation splits; too many folds for the kernels is a usage error, not a traceback."""
+def _splits(labels: np.ndarray, folds: int, seed: int) -> list:
+    """The cross-validation splits of a platform's examples (``labels``: their ``y``), those of :class:`DevMap`'s
+    ``split``/``fold``; too many folds for the kernels is a usage error, not a traceback."""
 
-    smallest = int(np.bincount(examples.labels, minlength=2).min()) if len(examples.labels) else 0
+    smallest = int(np.bincount(labels, minlength=2).min()) if len(labels) else 0
     if folds > smallest:
         raise UsageError(f"--folds {folds}: the smaller class has {smallest} kernels, and every fold needs one")
-    return cross_validation_splits(examples.labels, folds, seed)
+    return cross_validation_splits(labels, folds, seed)
 
 
 def _fold_result(fold_dir: Path) -> dict | None:
@@ -575,25 +563,21 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
         run_dir / "config.json",
         {"task": "devmap", "model": config, "source_dir": str(source_dir), "data_dir": str(data_dir)},
     )
-    rows = _subset_rows(source_dir, args.subset, args.fold_seed)
-    report = build_devmap(
-        source_dir,
+    source = _Source(
         data_dir,
-        [args.variant],
+        source_dir,
+        args.variant,
+        args.folds,
+        args.fold_seed,
+        subset=args.subset,
         jobs=args.jobs or None,
-        rows=rows,
-        progress=None if args.quiet else _build_progress,
+        log=not args.quiet,
     )
-    if not report.ok:
-        for name, error in report.failed[args.variant]:
-            logger.warning(f"{name}: error: {error}")
-        logger.warning(f"devmap: {len(report.failed[args.variant])} kernels failed to build; they are left out")
     summary = {}
     for platform in _platforms(args.platform):
-        examples = _examples(source_dir, data_dir, platform, args.variant, rows)
-        splits = _splits(examples, args.folds, args.fold_seed)
+        dataset = source.dataset(platform)
         results = []
-        for split in splits:
+        for split in _splits(dataset.y.numpy(), args.folds, args.fold_seed):
             fold_dir = run_dir / platform / f"fold_{split.fold}"
             previous = _fold_result(fold_dir)
             if args.only_folds and split.fold not in args.only_folds:
@@ -604,37 +588,35 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
                 results.append(previous)  # finished (asked for more epochs: resumed from last.pt)
                 continue
             started = time.perf_counter()
-            result = _train_fold(examples, split, options, fold_dir, device, args)
+            result = _train_fold(source, platform, split.fold, options, fold_dir, device, args)
             logger.info(
                 f"devmap {platform} fold {split.fold}: test accuracy {result['test']['accuracy']:.3f} "
                 f"(epoch {result['best_epoch']}, {time.perf_counter() - started:.0f} s)"
             )
             results.append(result)
-        summary[platform] = _platform_report(examples, results, run_dir / platform, platform)
+        summary[platform] = _platform_report(dataset, results, run_dir / platform, platform)
     _write_summary(run_dir, summary, config)
     print(_summary_table(summary))
     return 0
-
-
-def _build_progress(items, total, description):
-    return progress(items, total, description, unit="kernel")
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Reports
 
 
-def _platform_report(examples: _Examples, results: list[dict], directory: Path, platform: str) -> dict:
-    """Fold means and spreads, pooled confusion matrix, predictions.csv and confusion.png of one platform."""
+def _platform_report(dataset: DevMap, results: list[dict], directory: Path, platform: str) -> dict:
+    """Fold means and spreads, pooled confusion matrix, predictions.csv and confusion.png of one platform (the
+    results' ``rows`` index ``dataset``, the platform's examples)."""
 
+    labels, runtimes, csv_rows = dataset.y.numpy(), dataset.runtimes.numpy(), dataset.row.numpy()
     keys = list(results[0]["test"]) if results else []
     folds = {k: [r["test"][k] for r in results] for k in keys}
     rows = np.array([i for r in results for i in r["rows"]], dtype=np.int64)
     pred = np.array([p for r in results for p in r["predictions"]], dtype=np.int64)
     static = np.array([r["static_device"] for r in results for _ in r["rows"]], dtype=np.int64)
     cm = np.zeros((2, 2), dtype=np.int64)
-    np.add.at(cm, (examples.labels[rows], pred), 1)
-    static_acc = [float(np.mean(examples.labels[r["rows"]] == r["static_device"])) for r in results]
+    np.add.at(cm, (labels[rows], pred), 1)
+    static_acc = [float(np.mean(labels[r["rows"]] == r["static_device"])) for r in results]
     report = {
         "platform": platform,
         "folds": len(results),
@@ -644,7 +626,7 @@ def _platform_report(examples: _Examples, results: list[dict], directory: Path, 
         "per_fold": folds,
         "best_epochs": [r.get("best_epoch") for r in results],
         "static_mapping_accuracy": float(np.mean(static_acc)) if static_acc else math.nan,
-        "pooled_accuracy": float(np.mean(examples.labels[rows] == pred)) if rows.size else math.nan,
+        "pooled_accuracy": float(np.mean(labels[rows] == pred)) if rows.size else math.nan,
         "confusion_matrix": cm.tolist(),
     }
     directory.mkdir(parents=True, exist_ok=True)
@@ -656,14 +638,14 @@ def _platform_report(examples: _Examples, results: list[dict], directory: Path, 
     for row, p, s, f in zip(rows, pred, static, fold_of):
         writer.writerow(
             [
-                int(examples.csv_rows[row]),
-                examples.names[row],
+                int(csv_rows[row]),
+                dataset.names[row],
                 f,
-                int(examples.labels[row]),
+                int(labels[row]),
                 int(p),
                 int(s),
-                examples.runtimes[row, 0],
-                examples.runtimes[row, 1],
+                runtimes[row, 0],
+                runtimes[row, 1],
             ]
         )
 
@@ -756,20 +738,41 @@ def _check_same_folds(members: list[tuple[Path, dict[str, Any]]]) -> None:
                 )
 
 
-def _evaluation_examples(args: argparse.Namespace, saved: dict[str, Any], run_dirs: list[Path]):
-    """``(platform, examples)`` for each platform to evaluate: ``--platform``, or with ``all`` the platforms that
-    every one of ``run_dirs`` has trained folds of (a one-platform run: its platform, not an error about the other);
-    the data directories are the run's unless given."""
+def _run_source(saved: dict[str, Any], source_dir=None, data_dir=None, jobs: int | None = None, log: bool = False):
+    """The :class:`_Source` of a run's ``config.json`` (``saved``): its data directory and raw files unless given.
+    The data directory is the DevMap root; one of a run made before the runs read DevMap (graphs under
+    ``<variant>/graphs_<platform>``) is processed anew beside them, into ``raw/`` and ``processed/``."""
     config = saved["model"]
-    source_dir = Path(args.source_dir or saved["source_dir"])
-    data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
-    rows = _subset_rows(source_dir, config.get("subset"), config["fold_seed"])
+    return _Source(
+        Path(os.path.expanduser(data_dir or saved["data_dir"])),
+        Path(source_dir or saved["source_dir"]),
+        config["variant"],
+        config["folds"],
+        config["fold_seed"],
+        subset=config.get("subset"),
+        jobs=jobs,
+        log=log,
+    )
+
+
+def _evaluation_data(args: argparse.Namespace, saved: dict[str, Any], run_dirs: list[Path]):
+    """``(platform, source, dataset)`` for each platform to evaluate: ``--platform``, or with ``all`` the platforms
+    that every one of ``run_dirs`` has trained folds of (a one-platform run: its platform, not an error about the
+    other); the data directories are the run's unless given."""
+    source = _run_source(saved, args.source_dir, args.data_dir, log=not args.quiet)
+    if args.source_dir:
+        check_sources(args.source_dir, verify=False)
+    elif not any((d / "cgo17-amd.csv").is_file() for d in (source.source_dir, source.root / "raw")):
+        raise ProgramlError(
+            f"{source.source_dir}: the run's DevMap files are gone (and {source.root / 'raw'} has none): give "
+            "--source-dir DIR (the CSVs, zips and manifest)"
+        )
     platforms = _platforms(args.platform)
     if args.platform == "all":
         trained = [p for p in platforms if all(any((d / p).glob("fold_*/best.pt")) for d in run_dirs)]
         platforms = tuple(trained) or platforms
     for platform in platforms:
-        yield platform, _examples(source_dir, data_dir, platform, config["variant"], rows)
+        yield platform, source, source.dataset(platform)
 
 
 def _evaluate(args: argparse.Namespace, device, run_dir: Path, saved: dict[str, Any]) -> int:
@@ -777,14 +780,15 @@ def _evaluate(args: argparse.Namespace, device, run_dir: Path, saved: dict[str, 
 
     config = saved["model"]
     summary = {}
-    for platform, examples in _evaluation_examples(args, saved, [run_dir]):
+    for platform, source, dataset in _evaluation_data(args, saved, [run_dir]):
+        labels = dataset.y.numpy()
         results = []
-        for split in _splits(examples, config["folds"], config["fold_seed"]):
+        for split in _splits(labels, config["folds"], config["fold_seed"]):
             fold_dir = run_dir / platform / f"fold_{split.fold}"
             if not (fold_dir / "best.pt").is_file():
                 continue
-            static_device = int(np.bincount(examples.labels[split.train], minlength=2).argmax())
-            result = _test_fold(examples, split, config, fold_dir, device, static_device)
+            static_device = _static_device(labels[split.train])
+            result = _test_fold(source, platform, split.fold, config, fold_dir, device, static_device)
             previous = _fold_result(fold_dir)
             if previous is not None:
                 result["best_epoch"] = previous.get("best_epoch")
@@ -793,7 +797,7 @@ def _evaluate(args: argparse.Namespace, device, run_dir: Path, saved: dict[str, 
             results.append(result)
         if not results:
             raise ProgramlError(f"{run_dir / platform}: no trained fold (best.pt) to evaluate")
-        summary[platform] = _platform_report(examples, results, run_dir / platform, platform)
+        summary[platform] = _platform_report(dataset, results, run_dir / platform, platform)
     _write_summary(run_dir, summary, config)
     print(_summary_table(summary))
     return 0
@@ -806,26 +810,29 @@ def _evaluate_ensemble(args: argparse.Namespace, device, members: list[tuple[Pat
     saved = members[0][1]
     config = saved["model"]
     summary = {}
-    for platform, examples in _evaluation_examples(args, saved, [d for d, _ in members]):
+    for platform, source, dataset in _evaluation_data(args, saved, [d for d, _ in members]):
+        labels = dataset.y.numpy()
         results = []
-        for split in _splits(examples, config["folds"], config["fold_seed"]):
+        for split in _splits(labels, config["folds"], config["fold_seed"]):
             fold_dirs = [d / platform / f"fold_{split.fold}" for d, _ in members]
             if not all((f / "best.pt").is_file() for f in fold_dirs):
                 continue
             test_rows, probabilities = np.sort(split.test), 0.0
             for fold_dir, (_, member) in zip(fold_dirs, members):
-                predicted = _fold_predictions(examples, split, member["model"], fold_dir, device)
+                predicted = _fold_predictions(source, platform, split.fold, member["model"], fold_dir, device)
                 order = np.argsort(predicted["rows"], kind="stable")  # members may batch in other orders
                 assert np.array_equal(predicted["rows"][order], test_rows), fold_dir
                 probabilities = probabilities + predicted["probabilities"][order]
-            static_device = int(np.bincount(examples.labels[split.train], minlength=2).argmax())
-            pred = np.asarray(probabilities).argmax(-1)
-            result = _fold_result_of(examples, split, test_rows, pred, static_device)
+            mean = {
+                **{k: predicted[k][order] for k in ("rows", "labels", "runtimes")},
+                "predictions": np.asarray(probabilities).argmax(-1),
+            }
+            result = _fold_result_of(split.fold, mean, _static_device(labels[split.train]))
             result["best_epoch"] = [(_fold_result(f) or {}).get("best_epoch") for f in fold_dirs]
             results.append(result)
         if not results:
             raise ProgramlError(f"{platform}: no fold that every run of the ensemble has trained (best.pt)")
-        summary[platform] = _platform_report(examples, results, args.out / platform, platform)
+        summary[platform] = _platform_report(dataset, results, args.out / platform, platform)
     _write_summary(args.out, summary, {**config, "ensemble": [str(d) for d, _ in members]})
     print(_summary_table(summary))
     return 0
