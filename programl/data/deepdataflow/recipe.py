@@ -18,9 +18,9 @@ of a larger one).
 Source kinds:
 
 * ``poj104``: POJ-104 programs (:mod:`programl.data.poj104`: deduplicated, ProGraML's header recipe, precompiled
-  headers), named ``poj104_<label>.<n>.<i>`` with ``i`` the index of the setting in
-  :data:`programl.data.poj104.OPT_SETTINGS` (ProGraML's classifyapp names), grouped by program. A size takes
-  programs round-robin over the 104 classes, each class in a seeded order.
+  headers with their template instantiations, :data:`PCH_FLAGS`), named ``poj104_<label>.<n>.<i>`` with ``i`` the
+  index of the setting in :data:`programl.data.poj104.OPT_SETTINGS` (ProGraML's classifyapp names), grouped by
+  program. A size takes programs round-robin over the 104 classes, each class in a seeded order.
 * ``devmap``: the OpenCL kernels of the DevMap data set (:mod:`programl.data.devmap`): each kernel file once, with
   the clang-22 flags of its first manifest row; named ``opencl_<file stem>.<setting tag>.cl``, grouped by file. A
   size takes the first files in a seeded order.
@@ -45,7 +45,15 @@ from typing import Any
 from programl.data.deepdataflow.inputs import Input, discover_inputs, setting_tag
 from programl.exceptions import ProgramlError
 
-__all__ = ["load_recipe", "recipe_inputs", "recipe_settings"]
+__all__ = ["PCH_FLAGS", "load_recipe", "recipe_inputs", "recipe_settings"]
+
+#: Flags for precompiling POJ-104's headers only (not for compiling programs): the header's pending template
+#: instantiations are made once, in the PCH, rather than at the end of every program. That takes a -O0 compile of
+#: a POJ-104 program from ~76 to ~28 ms of CPU (clang-22; two thirds of it was instantiating the templates of
+#: <iostream> and <algorithm> again) and gives the same IR, byte for byte (``benchmarks/dataset_build.py`` compares
+#: every graph of a build made each way). The flags are part of the PCH's file name, so a data set built before keeps
+#: its own PCH files beside the new ones.
+PCH_FLAGS = ("-fpch-instantiate-templates",)
 
 
 def load_recipe(path: str | os.PathLike) -> dict[str, Any]:
@@ -107,7 +115,7 @@ def _poj104_inputs(source: dict[str, Any], data_dir: Path, work_dir: Path, size:
         if flags not in poj104.OPT_SETTINGS:
             raise ProgramlError(f"POJ-104 setting {' '.join(flags)} is not one of ProGraML's 8 settings")
         index = poj104.OPT_SETTINGS.index(flags)
-        pch = tuple(sorted(poj104.precompile_headers(work_dir / "pch", flags).items()))
+        pch = tuple(sorted(poj104.precompile_headers(work_dir / "pch", (*flags, *PCH_FLAGS)).items()))
         for program in chosen:
             inputs.append(
                 Input(
