@@ -244,3 +244,17 @@ def test_a_file_that_cannot_be_converted_is_built_again(builds, tmp_path: Path) 
     report = build_dataset(inputs, root, jobs=1)  # compact: the others converted, the victim built again
     assert (report.built, report.skipped) == (1, len(inputs) - 1)
     assert _files(root, "labels") == _files(compact, "labels")
+
+
+def test_a_pickle_is_not_a_label_file(tmp_path: Path) -> None:
+    """A received compact label file is read with struct, zlib and numpy.frombuffer: a pickle is refused in one line
+    and never runs (docs/security.md)."""
+    from tests.payload import payload_runs, write_payload
+
+    marker = tmp_path / "MARKER"
+    assert payload_runs(marker)
+    layout = Layout(tmp_path / "ddf")
+    write_payload(layout.compact_labels("victim"), marker, "pickle")
+    with pytest.raises(LabelFileError, match="not a readable label file"):
+        read_labels(layout, "liveness", "victim")
+    assert not marker.exists()

@@ -2,6 +2,8 @@
 DESIGN §5).
 
 * :mod:`~programl.data.deepdataflow.layout` - where each file lives; the manifest;
+* :mod:`~programl.data.deepdataflow.labels` - label files in either form (the original's protobuf per graph and
+  analysis, or one compact file per graph, the builder's default), and conversion between them;
 * :mod:`~programl.data.deepdataflow.inputs` - what a build consumes (:class:`Input`, :func:`discover_inputs`);
 * :mod:`~programl.data.deepdataflow.builder` - :func:`build_dataset` (parallel, resumable, atomic);
 * :mod:`~programl.data.deepdataflow.split` - the seeded 3:1:1 split by source program;
