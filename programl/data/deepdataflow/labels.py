@@ -262,28 +262,36 @@ def labelled_names(layout: Layout, analysis: str) -> set[str]:
 
 
 def write_labels(
-    layout: Layout, name: str, results: Mapping[str, AnalysisResult], analyses: Sequence[str], label_format: str
+    layout: Layout,
+    name: str,
+    results: Mapping[str, AnalysisResult],
+    analyses: Sequence[str],
+    label_format: str,
+    write: Callable[[Path, bytes], object] | None = None,
 ) -> None:
     """Write graph ``name``'s records (``results``: analysis -> records; analyses of ``analyses`` not in it have
     none) in ``label_format``, atomically, and remove its files of the other form (so the new ones are the ones
     read). ``compact``: one file, or none when no analysis labelled the graph; ``protobuf``: one file per analysis
-    (:func:`programl.dataflow.records.labels_to_bytes`, byte-identical to ``programl analyze``)."""
+    (:func:`programl.dataflow.records.labels_to_bytes`, byte-identical to ``programl analyze``). ``write(path,
+    data)`` writes a file (default :func:`programl.util.fs.atomic_write_bytes`)."""
     from programl.dataflow.records import labels_to_bytes
     from programl.util.fs import atomic_write_bytes
 
     check_label_format(label_format)
+    write = write or atomic_write_bytes
     if label_format == "compact":
         if results:
-            atomic_write_bytes(layout.compact_labels(name), encode_compact(results))
+            write(layout.compact_labels(name), encode_compact(results))
         else:
             layout.compact_labels(name).unlink(missing_ok=True)
         for analysis in analyses:
-            layout.labels(analysis, name).unlink(missing_ok=True)
+            if layout.label_dir(analysis).is_dir():  # (a compact data set has none: a look, not an unlink)
+                layout.labels(analysis, name).unlink(missing_ok=True)
         return
     for analysis in analyses:
         path = layout.labels(analysis, name)
         if analysis in results:
-            atomic_write_bytes(path, labels_to_bytes(results[analysis]))
+            write(path, labels_to_bytes(results[analysis]))
         else:
             path.unlink(missing_ok=True)
     layout.compact_labels(name).unlink(missing_ok=True)
