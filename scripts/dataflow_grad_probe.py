@@ -46,11 +46,13 @@ def probe(args: argparse.Namespace) -> list[dict]:
     """The probed batches (module docstring), in training order."""
     import numpy as np
     import torch
+    from torch_geometric.data import Batch
 
+    from programl.data.batching import NodeBudgetBatchSampler
     from programl.data.vocabulary import Vocabulary
-    from programl.datasets.directory import DeepDataFlowDataset
+    from programl.datasets import DeepDataFlowDataset
     from programl.exceptions import ProgramlError
-    from programl.tasks.dataflow.train import _collate, _make_model, _train_plan
+    from programl.tasks.dataflow.train import _make_model
     from programl.training import load_checkpoint
 
     torch.set_num_threads(args.threads)
@@ -70,13 +72,18 @@ def probe(args: argparse.Namespace) -> list[dict]:
     model.load_state_dict(saved["model"])
     model.train()
     rows: list[dict] = []
+    # the run's own batches: the sampler of programl train dataflow, a pass per epoch of the sampler
+    sampler = NodeBudgetBatchSampler(
+        train.sizes, config["batch_nodes"], shuffle=True, seed=config["seed"], policy=config["batch_policy"]
+    )
     seen, pass_index, started = 0, 0, time.time()
     while seen < args.end:
-        for number, indices in enumerate(_train_plan(train.sizes, config, pass_index)):
+        sampler.set_epoch(pass_index)
+        for number, indices in enumerate(sampler.plan()):
             if seen >= args.end:
                 break
             if seen >= args.start and number % args.every == 0:
-                batch = _collate(train, indices)
+                batch = Batch.from_data_list([train[i] for i in indices])
                 model.zero_grad()
                 loss = model.loss(model(batch), batch.y)
                 loss.backward()
