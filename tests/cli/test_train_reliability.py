@@ -243,6 +243,9 @@ def test_missing_empty_and_damaged_data_sets(capsys, ddf, tmp_path) -> None:
 
     unlabelled = tmp_path / "unlabelled"  # built without the analysis, or every label file damaged
     shutil.copytree(ddf, unlabelled, ignore=shutil.ignore_patterns("processed"))
+    from programl.data.deepdataflow.labels import convert_labels
+
+    assert convert_labels(unlabelled, "protobuf") == {}  # the original's layout: one label file per analysis
     for path in (unlabelled / "labels" / "datadep").iterdir():
         path.write_bytes(b"\x08\x96\x01junk")
     code, _, err = train(unlabelled)

@@ -427,7 +427,8 @@ def test_deepdataflow_dataset_has_pyg_paths(ddf_root: Path) -> None:
     """DeepDataFlowDataset's raw_paths / processed_paths name its files (they raised NotImplementedError)."""
     built = DeepDataFlow(ddf_root, "liveness", "val", size=2, log=False).data_dir
     store = DeepDataFlowDataset(built, "liveness", "val")
-    assert [Path(p).name for p in store.raw_paths] == ["graphs", "liveness", "val", "programl.csv"]
+    # the labels of a build in the compact format (the default) are labels/all/, every analysis in one file per graph
+    assert [Path(p).name for p in store.raw_paths] == ["graphs", "all", "val", "programl.csv"]
     assert all(Path(p).exists() for p in store.raw_paths + store.processed_paths)
     assert store.processed_paths[1].endswith("val/liveness/meta.json")
 
