@@ -168,3 +168,11 @@ def test_label_formats_and_convert(sources: Path, tmp_path: Path, capsys) -> Non
     assert "Traceback" not in err and len(err.strip().splitlines()) == 2
     assert run_cli(["dataset", "convert", tmp_path / "nowhere", "--label-format", "compact"], capsys)[0] == 2
     assert run_cli(["dataset", "convert", compact, "--label-format", "json"], capsys)[0] == 2
+
+
+def test_the_cli_offers_the_label_formats_of_the_layout() -> None:
+    """The command line names them without importing the builder (start-up time); they must stay the same."""
+    from programl.cli.dataset import LABEL_FORMATS
+    from programl.data.deepdataflow.layout import LABEL_FORMATS as LAYOUT_FORMATS
+
+    assert LABEL_FORMATS == LAYOUT_FORMATS
