@@ -19,6 +19,11 @@ address space than any sensible limit): a prediction that runs too long or needs
 ("timed out after N s", "out of memory") and the batch goes on. The worker loads the models once (checked against
 their sha256 again), before its first input's time starts.
 
+A saved graph built by the original ProGraML 0.3.2 (``llvm2graph-10``, the released DeepDataFlow graphs) has LLVM 10
+pointer texts (``i32*``, ``struct*``); ``--typed-pointers auto`` (the default) reads each one the model's vocabulary
+lacks as LLVM 22 prints it (``ptr``), ``map`` reads every text so, ``keep`` reads them as they are
+(:mod:`programl.io.typed_pointers`).
+
 ``--json`` prints one JSON object per input (JSON lines). A bad input (one that does not build, an empty graph, a
 corrupt one with an edge to a node that does not exist) is reported on one line and the others go on (exit 1); a
 missing or damaged model stops the command with one line (exit 1); a bad option exits 2.
@@ -49,6 +54,10 @@ __all__ = ["add_parser", "run"]
 
 #: What predict reads as a saved graph rather than a program.
 GRAPH_MARK = ".ProgramGraph"
+
+#: ``--typed-pointers`` (spelled out: :data:`programl.io.typed_pointers.TYPED_POINTER_MODES` would import the
+#: builder's protobufs at start-up; a test keeps the two equal).
+TYPED_POINTER_MODES = ("auto", "map", "keep")
 
 
 def add_parser(subparsers) -> None:
@@ -81,6 +90,14 @@ def add_parser(subparsers) -> None:
             "--model-dir",
             metavar="DIR",
             help="look models up in DIR instead of the package's (programl/models/weights)",
+        )
+        sub.add_argument(
+            "--typed-pointers",
+            choices=TYPED_POINTER_MODES,
+            default="auto",
+            help="graphs built by the original ProGraML 0.3.2 (LLVM 10) say i32*, struct*, [4 x i8*] where the "
+            "models' vocabularies say ptr, [4 x ptr]: auto (default) reads such a text the vocabulary lacks in its "
+            "LLVM 22 form, map reads every text so, keep reads texts as they are",
         )
         sub.add_argument("--json", action="store_true", help="one JSON object per input (JSON lines)")
         sub.add_argument("--device", default="cpu", help="where the model runs: cpu (default), cuda, cuda:1 ...")
@@ -225,7 +242,7 @@ class Request:
         return cls(
             task=args.task,
             explicit=_explicit_choice(args),
-            options=TASKS[args.task].predict_options(args),
+            options={**TASKS[args.task].predict_options(args), "typed_pointers": args.typed_pointers},
             notes=not args.json and not args.quiet,
         )
 

@@ -6,6 +6,8 @@
 * :mod:`~programl.io.dot`: Graphviz DOT text and rendering (``to_dot``, ``render_dot``).
 * :mod:`~programl.io.files`: single graph / label files by suffix (``read_graph``, ``write_graph``, ...).
 * :mod:`~programl.io.compiler_gym`: CompilerGym's ``Programl`` / ``ProgramlJson`` observations.
+* :mod:`~programl.io.typed_pointers`: node texts of the original's (LLVM 10) graphs as LLVM 22 prints them
+  (``llvm22_text``: ``i32*`` -> ``ptr``).
 
 All conversions are lossless: pb <-> pbtxt <-> JSON <-> networkx <-> ``ProgramGraph`` give equal protobufs.
 Nothing here needs torch (the torch-geometric conversion lives in :mod:`programl.io.pyg`). Names are imported
@@ -22,6 +24,7 @@ __all__ = [
     "from_json",
     "from_networkx",
     "from_string",
+    "llvm22_text",
     "load_graphs",
     "read_features_list",
     "read_graph",
@@ -53,6 +56,7 @@ _MODULES = {
     "read_graph": "files",
     "write_features_list": "files",
     "write_graph": "files",
+    "llvm22_text": "typed_pointers",
 }
 
 

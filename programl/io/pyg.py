@@ -38,6 +38,10 @@ The vocabulary may be anything with ``get(text, default)`` and ``len()`` (a ``di
 every new text the next id (:class:`programl.datasets.transforms.TextTable`, while a data set is processed: no text is
 unknown). This module depends on none of them.
 
+Graphs built by the original ProGraML 0.3.2 (LLVM 10) say ``i32*`` where this project's (LLVM 22) say ``ptr``; by
+default (``typed_pointers="auto"``) such a text that the vocabulary lacks is looked up in its LLVM 22 form, so the
+models of this project read them (:mod:`programl.io.typed_pointers`; ``typed_pointers="keep"`` turns it off).
+
 Needs the ``ml`` extra: without torch or torch-geometric, importing this module (or ``programl.to_pyg``) raises a
 ``ModuleNotFoundError`` whose one line says ``pip install 'programl[ml]'``.
 
@@ -64,6 +68,7 @@ except ModuleNotFoundError as _error:  # installed without the ml extra: one lin
     raise _replacement from None
 
 from programl.exceptions import GraphTransformError
+from programl.io.typed_pointers import check_typed_pointers, llvm22_texts, vocabulary_ids
 from programl.proto import ProgramGraph, ProgramGraphFeatures, ProgramGraphFeaturesList
 from programl.util.checks import is_integer
 
@@ -151,22 +156,29 @@ class GraphArrays:
     def num_nodes(self) -> int:
         return len(self.node_text)
 
-    def vocab_ids(self, vocabulary: _Vocab | None) -> np.ndarray:
+    def vocab_ids(self, vocabulary: _Vocab | None, typed_pointers: str = "auto") -> np.ndarray:
         """(N,) int64 vocabulary ids; OOV (and every node when ``vocabulary`` is None) -> ``len(vocabulary)``. A
-        vocabulary with ``add(text) -> id`` (a growing table) is asked for every text, so none is unknown."""
+        vocabulary with ``add(text) -> id`` (a growing table) is asked for every text, so none is unknown.
+        ``typed_pointers`` (``auto``, ``map``, ``keep``): how the LLVM 10 texts of a graph built by the original
+        ProGraML (``i32*``) are looked up (:mod:`programl.io.typed_pointers`)."""
+        check_typed_pointers(typed_pointers)
         if vocabulary is None:
             return np.zeros(self.num_nodes, dtype=np.int64)
         if not (hasattr(vocabulary, "get") and hasattr(vocabulary, "__len__")):
             raise TypeError(
                 f"vocabulary must map node text to id (a dict or Vocabulary), not {type(vocabulary).__name__}"
             )
+        texts = self.node_text
         add = _adder(vocabulary)
-        if add is not None:  # a table that gives each new text the next id (TextTable)
-            values = [add(t) for t in self.node_text]
+        if add is not None:  # a table that gives each new text the next id (TextTable); it lacks no text
+            if typed_pointers == "map":
+                texts = llvm22_texts(texts)
+            values = [add(t) for t in texts]
             oov = len(vocabulary)
         else:
             oov = len(vocabulary)
-            values = [vocabulary.get(t, oov) for t in self.node_text]
+            # an LLVM 10 text (i32*) the vocabulary lacks is looked up as LLVM 22 prints it (ptr), by the mode
+            values = vocabulary_ids(texts, vocabulary, oov, typed_pointers)
             oov = max(oov, len(vocabulary))  # a mapping whose get adds what it lacks has grown
         try:
             ids = np.array(values) if values else np.zeros(0, dtype=np.int64)
@@ -174,7 +186,7 @@ class GraphArrays:
             ids = np.zeros(0, dtype=object)
         out_of_range = ids.dtype.kind in "iu" and ids.size and (ids.min() < 0 or ids.max() > oov)
         if ids.dtype.kind not in "iu" or ids.shape != (len(values),) or out_of_range:
-            text, value = next((t, v) for t, v in zip(self.node_text, values) if not _is_id(v, oov))
+            text, value = next((t, v) for t, v in zip(texts, values) if not _is_id(v, oov))
             raise GraphTransformError(
                 f"vocabulary maps {text!r} to {value!r}, not an id in 0..{oov} (its length is the unknown id)"
             )
@@ -268,10 +280,14 @@ def _label_attributes(record: ProgramGraphFeatures, num_nodes: int) -> dict[str,
 
 
 def _base_attributes(
-    arrays: GraphArrays, graph: ProgramGraph, vocabulary: _Vocab | None, keep_text: bool | None
+    arrays: GraphArrays,
+    graph: ProgramGraph,
+    vocabulary: _Vocab | None,
+    keep_text: bool | None,
+    typed_pointers: str = "auto",
 ) -> dict[str, Any]:
     attrs: dict[str, Any] = {
-        "x": torch.from_numpy(arrays.vocab_ids(vocabulary)),
+        "x": torch.from_numpy(arrays.vocab_ids(vocabulary, typed_pointers)),
         "node_type": torch.from_numpy(arrays.node_type),
         "edge_index": torch.from_numpy(np.stack([arrays.edge_src, arrays.edge_dst])),
         "edge_flow": torch.from_numpy(arrays.edge_flow),
@@ -290,6 +306,7 @@ def to_pyg(
     labels: ProgramGraphFeatures | None = None,
     *,
     keep_text: bool | None = None,
+    typed_pointers: str = "auto",
 ) -> Data:
     """Convert a ProgramGraph (and optionally one data-flow label record) into a PyG ``Data``.
 
@@ -302,16 +319,25 @@ def to_pyg(
             ``data.text``.
         labels: One ``ProgramGraphFeatures`` of a data-flow ``ProgramGraphFeaturesList`` (SPEC §2.5): adds ``root``,
             ``y``, ``step_count`` (and ``active_nodes``).
-        keep_text: Store the node texts as ``data.text``; default: only when ``vocabulary`` is None.
+        keep_text: Store the node texts as ``data.text`` (as the graph has them); default: only when ``vocabulary``
+            is None.
+        typed_pointers: How the typed-pointer texts of a graph built by the original ProGraML (LLVM 10: ``i32*``,
+            ``struct*``, ``[4 x i8*]``) meet ``vocabulary`` (:mod:`programl.io.typed_pointers`). ``"auto"``
+            (default): in a graph with such texts, a text the vocabulary lacks is looked up as LLVM 22 prints it
+            (``ptr``, ``[4 x ptr]``, ``ptr addrspace(1)``), so this project's models read the original's graphs;
+            a vocabulary of typed-pointer texts (the released ``vocab_20.06.01``) keeps its ids, and a growing
+            table keeps the texts. ``"map"``: every text in its LLVM 22 form. ``"keep"``: texts as they are (the
+            original's pointer texts are then out of this project's vocabularies).
 
     Returns:
         A ``Data`` with the attributes listed in the module docstring.
 
     Raises:
         GraphTransformError: An edge refers to a missing node, or the label record does not fit the graph.
+        ValueError: ``typed_pointers`` is not ``auto``, ``map`` or ``keep``.
     """
     arrays = GraphArrays(graph)
-    attrs = _base_attributes(arrays, graph, vocabulary, keep_text)
+    attrs = _base_attributes(arrays, graph, vocabulary, keep_text, typed_pointers)
     if labels is not None:
         attrs.update(_label_attributes(labels, arrays.num_nodes))
     return Data(**attrs)
@@ -323,6 +349,7 @@ def to_pyg_examples(
     vocabulary: _Vocab | None = None,
     *,
     keep_text: bool | None = None,
+    typed_pointers: str = "auto",
 ) -> Iterator[Data]:
     """Yield one ``Data`` per label record of ``labels`` (one training example each, SPEC §6.1).
 
@@ -331,14 +358,14 @@ def to_pyg_examples(
     """
     records = labels.graph if isinstance(labels, ProgramGraphFeaturesList) else labels
     arrays = GraphArrays(graph)
-    base = _base_attributes(arrays, graph, vocabulary, keep_text)
+    base = _base_attributes(arrays, graph, vocabulary, keep_text, typed_pointers)
     for record in records:
         attrs = dict(base)
         attrs.update(_label_attributes(record, arrays.num_nodes))
         yield Data(**attrs)
 
 
-def to_hetero(graph: ProgramGraph, vocabulary: _Vocab | None = None) -> HeteroData:
+def to_hetero(graph: ProgramGraph, vocabulary: _Vocab | None = None, *, typed_pointers: str = "auto") -> HeteroData:
     """Convert a ProgramGraph into a PyG ``HeteroData`` with one node type per ``Node.Type``.
 
     Node types ``instruction``, ``variable``, ``constant`` (always present, possibly with 0 nodes) and ``type`` (only
@@ -348,7 +375,8 @@ def to_hetero(graph: ProgramGraph, vocabulary: _Vocab | None = None) -> HeteroDa
     "instruction")``, ``("variable", "data", "instruction")``, ``("instruction", "call", "instruction")``, with
     ``edge_index`` (2, E_r) in local indices, ``edge_pos`` (E_r,) long, ``edge_attr`` (E_r, 1) float (the position,
     ready for layers with ``edge_dim=1``) and ``edge_id`` (E_r,) the protobuf edge index; edges keep protobuf order
-    within a relation and parallel edges are kept. Numeric graph-level features are stored as in :func:`to_pyg`.
+    within a relation and parallel edges are kept. Numeric graph-level features are stored as in :func:`to_pyg`;
+    ``typed_pointers`` as there.
 
     Raises:
         GraphTransformError: An edge refers to a missing node, or a node/edge type is unknown.
@@ -358,7 +386,7 @@ def to_hetero(graph: ProgramGraph, vocabulary: _Vocab | None = None) -> HeteroDa
         raise GraphTransformError(f"unknown node type {int(arrays.node_type.max())}")
     if arrays.edge_flow.size and (arrays.edge_flow.min() < 0 or arrays.edge_flow.max() >= len(EDGE_FLOW_NAMES)):
         raise GraphTransformError(f"unknown edge flow {int(arrays.edge_flow.max())}")
-    ids = arrays.vocab_ids(vocabulary)
+    ids = arrays.vocab_ids(vocabulary, typed_pointers)
     local = np.zeros(arrays.num_nodes, dtype=np.int64)
     data = HeteroData()
     present = [0, 1, 2] + ([3] if (arrays.node_type == 3).any() else [])

@@ -3,8 +3,10 @@ chosen roots (SPEC §6.1, roots as in §4.1), the device of an OpenCL kernel (SP
 program (SPEC §6.6).
 
 The graph is encoded as in training (:func:`programl.io.pyg.to_pyg` with the model's vocabulary: an unknown node text
-gets the out-of-vocabulary id), and the network runs in eval mode without gradients. Each function returns a small
-result object whose ``to_dict()`` is what ``programl predict --json`` prints.
+gets the out-of-vocabulary id), and the network runs in eval mode without gradients. A graph built by the original
+ProGraML 0.3.2 (LLVM 10 texts such as ``i32*``) is read with its pointer texts in their LLVM 22 form (``ptr``), the
+form the models' vocabularies hold; ``typed_pointers="keep"`` turns that off (:mod:`programl.io.typed_pointers`).
+Each function returns a small result object whose ``to_dict()`` is what ``programl predict --json`` prints.
 """
 
 from __future__ import annotations
@@ -72,11 +74,15 @@ def _check_has_instructions(graph) -> None:
         raise ProgramlError(f"the graph holds no instructions ({len(graph.node)} nodes): nothing to predict from")
 
 
-def _encode(graph, vocabulary, device):
-    """The ``Data`` of ``graph`` the models read (``x`` from ``vocabulary``, edges, node types, graph features)."""
+def _encode(graph, vocabulary, device, typed_pointers: str = "auto"):
+    """The ``Data`` of ``graph`` the models read (``x`` from ``vocabulary``, edges, node types, graph features);
+    ``typed_pointers`` as in :func:`programl.io.pyg.to_pyg`."""
     from programl.io.pyg import to_pyg
 
-    return to_pyg(graph, vocabulary).to(device)
+    try:
+        return to_pyg(graph, vocabulary, typed_pointers=typed_pointers).to(device)
+    except ValueError as error:  # an unknown typed_pointers mode
+        raise ProgramlError(str(error)) from None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -182,6 +188,7 @@ def predict_dataflow(
     seed: int = 0,
     steps: int | None = None,
     compare: bool = False,
+    typed_pointers: str = "auto",
 ) -> DataflowPrediction:
     """Run a data-flow model on ``graph`` for each root.
 
@@ -192,6 +199,9 @@ def predict_dataflow(
             seeded shuffle of the eligible roots, else the analysis's own sample (``programl analyze --seed``).
         steps: Message-passing steps (default: the model's, 30 for the paper's runs).
         compare: Also run the analysis itself on the same roots (``exact``).
+        typed_pointers: How the typed-pointer texts of a graph built by the original ProGraML (``i32*``) meet the
+            model's vocabulary: ``auto`` (default: a text it lacks is read as LLVM 22 prints it, ``ptr``), ``map``
+            (every text so) or ``keep`` (as it is; see :func:`programl.io.pyg.to_pyg`).
 
     Raises:
         AnalysisError: No eligible root, or a given root that is not eligible.
@@ -204,7 +214,7 @@ def predict_dataflow(
     analysis = pretrained.analysis
     chosen, exact = _roots_and_labels(graph, analysis, roots, num_roots, seed, compare)
     steps = _check_integer("steps", steps if steps is not None else pretrained.metadata.get("steps", 30), 0)
-    base = _encode(graph, pretrained.vocabulary, "cpu")
+    base = _encode(graph, pretrained.vocabulary, "cpu", typed_pointers)
     n = int(base.num_nodes)
     examples = []
     for root in chosen.tolist():
@@ -278,7 +288,14 @@ class DevmapPrediction:
         }
 
 
-def predict_devmap(pretrained, graph, *, transfer: int | None = None, wgsize: int | None = None) -> DevmapPrediction:
+def predict_devmap(
+    pretrained,
+    graph,
+    *,
+    transfer: int | None = None,
+    wgsize: int | None = None,
+    typed_pointers: str = "auto",
+) -> DevmapPrediction:
     """Predict the faster device for the kernel of ``graph`` with a devmap model.
 
     Args:
@@ -287,6 +304,7 @@ def predict_devmap(pretrained, graph, *, transfer: int | None = None, wgsize: in
         transfer: Bytes transferred to the device; default: the graph's ``transfer_bytes`` feature, else the
             platform's median in the DevMap data (:data:`programl.data.devmap.AUX_MEDIANS`).
         wgsize: Work-group size; default likewise (``wgsize`` feature, else the default).
+        typed_pointers: ``auto``, ``map`` or ``keep``, as in :func:`predict_dataflow`.
 
     Raises:
         ProgramlError: An auxiliary input that is not a finite number >= 0, a graph with no instructions, or one
@@ -312,7 +330,7 @@ def predict_devmap(pretrained, graph, *, transfer: int | None = None, wgsize: in
         if not value >= 0 or value == float("inf"):  # NaN fails the first test
             raise ProgramlError(f"--{key} must be a finite number >= 0, not {value}")
         values[key] = int(value)
-    data = _encode(graph, pretrained.vocabulary, "cpu")
+    data = _encode(graph, pretrained.vocabulary, "cpu", typed_pointers)
     data.graph_x = torch.tensor([[float(values["transfer"]), float(values["wgsize"])]], dtype=torch.float32)
     with torch.no_grad():
         logits = pretrained.model(data.to(pretrained.device)).logits.cpu()
@@ -347,8 +365,9 @@ class ClassifyappPrediction:
         return {"top": [{"class": c, "probability": round(p, 6)} for c, p in zip(self.classes, self.probabilities)]}
 
 
-def predict_classifyapp(pretrained, graph, *, top: int = 5) -> ClassifyappPrediction:
-    """The ``top`` most likely classes of the program of ``graph`` (ties: the lower class first).
+def predict_classifyapp(pretrained, graph, *, top: int = 5, typed_pointers: str = "auto") -> ClassifyappPrediction:
+    """The ``top`` most likely classes of the program of ``graph`` (ties: the lower class first); ``typed_pointers``
+    as in :func:`predict_dataflow`.
 
     Raises:
         ProgramlError: ``top`` is not a positive integer, the graph has no instructions, or it has an edge to a
@@ -360,7 +379,7 @@ def predict_classifyapp(pretrained, graph, *, top: int = 5) -> ClassifyappPredic
     top = _check_integer("top", top, 1)
     _check_has_instructions(graph)
     check_graph(graph)
-    data = _encode(graph, pretrained.vocabulary, pretrained.device)
+    data = _encode(graph, pretrained.vocabulary, pretrained.device, typed_pointers)
     with torch.no_grad():
         logits = pretrained.model(data).logits.cpu()
     probabilities = torch.softmax(logits, dim=-1)[0].numpy()
