@@ -124,7 +124,7 @@ def encode_graph_columns(
     heads: list[tuple[int, str]],
     node_function: np.ndarray,
     node_block: np.ndarray,
-    node_full_text: list[str],
+    node_full_text: list[str] | tuple[list[str], np.ndarray],
     node_has_features: np.ndarray,
     node_int_features: dict[int, list[tuple[str, int]]],
     edges,
@@ -137,27 +137,28 @@ def encode_graph_columns(
         head_ids: Per node, an index into ``heads``.
         heads: ``(type, text)`` pairs.
         node_function, node_block: Per node.
-        node_full_text: Per node, the ``full_text`` feature ("" where ``node_has_features`` is False).
+        node_full_text: Per node, the ``full_text`` feature ("" where ``node_has_features`` is False); or a pair
+            ``(texts, index)``: node i's text is ``texts[index[i]]`` (each distinct text is encoded once).
         node_has_features: Per node, whether it has a ``features`` message (a ``full_text``, maybe empty).
         node_int_features: Node index -> extra int64 features after ``full_text``.
         edges: ``(flow, position, source, target)`` tuples, or an ``(E, 4)`` integer array.
         functions: ``(name, int features)`` per function.
         modules: ``(name, bytes features, int features)`` per module.
     """
-    out = bytearray(
-        _encode_nodes(head_ids, heads, node_function, node_block, node_full_text, node_has_features, node_int_features)
-    )
-    out += encode_edges(edges)
+    out = [
+        _encode_nodes(head_ids, heads, node_function, node_block, node_full_text, node_has_features, node_int_features),
+        encode_edges(edges),
+    ]
     for name, int_features in functions:
         payload = _length_delimited(b"\x0a", name.encode("utf-8")) if name else b""
         if int_features:
             payload += _length_delimited(b"\x1a", encode_features([], int_features))
-        out += _length_delimited(b"\x22", payload)
+        out.append(_length_delimited(b"\x22", payload))
     for name, bytes_features, int_features in modules:
         payload = _length_delimited(b"\x0a", name.encode("utf-8")) if name else b""
         payload += _length_delimited(b"\x12", encode_features(bytes_features, int_features))
-        out += _length_delimited(b"\x2a", payload)
-    return bytes(out)
+        out.append(_length_delimited(b"\x2a", payload))
+    return b"".join(out)  # (one copy of the large pieces)
 
 
 _CHUNK = 1 << 16  # rows of the byte matrix at a time
@@ -257,7 +258,7 @@ def _encode_nodes(
     heads: list[tuple[int, str]],
     function: np.ndarray,
     block: np.ndarray,
-    full_text: list[str],
+    full_text: list[str] | tuple[list[str], np.ndarray],
     has_features: np.ndarray,
     int_features: dict[int, list[tuple[str, int]]],
 ) -> bytes:
@@ -271,6 +272,8 @@ def _encode_nodes(
     count = len(head_ids)
     if not count:
         return b""
+    # (texts, index): the bytes of each distinct text
+    pieces, text_index = (_encoded(full_text[0]), full_text[1]) if isinstance(full_text, tuple) else (None, None)
     head_rows, head_lengths = _table(
         [
             (b"\x08" + varint(type_) if type_ else b"")
@@ -286,21 +289,31 @@ def _encode_nodes(
         or min(int(function.min()), int(block.min())) < 0
         or head_rows.shape[1] > _MAX_WIDTH
     ):  # beyond the widths of the matrix: field by field
-        return _encode_nodes_one_by_one(head_ids, heads, function, block, full_text, has_features, int_features)
+        return _encode_nodes_one_by_one(
+            head_ids, heads, function, block, _text_list(full_text), has_features, int_features
+        )
     custom = {i: extra for i, extra in int_features.items() if extra and has_features[i]} if int_features else {}
     if custom:  # their features message stands in for their text
         has_features = has_features.copy()
         has_features[list(custom)] = False
-    blob, text_lengths = (None, None) if custom else _joined_ascii(full_text)
+        blob = None
+    elif pieces is not None:  # each node's text is one of a few distinct texts: their bytes, copied in C
+        blob = b"".join(map(pieces.__getitem__, text_index.tolist()))
+        text_lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))[text_index]
+    else:
+        blob, text_lengths = _joined_ascii(full_text)
     if blob is None:  # not all ASCII, or some texts replaced
-        values = [text.encode("utf-8") for text in full_text]
+        if pieces is not None:
+            values = list(map(pieces.__getitem__, text_index.tolist()))
+        else:
+            values = [text.encode("utf-8") for text in full_text]
         for index, extra in custom.items():
             features = _full_text_features(values[index]) + encode_features([], extra)
             values[index] = _length_delimited(b"\x42", features)
         blob = b"".join(values)
         text_lengths = np.fromiter(map(len, values), dtype=np.int64, count=count)
     if int(text_lengths.max()) >= 1 << 30:
-        return _encode_nodes_one_by_one(head_ids, heads, function, block, full_text, original, int_features)
+        return _encode_nodes_one_by_one(head_ids, heads, function, block, _text_list(full_text), original, int_features)
 
     # the full_text header depends on the text's length only: a table by length (short texts), or by distinct length
     header_of = np.where(has_features, text_lengths, 0)
@@ -347,6 +360,22 @@ def _encode_nodes(
     out[is_prefix] = np.concatenate(prefixes)
     out[~is_prefix] = np.frombuffer(blob, dtype=np.uint8)
     return out.tobytes()
+
+
+def _text_list(full_text) -> list[str]:
+    """Node texts as a list: ``full_text`` itself, or ``texts[index[i]]`` for a ``(texts, index)`` pair."""
+    if isinstance(full_text, tuple):
+        texts, index = full_text
+        return list(map(texts.__getitem__, index.tolist()))
+    return full_text
+
+
+def _encoded(texts: list[str]) -> list[bytes]:
+    """Each text's UTF-8 bytes: when all are ASCII without NUL, one join, one encode and one split."""
+    joined = "\0".join(texts)
+    if joined.isascii() and joined.count("\0") == len(texts) - 1:
+        return joined.encode("ascii").split(b"\0") if texts else []
+    return [text.encode("utf-8") for text in texts]
 
 
 def _joined_ascii(texts: list[str]) -> tuple[bytes | None, np.ndarray | None]:

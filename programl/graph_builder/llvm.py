@@ -725,17 +725,11 @@ class _Builder:
         block_edges, block_edge_def, entries, exits = self.control_between_blocks(
             op_kind, op_id, op_user, inst_block, inst_node, block_start, block_end, is_opcode("br"), definition_blocks
         )
-        runs = np.concatenate(
-            (
-                np.repeat(inst_def, per_instruction) * 4,
-                arg_def[op_id[by_argument]] * 4 + 1,
-                inst_def[var_user] * 4 + 2,
-                block_edge_def * 4 + 3,
-            )
+        edges = _interleave_runs(
+            (instruction_edges, argument_edges, producer_edges, block_edges.reshape(-1, 4)),
+            (np.repeat(inst_def, per_instruction), arg_def[op_id[by_argument]], inst_def[var_user], block_edge_def),
+            n_definitions,
         )
-        edges = np.concatenate((instruction_edges, argument_edges, producer_edges, block_edges.reshape(-1, 4)))[
-            np.argsort(runs, kind="stable")
-        ]
 
         # declarations: one node each, entry and exit
         function_entry = [0] * n_functions
@@ -831,7 +825,11 @@ class _Builder:
         )
         self.node_function = np.concatenate((function_of, np.zeros(len(constant_keys), dtype=np.int64)))
         self.node_block = np.concatenate((block_of, np.full(len(constant_keys), n_blocks, dtype=np.int64)))
-        self.node_full_text = list(map(sources.__getitem__, source_of.tolist())) + constant_keys
+        # full texts by index: the encoder copies each distinct text's bytes once per node, without a str per node
+        self.node_full_text = (
+            sources + constant_keys,
+            np.concatenate((source_of, len(sources) + np.arange(len(constant_keys), dtype=np.int64))),
+        )
         self.edges = np.concatenate((edges, call_edges, constant_edges))
 
     def control_between_blocks(
@@ -1046,6 +1044,25 @@ class _Builder:
             [(module_name, module_features, _module_profile_summary(self.text))],
         )
         return ProgramGraph.FromString(data)
+
+
+def _interleave_runs(runs: tuple[np.ndarray, ...], owners: tuple[np.ndarray, ...], n_owners: int) -> np.ndarray:
+    """The rows of several runs, owner by owner: for each owner, its rows of the first run, then of the second ...
+
+    The same order as a stable sort of all rows by ``(owner, run)``. When each run's owners are non-decreasing (as
+    the builder makes them) every row's place is counted out in linear time; otherwise rows are sorted.
+    """
+    if all(len(owner) < 2 or bool((owner[1:] >= owner[:-1]).all()) for owner in owners):
+        counts = np.stack([np.bincount(owner, minlength=n_owners) for owner in owners], axis=1)  # owner x run
+        starts = (np.cumsum(counts.ravel()) - counts.ravel()).reshape(counts.shape)
+        out = np.empty((int(counts.sum()), runs[0].shape[1]), dtype=runs[0].dtype)
+        for run, (rows, owner) in enumerate(zip(runs, owners)):
+            if len(owner):
+                first_in_run = np.cumsum(counts[:, run]) - counts[:, run]
+                out[(starts[:, run] - first_in_run)[owner] + np.arange(len(owner))] = rows
+        return out
+    keys = np.concatenate([owner * len(runs) + run for run, owner in enumerate(owners)])
+    return np.concatenate(runs)[np.argsort(keys, kind="stable")]
 
 
 def _unnamed_argument_slots(function: int) -> list[int]:
