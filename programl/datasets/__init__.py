@@ -24,6 +24,14 @@ from programl.datasets.deepdataflow import DEEPDATAFLOW22, DeepDataFlow
 from programl.datasets.devmap import DevMap
 from programl.datasets.directory import DeepDataFlowDataset
 from programl.datasets.poj104 import POJ104
-from programl.datasets.transforms import EncodeVocabulary
+from programl.datasets.transforms import AddDeadBranches, EncodeVocabulary
 
-__all__ = ["DEEPDATAFLOW22", "POJ104", "DeepDataFlow", "DeepDataFlowDataset", "DevMap", "EncodeVocabulary"]
+__all__ = [
+    "DEEPDATAFLOW22",
+    "POJ104",
+    "AddDeadBranches",
+    "DeepDataFlow",
+    "DeepDataFlowDataset",
+    "DevMap",
+    "EncodeVocabulary",
+]

@@ -72,6 +72,11 @@ class DeepDataFlowDataset(Dataset):
         jobs: Worker processes for the one-time conversion.
         progress: Progress wrapper for the conversion (see :func:`prepare_split`).
         transform: Applied to every example when read (PyG convention).
+        typed_pointers: How the typed-pointer texts of graphs built by the original ProGraML 0.3.2 (the released
+            DeepDataFlow graphs: ``i32*``, ``struct*``) meet the vocabulary (:mod:`programl.io.typed_pointers`):
+            ``auto`` (default) looks a text the vocabulary lacks up as LLVM 22 prints it (``ptr``), so this
+            project's vocabularies and models read them, while the released ``vocab/programl.csv`` keeps its own
+            ids; ``map`` looks every text up so; ``keep`` as it is. Each mode has its own processed directory.
 
     Raises:
         ProgramlError: The processed split is damaged (its index arrays and columns disagree, or are unreadable).
@@ -97,6 +102,7 @@ class DeepDataFlowDataset(Dataset):
         jobs: int = 1,
         progress: Callable[[Iterable, int, str], Iterable] | None = None,
         transform: Callable[[Data], Data] | None = None,
+        typed_pointers: str = "auto",
     ) -> None:
         check_analysis(analysis)
         if split not in SPLITS and not (Path(root) / split).is_dir():
@@ -115,7 +121,9 @@ class DeepDataFlowDataset(Dataset):
             processed_dir=processed_dir,
             jobs=jobs,
             progress=progress,
+            typed_pointers=typed_pointers,
         )
+        self.typed_pointers = typed_pointers
         try:
             self.graph_names: list[str] = (self.graph_dir / "names.txt").read_text(encoding="utf-8").split()
             self._node_ptr = np.load(self.graph_dir / "node_ptr.npy", allow_pickle=False)

@@ -13,6 +13,8 @@ Example::
     vocabulary = train.vocabulary()          # count-ordered, from the training graphs
     encode = EncodeVocabulary(vocabulary, train.texts)
     train.transform = encode                 # or POJ104(root, split="val", transform=encode)
+
+:class:`AddDeadBranches` shows training the dead blocks of old IR (issue 36 item 5): isolated ``br`` instructions.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from torch_geometric.transforms import BaseTransform
 
 from programl.data.vocabulary import Vocabulary
 
-__all__ = ["EncodeVocabulary", "TextTable", "count_vocabulary", "split_vocabulary"]
+__all__ = ["AddDeadBranches", "EncodeVocabulary", "TextTable", "count_vocabulary", "split_vocabulary"]
 
 
 class TextTable(dict):
@@ -95,3 +97,68 @@ class EncodeVocabulary(BaseTransform):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({len(self.vocabulary)} texts, from a table of {len(self.texts)})"
+
+
+#: Per-example attributes of the data sets that are not per node (even when an example has one node).
+_GRAPH_LEVEL = frozenset({"step_count", "active_nodes", "graph_index", "graph_x", "graph_y"})
+
+
+class AddDeadBranches(BaseTransform):
+    """Append isolated ``br`` instruction nodes to a data-flow example: the dead blocks of old IR (issue 36 item 5).
+
+    clang-10 (and clang-14) at -O0 keep a block after ``unreachable`` or after a ``return`` in the middle of a
+    function, nearly always a lone ``br label %next``; it has no predecessor, so both builders give its instruction
+    no control edge at all (SPEC §1.5: unreachable blocks get no inter-block control edges), nor a data or call
+    edge. clang-22 never emits such blocks, so DeepDataFlow-22 has none, and the shipped models label such a ``br``
+    reachable from almost every root: on graphs of old IR (the original's DeepDataFlow, a user's clang-10 pipeline)
+    they are most of reachability's false positives (``benchmarks/original_graphs.py``). With this transform on the
+    training split (``DeepDataFlowDataset(..., transform=AddDeadBranches(vocabulary["br"]))``) the model sees them.
+
+    The labels stay exact for the five analyses: a node without edges is reached by no root (reachability), is not
+    dominated by the root (dominance: its set is ``{n}``), depends on nothing (datadep), and is neither a live
+    variable nor a subexpression, so its ``y`` is 0; no root moves. Only dominance's ``step_count`` is low by the
+    added nodes (each costs one step of the first sweep when it is in the root's function), which matters for a
+    step-count filter applied after the transform, not to the labels.
+
+    Args:
+        br_id: The vocabulary id of the text ``br`` (``data.x`` holds vocabulary ids, as the data sets store them).
+        probability: Chance that an example gets dead branches at all (default 0.5).
+        max_count: At most this many per example (uniform in 1..max_count; default 3).
+        seed: Seed of the draws (default: from ``torch.initial_seed()``, which differs per DataLoader worker).
+    """
+
+    def __init__(self, br_id: int, probability: float = 0.5, max_count: int = 3, seed: int | None = None) -> None:
+        if not 0.0 <= probability <= 1.0:
+            raise ValueError(f"probability must be in [0, 1], not {probability!r}")
+        if max_count < 1:
+            raise ValueError(f"max_count must be at least 1, not {max_count!r}")
+        self.br_id = int(br_id)
+        self.probability = float(probability)
+        self.max_count = int(max_count)
+        self.seed = seed
+        self._rng: np.random.Generator | None = None
+
+    def _generator(self) -> np.random.Generator:
+        if self._rng is None:
+            self._rng = np.random.default_rng(self.seed if self.seed is not None else torch.initial_seed() % 2**63)
+        return self._rng
+
+    def forward(self, data: Data) -> Data:
+        """``data`` with 0 to ``max_count`` more nodes at the end: ``x`` = ``br_id``, ``node_type`` 0
+        (instruction), every other per-node tensor (``y``, ``root`` ...) 0; no edges."""
+        rng = self._generator()
+        if rng.random() >= self.probability:
+            return data
+        count = int(rng.integers(1, self.max_count + 1))
+        n = int(data.num_nodes)
+        for key, value in list(data.items()):
+            if key in _GRAPH_LEVEL or not isinstance(value, torch.Tensor) or value.dim() == 0 or value.size(0) != n:
+                continue
+            fill = self.br_id if key == "x" else 0
+            extra = torch.full((count, *value.shape[1:]), fill, dtype=value.dtype)
+            data[key] = torch.cat([value, extra])
+        data.num_nodes = n + count
+        return data
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(br_id={self.br_id}, probability={self.probability}, max_count={self.max_count})"

@@ -12,7 +12,12 @@ Per split, under ``<processed_dir>/ddf-v1/<vocabulary key>/<split>/``:
 
 A store is written into a temporary directory and renamed into place when complete, so a reader sees a whole store
 or none; conversion runs in worker processes when asked (this module does not import torch, so workers start fast).
-The vocabulary key (:func:`vocabulary_key`) is a hash of the vocabulary's texts in id order. Each store's
+The vocabulary key (:func:`vocabulary_key`) is a hash of the vocabulary's texts in id order; with a
+``typed_pointers`` mode other than the default ``auto`` (how the LLVM 10 texts of graphs built by the original
+ProGraML, ``i32*``, meet the vocabulary: :mod:`programl.io.typed_pointers`) the mode follows it (``<key>-keep``,
+``<key>-map``), so each mode has its own conversion. (Stores converted before the option existed sit under the
+``auto`` key; they differ from an ``auto`` conversion only for graphs of the original converted with a vocabulary of
+LLVM 22 texts: convert those again with ``force``.) Each store's
 ``meta.json`` also keeps an inputs key (:func:`inputs_key`: the names, sizes and modification times of the files it
 was made from, and for a label store its graph store's key): a split whose graphs or labels changed since (a data set
 grown in place, a graph rebuilt) is converted again, not read stale; one whose files are all gone (deleted after
@@ -35,6 +40,7 @@ import numpy as np
 from programl.data.deepdataflow.layout import Layout
 from programl.data.vocabulary import Vocabulary
 from programl.exceptions import ProgramlError
+from programl.io.typed_pointers import check_typed_pointers, vocabulary_ids
 from programl.util.fs import current_umask
 
 __all__ = ["FORMAT", "GRAPH_COLUMNS", "inputs_key", "memmap", "prepare_split", "vocabulary_key"]
@@ -114,12 +120,12 @@ def _vocabulary(path: str) -> Vocabulary:
     return _VOCABULARIES[key]
 
 
-def _convert_graphs(task: tuple[str, str | None, list[str], str]) -> list[dict[str, np.ndarray] | str]:
+def _convert_graphs(task: tuple[str, str | None, list[str], str, str]) -> list[dict[str, np.ndarray] | str]:
     """Per graph: its columns, or the reason it could not be read (a string)."""
     from programl.dataflow import GraphView
     from programl.proto import ProgramGraph
 
-    root, split, names, vocab_path = task
+    root, split, names, vocab_path, typed_pointers = task
     layout = Layout(root)
     vocabulary = _vocabulary(vocab_path)
     oov = len(vocabulary)
@@ -134,7 +140,7 @@ def _convert_graphs(task: tuple[str, str | None, list[str], str]) -> list[dict[s
         texts = [n.text for n in graph.node]
         out.append(
             {
-                "x": np.fromiter((vocabulary.get(t, oov) for t in texts), dtype=np.int32, count=len(texts)),
+                "x": np.asarray(vocabulary_ids(texts, vocabulary, oov, typed_pointers), dtype=np.int32),
                 "node_type": view.node_type,
                 "edge_src": view.edge_src,
                 "edge_dst": view.edge_dst,
@@ -252,12 +258,22 @@ class _Writer:
 
 
 def _graph_store(
-    layout: Layout, split: str, names: list[str], key: str, target: Path, vocab_path: str, jobs: int, progress
+    layout: Layout,
+    split: str,
+    names: list[str],
+    key: str,
+    target: Path,
+    vocab_path: str,
+    jobs: int,
+    progress,
+    typed_pointers: str = "auto",
 ) -> None:
     writer = _Writer(target)
     try:
         node_ptr, edge_ptr, kept, skipped = [0], [0], [], {}
-        tasks = [(str(layout.root), split, list(chunk), vocab_path) for chunk in _chunks(names, _GRAPH_CHUNK)]
+        tasks = [
+            (str(layout.root), split, list(chunk), vocab_path, typed_pointers) for chunk in _chunks(names, _GRAPH_CHUNK)
+        ]
         results = _run(_convert_graphs, tasks, jobs, progress, f"{split} graphs", len(names))
         for name, columns in zip(names, results):
             if isinstance(columns, str):
@@ -273,7 +289,16 @@ def _graph_store(
         writer.save("node_ptr", np.asarray(node_ptr, dtype=np.int64))
         writer.save("edge_ptr", np.asarray(edge_ptr, dtype=np.int64))
         (writer.tmp / "names.txt").write_text("".join(f"{n}\n" for n in kept), encoding="utf-8")
-        writer.commit({"format": FORMAT, "split": split, "graphs": len(kept), "skipped": skipped, "inputs": key})
+        writer.commit(
+            {
+                "format": FORMAT,
+                "split": split,
+                "graphs": len(kept),
+                "skipped": skipped,
+                "inputs": key,
+                "typed_pointers": typed_pointers,
+            }
+        )
     except BaseException:
         writer.abort()
         raise
@@ -341,6 +366,7 @@ def prepare_split(
     jobs: int = 1,
     progress: Callable[[Iterable, int, str], Iterable] | None = None,
     force: bool = False,
+    typed_pointers: str = "auto",
 ) -> tuple[Path, Path]:
     """Convert one split (graphs, then one analysis's labels) unless already done from the same files; returns the
     two store paths. A store made from other files (by size and modification time, :func:`inputs_key`) is replaced.
@@ -354,7 +380,14 @@ def prepare_split(
         jobs: Worker processes for the conversion.
         progress: Wraps the stream of converted graphs, ``progress(iterable, total, description)``.
         force: Convert again even when the stores are current.
+        typed_pointers: How the typed-pointer texts of graphs built by the original ProGraML (``i32*``) meet the
+            vocabulary: ``auto`` (default; a text the vocabulary lacks is looked up as LLVM 22 prints it, ``ptr``),
+            ``map`` or ``keep`` (:mod:`programl.io.typed_pointers`); part of the processed directory's key.
+
+    Raises:
+        ValueError: ``typed_pointers`` is not ``auto``, ``map`` or ``keep``.
     """
+    check_typed_pointers(typed_pointers)
     layout = Layout(root)
     vocab_path = Path(vocabulary_path) if vocabulary_path else layout.vocabulary
     if not vocab_path.is_file():
@@ -363,13 +396,15 @@ def prepare_split(
         key = vocabulary_key(_vocabulary(str(vocab_path)))
     except (UnicodeDecodeError, ValueError) as error:  # read side: a damaged file is one line, not a traceback
         raise ProgramlError(f"{vocab_path}: not a vocabulary ({error})") from None
+    if typed_pointers != "auto":
+        key = f"{key}-{typed_pointers}"
     base = Path(processed_dir) if processed_dir else layout.root / "processed"
     graphs = base / FORMAT / key / split / "graphs"
     labels = base / FORMAT / key / split / analysis
     names = layout.split_names(split)
     graphs_key, found = inputs_key(((name, layout.resolve_graph(split, name)) for name in names), base=split)
     if force or not _is_current(graphs, graphs_key, found):
-        _graph_store(layout, split, names, graphs_key, graphs, str(vocab_path), jobs, progress)
+        _graph_store(layout, split, names, graphs_key, graphs, str(vocab_path), jobs, progress, typed_pointers)
     kept = _graph_names(graphs)
     made_from = str((_read_meta(graphs) or {}).get("inputs"))  # the labels index that graph store
     # both forms of every graph's labels (a data set without compact files keys its stores as it always did)
