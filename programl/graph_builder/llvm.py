@@ -639,7 +639,8 @@ class _Builder:
         op_user = np.repeat(arange(n_instructions), counts)
         op_first = np.cumsum(counts) - counts
         op_index = arange(n_operands) - op_first[op_user]
-        keys = np.array(instructions + blocks + arguments + functions, dtype=np.uint64)
+        instruction_handles = np.array(instructions, dtype=np.uint64)
+        keys = np.concatenate((instruction_handles, np.array(blocks + arguments + functions, dtype=np.uint64)))
         kinds = np.repeat(np.array([1, 2, 3, 4], dtype=np.int8), [n_instructions, n_blocks, n_arguments, n_functions])
         ids = np.concatenate((arange(n_instructions), arange(n_blocks), arange(n_arguments), arange(n_functions)))
         owner = np.concatenate((inst_def, block_def, arg_def, np.full(n_functions, -1)))
@@ -744,14 +745,18 @@ class _Builder:
 
         # the types of used values, read once (call sites compare them too)
         if len(var_user):
-            producers, producer_rank = np.unique(var_producer, return_inverse=True)
-            producers = producers.tolist()
-            producer_types = [ffi.type_of(instructions[p]) for p in producers]
+            is_producer = np.zeros(n_instructions, dtype=bool)
+            is_producer[var_producer] = True
+            producers = np.flatnonzero(is_producer)
+            producer_rank = (np.cumsum(is_producer) - 1)[var_producer]
+            producer_types = list(map(ffi.type_of, instruction_handles[producers].tolist()))
             # call sites compare the types of their arguments: share those already read
-            call_arguments = np.unique(op_id[(op_kind == 1) & is_opcode("call")[op_user]]).tolist()
-            if call_arguments:
-                at = np.searchsorted(np.array(producers, dtype=np.int64), call_arguments).tolist()
-                self.value_type.update((instructions[i], producer_types[k]) for i, k in zip(call_arguments, at))
+            call_arguments = np.unique(op_id[(op_kind == 1) & is_opcode("call")[op_user]])
+            if len(call_arguments):
+                at = np.searchsorted(producers, call_arguments).tolist()
+                self.value_type.update(
+                    zip(instruction_handles[call_arguments].tolist(), map(producer_types.__getitem__, at))
+                )
 
         # call sites: a call whose callee operand is a function (SPEC §1.5)
         calls = np.flatnonzero(is_opcode("call") & (counts > 0))
@@ -779,15 +784,17 @@ class _Builder:
         source_of[inst_node] = arange(n_instructions)
         if len(var_user):
             types, type_rank = np.unique(np.array(producer_types, dtype=np.uint64), return_inverse=True)
+            type_rank = type_rank.reshape(-1)
             type_text = [self.type_text_of(t) for t in types.tolist()]
             type_head = np.array([self.head(VARIABLE, text) for text in type_text], dtype=np.int64)
-            head[var_node] = type_head[type_rank.reshape(-1)][producer_rank]
-            producer_text = list(map(type_text.__getitem__, type_rank.reshape(-1).tolist()))
+            head[var_node] = type_head[type_rank][producer_rank]
             function_of[var_node] = function_of[inst_node[var_user]]
             block_of[var_node] = inst_block[var_user]
-            source_of[var_node] = len(sources) + producer_rank.reshape(-1)
-            names = result_names_of([texts[p] for p in producers])
-            sources += [f"{text} {name}" for text, name in zip(producer_text, names)]
+            source_of[var_node] = len(sources) + producer_rank
+            # "<type> <name>" per producer, concatenated in C
+            names = result_names_of(list(map(texts.__getitem__, producers.tolist())))
+            spaced = [text + " " for text in type_text]
+            sources += map(str.__add__, map(spaced.__getitem__, type_rank.tolist()), names)
         unnamed_slots: dict[int, list[int]] = {}  # definition -> slot number of each unnamed argument
         for a in used_arguments.tolist():
             d = int(arg_def[a])
