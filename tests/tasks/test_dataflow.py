@@ -351,3 +351,59 @@ def test_root_context_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: Pa
     with pytest.raises(SystemExit) as info:  # a GGNN option
         _train(ddf, tmp_path / "rgcn", "--root-context", "--model", "rgcn")
     assert info.value.code == 2
+
+
+def test_cover_steps_cover_the_batch_and_draw_the_margin_from_it() -> None:
+    """``--step-policy cover`` (issue 36): a batch runs at least its longest example's steps (and at least T), plus
+    a margin in 0..step_margin that depends only on the batch and the seed (so a resumed run draws the same)."""
+    config = {"steps": 30, "step_margin": 60, "seed": 204}
+    counts = torch.tensor([12, 95, 40])
+    t = dataflow.cover_steps(counts, 1234, config)
+    assert 95 <= t <= 155 and dataflow.cover_steps(counts.clone(), 1234, config) == t
+    assert 30 <= dataflow.cover_steps(torch.tensor([3, 5]), 100, config) <= 90
+    margins = {dataflow.cover_steps(counts, n, config) - 95 for n in range(200)}
+    assert len(margins) > 20 and min(margins) >= 0 and max(margins) <= 60
+    assert dataflow.cover_steps(counts, 1234, {**config, "step_margin": 0}) == 95
+
+
+def test_step_free_variant_trains_resumes_and_tests_until_stable(ddf: Path, tmp_path: Path, capsys) -> None:
+    """``--step-policy cover``: batches run their own T in training (not the model's), validation and the added
+    ``stable`` test run until stable; resuming is exact; an old run's config (no step options) still evaluates."""
+    seen: list[int] = []
+    forward = dataflow._make_model({"model": "ggnn", "steps": 30}, 10).__class__.forward
+
+    def spy(self, data, num_steps=None):
+        if self.training:
+            seen.append(num_steps)
+        return forward(self, data, num_steps)
+
+    extra = ("--step-policy", "cover", "--step-margin", "7", "--max-steps", "60", "--test-steps", "30")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(forward.__globals__["DataflowGGNN"], "forward", spy)
+        assert _train(ddf, tmp_path / "whole", *extra) == 0
+    assert seen and all(30 <= t <= 60 + 7 for t in seen) and len(set(seen)) > 1
+    result = json.loads((tmp_path / "whole" / "result.json").read_text())
+    stable = result["tests"]["stable"]
+    assert stable["steps"] == "stable" and stable["max_data_flow_steps"] is None and stable["mean_steps"] >= 30
+    assert "T=stable" in capsys.readouterr().out
+    config = json.loads((tmp_path / "whole" / "config.json").read_text())["model"]
+    assert (config["step_policy"], config["step_margin"], config["stable_patience"]) == ("cover", 7, 5)
+    assert _train(ddf, tmp_path / "split", *extra, schedule=("30",)) == 0
+    assert _train(ddf, tmp_path / "split", *extra) == 0
+    assert _digest(tmp_path / "whole") == _digest(tmp_path / "split")
+    assert _records(tmp_path / "whole") == _records(tmp_path / "split")
+    # a faithful run evaluates until stable on request
+    assert _train(ddf, tmp_path / "faithful", "--test-steps", "30", schedule=("30",)) == 0
+    config_path = tmp_path / "faithful" / "config.json"
+    saved = json.loads(config_path.read_text())
+    for key in ("step_policy", "step_margin", "stable_patience", "stable_max_steps"):
+        del saved["model"][key]  # as a run written before the options
+    config_path.write_text(json.dumps(saved))
+    assert dataflow.main(["evaluate", "--run-dir", str(tmp_path / "faithful"), "--test-steps", "stable", "-q"]) == 0
+    evaluated = json.loads((tmp_path / "faithful" / "evaluation_best_test.json").read_text())["tests"]
+    assert list(evaluated) == ["stable"] and evaluated["stable"]["examples"] > 0
+    with pytest.raises(SystemExit) as info:  # a GGNN option
+        _train(ddf, tmp_path / "rgcn", "--step-policy", "cover", "--model", "rgcn")
+    assert info.value.code == 2
+    with pytest.raises(SystemExit):
+        _train(ddf, tmp_path / "bad", "--test-steps", "often")

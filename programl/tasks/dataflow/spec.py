@@ -27,6 +27,8 @@ __all__ = [
     "EVAL_BATCH_NODES",
     "PROTOCOL_GROUP",
     "SCORING_GROUP",
+    "STEP_FREE_GROUP",
+    "STEP_POLICIES",
     "TRAIN_SCHEDULE",
     "DataflowOptions",
     "DataflowSpec",
@@ -41,6 +43,9 @@ EVAL_BATCH_NODES = 10_000
 #: The argument groups of ``programl train dataflow --help``.
 PROTOCOL_GROUP = "protocol (the paper's runs)"
 SCORING_GROUP = "validation and test scoring"
+STEP_FREE_GROUP = "step count (not in the paper; issue 36)"
+#: The values of ``--step-policy`` (:class:`DataflowOptions`).
+STEP_POLICIES = ("fixed", "cover")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -48,7 +53,7 @@ class DataflowOptions(TaskOptions):
     """The options of ``programl train dataflow`` (``config.json``'s ``model`` entry; ``--config`` reads them back).
     ``seed`` is the training engine's ``--seed``."""
 
-    GROUPS = (PROTOCOL_GROUP,)
+    GROUPS = (PROTOCOL_GROUP, STEP_FREE_GROUP)
 
     analysis: str | None = option(None, choices=ANALYSES, help="the analysis to learn (required, or from --config)")
     model: str = option("ggnn", group=PROTOCOL_GROUP, choices=("ggnn", "rgcn"), help="typed GGNN or R-GCN")
@@ -66,6 +71,36 @@ class DataflowOptions(TaskOptions):
         low=0,
         help="train/validate on examples with at most N data-flow steps",
         default_text="30, DDF-30",
+    )
+    step_policy: str = option(
+        "fixed",
+        group=STEP_FREE_GROUP,
+        choices=STEP_POLICIES,
+        help="fixed: every training batch runs T steps and scoring runs T (the paper); cover (not in the paper, "
+        "issue 36): a training batch runs as many steps as its longest example needs (at least T) plus a seeded "
+        "margin of 0..--step-margin, so the model learns to reach its fixed point and stay there, and validation "
+        "and --test-steps stable run each graph until its predictions stop changing",
+    )
+    step_margin: int = option(
+        60,
+        group=STEP_FREE_GROUP,
+        metavar="N",
+        low=0,
+        help="cover: the largest number of steps a batch runs past its longest example's need",
+    )
+    stable_patience: int = option(
+        5,
+        group=STEP_FREE_GROUP,
+        metavar="N",
+        low=1,
+        help="until stable: a graph halts when no node's predicted class changed for N steps (after at least T)",
+    )
+    stable_max_steps: int = option(
+        1000,
+        group=STEP_FREE_GROUP,
+        metavar="N",
+        low=1,
+        help="until stable: the most steps a graph runs",
     )
     max_nodes: int = option(40_000, group=PROTOCOL_GROUP, metavar="N", low=1, help="largest graph")
     batch_nodes: int = option(10_000, group=PROTOCOL_GROUP, metavar="N", low=1, help="nodes per batch")
@@ -143,22 +178,38 @@ examples:
 # Command line
 
 
-def _add_data_arguments(parser: argparse.ArgumentParser, required: bool) -> None:
+def test_steps_argument(text: str) -> int | str:
+    """A ``--test-steps`` value: a positive T, or ``stable``."""
+    if text == "stable":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number of steps or 'stable', got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--test-steps must be positive, got {value}")
+    return value
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser, required: bool):
+    """The ``data`` argument group (returned)."""
     group = parser.add_argument_group("data")
     group.add_argument("--dataset", required=required, metavar="DIR", help="a DeepDataFlow data set directory")
     group.add_argument("--processed-dir", metavar="DIR", help="where its PyG form goes (default: DIR/processed)")
     group.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="workers for the one-time conversion")
+    return group
 
 
 def _add_test_arguments(group) -> None:
     group.add_argument(
         "--test-steps",
-        type=int,
+        type=test_steps_argument,
         nargs="+",
         default=[t for t, _ in DEFAULT_TESTS],
         metavar="T",
         help="message-passing steps of the test runs; T=30 and T=60 test DDF-30 and DDF-60, other T every "
-        "example (default: 30 60 200)",
+        "example; 'stable' runs each graph until its predictions stop changing (--stable-patience, "
+        "--stable-max-steps), on every example (default: 30 60 200, and stable for --step-policy cover)",
     )
     group.add_argument(
         "--test-examples",
@@ -173,7 +224,12 @@ def _add_test_arguments(group) -> None:
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``programl train dataflow``: :class:`~programl.tasks.dataflow.spec.DataflowOptions` and the
     engine's run options."""
-    _add_data_arguments(parser, required=False)
+    _add_data_arguments(parser, required=False).add_argument(
+        "--vocabulary",
+        metavar="FILE",
+        help="the texts' ids (a vocab.csv or programl.csv; default: the data set's vocab/programl.csv), e.g. an "
+        "exported model's to --init-from it on another data set",
+    )
     groups = add_options(parser, DataflowOptions)
     groups[PROTOCOL_GROUP].add_argument(
         "--time-limit",

@@ -22,6 +22,14 @@ nodes whatever the training ``--batch-nodes`` (``--eval-batch-nodes``), as the p
 depends on the batching, the pooled F1 does not. ``--eval-batch-policy drop`` scores as the original code did (the
 example that overflowed a batch was left out, and so were examples over 10,000 nodes).
 
+Not in the paper (issue 36 item 2): ``--step-policy cover`` trains a variant that needs no T. Each training batch
+runs as many steps as its longest example needs (its data-flow step count, at least T) plus a margin of
+0..``--step-margin`` drawn from the batch (:func:`cover_steps`), so the model learns to reach the analysis's fixed
+point and to stay there; validation, and the ``stable`` test added to ``--test-steps``, run each graph until no
+node's prediction changed for ``--stable-patience`` steps (after at least T, at most ``--stable-max-steps``:
+:meth:`~programl.models.DataflowGGNN.forward_until_stable`). ``--vocabulary`` encodes the data set with another
+vocabulary (an exported model's, to ``--init-from`` it on another data set).
+
 Training examples are visited in a seeded order that changes on every pass over the training set (the same seed gives
 the same run); a run resumes from ``last.pt`` (written after each epoch and every ``--checkpoint-minutes``) exactly
 where it stopped. CPU or GPU automatically (``--device``); several processes with ``torchrun`` (DDP: gloo on CPUs,
@@ -46,6 +54,7 @@ import os
 import platform
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +107,9 @@ __all__ = [
     "ANALYSES",
     "EVAL_BATCH_NODES",
     "DataflowOptions",
+    "DataflowScoring",
     "PAPER_DDF30",
+    "cover_steps",
     "TRAIN_SCHEDULE",
     "evaluate_main",
     "main",
@@ -114,7 +125,15 @@ PAPER_DDF30 = {
     "subexpressions": (0.997, 0.996, 0.996),
 }
 #: What a run written before the evaluation options existed is resumed with.
-_EVAL_DEFAULTS = DataflowOptions.defaults("eval_batch_nodes", "eval_batch_policy", "root_context")
+_EVAL_DEFAULTS = DataflowOptions.defaults(
+    "eval_batch_nodes",
+    "eval_batch_policy",
+    "root_context",
+    "step_policy",
+    "step_margin",
+    "stable_patience",
+    "stable_max_steps",
+)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -129,7 +148,17 @@ def _make_model(config: dict[str, Any], vocabulary_size: int):
     return build_model(DataflowSpec().model_spec(config, vocabulary_size))
 
 
-def _dataset(root: str, analysis: str, split: str, config: dict[str, Any], max_steps: int | None, args, show: bool):
+def _dataset(
+    root: str,
+    analysis: str,
+    split: str,
+    config: dict[str, Any],
+    max_steps: int | None,
+    args,
+    show: bool,
+    vocabulary: str | Path | None = None,
+):
+    """A split of ``root`` (``vocabulary``: the texts' ids, default the data set's own)."""
 
     def bar(items, total, description):
         return progress(items, total, f"converting {description}", enabled=show, unit="graph")
@@ -140,6 +169,7 @@ def _dataset(root: str, analysis: str, split: str, config: dict[str, Any], max_s
         split,
         max_steps=max_steps,
         max_nodes=config["max_nodes"],
+        vocabulary_path=vocabulary,
         processed_dir=args.processed_dir,
         jobs=max(1, args.jobs),
         progress=bar,
@@ -151,6 +181,21 @@ def _eval_plan(sizes: np.ndarray, config: dict[str, Any]) -> list[list[int]]:
     training batches (SPEC §6.1), with the ``eval_batch_policy``."""
     nodes = config.get("eval_batch_nodes", EVAL_BATCH_NODES)
     return NodeBudgetBatchSampler(sizes, nodes, policy=config.get("eval_batch_policy", "carry")).plan()
+
+
+def _step_free(config: dict[str, Any]) -> bool:
+    """Whether ``config`` is a ``--step-policy cover`` model's (runs written before the option: fixed)."""
+    return config.get("step_policy", "fixed") == "cover"
+
+
+def cover_steps(step_count: torch.Tensor, num_nodes: int, config: dict[str, Any]) -> int:
+    """The T of a ``--step-policy cover`` training batch (issue 36): the most data-flow steps an example of the batch
+    needs (at least ``steps``) plus a margin of 0..``step_margin``, drawn from the batch itself (its step counts and
+    size, and the seed), so a resumed run draws the same margins without any state of its own."""
+    counts = step_count.detach().cpu().numpy().astype(np.int64)
+    need = max(int(config["steps"]), int(counts.max()) if counts.size else 0)
+    key = np.concatenate([[config["seed"], num_nodes], counts]).astype(np.int64).tobytes()
+    return need + zlib.crc32(key) % (int(config["step_margin"]) + 1)
 
 
 def _metrics(computed: dict[str, Any]) -> dict[str, Any]:
@@ -188,6 +233,8 @@ def _check(args: argparse.Namespace) -> None:
     DataflowOptions.from_args(args)  # the options' own ranges
     if args.root_context and args.model != "ggnn":
         raise UsageError("--root-context is an option of the GGNN (--model ggnn)")
+    if args.step_policy == "cover" and args.model != "ggnn":
+        raise UsageError("--step-policy cover is an option of the GGNN (--model ggnn)")
     schedule = args.train_examples
     if any(b <= a for a, b in zip(schedule, schedule[1:])):
         raise UsageError("--train-examples must be positive and increasing")
@@ -203,6 +250,39 @@ def _run_dir(args: argparse.Namespace) -> Path:
 # Training
 
 
+class DataflowScoring(TrainingTask):
+    """A data-flow model's step for :func:`~programl.training.evaluate` (and the training step of the tasks): node
+    logits at the model's T, at another T, or until stable (``steps="stable"``:
+    :meth:`~programl.models.DataflowGGNN.forward_until_stable` with at least ``min_steps`` and at most ``max_steps``
+    steps and ``patience``), the loss and the metrics; :attr:`steps_run` counts the steps and graphs of the
+    until-stable batches (their mean steps: :meth:`mean_steps`)."""
+
+    def __init__(self, *, min_steps: int = 30, max_steps: int = 1000, patience: int = 5) -> None:
+        self.min_steps, self.max_steps, self.patience = min_steps, max_steps, patience
+        self.steps_run = [0, 0]
+
+    def new_metrics(self):
+        return MetricsAccumulator()
+
+    def mean_steps(self) -> float:
+        """The mean steps an until-stable graph took since the counts were last reset (``steps_run = [0, 0]``)."""
+        return self.steps_run[0] / max(1, self.steps_run[1])
+
+    def step(self, model, batch, metrics, steps: int | str | None = None):
+        net = unwrap(model)
+        if steps == "stable":
+            logits, taken = net.forward_until_stable(
+                batch, min_steps=self.min_steps, max_steps=self.max_steps, patience=self.patience
+            )
+            self.steps_run[0] += int(taken.sum())
+            self.steps_run[1] += int(taken.numel())
+        else:
+            logits = model(batch) if steps is None else model(batch, num_steps=steps)
+        loss = net.loss(logits, batch.y)
+        metrics.update(logits.detach(), batch.y, loss=loss.detach())
+        return loss
+
+
 class _DataflowTask(TrainingTask):
     """The data-flow protocol for the engine (SPEC §6.1): batches of up to ``batch_nodes`` nodes in an order seeded
     by (seed, pass), AdamW, node-level metrics, the epoch of the best validation F1."""
@@ -215,6 +295,11 @@ class _DataflowTask(TrainingTask):
         self.train_data, self.val_data = train, val
         self.init_seed = config["seed"]
         self.checkpoint_extra = {"config": config}
+        self.scoring = DataflowScoring(
+            min_steps=config["steps"],
+            max_steps=config.get("stable_max_steps", 1000),
+            patience=config.get("stable_patience", 5),
+        )
         self.sampler = None
         if train is not None:
             self.sampler = NodeBudgetBatchSampler(
@@ -244,12 +329,15 @@ class _DataflowTask(TrainingTask):
     def new_metrics(self):
         return MetricsAccumulator()
 
-    def step(self, model, batch, metrics, steps: int | None = None):
-        """Node logits at the model's T (``steps``: another T, in evaluation), the loss, the metrics."""
-        logits = model(batch) if steps is None else model(batch, num_steps=steps)
-        loss = unwrap(model).loss(logits, batch.y)
-        metrics.update(logits.detach(), batch.y, loss=loss.detach())
-        return loss
+    def step(self, model, batch, metrics, steps: int | str | None = None):
+        """Node logits, the loss, the metrics. ``steps``: another T, or ``stable``, in evaluation; by default the
+        model's T, or for ``--step-policy cover`` the batch's own T in training (:func:`cover_steps`) and until
+        stable in validation."""
+        if steps is None and _step_free(self.config):
+            steps = (
+                "stable" if not unwrap(model).training else cover_steps(batch.step_count, batch.num_nodes, self.config)
+            )
+        return self.scoring.step(model, batch, metrics, steps)
 
     def epoch_metrics(self, computed: dict[str, Any]) -> dict[str, Any]:
         return _metrics(computed)
@@ -307,8 +395,10 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
     datasets: dict[str, Any] = {}
     for turn in (0, 1):
         if (turn == 0) == dist.is_main:
-            datasets["train"] = _dataset(args.dataset, args.analysis, "train", config, args.max_steps, args, show)
-            datasets["val"] = _dataset(args.dataset, args.analysis, "val", config, args.max_steps, args, show)
+            for split in ("train", "val"):
+                datasets[split] = _dataset(
+                    args.dataset, args.analysis, split, config, args.max_steps, args, show, args.vocabulary
+                )
         dist.barrier()
     train, val_all = datasets["train"], datasets["val"]
     val = val_all.fixed_sample(config["val_examples"], config["val_seed"])
@@ -334,6 +424,7 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
                 "model": config,
                 "scope": scope,
                 "dataset": str(Path(args.dataset).resolve()),
+                **({"vocabulary": str(Path(args.vocabulary).resolve())} if args.vocabulary else {}),
                 "processed_dir": args.processed_dir,
                 "world_size": dist.world_size,
             },
@@ -373,9 +464,16 @@ def _gather_digests(model, dist) -> list[str]:
     return [str(d) for d in out]
 
 
-def _tests(args: argparse.Namespace) -> list[tuple[int, int | None]]:
-    """(T, step filter) per ``--test-steps``: DDF-30 at 30, DDF-60 at 60, every example otherwise."""
-    return [(t, t if t in (30, 60) else None) for t in args.test_steps]
+def _tests(args: argparse.Namespace, config: dict[str, Any]) -> list[tuple[int | str, int | None, int | None]]:
+    """(T, step filter, sample size) per ``--test-steps``: DDF-30 at 30, DDF-60 at 60, every example otherwise
+    (``stable`` too); a ``--step-policy cover`` model is also tested until stable when ``--test-steps`` lacks it
+    (with the last sample size)."""
+    steps = list(args.test_steps)
+    sizes = _test_sizes(args)
+    if _step_free(config) and "stable" not in steps:
+        steps.append("stable")
+        sizes.append(sizes[-1])
+    return [(t, t if t in (30, 60) else None, n) for t, n in zip(steps, sizes)]
 
 
 def _test_sizes(args: argparse.Namespace) -> list[int | None]:
@@ -385,7 +483,7 @@ def _test_sizes(args: argparse.Namespace) -> list[int | None]:
         sizes = sizes * len(args.test_steps)
     if len(sizes) != len(args.test_steps) or any(n < 0 for n in sizes):
         raise UsageError("--test-examples takes one value, or one per --test-steps, each >= 0")
-    if any(t < 1 for t in args.test_steps):
+    if any(t != "stable" and t < 1 for t in args.test_steps):
         raise UsageError("--test-steps must be positive")
     return [n or None for n in sizes]
 
@@ -409,11 +507,11 @@ def _test(
     saved = load_checkpoint(run_dir / f"{which}.pt", model=model, map_location=dist.device, restore_rng=False)
     out: dict[str, Any] = {"checkpoint": which, "checkpoint_epoch": saved["epoch"], "split": split, "tests": {}}
     root = dataset or args.dataset
-    for i, ((steps, limit), size) in enumerate(zip(_tests(args), _test_sizes(args))):
+    for i, (steps, limit, size) in enumerate(_tests(args, config)):
         data = None
         for turn in (0, 1):  # rank 0 converts first
             if (turn == 0) == dist.is_main:
-                data = _dataset(root, config["analysis"], split, config, limit, args, show)
+                data = _dataset(root, config["analysis"], split, config, limit, args, show, run_dir / "vocab.csv")
             dist.barrier()
         available = len(data)
         if size:
@@ -422,14 +520,16 @@ def _test(
         batches = shard(planned, dist.rank, dist.world_size)
         started = time.perf_counter()
         loader = make_loader(data, batches, args.workers, dist.device)
+        task.scoring.steps_run = [0, 0]
         scored = evaluate(
             task, model, loader, device=dist.device, dist=dist, description=f"{split} T={steps}", show=show, steps=steps
         )
         metrics = _metrics(scored.compute())
         seconds = time.perf_counter() - started
-        name = f"T{steps}"
+        name = "stable" if steps == "stable" else f"T{steps}"
         out["tests"][name] = {
             "steps": steps,
+            **({"mean_steps": round(task.scoring.mean_steps(), 1)} if steps == "stable" else {}),
             "max_data_flow_steps": limit,
             "examples": len(data),
             "examples_available": available,
@@ -496,7 +596,7 @@ _MODEL_KEYS = ("analysis", "model", "steps", "max_nodes", "batch_nodes", "batch_
 def _evaluate_run(args: argparse.Namespace, dist, run_dir: Path, out_dir: Path, saved: dict[str, Any]) -> int:
 
     show = dist.is_main and not args.quiet
-    config = dict(saved["model"])
+    config = {**_EVAL_DEFAULTS, **saved["model"]}
     for key in ("eval_batch_nodes", "eval_batch_policy"):  # the run's, unless given
         if getattr(args, key) is not None:
             config[key] = getattr(args, key)
