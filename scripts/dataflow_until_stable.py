@@ -34,42 +34,15 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from programl.data.batching import NodeBudgetBatchSampler  # noqa: E402
+from programl.data.deepdataflow.recipe import source_of  # noqa: E402
 from programl.dataflow.names import ANALYSES  # noqa: E402
 from programl.datasets import DeepDataFlowDataset  # noqa: E402
 from programl.models import MetricsAccumulator, pretrained  # noqa: E402
-from programl.training import TrainingTask  # noqa: E402
+from programl.tasks.dataflow.train import DataflowScoring  # noqa: E402
 from programl.training.engine import evaluate  # noqa: E402
 from programl.training.loader import make_loader  # noqa: E402
 
 BUCKETS = {"<=30": (0, 30), "31-60": (31, 60), ">60": (61, None)}
-
-
-class Scoring(TrainingTask):
-    """The model at a fixed T, or until stable (``mode == "stable"``), counting the steps each graph took."""
-
-    def __init__(self, mode: str, min_steps: int, max_steps: int, patience: int) -> None:
-        self.mode, self.min_steps, self.max_steps, self.patience = mode, min_steps, max_steps, patience
-        self.steps_taken = self.graphs = 0
-
-    def new_metrics(self) -> MetricsAccumulator:
-        return MetricsAccumulator()
-
-    def step(self, model, batch, metrics):
-        if self.mode == "stable":
-            logits, steps = model.forward_until_stable(
-                batch, min_steps=self.min_steps, max_steps=self.max_steps, patience=self.patience
-            )
-        else:
-            logits = model(batch, num_steps=int(self.mode))
-            steps = torch.full((batch.num_graphs,), int(self.mode))
-        self.steps_taken += int(steps.sum())
-        self.graphs += int(steps.numel())
-        metrics.update(logits, batch.y, loss=model.loss(logits, batch.y))
-
-
-def source_of(name: str) -> str:
-    head = name.split(".", 1)[0]
-    return head.split("_", 1)[0] if head.startswith(("poj104_", "opencl_")) else head
 
 
 def bucket_samples(root: Path, analysis: str, vocabulary: Path, per_bucket: int, exclude: set[str], seed: int):
@@ -92,23 +65,32 @@ def bucket_samples(root: Path, analysis: str, vocabulary: Path, per_bucket: int,
     return out
 
 
-def score(model, views, task: Scoring) -> MetricsAccumulator:
+def score(model, views, mode: str, args) -> dict:
+    """One cell: the model at T=``mode`` or until stable on the examples of ``views`` (10,000-node batches)."""
+    task = DataflowScoring(min_steps=args.min_steps, max_steps=args.max_steps, patience=args.patience)
+    steps = mode if mode == "stable" else int(mode)
     metrics = MetricsAccumulator()
+    started = time.perf_counter()
     for view in views:
         plan = NodeBudgetBatchSampler(view.sizes, 10_000).plan()
-        evaluate(task, model, make_loader(view, plan), metrics=metrics)
-    return metrics
+        evaluate(task, model, make_loader(view, plan), metrics=metrics, steps=steps)
+    return metrics, cell(
+        metrics,
+        sum(len(v) for v in views),
+        task.mean_steps() if mode == "stable" else steps,
+        time.perf_counter() - started,
+    )
 
 
-def cell(metrics: MetricsAccumulator, task: Scoring, seconds: float) -> dict:
+def cell(metrics: MetricsAccumulator, examples: int, mean_steps: float, seconds: float) -> dict:
     computed = metrics.compute()
     return {
-        "examples": task.graphs,
+        "examples": examples,
         "f1": computed["mean_f1"],
         "pooled_f1": computed["pooled_f1"],
         "precision": computed["pooled_precision"],
         "recall": computed["pooled_recall"],
-        "mean_steps": task.steps_taken / max(task.graphs, 1),
+        "mean_steps": mean_steps,
         "seconds": round(seconds, 1),
     }
 
@@ -159,17 +141,13 @@ def main(argv: list[str] | None = None) -> int:
         samples = bucket_samples(args.data, analysis, vocabulary, args.per_bucket, set(args.exclude_sources), args.seed)
         cells: dict = {}
         for mode in modes:
-            merged, overall = MetricsAccumulator(), Scoring(mode, args.min_steps, args.max_steps, args.patience)
-            row = {}
+            merged, row = MetricsAccumulator(), {}
             for bucket, views in samples.items():
-                task = Scoring(mode, args.min_steps, args.max_steps, args.patience)
-                started = time.perf_counter()
-                metrics = score(model.model, views, task)
-                row[bucket] = cell(metrics, task, time.perf_counter() - started)
+                metrics, row[bucket] = score(model.model, views, mode, args)
                 merged.merge(metrics)
-                overall.steps_taken += task.steps_taken
-                overall.graphs += task.graphs
-            row["all"] = cell(merged, overall, sum(c["seconds"] for c in row.values()))
+            examples = sum(c["examples"] for c in row.values())
+            mean_steps = sum(c["mean_steps"] * c["examples"] for c in row.values()) / max(1, examples)
+            row["all"] = cell(merged, examples, mean_steps, sum(c["seconds"] for c in row.values()))
             cells["T=" + mode if mode != "stable" else "until stable"] = row
             print(f"{analysis} {mode}: {row['all']['seconds']:.0f} s", file=sys.stderr)
         result["analyses"][analysis] = cells

@@ -35,18 +35,10 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from programl.data.deepdataflow.layout import SPLITS, Layout, read_manifest  # noqa: E402
+from programl.data.deepdataflow.recipe import source_of  # noqa: E402
 from programl.dataflow.names import ANALYSES  # noqa: E402
 
 SHORT = {"reachability": "reach", "dominance": "dom", "datadep": "datadep", "liveness": "live", "subexpressions": "cse"}
-
-
-def source_of(entry: dict) -> str:
-    """The source of a manifest entry: the part of its name before the first ``.`` (``poj104_3`` -> ``poj104``)."""
-    head = entry["name"].split(".", 1)[0]
-    for prefix in ("poj104", "opencl"):
-        if head.startswith(prefix + "_"):
-            return prefix
-    return head
 
 
 def compiler_of(entry: dict) -> str:
@@ -85,7 +77,7 @@ def report(root: Path, by_compiler: bool = False, dead_blocks: bool = False) -> 
             pass
     rows: dict[str, dict] = {}
     for entry in entries.values():
-        key = source_of(entry) + (f" ({compiler_of(entry)})" if by_compiler else "")
+        key = source_of(entry["name"]) + (f" ({compiler_of(entry)})" if by_compiler else "")
         row = rows.setdefault(
             key,
             {

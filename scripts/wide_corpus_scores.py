@@ -29,37 +29,16 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from programl.data.batching import NodeBudgetBatchSampler  # noqa: E402
+from programl.data.deepdataflow.recipe import source_of  # noqa: E402
 from programl.dataflow.names import ANALYSES  # noqa: E402
 from programl.datasets import DeepDataFlowDataset  # noqa: E402
 from programl.models import MetricsAccumulator, pretrained  # noqa: E402
-from programl.training import TrainingTask  # noqa: E402
+from programl.tasks.dataflow.train import DataflowScoring  # noqa: E402
 from programl.training.engine import evaluate  # noqa: E402
 from programl.training.loader import make_loader  # noqa: E402
 
 SPLITS = ("train", "val", "test")
 SHORT = {"reachability": "reach", "dominance": "dom", "datadep": "datadep", "liveness": "live", "subexpressions": "cse"}
-
-
-class Scoring(TrainingTask):
-    """A data-flow model's step at ``steps`` message-passing steps, for :func:`evaluate`."""
-
-    def new_metrics(self) -> MetricsAccumulator:
-        return MetricsAccumulator()
-
-    def step(self, model, batch, metrics, steps: int | None = None):
-        logits = model(batch, num_steps=steps)
-        loss = model.loss(logits, batch.y)
-        metrics.update(logits, batch.y, loss=loss)
-        return loss
-
-
-def source_of(name: str) -> str:
-    """``zstd.lib_compress_zstd_lazy.clang14-O2.c`` -> ``zstd``; ``poj104_3.17.0`` -> ``poj104``."""
-    head = name.split(".", 1)[0]
-    for prefix in ("poj104", "opencl"):
-        if head.startswith(prefix + "_"):
-            return prefix
-    return head
 
 
 def samples(root: Path, analysis: str, vocabulary: Path, limit: int | None, per_source: int, seed: int) -> dict:
@@ -88,7 +67,7 @@ def samples(root: Path, analysis: str, vocabulary: Path, limit: int | None, per_
 def score(model, views, steps: int) -> dict:
     """Per-batch and pooled scores of ``model`` at ``steps`` over the examples of ``views``."""
     metrics = MetricsAccumulator()
-    task = Scoring()
+    task = DataflowScoring()
     for view, _ in views:
         plan = NodeBudgetBatchSampler(view.sizes, 10_000).plan()
         evaluate(task, model, make_loader(view, plan), metrics=metrics, steps=steps)

@@ -45,7 +45,7 @@ from typing import Any
 from programl.data.deepdataflow.inputs import Input, discover_inputs, setting_tag
 from programl.exceptions import ProgramlError
 
-__all__ = ["PCH_FLAGS", "load_recipe", "recipe_inputs", "recipe_settings"]
+__all__ = ["PCH_FLAGS", "load_recipe", "recipe_inputs", "recipe_settings", "source_of"]
 
 #: Flags for precompiling POJ-104's headers only (not for compiling programs): the header's pending template
 #: instantiations are made once, in the PCH, rather than at the end of every program. That takes a -O0 compile of
@@ -218,3 +218,14 @@ def recipe_inputs(
 def recipe_settings(recipe: dict[str, Any]) -> dict[str, Any]:
     """The build settings a recipe fixes: ``seed``, ``max_roots``, ``analyses`` (those it names)."""
     return {k: recipe[k] for k in ("seed", "max_roots", "analyses") if k in recipe}
+
+
+def source_of(name: str) -> str:
+    """The recipe source of an input, graph or example name: ``poj104`` for ``poj104_3.17.0``, ``opencl`` for
+    ``opencl_<file>.<setting>.cl``, and an archive source's name for ``<name>.<path>.<compiler>-<setting>.<suffix>``
+    (``zstd.lib_compress_zstd_lazy.clang14-O2.c`` -> ``zstd``; :mod:`programl.data.deepdataflow.sources`)."""
+    head = name.split(".", 1)[0]
+    for prefix in ("poj104", "opencl"):
+        if head.startswith(prefix + "_"):
+            return prefix
+    return head
