@@ -1,0 +1,69 @@
+"""scripts/dataflow_table.py end to end (issue 36 item 1): the paper's three cells (DDF-30 at T=30, DDF-60 at T=60,
+DDF at T=200) and the until-stable variant of each, for a shipped model on the tiny DeepDataFlow data set
+(tests/data/_ddf.py, no compiler needed); the full build's test filter keeps only the groups it ranks as test."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from tests.data._ddf import tiny_dataset  # noqa: E402
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "dataflow_table.py"
+
+
+@pytest.fixture(scope="module")
+def script():
+    return runpy.run_path(str(SCRIPT), run_name="dataflow_table")
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory) -> Path:
+    return tiny_dataset(tmp_path_factory.mktemp("tiny"), chains=(2, 3, 4, 6, 8, 20, 40, 70))
+
+
+def test_three_cells_fixed_and_until_stable(script, dataset: Path, tmp_path: Path, capsys) -> None:
+    from programl.datasets import DeepDataFlowDataset
+    from programl.models import pretrained
+
+    out = tmp_path / "table.json"
+    assert script["main"]([str(dataset), "--models", "reachability", "--threads", "1", "--json", str(out)]) == 0
+    assert script["main"]([str(dataset), "--models", "reachability", "--stable", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())["models"]  # the second run keeps the first's rows
+    fixed, stable = result["reachability"], result["reachability (until stable)"]
+    vocabulary = pretrained("reachability").directory / "vocab.csv"
+    for cell, limit, steps in script["CELLS"]:
+        expected = len(DeepDataFlowDataset(dataset, "reachability", "test", max_steps=limit, vocabulary_path=vocabulary))
+        assert fixed["table"][cell]["examples"] == stable["table"][cell]["examples"] == expected
+        assert fixed["table"][cell]["steps"] == fixed["table"][cell]["mean_steps"] == steps
+        assert stable["table"][cell]["steps"] == "stable" and stable["table"][cell]["mean_steps"] >= 30
+        for row in (fixed, stable):
+            assert 0 <= row["table"][cell]["f1"] <= 1 and 0 <= row["table"][cell]["pooled_f1"] <= 1
+    assert fixed["paper"] == {"DDF-30": 0.998, "DDF-60": 0.997, "DDF": 0.943}
+    table = capsys.readouterr().out
+    assert "| reachability | reachability | DDF | T=200 |" in table and "until stable (" in table
+
+
+def test_the_full_build_filter_keeps_its_test_groups(script, dataset: Path, tmp_path: Path, monkeypatch) -> None:
+    from programl.data.manifest import read_manifest
+
+    entries = read_manifest(dataset / "manifest.jsonl")
+    groups = sorted({e["group"] for e in entries.values() if not e.get("error")})
+    ranks = {g: (0.9 if i % 2 else 0.5) for i, g in enumerate(groups)}  # every other group "test" in the full build
+    monkeypatch.setitem(script["main"].__globals__, "full_build_ranks", lambda recipe, data: ranks)
+    out = tmp_path / "table.json"
+    argv = [str(dataset), "--models", "datadep", "--cells", "DDF-30", "--recipe", "r.json", "--data-dir", "."]
+    assert script["main"]([*argv, "--json", str(out)]) == 0
+    kept = json.loads(out.read_text())["models"]["datadep"]["table"]["DDF-30"]["examples"]
+    assert script["main"]([*argv[:5], "--json", str(tmp_path / "all.json")]) == 0
+    everything = json.loads((tmp_path / "all.json").read_text())["models"]["datadep"]["table"]["DDF-30"]["examples"]
+    assert 0 < kept < everything or (kept == 0 and everything > 0)
+    with pytest.raises(SystemExit):  # a recipe source that cannot be enumerated without building
+        recipe = tmp_path / "recipe.json"
+        recipe.write_text(json.dumps({"sources": [{"kind": "files", "path": "x"}]}))
+        script["full_build_ranks"](recipe, tmp_path)
