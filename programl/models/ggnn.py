@@ -7,6 +7,14 @@ same layer for many steps with shared weights (30 for DeepDataFlow); :meth:`Type
 
 Edge types: the ``F`` forward flows (``Edge.Flow``: control 0, data 1, call 2) plus, with ``backward_edges``, one
 backward type per flow (type ``F + f``: every edge reversed, keeping its position) -> 6 types for ProGraML.
+
+Speed (issue 38 item 3): :meth:`TypedGGNNConv.typed_edges` sorts the typed edges by target once per forward pass
+(a stable sort), and each step sums its gated messages with :class:`_GatedSum`: ``index_add_`` over the sorted
+targets in the forward pass (sequential writes, where the ``scatter_add_`` of ``MessagePassing`` wrote at random),
+and in the backward pass exactly the operations autograd ran through ``index_select``, ``mul`` and ``scatter_add_``
+before, in the original edge order. Both sum every target's (and every table row's) terms in the original edge
+order, so the states, the logits and every gradient are bit-identical to the ``MessagePassing`` code this replaced
+(``tests/models/test_ggnn.py`` compares them); ``benchmarks/ggnn_speed.py`` measures the two side by side.
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 from torch_geometric.nn import MessagePassing
+
+from programl.models.fused_ggnn import MAX_PARTS, fused_plan, fused_steps
 
 __all__ = [
     "TypedEdges",
@@ -77,18 +87,66 @@ def add_backward_edges(
 class TypedEdges(NamedTuple):
     """Edge bookkeeping shared by all steps of a forward pass (see :meth:`TypedGGNNConv.typed_edges`).
 
+    The typed edges are the forward edges in input order, then (with backward edges) their reversals: the *edge
+    order*. ``index`` holds them sorted by target (a stable sort, so each target's edges keep the edge order):
+    ``index[:, i]`` is typed edge ``order[i]``, and ``inverse`` undoes the sort.
+
     Attributes:
-        index: (2, E') long; row 0 = ``source * num_types + type`` (a row of the (N * num_types, D) table of
-            transformed states), row 1 = target.
-        pos: (E',) long positions clamped to the table, or None without position gating.
+        index: (2, E') long, sorted by target; row 0 = ``source * num_types + type`` (a row of the
+            (N * num_types, D) table of transformed states), row 1 = target.
+        pos: (E',) long positions clamped to the table, in edge order (``pos[order]`` lines up with ``index``), or
+            None without position gating.
         inv_degree: (N, 1) float, ``1 / max(in-degree over all types, 1)``.
         num_nodes: N.
+        order: (E',) long, the sort: ``index[:, i]`` is typed edge ``order[i]``.
+        inverse: (E',) long, ``order``'s inverse permutation.
+        edge_index: (2, E') long, ``index`` in edge order (``index[:, inverse]``).
     """
 
     index: Tensor
     pos: Tensor | None
     inv_degree: Tensor
     num_nodes: int
+    order: Tensor
+    inverse: Tensor
+    edge_index: Tensor
+
+
+class _GatedSum(torch.autograd.Function):
+    """``out[v] = sum over typed edges (r -> v) of table[r] * gate`` with ProGraML's summation order, fast.
+
+    Forward: one ``index_select`` of the table rows, one ``mul`` by the gates and one ``index_add_`` over the
+    target-sorted edges (each target's terms added in edge order, as ``scatter_add_`` adds them). Backward: the
+    gradients autograd computed for ``scatter_add_(index_select(table) * gate)`` in edge order, with the same
+    operations (``gather`` of the output gradient, two ``mul``, ``index_add_`` into a zero table), so every
+    table row's terms are summed in edge order too. Gates come (and their gradients go) in the sorted order.
+    """
+
+    @staticmethod
+    def forward(ctx, table: Tensor, gates: Tensor | None, edges: TypedEdges) -> Tensor:  # type: ignore[override]
+        rows = table.index_select(0, edges.index[0])
+        messages = rows if gates is None else rows * gates
+        out = table.new_zeros(edges.num_nodes, table.size(1)).index_add_(0, edges.index[1], messages)
+        ctx.edges = edges
+        ctx.table_rows = table.size(0)
+        ctx.save_for_backward(rows if gates is not None and ctx.needs_input_grad[1] else None, gates)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out: Tensor):  # type: ignore[override]
+        rows, gates = ctx.saved_tensors
+        edges: TypedEdges = ctx.edges
+        grad_table = grad_gates = None
+        if ctx.needs_input_grad[1]:
+            grad_gates = grad_out.index_select(0, edges.index[1]) * rows
+        if ctx.needs_input_grad[0]:
+            grad_messages = grad_out.index_select(0, edges.edge_index[1])
+            if gates is not None:
+                grad_messages = grad_messages * gates.index_select(0, edges.inverse)
+            grad_table = grad_out.new_zeros(ctx.table_rows, grad_out.size(1)).index_add_(
+                0, edges.edge_index[0], grad_messages
+            )
+        return grad_table, grad_gates, None
 
 
 class TypedGGNNConv(MessagePassing):
@@ -126,6 +184,8 @@ class TypedGGNNConv(MessagePassing):
         dropout: Dropout on the new state.
         message_dropout: Dropout on messages.
         num_node_types: One GRU per node type when > 1.
+        fused: Run :meth:`forward` with :mod:`programl.models.fused_ggnn`'s fused steps (off: the same function,
+            faster on the CPU, rounded differently; only without dropout, with one GRU, outside autocast).
     """
 
     def __init__(
@@ -141,6 +201,7 @@ class TypedGGNNConv(MessagePassing):
         dropout: float = 0.0,
         message_dropout: float = 0.0,
         num_node_types: int = 1,
+        fused: bool = False,
     ) -> None:
         super().__init__(aggr="sum")
         if not 0 <= position_pad <= channels:
@@ -155,6 +216,7 @@ class TypedGGNNConv(MessagePassing):
         self.dropout = dropout
         self.message_dropout = message_dropout
         self.num_node_types = num_node_types
+        self.fused = fused
         self.message_linear = nn.Linear(channels, self.num_types * channels, bias=edge_bias)
         if use_positions:
             table = sinusoidal_position_table(max_position, channels - position_pad, position_pad)
@@ -180,7 +242,8 @@ class TypedGGNNConv(MessagePassing):
 
     # -- preparation (once per forward pass) --
     def typed_edges(self, edge_index: Tensor, edge_flow: Tensor, edge_pos: Tensor | None, num_nodes: int) -> TypedEdges:
-        """Add backward edges, flatten (source, type) to rows of the message table, and count in-degrees.
+        """Add backward edges, flatten (source, type) to rows of the message table, sort the edges by target (stable)
+        and count in-degrees.
 
         Raises:
             ValueError: An edge flow is outside ``[0, num_flows)`` (e.g. TYPE edges of the development branch).
@@ -199,10 +262,13 @@ class TypedGGNNConv(MessagePassing):
         if pos is not None:
             pos = pos.clamp(0, self.max_position - 1)
         row = edge_index[0] * self.num_types + edge_type
-        index = torch.stack([row, edge_index[1]])
+        unsorted = torch.stack([row, edge_index[1]])
+        order = torch.sort(edge_index[1], stable=True).indices
+        inverse = torch.empty_like(order)
+        inverse[order] = torch.arange(order.numel(), device=order.device)
         degree = torch.bincount(edge_index[1], minlength=num_nodes).clamp_(min=1)
         inv_degree = degree.reciprocal().to(self.message_linear.weight.dtype).unsqueeze(1)
-        return TypedEdges(index, pos, inv_degree, num_nodes)
+        return TypedEdges(unsorted[:, order], pos, inv_degree, num_nodes, order, inverse, unsorted)
 
     def position_gates(self) -> Tensor | None:
         """The gate table ``2 sigmoid(Linear(S))``, shape (max_position, D), or None without positions."""
@@ -211,9 +277,12 @@ class TypedGGNNConv(MessagePassing):
         return 2.0 * torch.sigmoid(self.position_linear(self.position_table))
 
     def edge_gates(self, edges: TypedEdges) -> Tensor | None:
-        """Per-edge gates ``g[p]``, shape (E', D), or None without positions."""
+        """Per-edge gates ``g[p]``, shape (E', D), in the sorted order of ``edges.index``, or None without positions.
+
+        Gathered in edge order and then permuted, so the gate table's gradient sums its terms in edge order.
+        """
         gates = self.position_gates()
-        return None if gates is None or edges.pos is None else gates[edges.pos]
+        return None if gates is None or edges.pos is None else gates[edges.pos].index_select(0, edges.order)
 
     def node_groups(self, node_type: Tensor | None, num_nodes: int) -> list[Tensor] | None:
         """Node indices per node type (for the per-type GRUs); None with a single GRU."""
@@ -229,7 +298,10 @@ class TypedGGNNConv(MessagePassing):
         """One message-passing step: aggregate typed, gated messages and update the states with the GRU."""
         n, d = x.shape
         table = self.message_linear(x).view(n * self.num_types, d)
-        aggregated = self.propagate(edges.index, x=table, gate=gates, size=(n * self.num_types, n))
+        if self.message_dropout and self.training:
+            aggregated = self._dropout_messages(table, edges, gates)
+        else:
+            aggregated = _GatedSum.apply(table, gates, edges)
         aggregated = aggregated * edges.inv_degree
         if groups is None:
             new = self.grus[0](aggregated, x)
@@ -242,11 +314,14 @@ class TypedGGNNConv(MessagePassing):
             new = F.dropout(new, p=self.dropout, training=self.training)
         return new
 
-    def message(self, x_j: Tensor, gate: Tensor | None) -> Tensor:
-        msg = x_j if gate is None else x_j * gate
-        if self.message_dropout:
-            msg = F.dropout(msg, p=self.message_dropout, training=self.training)
-        return msg
+    def _dropout_messages(self, table: Tensor, edges: TypedEdges, gates: Tensor | None) -> Tensor:
+        """The summed messages with dropout, in edge order (the dropout mask is drawn as before the sort)."""
+        msg = table.index_select(0, edges.edge_index[0])
+        if gates is not None:
+            msg = msg * gates.index_select(0, edges.inverse)
+        msg = F.dropout(msg, p=self.message_dropout, training=self.training)
+        target = edges.edge_index[1].view(-1, 1).expand_as(msg)
+        return msg.new_zeros(edges.num_nodes, msg.size(1)).scatter_add_(0, target, msg)
 
     def forward(
         self,
@@ -259,11 +334,32 @@ class TypedGGNNConv(MessagePassing):
     ) -> Tensor:
         """Apply the layer ``num_steps`` times with shared weights (shapes in the class docstring)."""
         edges = self.typed_edges(edge_index, edge_flow, edge_pos, x.size(0))
+        if self.fused and self._can_fuse(x):
+            return self._fused_forward(x, edges, num_steps)
         gates = self.edge_gates(edges)
         groups = self.node_groups(node_type, x.size(0))
         for _ in range(num_steps):
             x = self.step(x, edges, gates, groups)
         return x
+
+    def _can_fuse(self, x: Tensor) -> bool:
+        """The fused steps cover one GRU, no dropout in training and no autocast."""
+        dropout = self.training and (self.dropout or self.message_dropout)
+        return len(self.grus) == 1 and not dropout and not torch.is_autocast_enabled(x.device.type)
+
+    def _fused_forward(self, x: Tensor, edges: TypedEdges, num_steps: int) -> Tensor:
+        """:func:`~programl.models.fused_ggnn.fused_steps` over ``edges`` (in-degree folded into the gates)."""
+        row, target = edges.edge_index
+        threads = torch.get_num_threads()
+        parts = threads if x.device.type == "cpu" and threads <= MAX_PARTS else 1
+        plan = fused_plan(row // self.num_types, target, row % self.num_types, self.num_types, x.size(0), parts)
+        scale = edges.inv_degree.index_select(0, target.index_select(0, plan.order))
+        gates = self.position_gates()
+        if gates is None or edges.pos is None:
+            gates = scale.expand(-1, x.size(1)).contiguous()
+        else:
+            gates = gates[edges.pos.index_select(0, plan.order)] * scale
+        return fused_steps(x, plan, gates, self.message_linear, self.grus[0], num_steps)
 
     def __repr__(self) -> str:
         return (
