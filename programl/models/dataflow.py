@@ -117,6 +117,9 @@ class DataflowGGNN(_DataflowNodeClassifier):
         class_weight: Cross-entropy class weights; ProGraML's ``loss_weighting`` w != 0.5 means ``(1 - w, w)``.
         max_position: Rows of the position table (1024).
         root_context: Add :class:`~programl.models.readout.RootContextReadout` (off: the paper's model).
+        fused: The layer's fused steps (:mod:`programl.models.fused_ggnn`: the same function, faster on the CPU, not
+            bit-identical to the faithful path). None: as the environment's ``PROGRAML_GGNN_FUSED`` says (off
+            unless it is 1). Not part of the weights: a checkpoint loads either way.
 
     Example:
         >>> model = DataflowGGNN(vocabulary_size=2230)
@@ -139,6 +142,7 @@ class DataflowGGNN(_DataflowNodeClassifier):
         class_weight: tuple[float, float] | None = None,
         max_position: int = 1024,
         root_context: bool = False,
+        fused: bool | None = None,
     ) -> None:
         super().__init__(
             vocabulary_size,
@@ -157,6 +161,7 @@ class DataflowGGNN(_DataflowNodeClassifier):
             position_pad=2,
             max_position=max_position,
             dropout=dropout,
+            fused=fused,
         )
 
     def propagate_states(self, h0: Tensor, data: Data, num_steps: int) -> Tensor:

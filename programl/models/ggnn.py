@@ -19,6 +19,7 @@ order, so the states, the logits and every gradient are bit-identical to the ``M
 
 from __future__ import annotations
 
+import os
 from typing import NamedTuple
 
 import torch
@@ -27,6 +28,9 @@ from torch import Tensor, nn
 from torch_geometric.nn import MessagePassing
 
 from programl.models.fused_ggnn import MAX_PARTS, fused_plan, fused_steps
+
+#: ``PROGRAML_GGNN_FUSED=1`` turns the fused steps on where a layer is built with ``fused=None`` (the default).
+FUSED_ENVIRONMENT = "PROGRAML_GGNN_FUSED"
 
 __all__ = [
     "TypedEdges",
@@ -184,8 +188,10 @@ class TypedGGNNConv(MessagePassing):
         dropout: Dropout on the new state.
         message_dropout: Dropout on messages.
         num_node_types: One GRU per node type when > 1.
-        fused: Run :meth:`forward` with :mod:`programl.models.fused_ggnn`'s fused steps (off: the same function,
-            faster on the CPU, rounded differently; only without dropout, with one GRU, outside autocast).
+        fused: Run :meth:`forward` with :mod:`programl.models.fused_ggnn`'s fused steps (the same function, faster
+            on the CPU, rounded differently; only without dropout, with one GRU, outside autocast). None (default):
+            on only where the environment sets ``PROGRAML_GGNN_FUSED=1``, so that a ``programl train`` run can use
+            it without a model option; off otherwise.
     """
 
     def __init__(
@@ -201,7 +207,7 @@ class TypedGGNNConv(MessagePassing):
         dropout: float = 0.0,
         message_dropout: float = 0.0,
         num_node_types: int = 1,
-        fused: bool = False,
+        fused: bool | None = None,
     ) -> None:
         super().__init__(aggr="sum")
         if not 0 <= position_pad <= channels:
@@ -216,7 +222,7 @@ class TypedGGNNConv(MessagePassing):
         self.dropout = dropout
         self.message_dropout = message_dropout
         self.num_node_types = num_node_types
-        self.fused = fused
+        self.fused = os.environ.get(FUSED_ENVIRONMENT) == "1" if fused is None else fused
         self.message_linear = nn.Linear(channels, self.num_types * channels, bias=edge_bias)
         if use_positions:
             table = sinusoidal_position_table(max_position, channels - position_pad, position_pad)
