@@ -237,12 +237,7 @@ class POJ104(SafeProcessing, InMemoryDataset):
             found, missing = _poj104.poj104_examples(build, chosen[split], self.settings)
             if not self.build:
                 _check_built(build, missing)
-            examples, names = [], []
-            for graph_path in self._progress(found, len(found), f"reading {split}", unit="graph"):
-                example = self._example(graph_path, table)
-                if example is not None:
-                    examples.append(example)
-                    names.append(graph_path.name[: -len(".ProgramGraph.pb")])
+            examples, names = self._examples(found, table, split)
             self.save(examples, path)
             meta["names"][split], meta["missing"][split] = names, list(missing)
         meta["texts"] = table.texts
@@ -251,6 +246,16 @@ class POJ104(SafeProcessing, InMemoryDataset):
     def _progress(self, items: Iterable, total: int, description: str, unit: str = "program") -> Iterable:
         """A progress bar over ``items`` when ``log`` is on (and stderr is a terminal)."""
         return progress(items, total, description, enabled=self.log, unit=unit)
+
+    def _examples(self, paths: list[Path], table: TextTable, split: str) -> tuple[list[Data], list[str]]:
+        """The examples of graph files ``paths`` (those ``pre_filter`` keeps) and their graph names."""
+        examples, names = [], []
+        for path in self._progress(paths, len(paths), f"reading {split}", unit="graph"):
+            example = self._example(path, table)
+            if example is not None:
+                examples.append(example)
+                names.append(path.name[: -len(".ProgramGraph.pb")])
+        return examples, names
 
     def _example(self, path: Path, table: TextTable) -> Data | None:
         """One graph file as an example (``None`` when ``pre_filter`` drops it).
@@ -291,15 +296,10 @@ class POJ104(SafeProcessing, InMemoryDataset):
                 name, error = report.failed[0]
                 raise ProgramlError(f"{build}: {len(report.failed)} legacy IR files failed to build ({name}: {error})")
         table = TextTable()
-        examples, names = [], []
         paths = _poj104.legacy_examples(build)
         if not paths:
             raise ProgramlError(f"{build / 'legacy'}: no legacy IR graphs built (build them: build=True)")
-        for path in self._progress(paths, len(paths), "reading legacy", unit="graph"):
-            example = self._example(path, table)
-            if example is not None:
-                examples.append(example)
-                names.append(path.name[: -len(".ProgramGraph.pb")])
+        examples, names = self._examples(paths, table, _LEGACY)
         self.save(examples, self.processed_paths[0])
         meta = {"texts": table.texts, "names": {_LEGACY: names}, "missing": {_LEGACY: []}}
         atomic_write_text(self.processed_paths[1], json.dumps(meta, sort_keys=True) + "\n")
