@@ -58,6 +58,7 @@ examples:
   programl build saxpy.cu solver.f90 -o out     CUDA device code (clang-22), Fortran (flang-22)
   clang-22 -S -emit-llvm -o - x.c | programl build - --format json
   programl build module_0000.hlo.pb -o graphs   XLA HLO: a serialized HloProto, as xla2graph reads
+  programl build k.cl --numbers-and-types       + constants' values, vector/array/struct shapes (not in ProGraML)
 """
 
 
@@ -78,6 +79,12 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--instructions-only", action="store_true", help="no variable/constant nodes")
     parser.add_argument("--ignore-call-returns", action="store_true", help="no return CALL edges")
     parser.add_argument("--strict", action="store_true", help="fail on empty modules and nodes without edges")
+    parser.add_argument(
+        "--numbers-and-types",
+        action="store_true",
+        help="not in ProGraML: add node features number_digits (the value of numeric constants) and type_shape "
+        "(vector, array and struct types); see docs/numbers_types.md (off: the faithful graph)",
+    )
     parser.add_argument("--force", action="store_true", help="rebuild outputs that are up to date")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     parser.set_defaults(run=run, parser=parser)
@@ -197,6 +204,8 @@ def freshness_options(args: argparse.Namespace, path: str, fmt: str, flags: tupl
         "ignore_call_returns": args.ignore_call_returns,
         "strict": args.strict,
         "llvm": LLVM_VERSION,
+        # only when set, so that the outputs of the faithful graph keep their freshness keys
+        **({"numbers_and_types": True} if getattr(args, "numbers_and_types", False) else {}),
     }
 
 
@@ -244,7 +253,9 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs < 0:
         return usage_error(parser, "-j must be positive")
     fmt = args.format or ("pb" if args.output else "pbtxt")
-    options = BuildOptions(args.instructions_only, args.ignore_call_returns, args.strict)
+    options = BuildOptions(
+        args.instructions_only, args.ignore_call_returns, args.strict, getattr(args, "numbers_and_types", False)
+    )
     flags = tuple(getattr(args, "extra_args", ()) or ())
     try:
         check_flags(flags)

@@ -100,11 +100,16 @@ class BuildOptions:
         instructions_only: No VARIABLE/CONSTANT nodes and no DATA edges.
         ignore_call_returns: Only forward CALL edges (external -> entry, call site -> callee entry).
         strict: Fail when the module has no functions or some node has no edge (SPEC §1.5 step 7).
+        numbers_and_types: Not in ProGraML (issue 40 item 2, ``docs/numbers_types.md``): add the node features
+            ``number_digits`` (the value of numeric constants) and ``type_shape`` (vector, array and struct types)
+            and the module feature ``numbers_and_types`` (:mod:`programl.graph_builder.numbers_types`). Off: the
+            faithful graph, byte for byte.
     """
 
     instructions_only: bool = False
     ignore_call_returns: bool = False
     strict: bool = False
+    numbers_and_types: bool = False
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -454,7 +459,8 @@ def build_graph(
         path: For error messages.
     """
     with _gc_paused():
-        text = split_module(str(module))
+        printed = str(module)
+        text = split_module(printed)
         builder = _Builder(text, options)
         builder.build(ffi.module_handle(module))
         name = text.source_filename
@@ -463,6 +469,10 @@ def build_graph(
         graph = builder.to_proto(name, module.triple, str(module.data_layout))
     if options.strict:
         _check_strict(graph, name, path)
+    if options.numbers_and_types:
+        from programl.graph_builder.numbers_types import annotate, struct_definitions
+
+        annotate(graph, struct_definitions(printed))
     return graph
 
 
