@@ -122,7 +122,7 @@ class DataflowPrediction:
 
     Attributes:
         analysis: The analysis the model learned.
-        steps: Message-passing steps it ran.
+        steps: Message-passing steps it ran, or ``"until stable"`` (a step-free model's own inference).
         roots: (R,) root node ids.
         probabilities: (R, N) probability that each node is labelled true.
         predicted: (R, N) bool, the model's labels (the larger logit).
@@ -138,6 +138,8 @@ class DataflowPrediction:
     exact: np.ndarray | None
     node_types: np.ndarray
     node_texts: list[str]
+    #: Until stable: the steps each root's graph ran (None at a fixed T).
+    steps_taken: list[int] | None = None
 
     def node(self, i: int, row: int) -> dict[str, Any]:
         """Node ``i`` as ``to_dict`` lists it, for root row ``row``."""
@@ -166,6 +168,8 @@ class DataflowPrediction:
                 "predicted_true": int(self.predicted[row].sum()),
                 "nodes": [self.node(i, row) for i in np.flatnonzero(shown).tolist()],
             }
+            if self.steps_taken is not None:
+                entry["steps_taken"] = self.steps_taken[row]
             if self.exact is not None:
                 p, e = self.predicted[row], self.exact[row]
                 entry["exact_true"] = int(e.sum())
@@ -197,7 +201,9 @@ def predict_dataflow(
         graph: A ``ProgramGraph``.
         roots, num_roots, seed: Which roots: these (each must be eligible), else the first ``num_roots`` of a
             seeded shuffle of the eligible roots, else the analysis's own sample (``programl analyze --seed``).
-        steps: Message-passing steps (default: the model's, 30 for the paper's runs).
+        steps: Message-passing steps (default: the model's: 30 for the paper's runs; a step-free model, whose
+            ``model.json`` has ``"inference": {"mode": "until_stable", ...}``, runs each root until its predictions
+            stop changing, :meth:`~programl.models.DataflowGGNN.forward_until_stable`; issue 36).
         compare: Also run the analysis itself on the same roots (``exact``).
         typed_pointers: How the typed-pointer texts of a graph built by the original ProGraML (``i32*``) meet the
             model's vocabulary: ``auto`` (default: a text it lacks is read as LLVM 22 prints it, ``ptr``), ``map``
@@ -213,7 +219,10 @@ def predict_dataflow(
     check_graph(graph)
     analysis = pretrained.analysis
     chosen, exact = _roots_and_labels(graph, analysis, roots, num_roots, seed, compare)
-    steps = _check_integer("steps", steps if steps is not None else pretrained.metadata.get("steps", 30), 0)
+    inference = pretrained.metadata.get("inference") or {}
+    stable = steps is None and inference.get("mode") == "until_stable"
+    if not stable:
+        steps = _check_integer("steps", steps if steps is not None else pretrained.metadata.get("steps", 30), 0)
     base = _encode(graph, pretrained.vocabulary, "cpu", typed_pointers)
     n = int(base.num_nodes)
     examples = []
@@ -223,8 +232,18 @@ def predict_dataflow(
         data.root[root] = 1
         examples.append(data)
     batch = Batch.from_data_list(examples).to(pretrained.device)
+    taken = None
     with torch.no_grad():
-        logits = pretrained.model(batch, num_steps=steps).reshape(len(chosen), n, -1).cpu()
+        if stable:
+            logits, ran = pretrained.model.forward_until_stable(
+                batch,
+                min_steps=int(inference.get("min_steps", pretrained.metadata.get("steps", 30))),
+                max_steps=int(inference.get("max_steps", 1000)),
+                patience=int(inference.get("patience", 5)),
+            )
+            logits, taken, steps = logits.reshape(len(chosen), n, -1).cpu(), ran.tolist(), "until stable"
+        else:
+            logits = pretrained.model(batch, num_steps=steps).reshape(len(chosen), n, -1).cpu()
     probabilities = torch.softmax(logits, dim=-1)[..., 1].numpy()
     predicted = (logits.argmax(-1) == 1).numpy()
     return DataflowPrediction(
@@ -236,6 +255,7 @@ def predict_dataflow(
         exact=exact,
         node_types=base.node_type.cpu().numpy(),
         node_texts=[node.text for node in graph.node],
+        steps_taken=taken,
     )
 
 
@@ -288,6 +308,22 @@ class DevmapPrediction:
         }
 
 
+def _add_numbers_and_types(model, graph, data) -> None:
+    """``x_num`` / ``x_type`` for a model that reads them (``--numbers-and-types``), from the graph's features or,
+    for a graph built without them, annotated here (:mod:`programl.graph_builder.numbers_types`)."""
+    from programl.models.numbers_types import NumberTypeEmbedding
+
+    if getattr(data, "x_num", None) is not None or not any(isinstance(m, NumberTypeEmbedding) for m in model.modules()):
+        return
+    from programl.graph_builder.numbers_types import annotate, is_annotated
+    from programl.io.pyg import _numbers_and_types
+
+    if not is_annotated(graph):
+        graph = annotate(type(graph).FromString(graph.SerializeToString()))
+    extra = _numbers_and_types(graph)
+    data.x_num, data.x_type = extra["x_num"], extra["x_type"]
+
+
 def predict_devmap(
     pretrained,
     graph,
@@ -331,6 +367,7 @@ def predict_devmap(
             raise ProgramlError(f"--{key} must be a finite number >= 0, not {value}")
         values[key] = int(value)
     data = _encode(graph, pretrained.vocabulary, "cpu", typed_pointers)
+    _add_numbers_and_types(pretrained.model, graph, data)
     data.graph_x = torch.tensor([[float(values["transfer"]), float(values["wgsize"])]], dtype=torch.float32)
     with torch.no_grad():
         logits = pretrained.model(data.to(pretrained.device)).logits.cpu()

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import programl
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
@@ -392,6 +394,20 @@ def test_step_free_variant_trains_resumes_and_tests_until_stable(ddf: Path, tmp_
     assert _train(ddf, tmp_path / "split", *extra) == 0
     assert _digest(tmp_path / "whole") == _digest(tmp_path / "split")
     assert _records(tmp_path / "whole") == _records(tmp_path / "split")
+    # exported, the variant says how it infers, and predict runs it until stable unless given a T
+    from programl.pretrained.export import export_pretrained
+    from programl.pretrained.hub import pretrained
+    from programl.pretrained.inference import predict_dataflow
+
+    exported = export_pretrained(tmp_path / "whole", "datadep-step-free", output_dir=tmp_path / "models")
+    model = pretrained(exported)
+    assert model.metadata["inference"] == {"mode": "until_stable", "min_steps": 30, "max_steps": 1000, "patience": 5}
+    graph = programl.from_llvm_ir((REPO / "examples" / "dot_product.ll").read_text())
+    stable = predict_dataflow(model, graph, num_roots=2)
+    assert stable.steps == "until stable" and len(stable.steps_taken) == 2 and min(stable.steps_taken) >= 30
+    assert all("steps_taken" in root for root in stable.to_dict()["roots"])
+    fixed = predict_dataflow(model, graph, num_roots=2, steps=30)
+    assert fixed.steps == 30 and fixed.steps_taken is None and "steps_taken" not in fixed.to_dict()["roots"][0]
     # a faithful run evaluates until stable on request
     assert _train(ddf, tmp_path / "faithful", "--test-steps", "30", schedule=("30",)) == 0
     config_path = tmp_path / "faithful" / "config.json"

@@ -292,7 +292,15 @@ examples:
 
     def metadata_entries(self, files: RunFiles) -> dict[str, Any]:
         config = files.config["model"]
-        return {"analysis": config.get("analysis"), "steps": config.get("steps")}
+        entries = {"analysis": config.get("analysis"), "steps": config.get("steps")}
+        if config.get("step_policy") == "cover":  # a step-free variant: predict runs it until stable (issue 36)
+            entries["inference"] = {
+                "mode": "until_stable",
+                "min_steps": config.get("steps"),
+                "max_steps": config.get("stable_max_steps", 1000),
+                "patience": config.get("stable_patience", 5),
+            }
+        return entries
 
     def outputs(self, files: RunFiles) -> dict[str, Any]:
         analysis = files.config["model"].get("analysis")
@@ -373,9 +381,20 @@ examples:
     def card_limitations(self, m: Mapping[str, Any]) -> list[str]:
         options = m["training"]["config"].get("model", {})
         tested = m.get("scores", {}).get("tests", {})
+        if options.get("step_policy") == "cover":
+            return [
+                f"A step-free variant (not in the paper; issue 36): trained on examples of at most "
+                f"{options.get('max_steps')} data-flow steps, each batch run for as many steps as its longest example "
+                f"needs (at least {options.get('steps')}) plus up to {options.get('step_margin')}; `programl predict` "
+                f"runs each root until no prediction changed for {options.get('stable_patience')} steps (at most "
+                f"{options.get('stable_max_steps')}), `--steps T` at a fixed T. Roots that need more steps than it "
+                "was trained on are scored in the `stable` row above (every example). `programl predict dataflow "
+                "--compare FILE` shows the exact labels beside the predicted ones."
+            ]
+        fixed = [t.get("steps") for t in tested.values() if isinstance(t.get("steps"), int)]
         compare = (
             f"compare the rows of T > {options.get('max_steps')} above"
-            if any((t.get("steps") or 0) > (options.get("max_steps") or 0) for t in tested.values())
+            if any(t > (options.get("max_steps") or 0) for t in fixed)
             else "not measured for this model beyond T=" + str(options.get("steps"))
         )
         return [
@@ -428,7 +447,11 @@ examples:
             help="seed of the root sample (default: 0, as analyze)",
         )
         parser.add_argument(
-            "--steps", type=count_argument(0), metavar="T", help="message-passing steps (default: the model's, 30)"
+            "--steps",
+            type=count_argument(0),
+            metavar="T",
+            help="message-passing steps (default: the model's: 30, or until the predictions stop changing for a "
+            "step-free model)",
         )
         parser.add_argument(
             "--compare", action="store_true", help="show the exact labels of the analysis beside the predicted ones"
@@ -485,8 +508,9 @@ examples:
         compared = "exact_true" in (result["roots"][0] if result["roots"] else {})
         for entry in result["roots"]:
             root = entry["root"]
+            steps = f"until stable: {entry['steps_taken']} steps" if "steps_taken" in entry else f"T={result['steps']}"
             head = (
-                f"{path}: {result['analysis']} (model {name}, T={result['steps']}) root {root['id']} "
+                f"{path}: {result['analysis']} (model {name}, {steps}) root {root['id']} "
                 f"({root['type']} {root['text']}): {entry['predicted_true']} of {nodes} nodes predicted true"
             )
             if compared:
