@@ -14,7 +14,9 @@ Examples (``Data``): ``x`` (ids into :attr:`DevMap.texts`; see :mod:`programl.da
 ``node_type``, ``edge_index``, ``edge_flow``, ``edge_pos``, ``y`` (1,) long (``devmap_label``), ``graph_x`` (1, 2)
 float32 (raw ``[transfer, wgsize]``; the paper's model takes their log1p; exact in ``transfer_bytes`` and ``wgsize``,
 (1,) long), ``runtimes`` (1, 2) float (CPU, GPU
-seconds) and ``row`` (1,) long (the CSV row).
+seconds) and ``row`` (1,) long (the CSV row). With ``numbers_and_types=True`` also ``x_num`` (N, 10) and ``x_type``
+(N, 6) long: the value of each numeric constant and the shape of each vector, array and struct type
+(:mod:`programl.graph_builder.numbers_types`, ``docs/numbers_types.md``), in a processed file of its own.
 
 ``split`` with ``fold``: the paper's rotating 80/10/10 split ``fold`` of a seeded stratified ``folds``-fold partition
 of the loaded rows (:func:`programl.data.devmap.cross_validation_splits`); it selects examples, the processed file is
@@ -62,6 +64,9 @@ class DevMap(SafeProcessing, InMemoryDataset):
             --subset``). The rows are chosen once the raw files are there; :attr:`rows` then holds them.
         mirrors: Directories to take the raw files from first (default: the shared research data, when found).
         jobs: Worker processes of the graph build (default: all CPUs).
+        numbers_and_types: Add ``x_num`` / ``x_type`` (not in ProGraML; off by default). The built graphs are
+            annotated as they are loaded (:func:`~programl.graph_builder.numbers_types.annotate` without the
+            module's struct definitions: a named struct is known as a struct of unknown shape).
         transform, pre_transform, pre_filter, force_reload, log: As for every PyG data set.
 
     Example:
@@ -84,6 +89,7 @@ class DevMap(SafeProcessing, InMemoryDataset):
         subset: int | None = None,
         mirrors: Sequence[str | os.PathLike] | None = None,
         jobs: int | None = None,
+        numbers_and_types: bool = False,
         transform: Callable[[Data], Data] | None = None,
         pre_transform: Callable[[Data], Data] | None = None,
         pre_filter: Callable[[Data], bool] | None = None,
@@ -107,6 +113,7 @@ class DevMap(SafeProcessing, InMemoryDataset):
         self.subset = subset
         self.mirrors = list(mirrors) if mirrors is not None else [shared_data("devmap")]
         self.jobs = jobs
+        self.numbers_and_types = bool(numbers_and_types)
         super().__init__(str(root), transform, pre_transform, pre_filter, log=log, force_reload=force_reload)
         meta = load_processed(
             self,
@@ -135,7 +142,7 @@ class DevMap(SafeProcessing, InMemoryDataset):
             rows = "all"
         else:
             rows = hashlib.sha256(",".join(map(str, self.rows)).encode()).hexdigest()[:12]
-        stem = f"devmap-{self.variant}-{self.platform}-{rows}"
+        stem = f"devmap-{self.variant}-{self.platform}-{rows}" + ("-nt" if self.numbers_and_types else "")
         return [f"{stem}.pt", f"{stem}.json"]
 
     def download(self) -> None:
@@ -173,9 +180,14 @@ class DevMap(SafeProcessing, InMemoryDataset):
         data = _devmap.load_devmap(raw, build, self.platform, self.variant, rows=self.rows)
         table = TextTable()
         examples = []
+        keep = _KEEP + (("x_num", "x_type") if self.numbers_and_types else ())
         for row, graph in zip(data.rows, data.graphs):
-            d = to_pyg(graph, table)
-            example = Data(**{k: d[k] for k in _KEEP}, num_nodes=d.num_nodes)
+            if self.numbers_and_types:
+                from programl.graph_builder.numbers_types import annotate
+
+                annotate(graph)
+            d = to_pyg(graph, table, numbers_and_types=self.numbers_and_types)
+            example = Data(**{k: d[k] for k in keep}, num_nodes=d.num_nodes)
             example.y = torch.tensor([row.label], dtype=torch.long)
             example.runtimes = torch.tensor([[row.runtime_cpu, row.runtime_gpu]], dtype=torch.float64)
             example.row = torch.tensor([row.row], dtype=torch.long)

@@ -28,6 +28,10 @@ attribute          shape       meaning
 ``graph_y``        (1,) long   the graph-level target: ``poj104_label - 1`` (the classifyapp loader's 0-based class)
                                or ``devmap_label``, when the graph has one of them
 ``graph_x``        (1, 2) float ``[transfer_bytes, wgsize]`` (raw; the devmap model applies log1p), when both exist
+``x_num``          (N, 10) long ``number_digits`` of each node (``[kind, sign, exponent, d1..d7]``; all 0: no number),
+                               when the graph has numbers and types (``numbers_and_types``, below)
+``x_type``         (N, 6) long  ``type_shape`` of each node (``[kind, elements, scalars, bits, element_bits,
+                               element_is_float]``; all 0: no vector, array or struct), likewise
 =================  ==========  ======================================================================================
 
 Shapes are chosen so that :class:`torch_geometric.data.Batch` concatenates them naturally: node and edge tensors along
@@ -108,6 +112,8 @@ _RESERVED = frozenset(
         "graph_x",
         "graph_y",
         "face",
+        "x_num",
+        "x_type",
     }
 )
 
@@ -279,12 +285,37 @@ def _label_attributes(record: ProgramGraphFeatures, num_nodes: int) -> dict[str,
     return out
 
 
+def _numbers_and_types(graph: ProgramGraph) -> dict[str, torch.Tensor]:
+    """``x_num`` (N, 10) and ``x_type`` (N, 6) long from the ``number_digits`` / ``type_shape`` node features (zero
+    rows where a node has none; :mod:`programl.graph_builder.numbers_types`)."""
+    from programl.graph_builder.numbers_types import NUMBER_FEATURE, NUMBER_WIDTH, TYPE_FEATURE, TYPE_WIDTH
+
+    n = len(graph.node)
+    number = np.zeros((n, NUMBER_WIDTH), dtype=np.int64)
+    shape = np.zeros((n, TYPE_WIDTH), dtype=np.int64)
+    for i, node in enumerate(graph.node):
+        features = node.features.feature
+        if NUMBER_FEATURE in features:
+            values = features[NUMBER_FEATURE].int64_list.value[:NUMBER_WIDTH]
+            number[i, : len(values)] = values
+        if TYPE_FEATURE in features:
+            values = features[TYPE_FEATURE].int64_list.value[:TYPE_WIDTH]
+            shape[i, : len(values)] = values
+    return {"x_num": torch.from_numpy(number), "x_type": torch.from_numpy(shape)}
+
+
+def _check_numbers_and_types(value: bool | None) -> None:
+    if value not in (None, True, False):
+        raise ValueError(f"numbers_and_types must be None, True or False, not {value!r}")
+
+
 def _base_attributes(
     arrays: GraphArrays,
     graph: ProgramGraph,
     vocabulary: _Vocab | None,
     keep_text: bool | None,
     typed_pointers: str = "auto",
+    numbers_and_types: bool | None = None,
 ) -> dict[str, Any]:
     attrs: dict[str, Any] = {
         "x": torch.from_numpy(arrays.vocab_ids(vocabulary, typed_pointers)),
@@ -297,6 +328,13 @@ def _base_attributes(
     if keep_text or (keep_text is None and vocabulary is None):
         attrs["text"] = list(arrays.node_text)
     _add_graph_attributes(attrs, graph)
+    _check_numbers_and_types(numbers_and_types)
+    if numbers_and_types is None:
+        from programl.graph_builder.numbers_types import is_annotated
+
+        numbers_and_types = is_annotated(graph)
+    if numbers_and_types:
+        attrs.update(_numbers_and_types(graph))
     return attrs
 
 
@@ -307,6 +345,7 @@ def to_pyg(
     *,
     keep_text: bool | None = None,
     typed_pointers: str = "auto",
+    numbers_and_types: bool | None = None,
 ) -> Data:
     """Convert a ProgramGraph (and optionally one data-flow label record) into a PyG ``Data``.
 
@@ -328,6 +367,10 @@ def to_pyg(
             a vocabulary of typed-pointer texts (the released ``vocab_20.06.01``) keeps its ids, and a growing
             table keeps the texts. ``"map"``: every text in its LLVM 22 form. ``"keep"``: texts as they are (the
             original's pointer texts are then out of this project's vocabularies).
+        numbers_and_types: Add ``x_num`` and ``x_type`` (the ``number_digits`` / ``type_shape`` node features of
+            ``programl build --numbers-and-types``, ``docs/numbers_types.md``). None (default): when the graph has
+            them (its module feature ``numbers_and_types``); True: always (zeros for a graph without them, so that
+            a data set batches); False: never.
 
     Returns:
         A ``Data`` with the attributes listed in the module docstring.
@@ -337,7 +380,7 @@ def to_pyg(
         ValueError: ``typed_pointers`` is not ``auto``, ``map`` or ``keep``.
     """
     arrays = GraphArrays(graph)
-    attrs = _base_attributes(arrays, graph, vocabulary, keep_text, typed_pointers)
+    attrs = _base_attributes(arrays, graph, vocabulary, keep_text, typed_pointers, numbers_and_types)
     if labels is not None:
         attrs.update(_label_attributes(labels, arrays.num_nodes))
     return Data(**attrs)

@@ -7,6 +7,8 @@ The network follows the graph-level branch of ProGraML (``GGNN_POJ104_Config`` /
   ``[2, 2, 2, 2]`` means 4 parameter sets used for 2 consecutive steps each (the branch's 8 layers with
   ``message_weight_sharing = update_weight_sharing = 2``); ``layer_schedule`` gives any other pattern, e.g.
   ``[0, 1, 0, 1, 0, 1]`` for the paper's devmap model (6 steps, even and odd layers shared);
+* optional numbers and types (``numbers_and_types``; not in ProGraML, issue 40 item 2): the node input is the text
+  embedding plus :class:`~programl.models.numbers_types.NumberTypeEmbedding` of ``x_num`` / ``x_type``;
 * optional per-node-type GRUs (``node_type_gru``; the branch's ``use_node_types``; here constants get their own GRU
   instead of the branch's all-zero state);
 * graph readout: the gated node readout summed over the nodes of each graph -> (B, C) graph logits;
@@ -67,6 +69,8 @@ class GGNNGraphClassifier(nn.Module):
         log1p_aux: Apply ``log1p`` to ``graph_x``.
         intermediate_loss_weight: Weight of CE(graph logits) in :meth:`loss` when there is an auxiliary readout (0.2).
         max_position: Rows of the position table (1024).
+        numbers_and_types: Add the embedding of ``x_num`` / ``x_type`` (constants' values, vector/array/struct
+            shapes) to the node input; off by default (the paper's model).
     """
 
     def __init__(
@@ -89,6 +93,7 @@ class GGNNGraphClassifier(nn.Module):
         log1p_aux: bool = True,
         intermediate_loss_weight: float = 0.2,
         max_position: int = 1024,
+        numbers_and_types: bool = False,
     ) -> None:
         super().__init__()
         if layer_schedule is None:
@@ -124,10 +129,17 @@ class GGNNGraphClassifier(nn.Module):
             if aux_channels > 0
             else None
         )
+        if numbers_and_types:  # (no attribute at all when off: the state dict of the paper's model is unchanged;
+        # drawn last, so that the other parameters are the same draws with and without it)
+            from programl.models.numbers_types import NumberTypeEmbedding
+
+            self.numbers_and_types = NumberTypeEmbedding(hidden_channels)
 
     def node_states(self, data: Data) -> tuple[Tensor, Tensor]:
         """Initial and final node states ``(h0, hT)``, each (N, D)."""
         h0 = self.embedding(data.x)
+        if "numbers_and_types" in self._modules:
+            h0 = h0 + self.numbers_and_types(data.x_num, data.x_type)
         edge_pos = getattr(data, "edge_pos", None)
         node_type = getattr(data, "node_type", None) if self.node_type_gru else None
         # The edge bookkeeping does not depend on the parameters: build it once for all layers.

@@ -133,6 +133,12 @@ class DevmapOptions(TaskOptions):
         help="feed the head each kernel's node-text counts as well (log1p, scaled by the fold's training kernels; "
         "not in the paper)",
     )
+    numbers_and_types: bool = option(
+        False,
+        group=MODEL_GROUP,
+        help="give the network the value of each numeric constant and the shape of each vector, array and struct "
+        "type as node inputs (docs/numbers_types.md; not in the paper)",
+    )
     lr: float = option(1e-3, group=OPTIMISATION_GROUP, low=math.ulp(0.0), help="Adam learning rate")
     weight_decay: float = option(0.0, group=OPTIMISATION_GROUP, low=0.0, help="Adam weight decay")
     batch_nodes: int = option(18_000, group=OPTIMISATION_GROUP, low=1, help="node budget per batch")
@@ -278,6 +284,7 @@ examples:
                 "aux_hidden": o["aux_hidden"],
                 "aux_dropout": o["aux_dropout"],
                 "intermediate_loss_weight": config.get("intermediate_loss_weight", 0.2),
+                **({"numbers_and_types": True} if config.get("numbers_and_types", False) else {}),
             },
         }
         if paper:

@@ -181,6 +181,7 @@ class _Source:
     subset: int | None = None
     jobs: int | None = None
     log: bool = False
+    numbers_and_types: bool = False
 
     def dataset(self, platform: str, split: str | None = None, fold: int = 0) -> DevMap:
         """The examples of ``platform`` (``split`` of cross-validation fold ``fold``; None: every loaded row),
@@ -197,6 +198,7 @@ class _Source:
             mirrors=[self.source_dir],
             jobs=self.jobs,
             log=self.log,
+            numbers_and_types=self.numbers_and_types,
         )
 
     def fold_dataset(self, platform: str, split: str, fold: int, vocabulary) -> DevMap:
@@ -263,7 +265,7 @@ def _static_device(labels: np.ndarray) -> int:
 #: The options of the model (``evaluate`` needs them).
 _MODEL_KEYS = (*NETWORK_OPTIONS, "readout_channels", "pooling", "intermediate_loss_weight")
 #: What runs written before an option existed are taken to have used.
-_MODEL_DEFAULTS = DevmapOptions.defaults("aux_bins", "text_counts", "average_last")
+_MODEL_DEFAULTS = DevmapOptions.defaults("aux_bins", "text_counts", "average_last", "numbers_and_types")
 
 
 def _model(config: dict[str, Any], vocabulary_size: int):
@@ -572,6 +574,7 @@ def _train(args: argparse.Namespace, device, source_dir: Path, run_dir: Path) ->
         subset=args.subset,
         jobs=args.jobs or None,
         log=not args.quiet,
+        numbers_and_types=args.numbers_and_types,
     )
     summary = {}
     for platform in _platforms(args.platform):
@@ -752,6 +755,7 @@ def _run_source(saved: dict[str, Any], source_dir=None, data_dir=None, jobs: int
         subset=config.get("subset"),
         jobs=jobs,
         log=log,
+        numbers_and_types=config.get("numbers_and_types", False),
     )
 
 
