@@ -1,0 +1,185 @@
+"""Devmap ablation of the numbers and types in the graph (issue 40 item 2; ``docs/numbers_types.md``).
+
+What the graph adds, and what numbers and types add to it, measured with the forest of ``benchmarks/heuristics.py``
+(500 trees, scikit-learn defaults, seed 0) on the rotating 10-fold splits of ``programl train devmap`` (fold seed
+204), each fold's test rows tested once, nothing tuned. A forest reads a fixed-width vector, so each graph is
+summarised by features derived from it:
+
+* ``graph``: its size: nodes, edges, nodes per type (instruction, variable, constant), edges per flow (control,
+  data, call);
+* ``numbers/types`` (from the ``number_digits`` / ``type_shape`` features, :mod:`programl.graph_builder.numbers_types`,
+  the graphs annotated as ``DevMap(numbers_and_types=True)`` annotates them): numeric constants (count, integers,
+  floating point, negative), a histogram of their decimal exponents (< 0, 0, 1, 2, 3, 4-5, >= 6), the largest
+  integer's exponent; vector/array/struct nodes per kind, the widest vector, the largest array (elements and bits),
+  the vectors of floating point, the bits allocated by ``alloca`` of aggregates;
+* ``aux``: ``log1p`` of the two auxiliary inputs (transfer bytes, work-group size);
+* ``texts``: the count of every node text (the bag of words of ``rf-aux+texts``).
+
+Rows: graph; graph + numbers/types; graph + aux; graph + numbers/types + aux; graph + aux + texts;
+graph + numbers/types + aux + texts. Prints a markdown table (mean ± standard deviation over the folds) and writes
+JSON.
+
+Usage::
+
+    python benchmarks/devmap_numbers_types.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap
+
+The graphs must have been built (``programl train devmap`` builds them, or ``programl.data.devmap.build_devmap``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap  # noqa: E402
+from programl.exceptions import ProgramlError  # noqa: E402
+from programl.graph_builder.numbers_types import NUMBER_FEATURE, TYPE_FEATURE, annotate  # noqa: E402
+from programl.tasks.devmap.train import devmap_metrics  # noqa: E402
+
+ROWS = (
+    ("graph", ("graph",)),
+    ("graph + numbers/types", ("graph", "nt")),
+    ("graph + aux", ("graph", "aux")),
+    ("graph + numbers/types + aux", ("graph", "nt", "aux")),
+    ("graph + aux + texts", ("graph", "aux", "texts")),
+    ("graph + numbers/types + aux + texts", ("graph", "nt", "aux", "texts")),
+)
+_EXPONENT_EDGES = (0, 1, 2, 3, 4, 6)  # bins: < 0, 0, 1, 2, 3, 4-5, >= 6
+
+
+def graph_features(graph) -> np.ndarray:
+    types = np.bincount([n.type for n in graph.node], minlength=3)[:3]
+    flows = np.bincount([e.flow for e in graph.edge], minlength=3)[:3]
+    return np.concatenate([[len(graph.node), len(graph.edge)], types, flows]).astype(float)
+
+
+def numbers_types_features(graph) -> np.ndarray:
+    numbers, shapes, alloca_bits = [], [], 0
+    for node in graph.node:
+        features = node.features.feature
+        if NUMBER_FEATURE in features:
+            numbers.append(list(features[NUMBER_FEATURE].int64_list.value))
+        if TYPE_FEATURE in features:
+            shape = list(features[TYPE_FEATURE].int64_list.value)
+            shapes.append(shape)
+            if node.text == "alloca":
+                alloca_bits += shape[3]
+    n = np.array(numbers, dtype=float).reshape(-1, 10)
+    s = np.array(shapes, dtype=float).reshape(-1, 6)
+    exponent = n[:, 2]
+    histogram = np.histogram(exponent, bins=(-1e9, *_EXPONENT_EDGES, 1e9))[0]
+    ints = n[:, 0] == 1
+    vectors, arrays = s[s[:, 0] == 1], s[s[:, 0] == 2]
+    return np.array(
+        [
+            len(n),
+            ints.sum(),
+            (n[:, 0] == 2).sum(),
+            n[:, 1].sum(),
+            *histogram,
+            exponent[ints].max() if ints.any() else -1,
+            *np.bincount(s[:, 0].astype(int), minlength=4)[1:4],
+            vectors[:, 1].max() if len(vectors) else 0,
+            (vectors[:, 5] == 1).sum(),
+            arrays[:, 2].max() if len(arrays) else 0,
+            np.log1p(arrays[:, 3].max()) if len(arrays) else 0,
+            np.log1p(alloca_bits),
+        ],
+        dtype=float,
+    )
+
+
+def feature_blocks(data) -> dict[str, np.ndarray]:
+    texts = sorted({node.text for graph in data.graphs for node in graph.node})
+    index = {t: i for i, t in enumerate(texts)}
+    counts = np.zeros((len(data), len(texts)))
+    for i, graph in enumerate(data.graphs):
+        for node in graph.node:
+            counts[i, index[node.text]] += 1
+    for graph in data.graphs:
+        annotate(graph)
+    return {
+        "graph": np.array([graph_features(g) for g in data.graphs]),
+        "nt": np.array([numbers_types_features(g) for g in data.graphs]),
+        "aux": np.array([(np.log1p(r.transfer), np.log1p(r.wgsize)) for r in data.rows]),
+        "texts": counts,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source-dir", default="../shared/data/devmap")
+    parser.add_argument("--data-dir", default=os.path.expanduser("~/.cache/programl/devmap"))
+    parser.add_argument("--variant", default="ncc", choices=("ncc", "clang22"))
+    parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--fold-seed", type=int, default=204)
+    parser.add_argument("--trees", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0, help="the forest's seed")
+    parser.add_argument("-o", "--output", default="bench-results/devmap_numbers_types.json")
+    args = parser.parse_args(argv)
+    from sklearn.ensemble import RandomForestClassifier
+
+    started = time.perf_counter()
+    results: dict[str, dict] = {}
+    print(f"| features | platform | accuracy % (mean ± std over {args.folds} folds) | weighted F1 |")
+    print("|---|---|---|---|")
+    for platform in PLATFORMS:
+        try:
+            data = load_devmap(args.source_dir, args.data_dir, platform, args.variant)
+        except ProgramlError as error:
+            print(f"devmap_numbers_types.py: {error}", file=sys.stderr)
+            return 1
+        blocks = feature_blocks(data)
+        labels, runtimes = data.labels, data.runtimes
+        splits = cross_validation_splits(labels, args.folds, args.fold_seed)
+        results[platform] = {}
+        for name, parts in ROWS:
+            x = np.hstack([blocks[p] for p in parts])
+            folds = []
+            for split in splits:
+                static = int(np.bincount(labels[split.train], minlength=2).argmax())
+                forest = RandomForestClassifier(n_estimators=args.trees, random_state=args.seed, n_jobs=1)
+                pred = forest.fit(x[split.train], labels[split.train]).predict(x[split.test])
+                folds.append(devmap_metrics(labels[split.test], pred, runtimes[split.test], static))
+            acc = np.array([f["accuracy"] for f in folds])
+            f1 = np.array([f["f1"] for f in folds])
+            results[platform][name] = {
+                "features": x.shape[1],
+                "accuracy_mean": acc.mean(),
+                "accuracy_std": acc.std(),
+                "f1_mean": f1.mean(),
+                "f1_std": f1.std(),
+                "folds": folds,
+            }
+            print(
+                f"| {name} | {platform} | {100 * acc.mean():.1f} ± {100 * acc.std():.1f} | "
+                f"{f1.mean():.2f} ± {f1.std():.2f} |",
+                flush=True,
+            )
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    seconds = time.perf_counter() - started
+    summary = {
+        "variant": args.variant,
+        "folds": args.folds,
+        "fold_seed": args.fold_seed,
+        "trees": args.trees,
+        "seed": args.seed,
+        "seconds": seconds,
+        "results": results,
+    }
+    out.write_text(json.dumps(summary, indent=1))
+    print(f"wrote {out} ({seconds:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
