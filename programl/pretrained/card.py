@@ -20,7 +20,14 @@ __all__ = ["model_card"]
 
 def _overview(m: Mapping[str, Any]) -> list[str]:
     network = f"`{m['model']['class']}`, {_fmt(m.get('parameters'))} parameters"
-    if m.get("steps") is not None:
+    inference = m.get("inference") or {}
+    if inference.get("mode") == "until_stable":
+        network += (
+            f"; not the paper's model: step-free, each root runs until no prediction changed for "
+            f"{inference.get('patience')} steps (at least {inference.get('min_steps')}, at most "
+            f"{inference.get('max_steps')})"
+        )
+    elif m.get("steps") is not None:
         network += f", T = {m['steps']} message-passing steps"
     if m["model"].get("kwargs", {}).get("root_context"):
         network += "; not the paper's model: its readout also reads the root's states (`root_context`)"

@@ -343,7 +343,11 @@ examples:
             f"{fmt(scope.get('val_examples'))} (of {fmt(scope.get('val_examples_available'))}); examples with more "
             f"than {fmt(options.get('max_steps'))} data-flow steps (DDF-{options.get('max_steps')}) and graphs of "
             f"more than {fmt(options.get('max_nodes'))} nodes are left out of training and validation. The "
-            f"vocabulary is the data set's ({fmt(scope.get('vocabulary'))} texts)."
+            + (
+                f"vocabulary is `{config['vocabulary']}` ({fmt(scope.get('vocabulary'))} texts; `--vocabulary`)."
+                if config.get("vocabulary")
+                else f"vocabulary is the data set's ({fmt(scope.get('vocabulary'))} texts)."
+            )
         ]
 
     def card_scores(self, s: Mapping[str, Any]) -> list[str]:
