@@ -32,8 +32,41 @@ def _row(section: str, first_cell: str) -> str:
 def test_every_analysis_has_its_headline_numbers() -> None:
     assert set(RESULTS["dataflow"]) == set(ANALYSES)
     for numbers in RESULTS["dataflow"].values():
-        assert set(numbers) == {"f1", "pooled_f1", "examples", "cpu_hours"}
+        assert {"f1", "pooled_f1", "examples", "cpu_hours"} <= set(numbers)
+        assert set(numbers) <= {"f1", "pooled_f1", "examples", "cpu_hours", "table", "step_free_table"}
         assert 0.0 <= numbers["pooled_f1"] <= 1.0 and 0.0 <= numbers["f1"] <= 1.0 and numbers["cpu_hours"] > 0
+
+
+#: The cells of the paper's data-flow table (SPEC §7.1; issue 36 item 1).
+TABLE_CELLS = ("DDF-30", "DDF-60", "DDF")
+
+
+@pytest.mark.parametrize("analysis", ANALYSES)
+def test_the_papers_table_is_the_documents(analysis: str) -> None:
+    """docs/results.json's ``table`` of each analysis (the faithful model) is §5's table of the three cells, each with
+    precision, recall, F1 and pooled F1; a ``step_free_table`` has the same shape and is in §5's step-free table."""
+    numbers = RESULTS["dataflow"][analysis]
+    section = _section(5)
+    row = [cell.strip() for cell in _row(section, f"`{analysis}`").split("|")[1:-1]]
+    assert set(numbers.get("table", {})) <= set(TABLE_CELLS)
+    for i, name in enumerate(TABLE_CELLS, start=1):
+        cell = numbers.get("table", {}).get(name)
+        if cell is None:
+            continue
+        assert {"precision", "recall", "f1", "pooled_f1", "examples"} <= set(cell)
+        assert row[i].startswith(
+            f"{cell['precision']:.3f} / {cell['recall']:.3f} / **{cell['f1']:.3f}** ({cell['pooled_f1']:.3f})"
+        ), (name, row[i])
+    step_free = numbers.get("step_free_table")
+    if step_free:
+        assert set(step_free) <= set(TABLE_CELLS)
+        model = {cell["model"] for cell in step_free.values()}.pop()
+        line = [c.strip() for c in _row(section, f"**`{model}`, until stable**").split("|")[1:-1]]
+        for i, name in enumerate(TABLE_CELLS, start=1):
+            cell = step_free[name]
+            assert line[i] == (
+                f"{cell['precision']:.3f} / {cell['recall']:.3f} / **{cell['f1']:.3f}** ({cell['pooled_f1']:.3f})"
+            ), (name, line[i])
 
 
 @pytest.mark.parametrize("analysis", ANALYSES)
