@@ -41,7 +41,7 @@ from programl.data.deepdataflow.layout import read_manifest  # noqa: E402
 from programl.data.deepdataflow.recipe import load_recipe  # noqa: E402
 from programl.datasets import DeepDataFlowDataset  # noqa: E402
 from programl.models import MetricsAccumulator, pretrained  # noqa: E402
-from programl.tasks.dataflow.train import DataflowScoring  # noqa: E402
+from programl.tasks.dataflow.train import PAPER_TABLE, DataflowScoring  # noqa: E402
 from programl.training.engine import evaluate  # noqa: E402
 from programl.training.loader import make_loader  # noqa: E402
 
@@ -114,23 +114,9 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
-#: ProGraML's precision, recall and F1 per analysis and cell (SPEC §7.1, the ICML table).
-PAPER = {
-    "reachability": {"DDF-30": (0.998, 0.998, 0.998), "DDF-60": (0.997, 0.998, 0.997), "DDF": (0.996, 0.917, 0.943)},
-    "dominance": {"DDF-30": (1.000, 1.000, 1.000), "DDF-60": (0.983, 1.000, 0.991), "DDF": (0.066, 0.950, 0.123)},
-    "datadep": {"DDF-30": (0.998, 0.997, 0.997), "DDF-60": (0.992, 0.996, 0.993), "DDF": (0.987, 0.949, 0.965)},
-    "liveness": {"DDF-30": (0.962, 0.916, 0.937), "DDF-60": (0.931, 0.955, 0.939), "DDF": (0.476, 0.925, 0.625)},
-    "subexpressions": {
-        "DDF-30": (0.997, 0.996, 0.996),
-        "DDF-60": (0.954, 0.999, 0.967),
-        "DDF": (0.938, 0.992, 0.959),
-    },
-}
-
-
 def paper_cells(analysis: str) -> dict:
     """The paper's F1 of each cell."""
-    return {cell: prf[2] for cell, prf in PAPER[analysis].items()}
+    return {cell: prf[2] for cell, prf in PAPER_TABLE[analysis].items()}
 
 
 def main(argv: list[str] | None = None) -> int:

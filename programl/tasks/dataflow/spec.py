@@ -183,12 +183,9 @@ def test_steps_argument(text: str) -> int | str:
     if text == "stable":
         return text
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number of steps or 'stable', got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--test-steps must be positive, got {value}")
-    return value
+        return count_argument(1)(text)
+    except argparse.ArgumentTypeError as error:
+        raise argparse.ArgumentTypeError(f"{error} (or 'stable')") from None
 
 
 def _add_data_arguments(parser: argparse.ArgumentParser, required: bool):
