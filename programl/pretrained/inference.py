@@ -235,12 +235,17 @@ def predict_dataflow(
     taken = None
     with torch.no_grad():
         if stable:
-            logits, ran = pretrained.model.forward_until_stable(
-                batch,
-                min_steps=int(inference.get("min_steps", pretrained.metadata.get("steps", 30))),
-                max_steps=int(inference.get("max_steps", 1000)),
-                patience=int(inference.get("patience", 5)),
-            )
+            bounds = {  # model.json is a file a user may receive: its numbers are checked, one line if wrong
+                key: _check_integer(f"model.json inference {key}", inference.get(key, default), minimum)
+                for key, default, minimum in (
+                    ("min_steps", pretrained.metadata.get("steps", 30), 0),
+                    ("max_steps", 1000, 1),
+                    ("patience", 5, 1),
+                )
+            }
+            if bounds["max_steps"] < bounds["min_steps"]:
+                raise ProgramlError(f"model.json inference: max_steps {bounds['max_steps']} < min_steps")
+            logits, ran = pretrained.model.forward_until_stable(batch, **bounds)
             logits, taken, steps = logits.reshape(len(chosen), n, -1).cpu(), ran.tolist(), "until stable"
         else:
             logits = pretrained.model(batch, num_steps=steps).reshape(len(chosen), n, -1).cpu()

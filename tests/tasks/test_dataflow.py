@@ -20,6 +20,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
 from programl.data.deepdataflow import build_dataset, discover_inputs  # noqa: E402
+from programl.exceptions import ProgramlError  # noqa: E402
 from programl.tasks.dataflow import train as dataflow  # noqa: E402
 from tests.data._ddf import write_sources  # noqa: E402
 
@@ -408,6 +409,9 @@ def test_step_free_variant_trains_resumes_and_tests_until_stable(ddf: Path, tmp_
     assert all("steps_taken" in root for root in stable.to_dict()["roots"])
     fixed = predict_dataflow(model, graph, num_roots=2, steps=30)
     assert fixed.steps == 30 and fixed.steps_taken is None and "steps_taken" not in fixed.to_dict()["roots"][0]
+    model.metadata["inference"]["patience"] = "5; rm -rf"  # a received model.json: one line, no traceback
+    with pytest.raises(ProgramlError, match="model.json inference patience must be a positive integer"):
+        predict_dataflow(model, graph, num_roots=1)
     # a faithful run evaluates until stable on request
     assert _train(ddf, tmp_path / "faithful", "--test-steps", "30", schedule=("30",)) == 0
     config_path = tmp_path / "faithful" / "config.json"
