@@ -336,6 +336,36 @@ def print_table(summary: dict[str, dict]) -> None:
         print(f"\n{platform}: the inner CV chose {chosen}")
 
 
+def compare(summary: dict[str, dict], against=("forest", "ir2vec", "ir2vec_symbolic")) -> list[tuple]:
+    """The nested choice against each baseline, per platform: the mean per-fold difference of the seeds' mean
+    accuracy (points), its standard error over the folds, and the folds above / level / below."""
+    rows = []
+    for platform in summary:
+        ours = np.array(summary[platform]["nested"]["accuracy_by_fold"])
+        for name in against:
+            if name not in summary[platform]:
+                continue
+            diff = 100 * (ours - np.array(summary[platform][name]["accuracy_by_fold"]))
+            se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
+            counts = f"{(diff > 1e-9).sum()} / {(np.abs(diff) <= 1e-9).sum()} / {(diff < -1e-9).sum()}"
+            rows.append((platform, LABELS.get(name, name), f"{diff.mean():+.2f}", f"{se:.2f}", counts))
+    return rows
+
+
+def report(summary: dict[str, dict]) -> None:
+    """The table, the paired comparisons and the inner CV's choices."""
+    print_table(summary)
+    header = (
+        "platform",
+        "nested choice minus",
+        "mean per-fold difference (points)",
+        "standard error",
+        "folds above / level / below",
+    )
+    print()
+    print("\n".join(markdown_table(header, compare(summary))))
+
+
 def ir2vec_blocks(source_dir: Path, data_dir: Path, cache_dir: Path, rows, modes=("fa", "sym")):
     """The IR2Vec vectors (NCC's IR, as ``devmap_peers.py --ir ncc``) of ``rows`` per mode, NaN where unreadable."""
     from devmap_peers import row_ir_paths
@@ -363,8 +393,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, nargs="*", help="only these rows (a quick check; not a result)")
     parser.add_argument("--no-ir2vec", action="store_true", help="without IR2Vec (its candidate and baselines)")
     parser.add_argument("-o", "--output", default="bench-results/devmap_above.json")
+    parser.add_argument("--from-json", help="print the tables of an earlier run's output (JSON) and stop")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.from_json:
+        earlier = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
+        report({platform: summarise(records) for platform, records in earlier["records"].items()})
+        return 0
     source_dir, data_dir = Path(args.source_dir), Path(args.data_dir)
     try:
         datas = {p: load_devmap(source_dir, data_dir, p, "ncc", rows=args.rows) for p in args.platforms}
@@ -395,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         summary[platform] = summarise(records[platform])
     if set(summary) == set(PLATFORMS):
-        print_table(summary)
+        report(summary)
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = {k: getattr(args, k) for k in ("seeds", "folds", "fold_seed", "inner_folds", "train_on")}

@@ -103,7 +103,7 @@ def test_kernel_columns_leave_out_the_row_itself():
     assert (unseen[:, 0] == 0).all() and np.isnan(unseen[:, 1:]).all()  # kernel 0 has no training row
 
 
-def test_runs_end_to_end_on_real_rows(shared_data, tmp_path):
+def test_runs_end_to_end_on_real_rows(shared_data, tmp_path, capsys):
     source = shared_data / "devmap"
     if not source.is_dir():
         pytest.skip(f"no devmap data at {source}")
@@ -126,3 +126,7 @@ def test_runs_end_to_end_on_real_rows(shared_data, tmp_path):
         summary = result["summary"][platform]
         assert sum(summary["nested"]["chosen"].values()) == 3
         assert 0.5 <= summary["forest"]["accuracy_mean"] <= 1
+    printed = capsys.readouterr().out
+    assert ABOVE["main"](["--from-json", str(out)]) == 0  # the tables again from the JSON, the same
+    again = capsys.readouterr().out
+    assert "nested choice" in again and again in printed
