@@ -36,6 +36,7 @@ import contextlib
 import json
 import os
 import sys
+from pathlib import Path
 from dataclasses import dataclass, field
 
 from programl.cli.common import (
@@ -128,7 +129,7 @@ def _select_models(args: argparse.Namespace) -> list:
     """The pretrained models to run (loaded), or a :class:`~programl.exceptions.ProgramlError` that says why
     there are none."""
     from programl.exceptions import ProgramlError
-    from programl.pretrained.hub import find_pretrained, pretrained, pretrained_names
+    from programl.pretrained.hub import PRETRAINED_DIR, find_pretrained, pretrained, pretrained_names, read_metadata
 
     spec = TASKS[args.task]
     directory = args.model_dir
@@ -143,7 +144,8 @@ def _select_models(args: argparse.Namespace) -> list:
     for filters in wanted:
         found = find_pretrained(args.task, directory=directory, **filters)
         if found:  # sorted: the model named after the analysis (the faithful one) before its variants
-            names.append(found[0])
+            root = Path(directory) if directory is not None else PRETRAINED_DIR
+            names.append(spec.predict_default(found, {n: read_metadata(root / n) for n in found}, args))
         else:
             missing.append(", ".join(map(str, filters.values())))  # "" for the task's one model
     if not names or (explicit and missing):

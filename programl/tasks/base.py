@@ -208,6 +208,12 @@ class TaskSpec:
         ``([{}], True)``."""
         return [{}], True
 
+    def predict_default(self, names: list[str], metadata: Mapping[str, Mapping[str, Any]], args) -> str:
+        """Which of the installed models that match one :meth:`predict_wanted` filter ``programl predict`` runs
+        when no ``--model`` is given: ``names`` sorted (the faithful model, named after its analysis or platform,
+        first), ``metadata`` each one's ``model.json``. Default: the first."""
+        return names[0]
+
     def check_predict_model(self, model, args: argparse.Namespace) -> None:
         """Refuse a ``programl predict --model`` of this task that the task's options rule out (default: none).
 

@@ -113,6 +113,33 @@ def test_dataflow_compare_marks_every_node(models, capsys) -> None:
     assert all(re.match(r"\s+\d+  \w+ +\d\.\d{3}  (yes   |no    |MISSED)  ", line) for line in lines[2:])
 
 
+def test_a_step_free_variant_runs_by_default_and_steps_picks_the_faithful_model(models, tmp_path, capsys) -> None:
+    """Without --model, an analysis's step-free variant (model.json inference mode until_stable, issue 36 item 2)
+    runs where one is installed and says so on each root's line; --steps T runs the faithful model at T; an analysis
+    without a variant keeps its faithful model."""
+    import shutil
+
+    both = tmp_path / "models"
+    for name in ("reachability", "datadep"):
+        shutil.copytree(models / name, both / name)
+    variant = both / "datadep-step-free"
+    shutil.copytree(models / "datadep", variant)
+    metadata = json.loads((variant / "model.json").read_text())
+    metadata["name"] = "datadep-step-free"
+    metadata["inference"] = {"mode": "until_stable", "min_steps": 30, "max_steps": 60, "patience": 2}
+    (variant / "model.json").write_text(json.dumps(metadata))
+
+    code, out, err = with_models(capsys, both, "dataflow", "--roots", "1")
+    assert code == 0 and err == ""
+    heads = [line for line in out.splitlines() if not line.startswith(" ")]
+    assert any(re.search(r": datadep \(model datadep-step-free, until stable: \d+ steps\) root", h) for h in heads)
+    assert any(": reachability (model reachability, T=30) root" in h for h in heads)
+    code, out, _ = with_models(capsys, both, "dataflow", "--analysis", "datadep", "--roots", "1", "--steps", "30")
+    assert code == 0 and ": datadep (model datadep, T=30) root" in out.splitlines()[0]
+    code, out, _ = with_models(capsys, both, "dataflow", "--model", "datadep", "--roots", "1")
+    assert code == 0 and ": datadep (model datadep, T=30) root" in out.splitlines()[0]
+
+
 @pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 def test_predictions_are_deterministic(models, capsys) -> None:
     first = with_models(capsys, models, "dataflow", "--json", "--compare")

@@ -451,8 +451,9 @@ examples:
             "--steps",
             type=count_argument(0),
             metavar="T",
-            help="message-passing steps (default: the model's: 30, or until the predictions stop changing for a "
-            "step-free model)",
+            help="message-passing steps (default: the model's: until the predictions stop changing for a step-free "
+            "model, 30 for a faithful one). Without --model, an analysis's step-free variant (NAME-step-free) runs "
+            "where one is installed, else its faithful model; with --steps, the faithful model",
         )
         parser.add_argument(
             "--compare", action="store_true", help="show the exact labels of the analysis beside the predicted ones"
@@ -462,6 +463,17 @@ examples:
         """An installed model per analysis (``--analysis``, default: every analysis that has one)."""
 
         return [{"analysis": a} for a in (args.analysis or ANALYSES)], bool(args.analysis)
+
+    def predict_default(self, names: list[str], metadata: Mapping[str, Mapping[str, Any]], args) -> str:
+        """The step-free variant of the analysis where one is installed (``model.json`` ``inference`` mode
+        ``until_stable``: it holds at every step count, issue 36 item 2), else the faithful model; with ``--steps T``
+        the faithful model, which the paper ran at a fixed T (a step-free model diverges far past the steps it was
+        trained to hold)."""
+        if args.steps is None:
+            for name in names:
+                if (metadata[name].get("inference") or {}).get("mode") == "until_stable":
+                    return name
+        return names[0]
 
     def check_predict_model(self, model, args: argparse.Namespace) -> None:
         if args.analysis and model.analysis not in args.analysis:
