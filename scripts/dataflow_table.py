@@ -6,6 +6,12 @@ Usage::
 
     python scripts/dataflow_table.py DDF22_BUILD --models reachability datadep ... --json table.json
     python scripts/dataflow_table.py DDF22_BUILD --models DIR --stable        # a step-free variant, until stable
+    python scripts/dataflow_table.py DDF22_BUILD --models liveness --cells DDF-30 --by-size --plot size.png
+
+``--by-size`` also scores each cell's examples by the size of their graph (nodes: up to 100, 101-200, 201-500,
+501-1,000, more; issue 36 item 3: "liveness F1 >= 0.97 on graphs of more than 500 nodes, by graph size, as a table
+and a plot"), the same inference, every example of the bucket (``--examples`` samples within each bucket);
+``--plot`` draws F1 against graph size, one line per model and cell.
 
 ``--stable`` scores each cell until the predictions stop changing (the step-free variant's own inference:
 :meth:`~programl.models.DataflowGGNN.forward_until_stable`, at least the model's T, ``--patience``,
@@ -47,6 +53,15 @@ from programl.training.loader import make_loader  # noqa: E402
 
 #: (cell, step filter, T): SPEC §7.1.
 CELLS = (("DDF-30", 30, 30), ("DDF-60", 60, 60), ("DDF", None, 200))
+
+#: ``--by-size``: (label, fewest nodes, most nodes) of each bucket of graph size.
+SIZE_BUCKETS = (
+    ("<=100", 0, 100),
+    ("101-200", 101, 200),
+    ("201-500", 201, 500),
+    ("501-1000", 501, 1000),
+    (">1000", 1001, None),
+)
 
 
 def full_build_ranks(recipe_path: Path, data_dir: Path) -> dict[str, float]:
@@ -96,6 +111,63 @@ def score(model, data, steps, args) -> dict:
     return cell
 
 
+def by_size(model, data, steps, args) -> dict:
+    """``{bucket: cell}``: :func:`score` on the examples of each :data:`SIZE_BUCKETS` bucket (buckets without an
+    example are left out)."""
+    out = {}
+    for label, low, high in SIZE_BUCKETS:
+        members = [i for i, n in enumerate(data.sizes) if n >= low and (high is None or n <= high)]
+        if members:
+            out[label] = score(model, data.index_select(members), steps, args)
+    return out
+
+
+def size_table(result: dict) -> str:
+    """F1 (pooled F1) and examples per bucket of graph size, a row per model and cell."""
+    labels = [label for label, _, _ in SIZE_BUCKETS]
+    lines = [
+        "| model | cell | inference | " + " | ".join(f"{b} nodes" for b in labels) + " |",
+        "|---|---|---|" + "---|" * len(labels),
+    ]
+    for name, entry in result["models"].items():
+        for cell, buckets in entry.get("by_size", {}).items():
+            steps = entry["table"][cell]["steps"]
+            row = [
+                f"{b['f1']:.3f} ({b['pooled_f1']:.3f}), {b['examples']:,}" if b else ""
+                for b in (buckets.get(label) for label in labels)
+            ]
+            lines.append(
+                f"| {name} | {cell} | {'until stable' if steps == 'stable' else f'T={steps}'} | "
+                + " | ".join(row)
+                + " |"
+            )
+    return "\n".join(lines)
+
+
+def plot_by_size(result: dict, path: Path) -> None:
+    """F1 per 10,000-node batch against graph size, a line per model and cell."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [label for label, _, _ in SIZE_BUCKETS]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, entry in result["models"].items():
+        for cell, buckets in entry.get("by_size", {}).items():
+            xs = [i for i, label in enumerate(labels) if label in buckets]
+            ax.plot(xs, [buckets[labels[i]]["f1"] for i in xs], marker="o", label=f"{name}, {cell}")
+    ax.set_xticks(range(len(labels)), [f"{b}" for b in labels])
+    ax.set_xlabel("graph size (nodes)")
+    ax.set_ylabel("F1 (per 10,000-node batch)")
+    ax.set_title("Data-flow F1 by graph size (DeepDataFlow-22 test split)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def table(result: dict) -> str:
     lines = [
         "| model | analysis | cell | inference | examples | precision | recall | F1 | pooled F1 | paper F1 |",
@@ -133,8 +205,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=204)
+    parser.add_argument("--by-size", action="store_true", help="also score each cell by graph size (nodes)")
+    parser.add_argument("--plot", type=Path, help="with --by-size: draw F1 against graph size into this PNG")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
+    if args.plot and not args.by_size:
+        parser.error("--plot needs --by-size")
     torch.set_num_threads(args.threads)
     keep = None
     if args.recipe:
@@ -158,18 +234,27 @@ def main(argv: list[str] | None = None) -> int:
         model = pretrained(name)
         analysis = model.metadata["analysis"]
         vocabulary = model.directory / model.metadata["vocabulary"]["file"]
-        cells = {}
+        cells, sizes = {}, {}
         for cell, limit, steps in CELLS:
             if cell not in args.cells:
                 continue
             data = test_examples(args.data, analysis, vocabulary, limit, keep)
             cells[cell] = score(model.model, data, "stable" if args.stable else steps, args)
             print(f"{name} {cell}: F1 {cells[cell]['f1']:.3f} ({cells[cell]['seconds']:.0f} s)", file=sys.stderr)
+            if args.by_size:
+                sizes[cell] = by_size(model.model, data, "stable" if args.stable else steps, args)
         key = model.name + (" (until stable)" if args.stable else "")
         result["models"][key] = {"analysis": analysis, "table": cells, "paper": paper_cells(analysis)}
+        if sizes:
+            result["models"][key]["by_size"] = sizes
         if args.json:
             args.json.write_text(json.dumps(result, indent=2) + "\n")
     print(table(result))
+    if args.by_size:
+        print()
+        print(size_table(result))
+    if args.plot:
+        plot_by_size(result, args.plot)
     return 0
 
 

@@ -67,3 +67,28 @@ def test_the_full_build_filter_keeps_its_test_groups(script, dataset: Path, tmp_
         recipe = tmp_path / "recipe.json"
         recipe.write_text(json.dumps({"sources": [{"kind": "files", "path": "x"}]}))
         script["full_build_ranks"](recipe, tmp_path)
+
+
+def test_by_size_splits_each_cell_into_buckets_and_plots(script, dataset: Path, tmp_path: Path, capsys) -> None:
+    """--by-size (issue 36 item 3): each bucket holds the cell's examples of that graph size, together all of them,
+    scored with the cell's inference; --plot writes a PNG."""
+    from programl.datasets import DeepDataFlowDataset
+    from programl.models import pretrained
+
+    out, png = tmp_path / "sizes.json", tmp_path / "sizes.png"
+    argv = [str(dataset), "--models", "reachability", "--cells", "DDF-30", "DDF", "--by-size", "--plot", str(png)]
+    assert script["main"]([*argv, "--threads", "1", "--json", str(out)]) == 0
+    entry = json.loads(out.read_text())["models"]["reachability"]
+    vocabulary = pretrained("reachability").directory / "vocab.csv"
+    data = DeepDataFlowDataset(dataset, "reachability", "test", max_steps=None, vocabulary_path=vocabulary)
+    buckets = entry["by_size"]["DDF"]
+    assert sum(b["examples"] for b in buckets.values()) == entry["table"]["DDF"]["examples"] == len(data)
+    for label, low, high in script["SIZE_BUCKETS"]:
+        expected = sum(1 for n in data.sizes if n >= low and (high is None or n <= high))
+        assert buckets.get(label, {"examples": 0})["examples"] == expected
+    assert all(b["steps"] == 200 and 0 <= b["f1"] <= 1 for b in buckets.values())
+    assert set(entry["by_size"]) == {"DDF-30", "DDF"}
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "| reachability | DDF | T=200 |" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        script["main"]([str(dataset), "--models", "reachability", "--plot", str(png)])
