@@ -7,6 +7,7 @@ Usage::
     python scripts/dataflow_table.py DDF22_BUILD --models reachability datadep ... --json table.json
     python scripts/dataflow_table.py DDF22_BUILD --models DIR --stable        # a step-free variant, until stable
     python scripts/dataflow_table.py DDF22_BUILD --models liveness --cells DDF-30 --by-size --plot size.png
+    python scripts/dataflow_table.py DDF22_BUILD --models liveness --steps 30    # every cell at T=30
 
 ``--by-size`` also scores each cell's examples by the size of their graph (nodes: up to 100, 101-200, 201-500,
 501-1,000, more; issue 36 item 3: "liveness F1 >= 0.97 on graphs of more than 500 nodes, by graph size, as a table
@@ -205,12 +206,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=204)
+    parser.add_argument(
+        "--steps", type=int, help="score every cell at this T instead of the cell's own (e.g. liveness at 30)"
+    )
     parser.add_argument("--by-size", action="store_true", help="also score each cell by graph size (nodes)")
     parser.add_argument("--plot", type=Path, help="with --by-size: draw F1 against graph size into this PNG")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if args.plot and not args.by_size:
         parser.error("--plot needs --by-size")
+    if args.steps is not None and args.stable:
+        parser.error("--steps and --stable are two inferences: choose one")
     torch.set_num_threads(args.threads)
     keep = None
     if args.recipe:
@@ -239,11 +245,12 @@ def main(argv: list[str] | None = None) -> int:
             if cell not in args.cells:
                 continue
             data = test_examples(args.data, analysis, vocabulary, limit, keep)
-            cells[cell] = score(model.model, data, "stable" if args.stable else steps, args)
+            steps = "stable" if args.stable else args.steps or steps
+            cells[cell] = score(model.model, data, steps, args)
             print(f"{name} {cell}: F1 {cells[cell]['f1']:.3f} ({cells[cell]['seconds']:.0f} s)", file=sys.stderr)
             if args.by_size:
-                sizes[cell] = by_size(model.model, data, "stable" if args.stable else steps, args)
-        key = model.name + (" (until stable)" if args.stable else "")
+                sizes[cell] = by_size(model.model, data, steps, args)
+        key = model.name + (" (until stable)" if args.stable else f" (T={args.steps})" if args.steps else "")
         result["models"][key] = {"analysis": analysis, "table": cells, "paper": paper_cells(analysis)}
         if sizes:
             result["models"][key]["by_size"] = sizes

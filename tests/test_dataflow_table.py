@@ -92,3 +92,13 @@ def test_by_size_splits_each_cell_into_buckets_and_plots(script, dataset: Path, 
     assert "| reachability | DDF | T=200 |" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         script["main"]([str(dataset), "--models", "reachability", "--plot", str(png)])
+
+
+def test_steps_scores_every_cell_at_one_t(script, dataset: Path, tmp_path: Path) -> None:
+    """--steps T: each cell's examples at T (a model whose analysis needs no more than T hops, e.g. liveness)."""
+    out = tmp_path / "t.json"
+    assert script["main"]([str(dataset), "--models", "reachability", "--steps", "40", "--json", str(out)]) == 0
+    cells = json.loads(out.read_text())["models"]["reachability (T=40)"]["table"]
+    assert [c["steps"] for c in cells.values()] == [40, 40, 40]
+    with pytest.raises(SystemExit):
+        script["main"]([str(dataset), "--models", "reachability", "--steps", "40", "--stable"])
