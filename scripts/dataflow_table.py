@@ -83,9 +83,12 @@ def full_build_ranks(recipe_path: Path, data_dir: Path) -> dict[str, float]:
     return {g: i / len(ordered) for i, g in enumerate(ordered)}
 
 
-def test_examples(root: Path, analysis: str, vocabulary: Path, limit: int | None, keep: set[str] | None):
-    """The test split of ``analysis`` with the step filter ``limit``, restricted to the graphs in ``keep``."""
-    data = DeepDataFlowDataset(root, analysis, "test", max_steps=limit, max_nodes=40_000, vocabulary_path=vocabulary)
+def test_examples(
+    root: Path, analysis: str, vocabulary: Path, limit: int | None, keep: set[str] | None, split: str = "test"
+):
+    """The ``split`` (default: test) of ``analysis`` with the step filter ``limit``, restricted to the graphs in
+    ``keep``."""
+    data = DeepDataFlowDataset(root, analysis, split, max_steps=limit, max_nodes=40_000, vocabulary_path=vocabulary)
     if keep is None:
         return data
     return data.index_select([i for i in range(len(data)) if data.graph_name(i) in keep])
@@ -202,6 +205,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--safe-rank", type=float, default=0.81, help="keep groups ranked at or past this")
     parser.add_argument("--examples", type=int, default=0, help="a seeded sample of N per cell (0: all)")
     parser.add_argument("--cells", nargs="+", default=[c for c, _, _ in CELLS], choices=[c for c, _, _ in CELLS])
+    parser.add_argument(
+        "--split",
+        default="test",
+        choices=("val", "test"),
+        help="score this split (default: test; val to choose an inference setting such as --patience first)",
+    )
     parser.add_argument("--patience", type=int, default=5)
     parser.add_argument("--max-steps", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=2)
@@ -232,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         "data": str(args.data.resolve()),
         "full_build_test_filter": {"recipe": str(args.recipe), "safe_rank": args.safe_rank} if args.recipe else None,
         "inference": "stable" if args.stable else "fixed T",
+        "split": args.split,
         "models": {},
     }
     if args.json and args.json.is_file():
@@ -244,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         for cell, limit, steps in CELLS:
             if cell not in args.cells:
                 continue
-            data = test_examples(args.data, analysis, vocabulary, limit, keep)
+            data = test_examples(args.data, analysis, vocabulary, limit, keep, args.split)
             steps = "stable" if args.stable else args.steps or steps
             cells[cell] = score(model.model, data, steps, args)
             print(f"{name} {cell}: F1 {cells[cell]['f1']:.3f} ({cells[cell]['seconds']:.0f} s)", file=sys.stderr)

@@ -409,6 +409,21 @@ def test_step_free_variant_trains_resumes_and_tests_until_stable(ddf: Path, tmp_
     assert all("steps_taken" in root for root in stable.to_dict()["roots"])
     fixed = predict_dataflow(model, graph, num_roots=2, steps=30)
     assert fixed.steps == 30 and fixed.steps_taken is None and "steps_taken" not in fixed.to_dict()["roots"][0]
+    # an until-stable bound chosen after training (on validation) by evaluate, recorded by export from the card
+    argv = ["evaluate", "--run-dir", str(tmp_path / "whole"), "--split", "val", "--test-steps", "stable", "-q"]
+    assert (
+        dataflow.main([*argv, "--stable-patience", "9", "--stable-max-steps", "80", "--out", str(tmp_path / "e")]) == 0
+    )
+    evaluation = tmp_path / "e" / "evaluation_best_val.json"
+    assert json.loads(evaluation.read_text())["until_stable"] == {"patience": 9, "max_steps": 80}
+    chosen = export_pretrained(tmp_path / "whole", "chosen", output_dir=tmp_path / "models", card_from=evaluation)
+    assert pretrained(chosen).metadata["inference"] == {
+        "mode": "until_stable",
+        "min_steps": 30,
+        "max_steps": 80,
+        "patience": 9,
+    }
+    assert "for 9 steps (at least 30, at most 80)" in (chosen / "MODEL_CARD.md").read_text()
     model.metadata["inference"]["patience"] = "5; rm -rf"  # a received model.json: one line, no traceback
     with pytest.raises(ProgramlError, match="model.json inference patience must be a positive integer"):
         predict_dataflow(model, graph, num_roots=1)

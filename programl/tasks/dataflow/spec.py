@@ -247,7 +247,12 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", choices=("best", "last"), default="best", help="which model (default: best)")
     parser.add_argument("--split", choices=("test", "val", "train"), default="test", help="(default: test)")
     _add_data_arguments(parser, required=False)
-    groups = add_options(parser, DataflowOptions, only=("eval_batch_nodes", "eval_batch_policy"), overrides="the run's")
+    groups = add_options(
+        parser,
+        DataflowOptions,
+        only=("eval_batch_nodes", "eval_batch_policy", "stable_patience", "stable_max_steps"),
+        overrides="the run's",
+    )
     _add_test_arguments(groups[SCORING_GROUP])
     add_evaluation_output_argument(parser)
     add_runtime_arguments(parser, seed=204)
@@ -291,11 +296,14 @@ examples:
         config = files.config["model"]
         entries = {"analysis": config.get("analysis"), "steps": config.get("steps")}
         if config.get("step_policy") == "cover":  # a step-free variant: predict runs it until stable (issue 36)
+            # the bounds the card's scores were measured with: an evaluation's (`programl evaluate dataflow
+            # --stable-patience N`, chosen on validation, exported with --card-from) where it records them
+            chosen = files.result.get("until_stable") or {}
             entries["inference"] = {
                 "mode": "until_stable",
                 "min_steps": config.get("steps"),
-                "max_steps": config.get("stable_max_steps", 1000),
-                "patience": config.get("stable_patience", 5),
+                "max_steps": chosen.get("max_steps", config.get("stable_max_steps", 1000)),
+                "patience": chosen.get("patience", config.get("stable_patience", 5)),
             }
         return entries
 

@@ -601,8 +601,8 @@ def _evaluate_run(args: argparse.Namespace, dist, run_dir: Path, out_dir: Path, 
 
     show = dist.is_main and not args.quiet
     config = {**_EVAL_DEFAULTS, **saved["model"]}
-    for key in ("eval_batch_nodes", "eval_batch_policy"):  # the run's, unless given
-        if getattr(args, key) is not None:
+    for key in ("eval_batch_nodes", "eval_batch_policy", "stable_patience", "stable_max_steps"):  # the run's,
+        if getattr(args, key) is not None:  # unless given
             config[key] = getattr(args, key)
     if config["analysis"] not in ANALYSES:
         raise ProgramlError(f"{run_dir / 'config.json'}: unknown analysis {config['analysis']!r}")
@@ -617,6 +617,10 @@ def _evaluate_run(args: argparse.Namespace, dist, run_dir: Path, out_dir: Path, 
         raise ProgramlError(f"{run_dir / 'vocab.csv'}: not a vocabulary ({error})") from None
     result = _test(run_dir, args.checkpoint, args, config, vocabulary_size, dist, show, args.split, dataset, out_dir)
     if dist.is_main:
+        if any(
+            t == "stable" for t, _, _ in _tests(args, config)
+        ):  # the bounds of its until-stable scores (export-pretrained records them)
+            result["until_stable"] = {"patience": config["stable_patience"], "max_steps": config["stable_max_steps"]}
         result.update(
             analysis=config["analysis"],
             machine=_machine(dist.device),
