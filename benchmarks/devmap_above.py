@@ -298,6 +298,8 @@ def summarise(records: list[dict]) -> dict[str, dict]:
             "f1_mean": float(f1.mean()),
         }
     out["nested"]["chosen"] = dict(collections.Counter(r["chosen"] for r in records).most_common())
+    gaps = [np.subtract(*sorted(r["inner"].values(), reverse=True)[:5:4]) for r in records if len(r["inner"]) >= 5]
+    out["nested"]["inner_gap_best_to_fifth"] = {"median": float(np.median(gaps)), "max": float(np.max(gaps))}
     return out
 
 
@@ -334,6 +336,12 @@ def print_table(summary: dict[str, dict]) -> None:
     for platform in PLATFORMS:
         chosen = ", ".join(f"{n} {c}" for n, c in summary[platform]["nested"]["chosen"].items())
         print(f"\n{platform}: the inner CV chose {chosen}")
+        gap = summary[platform]["nested"].get("inner_gap_best_to_fifth")
+        if gap:
+            print(
+                f"{platform}: inner out-of-fold accuracy, best candidate minus the fifth best: median "
+                f"{100 * gap['median']:.2f} points, largest {100 * gap['max']:.2f}"
+            )
 
 
 def compare(summary: dict[str, dict], against=("forest", "ir2vec", "ir2vec_symbolic")) -> list[tuple]:
