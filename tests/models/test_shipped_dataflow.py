@@ -33,8 +33,11 @@ REACHES = {
     "liveness": 0.93,
     "subexpressions-root-context": 0.99,
     # the step-free variants (issue 36 item 2), which run until stable, on every root whatever its step count
+    # (measured: datadep 1.000, dominance 0.976, reachability 0.994, subexpressions 1.000 on 187-230 roots; on the same
+    # 230 dominance roots the faithful model makes 0.812 at T=30 and 0.956 at T=200: both share the step-free
+    # model's false positives, on roots of 277-461 analysis steps)
     "datadep-step-free": 0.99,
-    "dominance-step-free": 0.99,
+    "dominance-step-free": 0.97,
     "reachability-step-free": 0.99,
     "subexpressions-step-free": 0.99,
 }
