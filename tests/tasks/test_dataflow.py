@@ -442,3 +442,23 @@ def test_step_free_variant_trains_resumes_and_tests_until_stable(ddf: Path, tmp_
     assert info.value.code == 2
     with pytest.raises(SystemExit):
         _train(ddf, tmp_path / "bad", "--test-steps", "often")
+
+
+def test_min_nodes_trains_and_validates_on_large_graphs_only(ddf: Path, tmp_path: Path) -> None:
+    """``--min-nodes N`` (issue 36 item 3): training and validation keep only graphs of at least N nodes; the test
+    keeps every graph; a run without it reads as 0 (no filter)."""
+    from programl.datasets import DeepDataFlowDataset
+
+    train = DeepDataFlowDataset(ddf, "datadep", "train", max_steps=30)
+    sizes = sorted(set(int(n) for n in train.sizes))
+    cut = sizes[len(sizes) // 2]
+    assert _train(ddf, tmp_path / "all", "--test-steps", "30", schedule=("30",)) == 0
+    assert _train(ddf, tmp_path / "big", "--test-steps", "30", "--min-nodes", str(cut), schedule=("30",)) == 0
+    config = json.loads((tmp_path / "big" / "config.json").read_text())
+    assert config["model"]["min_nodes"] == cut
+    scope_all = json.loads((tmp_path / "all" / "config.json").read_text())["scope"]
+    scope_big = config["scope"]
+    expected = sum(1 for n in train.sizes if n >= cut)
+    assert scope_big["train_examples_available"] == expected < scope_all["train_examples_available"]
+    tests = [json.loads((tmp_path / run / "result.json").read_text())["tests"]["T30"] for run in ("all", "big")]
+    assert tests[0]["examples"] == tests[1]["examples"]  # the test split keeps every graph

@@ -103,6 +103,14 @@ class DataflowOptions(TaskOptions):
         help="until stable: the most steps a graph runs",
     )
     max_nodes: int = option(40_000, group=PROTOCOL_GROUP, metavar="N", low=1, help="largest graph")
+    min_nodes: int = option(
+        0,
+        group=PROTOCOL_GROUP,
+        metavar="N",
+        low=0,
+        help="not in the paper (issue 36 item 3): train and validate on graphs of at least N nodes only, e.g. to "
+        "fine-tune on large functions; testing keeps every graph",
+    )
     batch_nodes: int = option(10_000, group=PROTOCOL_GROUP, metavar="N", low=1, help="nodes per batch")
     batch_policy: str = option(
         "carry",
@@ -347,7 +355,9 @@ examples:
             f"{fmt(scope.get('train_examples_available'))} training examples, a fixed validation sample of "
             f"{fmt(scope.get('val_examples'))} (of {fmt(scope.get('val_examples_available'))}); examples with more "
             f"than {fmt(options.get('max_steps'))} data-flow steps (DDF-{options.get('max_steps')}) and graphs of "
-            f"more than {fmt(options.get('max_nodes'))} nodes are left out of training and validation. The "
+            f"more than {fmt(options.get('max_nodes'))} nodes"
+            + (f" or fewer than {fmt(options['min_nodes'])}" if options.get("min_nodes") else "")
+            + " are left out of training and validation. The "
             + (
                 f"vocabulary is `{config['vocabulary']}` ({fmt(scope.get('vocabulary'))} texts; `--vocabulary`)."
                 if config.get("vocabulary")

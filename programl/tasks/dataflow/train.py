@@ -141,6 +141,7 @@ _EVAL_DEFAULTS = DataflowOptions.defaults(
     "step_margin",
     "stable_patience",
     "stable_max_steps",
+    "min_nodes",
 )
 
 
@@ -182,6 +183,13 @@ def _dataset(
         jobs=max(1, args.jobs),
         progress=bar,
     )
+
+
+def _at_least(data, min_nodes: int):
+    """The examples of ``data`` whose graphs have at least ``min_nodes`` nodes (``--min-nodes``; 0: all)."""
+    if not min_nodes:
+        return data
+    return data.index_select(np.flatnonzero(np.asarray(data.sizes) >= min_nodes).tolist())
 
 
 def _eval_plan(sizes: np.ndarray, config: dict[str, Any]) -> list[list[int]]:
@@ -404,7 +412,7 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
                     args.dataset, args.analysis, split, config, args.max_steps, args, show, args.vocabulary
                 )
         dist.barrier()
-    train, val_all = datasets["train"], datasets["val"]
+    train, val_all = (_at_least(datasets[split], config["min_nodes"]) for split in ("train", "val"))
     val = val_all.fixed_sample(config["val_examples"], config["val_seed"])
     if not len(train) or not len(val):
         raise ProgramlError(f"{args.dataset}: no {args.analysis} examples to train or validate on ({train!r})")
