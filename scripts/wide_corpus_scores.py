@@ -13,6 +13,7 @@ per-batch F1 and the pooled F1 (one confusion matrix over the sample), with the 
 Usage::
 
     python scripts/wide_corpus_scores.py /work/data/ddf22-wide --json wide_scores.json
+    python scripts/wide_corpus_scores.py /work/data/ddf22-wide --step-free --tests stable:all   # the step-free variants
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from programl.data.batching import NodeBudgetBatchSampler  # noqa: E402
 from programl.data.deepdataflow.recipe import source_of  # noqa: E402
 from programl.dataflow.names import ANALYSES  # noqa: E402
 from programl.datasets import DeepDataFlowDataset  # noqa: E402
-from programl.models import MetricsAccumulator, pretrained  # noqa: E402
+from programl.models import MetricsAccumulator, pretrained, pretrained_names  # noqa: E402
 from programl.tasks.dataflow.train import DataflowScoring  # noqa: E402
 from programl.training.engine import evaluate  # noqa: E402
 from programl.training.loader import make_loader  # noqa: E402
@@ -64,10 +65,16 @@ def samples(root: Path, analysis: str, vocabulary: Path, limit: int | None, per_
     return out
 
 
-def score(model, views, steps: int) -> dict:
-    """Per-batch and pooled scores of ``model`` at ``steps`` over the examples of ``views``."""
+def score(model, views, steps: int | str, bounds: dict | None = None) -> dict:
+    """Per-batch and pooled scores of ``model`` at ``steps`` (or ``"stable"``: until stable within ``bounds``, a
+    step-free model's ``model.json`` ``inference``) over the examples of ``views``."""
     metrics = MetricsAccumulator()
-    task = DataflowScoring()
+    bounds = bounds or {}
+    task = DataflowScoring(
+        min_steps=bounds.get("min_steps", 30),
+        max_steps=bounds.get("max_steps", 1000),
+        patience=bounds.get("patience", 5),
+    )
     for view, _ in views:
         plan = NodeBudgetBatchSampler(view.sizes, 10_000).plan()
         evaluate(task, model, make_loader(view, plan), metrics=metrics, steps=steps)
@@ -86,7 +93,9 @@ def table(result: dict) -> str:
     analyses = list(result["analyses"])
     tests = result["tests"]
     head = ["source"] + [
-        f"{SHORT[a]} T={t} {'DDF-' + str(lim) if lim else 'all'}" for a in analyses for t, lim in tests
+        f"{SHORT[a]} {'until stable' if t == 'stable' else f'T={t}'} {'DDF-' + str(lim) if lim else 'all'}"
+        for a in analyses
+        for t, lim in tests
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     sources = sorted({s for a in analyses for s in result["analyses"][a]})
@@ -112,21 +121,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tests", nargs="+", default=["30:30", "60:60"], help="T:LIMIT pairs (LIMIT 'all': every example)"
     )
+    parser.add_argument(
+        "--step-free",
+        action="store_true",
+        help="score each analysis's step-free variant (NAME-step-free; analyses without one are left out); a T of "
+        "'stable' runs it until stable as predict does",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=204)
     parser.add_argument("--json", type=Path, help="write the scores as JSON")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    tests = [(int(t), None if lim == "all" else int(lim)) for t, lim in (x.split(":") for x in args.tests)]
+    tests = [
+        (t if t == "stable" else int(t), None if lim == "all" else int(lim))
+        for t, lim in (x.split(":") for x in args.tests)
+    ]
     result = {"data": str(args.data.resolve()), "per_source": args.per_source, "tests": tests, "analyses": {}}
     for analysis in args.analyses:
-        model = pretrained(analysis)
+        name = f"{analysis}-step-free" if args.step_free else analysis
+        if name not in pretrained_names():
+            print(f"{name}: not installed; left out", file=sys.stderr)
+            continue
+        model = pretrained(name)
+        result.setdefault("models", {})[analysis] = name
         vocabulary = model.directory / model.metadata["vocabulary"]["file"]
         cells: dict = {}
         for steps, limit in tests:
             started = time.perf_counter()
             for source, views in samples(args.data, analysis, vocabulary, limit, args.per_source, args.seed).items():
-                cells.setdefault(source, {})[f"T{steps}"] = {"limit": limit, **score(model.model, views, steps)}
+                cells.setdefault(source, {})[f"T{steps}"] = {
+                    "limit": limit,
+                    **score(model.model, views, steps, model.metadata.get("inference")),
+                }
             print(f"{analysis} T={steps}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
         result["analyses"][analysis] = cells
         if args.json:

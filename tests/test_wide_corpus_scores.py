@@ -62,3 +62,18 @@ def test_a_sample_is_seeded_and_capped(script, dataset: Path, tmp_path: Path) ->
     assert all(1 <= cell["T30"]["examples"] <= 2 for cell in runs[0].values())
     assert script["source_of"]("zstd.lib_compress_zstd_lazy.clang14-O2.c") == "zstd"
     assert script["source_of"]("poj104_3.17.0") == "poj104"
+
+
+def test_step_free_variants_until_stable(script, dataset: Path, tmp_path: Path, capsys) -> None:
+    """--step-free: each analysis's NAME-step-free model, 'stable' tests run it until stable; an analysis without a
+    variant (liveness) is left out with a note."""
+    out = tmp_path / "stable.json"
+    argv = [str(dataset), "--analyses", "datadep", "liveness", "--step-free", "--tests", "stable:all", "30:30"]
+    assert script["main"]([*argv, "--threads", "1", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["models"] == {"datadep": "datadep-step-free"} and list(result["analyses"]) == ["datadep"]
+    cells = result["analyses"]["datadep"]
+    assert all(c["Tstable"]["limit"] is None and 0 <= c["Tstable"]["f1"] <= 1 for c in cells.values())
+    captured = capsys.readouterr()
+    assert "liveness-step-free: not installed; left out" in captured.err
+    assert captured.out.startswith("| source | datadep until stable all | datadep T=30 DDF-30 |")
