@@ -69,12 +69,7 @@ def score(model, views, steps: int | str, bounds: dict | None = None) -> dict:
     """Per-batch and pooled scores of ``model`` at ``steps`` (or ``"stable"``: until stable within ``bounds``, a
     step-free model's ``model.json`` ``inference``) over the examples of ``views``."""
     metrics = MetricsAccumulator()
-    bounds = bounds or {}
-    task = DataflowScoring(
-        min_steps=bounds.get("min_steps", 30),
-        max_steps=bounds.get("max_steps", 1000),
-        patience=bounds.get("patience", 5),
-    )
+    task = DataflowScoring(**{k: v for k, v in (bounds or {}).items() if k in ("min_steps", "max_steps", "patience")})
     for view, _ in views:
         plan = NodeBudgetBatchSampler(view.sizes, 10_000).plan()
         evaluate(task, model, make_loader(view, plan), metrics=metrics, steps=steps)

@@ -36,8 +36,8 @@ import contextlib
 import json
 import os
 import sys
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from programl.cli.common import (
     Summary,

@@ -423,7 +423,9 @@ def test_step_free_variant_trains_resumes_and_tests_until_stable(ddf: Path, tmp_
         "max_steps": 80,
         "patience": 9,
     }
-    assert "for 9 steps (at least 30, at most 80)" in (chosen / "MODEL_CARD.md").read_text()
+    card = (chosen / "MODEL_CARD.md").read_text()
+    assert "for 9 steps (at least 30, at most 80)" in card  # the overview and the limitations both say what runs
+    assert "runs each root until no prediction changed for 9 steps (at most 80)" in card
     model.metadata["inference"]["patience"] = "5; rm -rf"  # a received model.json: one line, no traceback
     with pytest.raises(ProgramlError, match="model.json inference patience must be a positive integer"):
         predict_dataflow(model, graph, num_roots=1)

@@ -401,12 +401,13 @@ examples:
         options = m["training"]["config"].get("model", {})
         tested = m.get("scores", {}).get("tests", {})
         if options.get("step_policy") == "cover":
+            inference = m.get("inference") or {}  # what predict runs: the bounds export recorded, not the run's
             return [
                 f"A step-free variant (not in the paper; issue 36): trained on examples of at most "
                 f"{options.get('max_steps')} data-flow steps, each batch run for as many steps as its longest example "
                 f"needs (at least {options.get('steps')}) plus up to {options.get('step_margin')}; `programl predict` "
-                f"runs each root until no prediction changed for {options.get('stable_patience')} steps (at most "
-                f"{options.get('stable_max_steps')}), `--steps T` at a fixed T. Roots that need more steps than it "
+                f"runs each root until no prediction changed for {inference.get('patience')} steps (at most "
+                f"{inference.get('max_steps')}), `--steps T` at a fixed T. Roots that need more steps than it "
                 "was trained on are scored in the `stable` row above (every example). `programl predict dataflow "
                 "--compare FILE` shows the exact labels beside the predicted ones."
             ]
