@@ -14,6 +14,10 @@ Usage::
 and a plot"), the same inference, every example of the bucket (``--examples`` samples within each bucket);
 ``--plot`` draws F1 against graph size, one line per model and cell.
 
+``--floods-from NAME`` (a model trained with ``--control-floods``, issue 36 item 3): the floods it reads come from
+the reachability model ``NAME`` (:class:`~programl.models.control_floods.LearnedControlFloods`, until stable where
+its ``model.json`` says so) instead of being computed exactly; the two models must share a vocabulary.
+
 ``--stable`` scores each cell until the predictions stop changing (the step-free variant's own inference:
 :meth:`~programl.models.DataflowGGNN.forward_until_stable`, at least the model's T, ``--patience``,
 ``--max-steps``) instead of at the cell's T: the ``step_free_table`` of ``docs/results.json``. A model is a shipped
@@ -190,6 +194,24 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def use_learned_floods(model, name: str) -> None:
+    """Give ``model`` (a ``--control-floods`` model) the floods that the reachability model ``name`` predicts."""
+    from programl.models.control_floods import LearnedControlFloods
+
+    if getattr(model.model, "flood_embedding", None) is None:
+        raise SystemExit(f"--floods-from: {model.name} does not read control floods")
+    source = pretrained(name)
+    if source.metadata["analysis"] != "reachability":
+        raise SystemExit(f"--floods-from: {name} is a {source.metadata['analysis']} model, not reachability")
+    if source.metadata["vocabulary"]["sha256"] != model.metadata["vocabulary"]["sha256"]:
+        raise SystemExit(f"--floods-from: {name} and {model.name} read different vocabularies")
+    inference = source.metadata.get("inference") or {}
+    bounds = None
+    if inference.get("mode") == "until_stable":
+        bounds = (inference["min_steps"], inference["max_steps"], inference["patience"])
+    model.model.flood_source = LearnedControlFloods(source.model, bounds)
+
+
 def paper_cells(analysis: str) -> dict:
     """The paper's F1 of each cell."""
     return {cell: prf[2] for cell, prf in PAPER_TABLE[analysis].items()}
@@ -220,6 +242,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--by-size", action="store_true", help="also score each cell by graph size (nodes)")
     parser.add_argument("--plot", type=Path, help="with --by-size: draw F1 against graph size into this PNG")
+    parser.add_argument(
+        "--floods-from",
+        metavar="NAME",
+        help="a --control-floods model reads floods predicted by this reachability model",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if args.plot and not args.by_size:
@@ -250,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         model = pretrained(name)
         analysis = model.metadata["analysis"]
         vocabulary = model.directory / model.metadata["vocabulary"]["file"]
+        if args.floods_from:
+            use_learned_floods(model, args.floods_from)
         cells, sizes = {}, {}
         for cell, limit, steps in CELLS:
             if cell not in args.cells:
@@ -261,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.by_size:
                 sizes[cell] = by_size(model.model, data, steps, args)
         key = model.name + (" (until stable)" if args.stable else f" (T={args.steps})" if args.steps else "")
+        if args.floods_from:
+            key += f" (floods from {args.floods_from})"
         result["models"][key] = {"analysis": analysis, "table": cells, "paper": paper_cells(analysis)}
         if sizes:
             result["models"][key]["by_size"] = sizes

@@ -35,6 +35,7 @@ from torch import Tensor, nn
 from torch_geometric.data import Data
 from torch_geometric.nn import RGCNConv
 
+from programl.models.control_floods import control_floods
 from programl.models.ggnn import TypedGGNNConv, add_backward_edges
 from programl.models.readout import GatedReadout, RootContextReadout
 
@@ -54,6 +55,7 @@ class _DataflowNodeClassifier(nn.Module):
         output_dropout: float,
         class_weight: tuple[float, float] | None,
         root_context: bool = False,
+        control_floods: bool = False,
     ) -> None:
         super().__init__()
         if vocabulary_size < 0:
@@ -70,13 +72,36 @@ class _DataflowNodeClassifier(nn.Module):
         weight = torch.tensor(class_weight, dtype=torch.float32) if class_weight is not None else None
         self.register_buffer("class_weight", weight, persistent=False)
         self.root_context = RootContextReadout(self.channels, 2) if root_context else None
+        # two vectors added to the text embedding where a node lies after / before the root along control flow,
+        # scaled like the selector so that they grow at the rate of the embedding's own scale; zero at first
+        self.flood_embedding = nn.Parameter(torch.zeros(2, embedding_dim)) if control_floods else None
+        self.flood_gain = selector_value
+        #: Where the floods come from when a batch has none (None: computed exactly); not part of the weights.
+        self.flood_source = None
 
     #: Parameters that a checkpoint of the faithful model lacks and that start at zero effect (``--init-from``).
-    init_from_missing_ok = ("root_context.",)
+    init_from_missing_ok = ("root_context.", "flood_embedding")
 
     def embed(self, x: Tensor, root: Tensor) -> Tensor:
         """``h0 = [E_text[x] ; S[root]]``: (N,) ids and (N,) 0/1 selectors -> (N, D)."""
         return torch.cat([self.embedding(x), self.selector_table[root]], dim=-1)
+
+    def inputs(self, data: Data) -> Tensor:
+        """The input states ``h0`` of a batch: :meth:`embed`, and with ``control_floods`` (not in the paper; issue
+        36 item 3) ``E_text[x] + gain * [after, before] @ W_flood`` in the text part, where ``after`` / ``before``
+        say whether the node lies after / before the root along control flow
+        (:func:`~programl.models.control_floods.control_floods`, exact, unless the batch carries its own
+        ``control_floods`` or :attr:`flood_source` is set, e.g. to a
+        :class:`~programl.models.control_floods.LearnedControlFloods`)."""
+        if self.flood_embedding is None:
+            return self.embed(data.x, data.root)
+        floods = getattr(data, "control_floods", None)
+        if floods is None and self.flood_source is not None:
+            floods = self.flood_source(data)
+        if floods is None:
+            floods = control_floods(data.edge_index, data.edge_flow, data.root)
+        text = self.embedding(data.x) + self.flood_gain * (floods.to(self.flood_embedding.dtype) @ self.flood_embedding)
+        return torch.cat([text, self.selector_table[data.root]], dim=-1)
 
     def propagate_states(self, h0: Tensor, data: Data, num_steps: int) -> Tensor:  # pragma: no cover - abstract
         """The node states after ``num_steps`` message-passing steps from ``h0``: (N, D) -> (N, D)."""
@@ -89,7 +114,7 @@ class _DataflowNodeClassifier(nn.Module):
             data: The (batched) example(s).
             num_steps: Message-passing steps; default :attr:`num_steps` (30).
         """
-        h0 = self.embed(data.x, data.root)
+        h0 = self.inputs(data)
         hT = self.propagate_states(h0, data, self.num_steps if num_steps is None else num_steps)
         logits = self.readout(h0, hT)
         if self.root_context is not None:
@@ -117,6 +142,8 @@ class DataflowGGNN(_DataflowNodeClassifier):
         class_weight: Cross-entropy class weights; ProGraML's ``loss_weighting`` w != 0.5 means ``(1 - w, w)``.
         max_position: Rows of the position table (1024).
         root_context: Add :class:`~programl.models.readout.RootContextReadout` (off: the paper's model).
+        control_floods: Read whether each node lies after / before the root along control flow (:meth:`inputs`;
+            off: the paper's model).
         fused: The layer's fused steps (:mod:`programl.models.fused_ggnn`: the same function, faster on the CPU, not
             bit-identical to the faithful path). None: as the environment's ``PROGRAML_GGNN_FUSED`` says (off
             unless it is 1). Not part of the weights: a checkpoint loads either way.
@@ -142,6 +169,7 @@ class DataflowGGNN(_DataflowNodeClassifier):
         class_weight: tuple[float, float] | None = None,
         max_position: int = 1024,
         root_context: bool = False,
+        control_floods: bool = False,
         fused: bool | None = None,
     ) -> None:
         super().__init__(
@@ -152,6 +180,7 @@ class DataflowGGNN(_DataflowNodeClassifier):
             output_dropout=output_dropout,
             class_weight=class_weight,
             root_context=root_context,
+            control_floods=control_floods,
         )
         self.conv = TypedGGNNConv(
             self.channels,
@@ -193,7 +222,7 @@ class DataflowGGNN(_DataflowNodeClassifier):
         if batch is None:
             batch = data.x.new_zeros(data.x.size(0))
         graphs = int(batch.max()) + 1 if batch.numel() else 0
-        h0 = self.embed(data.x, data.root)
+        h0 = self.inputs(data)
         edge_pos = data.edge_pos if self.conv.use_positions else None
         edges = self.conv.typed_edges(data.edge_index, data.edge_flow, edge_pos, h0.size(0))
         gates = self.conv.edge_gates(edges)

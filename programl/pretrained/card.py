@@ -31,6 +31,11 @@ def _overview(m: Mapping[str, Any]) -> list[str]:
         network += f", T = {m['steps']} message-passing steps"
     if m["model"].get("kwargs", {}).get("root_context"):
         network += "; not the paper's model: its readout also reads the root's states (`root_context`)"
+    if m["model"].get("kwargs", {}).get("control_floods"):
+        network += (
+            "; not the paper's model: it also reads whether each node lies after / before the root along control "
+            "flow, computed exactly (`control_floods`)"
+        )
     w, v = m["weights"], m["vocabulary"]
     classes = m["outputs"]["classes"]
     shown = ", ".join(classes) if len(classes) <= 4 else f"{len(classes)} classes ({classes[0]} .. {classes[-1]})"

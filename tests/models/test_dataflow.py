@@ -223,6 +223,100 @@ def test_root_context_overfits_reachability(reachability_examples):
     assert loss < 0.2
 
 
+# --- the control-flood variant (not in the paper; issue 36 item 3) --------------------------------------------------
+
+
+def test_control_floods_are_the_reachability_labels_forward_and_backward(reachability_examples):
+    """``after`` is what the reachability analysis labels from the root (SPEC §4.2); ``before`` is the same analysis
+    on the reversed control flow; in a batch each graph is flooded from its own root only."""
+    from programl.models.control_floods import control_floods
+
+    graphs, records = reachability_examples
+    vocab = build_vocabulary(graphs)
+    data = [d for g, r in zip(graphs, records, strict=True) for d in to_pyg_examples(g, r, vocab)]
+    batch = Batch.from_data_list(data)
+    floods = control_floods(batch.edge_index, batch.edge_flow, batch.root)
+    assert floods.shape == (batch.num_nodes, 2)
+    assert torch.equal(floods[:, 0].long(), batch.y)  # the reachability labels, every graph of the batch at once
+    for example in data[:4]:  # before: reachability from the root over reversed control edges
+        control = example.edge_flow == 0
+        reversed_edges = example.edge_index.clone()
+        reversed_edges[:, control] = example.edge_index[:, control].flip(0)
+        expected = control_floods(reversed_edges, example.edge_flow, example.root)[:, 0]
+        assert torch.equal(control_floods(example.edge_index, example.edge_flow, example.root)[:, 1], expected)
+
+
+def test_control_floods_variant_starts_as_the_faithful_model(reachability_examples, tmp_path):
+    """Its flood vectors are zero at first: a faithful checkpoint gives the same logits; floods a caller hands in
+    (``data.control_floods``) are read instead of the exact ones."""
+    from programl.training import load_checkpoint, save_checkpoint
+
+    vocab, batch = examples_batch(reachability_examples)
+    torch.manual_seed(0)
+    faithful = DataflowGGNN(len(vocab)).eval()
+    save_checkpoint(tmp_path / "faithful.pt", model=faithful, epoch=1)
+    variant = DataflowGGNN(len(vocab), control_floods=True).eval()
+    assert count(variant) - count(faithful) == 2 * 32
+    load_checkpoint(tmp_path / "faithful.pt", model=variant, missing_ok=variant.init_from_missing_ok)
+    with torch.no_grad():
+        torch.testing.assert_close(variant(batch), faithful(batch), rtol=0, atol=0)
+        variant.flood_embedding.normal_()
+        exact = variant(batch)
+        assert not torch.allclose(exact, faithful(batch))
+        batch.control_floods = torch.zeros(batch.num_nodes, 2)
+        torch.testing.assert_close(variant(batch), faithful(batch), rtol=0, atol=0)  # the caller's floods
+        del batch.control_floods
+        logits, _ = variant.forward_until_stable(batch, min_steps=30, max_steps=30)
+        torch.testing.assert_close(logits, exact)
+
+
+def test_learned_floods_are_a_reachability_models_predictions_both_ways(reachability_examples):
+    """:class:`LearnedControlFloods`: ``after`` is the reachability model's prediction, ``before`` its prediction
+    with the control edges reversed; a model given it as ``flood_source`` reads them instead of the exact floods."""
+    from programl.models.control_floods import LearnedControlFloods
+
+    vocab, batch = examples_batch(reachability_examples)
+    torch.manual_seed(0)
+    reachability = DataflowGGNN(len(vocab), num_steps=6).eval()
+    floods = LearnedControlFloods(reachability)(batch)
+    flipped = batch.clone()
+    control = batch.edge_flow == 0
+    flipped.edge_index[:, control] = batch.edge_index[:, control].flip(0)
+    with torch.no_grad():
+        assert torch.equal(floods[:, 0], reachability(batch).argmax(-1).float())
+        assert torch.equal(floods[:, 1], reachability(flipped).argmax(-1).float())
+        stable = LearnedControlFloods(reachability, until_stable=(6, 6, 3))(batch)
+        assert torch.equal(stable, floods)
+        variant = DataflowGGNN(len(vocab), control_floods=True).eval()
+        variant.flood_embedding.normal_()
+        batch.control_floods = floods
+        given = variant(batch)
+        del batch.control_floods
+        variant.flood_source = LearnedControlFloods(reachability)
+        torch.testing.assert_close(variant(batch), given, rtol=0, atol=0)
+        assert "flood_source" not in "".join(variant.state_dict())
+
+
+def test_control_floods_variant_learns_liveness():
+    """With the floods the GGNN fits a liveness batch (the variant's gradient reaches the flood vectors)."""
+    import numpy as np
+
+    from programl.dataflow import analyze
+    from tests.models.random_graphs import random_program_graph
+
+    rng = np.random.default_rng(7)
+    graphs = [random_program_graph(rng, num_blocks=int(rng.integers(3, 6))) for _ in range(6)]
+    vocab = build_vocabulary(graphs)
+    data = [d for g in graphs for d in to_pyg_examples(g, analyze(g, "liveness", max_roots=2, seed=0), vocab)]
+    batch = Batch.from_data_list(data)
+    assert 0 < int(batch.y.sum()) < batch.num_nodes
+    torch.manual_seed(0)
+    model = DataflowGGNN(len(vocab), control_floods=True, num_steps=8)
+    _, loss = overfit(model, batch, lr=3e-3, max_steps=250)
+    assert loss < 0.2
+    assert model.flood_embedding.abs().sum() > 0
+
+
 def test_until_stable_is_forward_when_the_step_range_is_one_value(reachability_examples):
     vocab, batch = examples_batch(reachability_examples)
     torch.manual_seed(0)

@@ -356,6 +356,38 @@ def test_root_context_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: Pa
     assert info.value.code == 2
 
 
+def test_control_floods_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: Path, capsys) -> None:
+    """``--control-floods`` (issue 36 item 3) with ``--init-from`` a faithful run: recorded in config.json, the
+    weights add the two flood vectors, the exported spec and card name it, evaluation reads it back; a GGNN option."""
+    from programl.pretrained import pretrained
+    from programl.pretrained.export import export_pretrained, model_spec
+    from programl.pretrained.hub import build_model
+
+    faithful, variant = tmp_path / "faithful", tmp_path / "variant"
+    assert _train(ddf, faithful, "--test-steps", "30", schedule=("30",)) == 0
+    extra = ("--test-steps", "30", "--control-floods", "--init-from", str(faithful / "best.pt"))
+    assert _train(ddf, variant, *extra, schedule=("30",)) == 0
+    config = json.loads((variant / "config.json").read_text())["model"]
+    assert config["control_floods"] is True
+    weights = torch.load(variant / "best.pt", weights_only=True)["model"]
+    before = torch.load(faithful / "best.pt", weights_only=True)["model"]
+    assert sorted(set(weights) - set(before)) == ["flood_embedding"] and weights["flood_embedding"].shape == (2, 32)
+    spec = model_spec("dataflow", config, 10)
+    assert spec["kwargs"] == {"num_steps": 30, "control_floods": True}
+    assert build_model(spec).flood_embedding is not None
+    exported = export_pretrained(variant, "floods", output_dir=tmp_path / "models")
+    assert "(`control_floods`)" in (exported / "MODEL_CARD.md").read_text()
+    assert pretrained(exported).model.flood_embedding is not None
+    capsys.readouterr()
+    assert dataflow.main(["evaluate", "--run-dir", str(variant), "--test-steps", "30", "-q"]) == 0
+    trained = json.loads((variant / "result.json").read_text())["tests"]["T30"]
+    evaluated = json.loads((variant / "evaluation_best_test.json").read_text())["tests"]["T30"]
+    assert evaluated["f1"] == trained["f1"] and evaluated["examples"] == trained["examples"]
+    with pytest.raises(SystemExit) as info:
+        _train(ddf, tmp_path / "rgcn", "--control-floods", "--model", "rgcn")
+    assert info.value.code == 2
+
+
 def test_cover_steps_cover_the_batch_and_draw_the_margin_from_it() -> None:
     """``--step-policy cover`` (issue 36): a batch runs at least its longest example's steps (and at least T), plus
     a margin in 0..step_margin that depends only on the batch and the seed (so a resumed run draws the same)."""

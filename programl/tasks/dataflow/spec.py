@@ -64,6 +64,13 @@ class DataflowOptions(TaskOptions):
         help="not in the paper: the GGNN's readout also reads the root's states (DataflowGGNN, root_context); "
         "--init-from a faithful run starts from its logits",
     )
+    control_floods: bool = option(
+        False,
+        group=PROTOCOL_GROUP,
+        help="not in the paper (issue 36 item 3): the GGNN also reads, per node, whether it lies after / before the "
+        "root along control flow (the reachability analysis's two floods, computed exactly; DataflowGGNN, "
+        "control_floods); --init-from a faithful run starts from its logits",
+    )
     max_steps: int = option(
         30,
         group=PROTOCOL_GROUP,
@@ -294,6 +301,8 @@ examples:
         kwargs: dict[str, Any] = {"num_steps": o["steps"]}
         if config.get("root_context"):  # the variant's key only where it is on: the faithful models' specs stay
             kwargs["root_context"] = True
+        if config.get("control_floods"):
+            kwargs["control_floods"] = True
         return {"class": _CLASSES[o["model"]], "args": [vocabulary_size], "kwargs": kwargs}
 
     # ---------------------------------------------------------------------------------------------------- export

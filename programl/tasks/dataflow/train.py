@@ -137,6 +137,7 @@ _EVAL_DEFAULTS = DataflowOptions.defaults(
     "eval_batch_nodes",
     "eval_batch_policy",
     "root_context",
+    "control_floods",
     "step_policy",
     "step_margin",
     "stable_patience",
@@ -250,6 +251,8 @@ def _check(args: argparse.Namespace) -> None:
     DataflowOptions.from_args(args)  # the options' own ranges
     if args.root_context and args.model != "ggnn":
         raise UsageError("--root-context is an option of the GGNN (--model ggnn)")
+    if args.control_floods and args.model != "ggnn":
+        raise UsageError("--control-floods is an option of the GGNN (--model ggnn)")
     if args.step_policy == "cover" and args.model != "ggnn":
         raise UsageError("--step-policy cover is an option of the GGNN (--model ggnn)")
     schedule = args.train_examples
