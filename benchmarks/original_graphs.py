@@ -202,8 +202,17 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=30, help="message-passing steps (default 30)")
     parser.add_argument("--analysis", action="append", choices=ANALYSES, help="default: all five")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/original-graphs-cache"), help="IR cache")
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="ANALYSIS=NAME",
+        help="score this model (a shipped name or an exported directory) for ANALYSIS instead of the shipped one, "
+        "e.g. liveness=liveness-floods",
+    )
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
+    chosen = dict(item.split("=", 1) for item in args.model)
 
     binary, clang = find_llvm2graph(), find_clang14()
     if not binary or not clang:
@@ -216,7 +225,7 @@ def main() -> int:
 
     torch.set_num_threads(1)
     analyses = args.analysis or list(ANALYSES)
-    models = {a: pretrained(a) for a in analyses}
+    models = {a: pretrained(chosen.get(a, a)) for a in analyses}
     rows = sample(args.corpus / "manifest.jsonl", args.count, args.max_nodes, args.seed)
     args.cache.mkdir(parents=True, exist_ok=True)
     filters = ("ddf30", "all", "ddf30 -O0", "ddf30 -O2")
@@ -369,6 +378,7 @@ def main() -> int:
                     "files": built,
                     "failures": dict(failures),
                     "steps": args.steps,
+                    "models": {a: m.name for a, m in models.items()},
                     "coverage": coverage,
                     "dead_block_instructions": dict(dead_nodes),
                     "roots_matched": dict(roots_matched),

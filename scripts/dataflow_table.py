@@ -241,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
         "--steps", type=int, help="score every cell at this T instead of the cell's own (e.g. liveness at 30)"
     )
     parser.add_argument("--by-size", action="store_true", help="also score each cell by graph size (nodes)")
+    parser.add_argument(
+        "--min-nodes", type=int, default=0, help="score only the examples of graphs of at least N nodes (e.g. 501)"
+    )
     parser.add_argument("--plot", type=Path, help="with --by-size: draw F1 against graph size into this PNG")
     parser.add_argument(
         "--floods-from",
@@ -284,12 +287,16 @@ def main(argv: list[str] | None = None) -> int:
             if cell not in args.cells:
                 continue
             data = test_examples(args.data, analysis, vocabulary, limit, keep, args.split)
+            if args.min_nodes:
+                data = data.index_select([i for i, n in enumerate(data.sizes) if n >= args.min_nodes])
             steps = "stable" if args.stable else args.steps or steps
             cells[cell] = score(model.model, data, steps, args)
             print(f"{name} {cell}: F1 {cells[cell]['f1']:.3f} ({cells[cell]['seconds']:.0f} s)", file=sys.stderr)
             if args.by_size:
                 sizes[cell] = by_size(model.model, data, steps, args)
         key = model.name + (" (until stable)" if args.stable else f" (T={args.steps})" if args.steps else "")
+        if args.min_nodes:
+            key += f" (graphs of at least {args.min_nodes} nodes)"
         if args.floods_from:
             key += f" (floods from {args.floods_from})"
         result["models"][key] = {"analysis": analysis, "table": cells, "paper": paper_cells(analysis)}

@@ -14,6 +14,7 @@ Usage::
 
     python scripts/wide_corpus_scores.py /work/data/ddf22-wide --json wide_scores.json
     python scripts/wide_corpus_scores.py /work/data/ddf22-wide --step-free --tests stable:all   # the step-free variants
+    python scripts/wide_corpus_scores.py /work/data/ddf22-wide --model liveness-floods --tests 30:30 30:all
 """
 
 from __future__ import annotations
@@ -122,23 +123,32 @@ def main(argv: list[str] | None = None) -> int:
         help="score each analysis's step-free variant (NAME-step-free; analyses without one are left out); a T of "
         "'stable' runs it until stable as predict does",
     )
+    parser.add_argument(
+        "--model",
+        metavar="NAME_OR_DIR",
+        help="score this model (a shipped name or an exported directory) for its own analysis instead",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=204)
     parser.add_argument("--json", type=Path, help="write the scores as JSON")
     args = parser.parse_args(argv)
+    if args.model and args.step_free:
+        parser.error("--model names the model: leave out --step-free")
     torch.set_num_threads(args.threads)
     tests = [
         (t if t == "stable" else int(t), None if lim == "all" else int(lim))
         for t, lim in (x.split(":") for x in args.tests)
     ]
     result = {"data": str(args.data.resolve()), "per_source": args.per_source, "tests": tests, "analyses": {}}
+    if args.model:
+        args.analyses = [pretrained(args.model).metadata["analysis"]]
     for analysis in args.analyses:
-        name = f"{analysis}-step-free" if args.step_free else analysis
-        if name not in pretrained_names():
+        name = args.model or (f"{analysis}-step-free" if args.step_free else analysis)
+        if not args.model and name not in pretrained_names():
             print(f"{name}: not installed; left out", file=sys.stderr)
             continue
         model = pretrained(name)
-        result.setdefault("models", {})[analysis] = name
+        result.setdefault("models", {})[analysis] = model.name
         vocabulary = model.directory / model.metadata["vocabulary"]["file"]
         cells: dict = {}
         for steps, limit in tests:

@@ -72,9 +72,10 @@ class _DataflowNodeClassifier(nn.Module):
         weight = torch.tensor(class_weight, dtype=torch.float32) if class_weight is not None else None
         self.register_buffer("class_weight", weight, persistent=False)
         self.root_context = RootContextReadout(self.channels, 2) if root_context else None
-        # two vectors added to the text embedding where a node lies after / before the root along control flow,
+        # four vectors added to the text embedding where a node lies after / before the root along control flow
+        # (with and without the loops' back edges: control_floods),
         # scaled like the selector so that they grow at the rate of the embedding's own scale; zero at first
-        self.flood_embedding = nn.Parameter(torch.zeros(2, embedding_dim)) if control_floods else None
+        self.flood_embedding = nn.Parameter(torch.zeros(4, embedding_dim)) if control_floods else None
         self.flood_gain = selector_value
         #: Where the floods come from when a batch has none (None: computed exactly); not part of the weights.
         self.flood_source = None
@@ -88,8 +89,8 @@ class _DataflowNodeClassifier(nn.Module):
 
     def inputs(self, data: Data) -> Tensor:
         """The input states ``h0`` of a batch: :meth:`embed`, and with ``control_floods`` (not in the paper; issue
-        36 item 3) ``E_text[x] + gain * [after, before] @ W_flood`` in the text part, where ``after`` / ``before``
-        say whether the node lies after / before the root along control flow
+        36 item 3) ``E_text[x] + gain * floods @ W_flood`` in the text part, where the four ``floods`` say whether the
+        node lies after / before the root along control flow, with and without the loops' back edges
         (:func:`~programl.models.control_floods.control_floods`, exact, unless the batch carries its own
         ``control_floods`` or :attr:`flood_source` is set, e.g. to a
         :class:`~programl.models.control_floods.LearnedControlFloods`)."""

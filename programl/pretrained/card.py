@@ -34,7 +34,7 @@ def _overview(m: Mapping[str, Any]) -> list[str]:
     if m["model"].get("kwargs", {}).get("control_floods"):
         network += (
             "; not the paper's model: it also reads whether each node lies after / before the root along control "
-            "flow, computed exactly (`control_floods`)"
+            "flow, with and without the loops' back edges, computed exactly (`control_floods`)"
         )
     w, v = m["weights"], m["vocabulary"]
     classes = m["outputs"]["classes"]

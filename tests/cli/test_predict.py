@@ -140,6 +140,25 @@ def test_a_step_free_variant_runs_by_default_and_steps_picks_the_faithful_model(
     assert code == 0 and ": datadep (model datadep, T=30) root" in out.splitlines()[0]
 
 
+def test_liveness_runs_its_control_flood_model_by_default(tmp_path, capsys) -> None:
+    """The shipped ``liveness-floods`` (model.json inference mode control_floods, issue 36 items 2 and 3) is what
+    ``predict`` runs for liveness without --model; --steps T runs the faithful ``liveness``; both label the same
+    example's roots with the exact analysis beside them."""
+    import shutil
+
+    from programl.pretrained.hub import PRETRAINED_DIR
+
+    both = tmp_path / "models"
+    for name in ("liveness", "liveness-floods"):
+        shutil.copytree(Path(PRETRAINED_DIR) / name, both / name)
+    code, out, err = with_models(capsys, both, "dataflow", "--analysis", "liveness", "--roots", "2", "--compare")
+    heads = [line for line in out.splitlines() if not line.startswith(" ")]
+    assert code == 0 and err == "" and len(heads) == 2
+    assert all(": liveness (model liveness-floods, T=30) root" in h for h in heads), heads
+    code, out, _ = with_models(capsys, both, "dataflow", "--analysis", "liveness", "--roots", "1", "--steps", "30")
+    assert code == 0 and ": liveness (model liveness, T=30) root" in out.splitlines()[0]
+
+
 @pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 def test_predictions_are_deterministic(models, capsys) -> None:
     first = with_models(capsys, models, "dataflow", "--json", "--compare")

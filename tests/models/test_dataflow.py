@@ -226,24 +226,42 @@ def test_root_context_overfits_reachability(reachability_examples):
 # --- the control-flood variant (not in the paper; issue 36 item 3) --------------------------------------------------
 
 
-def test_control_floods_are_the_reachability_labels_forward_and_backward(reachability_examples):
-    """``after`` is what the reachability analysis labels from the root (SPEC §4.2); ``before`` is the same analysis
-    on the reversed control flow; in a batch each graph is flooded from its own root only."""
-    from programl.models.control_floods import control_floods
+def test_control_floods_are_the_reachability_labels_forward_backward_and_without_back_edges(reachability_examples):
+    """``after`` is what the reachability analysis labels from the root (SPEC §4.2), in a batch each graph flooded
+    from its own root; ``before`` is reachability on the reversed control flow; the acyclic two are the same on the
+    control flow without its back edges, which leaves no cycle (checked against networkx)."""
+    import networkx as nx
+
+    from programl.models.control_floods import back_edges, control_floods
 
     graphs, records = reachability_examples
     vocab = build_vocabulary(graphs)
     data = [d for g, r in zip(graphs, records, strict=True) for d in to_pyg_examples(g, r, vocab)]
     batch = Batch.from_data_list(data)
     floods = control_floods(batch.edge_index, batch.edge_flow, batch.root)
-    assert floods.shape == (batch.num_nodes, 2)
+    assert floods.shape == (batch.num_nodes, 4)
     assert torch.equal(floods[:, 0].long(), batch.y)  # the reachability labels, every graph of the batch at once
-    for example in data[:4]:  # before: reachability from the root over reversed control edges
-        control = example.edge_flow == 0
-        reversed_edges = example.edge_index.clone()
-        reversed_edges[:, control] = example.edge_index[:, control].flip(0)
-        expected = control_floods(reversed_edges, example.edge_flow, example.root)[:, 0]
-        assert torch.equal(control_floods(example.edge_index, example.edge_flow, example.root)[:, 1], expected)
+    cycles = 0
+    for example in data:
+        control = (example.edge_flow == 0).numpy()
+        sources, targets = example.edge_index.numpy()[:, control]
+        back = back_edges(sources, targets, example.num_nodes)
+        cycles += int(back.sum())
+        full = nx.DiGraph(list(zip(sources.tolist(), targets.tolist())))
+        dag = nx.DiGraph(list(zip(sources[~back].tolist(), targets[~back].tolist())))
+        full.add_nodes_from(range(example.num_nodes)), dag.add_nodes_from(range(example.num_nodes))
+        assert nx.is_directed_acyclic_graph(dag)
+        root = int(example.root.argmax())
+        expected = [
+            nx.descendants(full, root),
+            nx.ancestors(full, root),
+            nx.descendants(dag, root),
+            nx.ancestors(dag, root),
+        ]
+        got = control_floods(example.edge_index, example.edge_flow, example.root)
+        for column, nodes in enumerate(expected):
+            assert set(got[:, column].nonzero().flatten().tolist()) == nodes | {root}, column
+    assert cycles > 0  # the random graphs have loops
 
 
 def test_control_floods_variant_starts_as_the_faithful_model(reachability_examples, tmp_path):
@@ -256,14 +274,14 @@ def test_control_floods_variant_starts_as_the_faithful_model(reachability_exampl
     faithful = DataflowGGNN(len(vocab)).eval()
     save_checkpoint(tmp_path / "faithful.pt", model=faithful, epoch=1)
     variant = DataflowGGNN(len(vocab), control_floods=True).eval()
-    assert count(variant) - count(faithful) == 2 * 32
+    assert count(variant) - count(faithful) == 4 * 32
     load_checkpoint(tmp_path / "faithful.pt", model=variant, missing_ok=variant.init_from_missing_ok)
     with torch.no_grad():
         torch.testing.assert_close(variant(batch), faithful(batch), rtol=0, atol=0)
         variant.flood_embedding.normal_()
         exact = variant(batch)
         assert not torch.allclose(exact, faithful(batch))
-        batch.control_floods = torch.zeros(batch.num_nodes, 2)
+        batch.control_floods = torch.zeros(batch.num_nodes, 4)
         torch.testing.assert_close(variant(batch), faithful(batch), rtol=0, atol=0)  # the caller's floods
         del batch.control_floods
         logits, _ = variant.forward_until_stable(batch, min_steps=30, max_steps=30)

@@ -18,6 +18,7 @@ pytest.importorskip("torch")
 import programl  # noqa: E402
 from programl.dataflow.analyze import analyze_arrays, eligible_roots  # noqa: E402
 from programl.models import pretrained, pretrained_names  # noqa: E402
+from programl.tasks.dataflow.spec import STEP_FREE_MODES  # noqa: E402
 from programl.util.scores import precision_recall_f1  # noqa: E402
 
 SHARED = Path(os.environ.get("PROGRAML_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
@@ -79,9 +80,9 @@ def graphs() -> list:
 
 def pooled_scores(name: str, graphs: list) -> tuple[dict[str, float], int]:
     """Pooled precision, recall and F1 of the shipped model ``name`` over the DDF-30 roots of ``graphs`` (every root
-    for a step-free variant), and their number."""
+    for a step-free variant or the control-flood liveness), and their number."""
     model = pretrained(name)
-    limit = None if (model.metadata.get("inference") or {}).get("mode") == "until_stable" else 30
+    limit = None if (model.metadata.get("inference") or {}).get("mode") in STEP_FREE_MODES else 30
     analysis = model.metadata["analysis"]
     tp = fn = fp = roots = 0
     for graph in graphs:

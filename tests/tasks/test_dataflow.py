@@ -371,7 +371,7 @@ def test_control_floods_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: 
     assert config["control_floods"] is True
     weights = torch.load(variant / "best.pt", weights_only=True)["model"]
     before = torch.load(faithful / "best.pt", weights_only=True)["model"]
-    assert sorted(set(weights) - set(before)) == ["flood_embedding"] and weights["flood_embedding"].shape == (2, 32)
+    assert sorted(set(weights) - set(before)) == ["flood_embedding"] and weights["flood_embedding"].shape == (4, 32)
     spec = model_spec("dataflow", config, 10)
     assert spec["kwargs"] == {"num_steps": 30, "control_floods": True}
     assert build_model(spec).flood_embedding is not None

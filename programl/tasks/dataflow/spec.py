@@ -28,6 +28,7 @@ __all__ = [
     "PROTOCOL_GROUP",
     "SCORING_GROUP",
     "STEP_FREE_GROUP",
+    "STEP_FREE_MODES",
     "STEP_POLICIES",
     "TRAIN_SCHEDULE",
     "DataflowOptions",
@@ -44,6 +45,9 @@ EVAL_BATCH_NODES = 10_000
 PROTOCOL_GROUP = "protocol (the paper's runs)"
 SCORING_GROUP = "validation and test scoring"
 STEP_FREE_GROUP = "step count (not in the paper; issue 36)"
+#: ``model.json`` ``inference`` modes of the variants that need no step count (issue 36 item 2): until the
+#: predictions stop changing, or T steps over the control floods (``--control-floods``).
+STEP_FREE_MODES = ("until_stable", "control_floods")
 #: The values of ``--step-policy`` (:class:`DataflowOptions`).
 STEP_POLICIES = ("fixed", "cover")
 
@@ -68,8 +72,8 @@ class DataflowOptions(TaskOptions):
         False,
         group=PROTOCOL_GROUP,
         help="not in the paper (issue 36 item 3): the GGNN also reads, per node, whether it lies after / before the "
-        "root along control flow (the reachability analysis's two floods, computed exactly; DataflowGGNN, "
-        "control_floods); --init-from a faithful run starts from its logits",
+        "root along control flow, with and without the loops' back edges (reachability forward and reversed, "
+        "computed exactly; DataflowGGNN, control_floods); --init-from a faithful run starts from its logits",
     )
     max_steps: int = option(
         30,
@@ -322,6 +326,8 @@ examples:
                 "max_steps": chosen.get("max_steps", config.get("stable_max_steps", 1000)),
                 "patience": chosen.get("patience", config.get("stable_patience", 5)),
             }
+        elif config.get("control_floods"):  # no step count to choose either: T steps over exact control floods
+            entries["inference"] = {"mode": "control_floods", "steps": config.get("steps"), "floods": "exact"}
         return entries
 
     def outputs(self, files: RunFiles) -> dict[str, Any]:
@@ -494,12 +500,12 @@ examples:
 
     def predict_default(self, names: list[str], metadata: Mapping[str, Mapping[str, Any]], args) -> str:
         """The step-free variant of the analysis where one is installed (``model.json`` ``inference`` mode
-        ``until_stable``: it holds at every step count, issue 36 item 2), else the faithful model; with ``--steps T``
-        the faithful model, which the paper ran at a fixed T (a step-free model diverges far past the steps it was
-        trained to hold)."""
+        ``until_stable``, or ``control_floods`` for liveness: it holds at every step count, issue 36 item 2), else
+        the faithful model; with ``--steps T`` the faithful model, which the paper ran at a fixed T (a step-free
+        model diverges far past the steps it was trained to hold)."""
         if args.steps is None:
             for name in names:
-                if (metadata[name].get("inference") or {}).get("mode") == "until_stable":
+                if (metadata[name].get("inference") or {}).get("mode") in STEP_FREE_MODES:
                     return name
         return names[0]
 
