@@ -43,11 +43,13 @@ SPLITS = ("train", "val", "test")
 SHORT = {"reachability": "reach", "dominance": "dom", "datadep": "datadep", "liveness": "live", "subexpressions": "cse"}
 
 
-def samples(root: Path, analysis: str, vocabulary: Path, limit: int | None, per_source: int, seed: int) -> dict:
+def samples(
+    root: Path, analysis: str, vocabulary: Path, limit: int | None, per_source: int, seed: int, splits=SPLITS
+) -> dict:
     """``{source: [(dataset view, split), ...]}``: up to ``per_source`` examples of each source within ``limit``
-    steps, drawn in a seeded order over the three splits."""
+    steps, drawn in a seeded order over ``splits`` (default: all three)."""
     by_source: dict[str, list] = {}
-    for split in SPLITS:
+    for split in splits:
         data = DeepDataFlowDataset(root, analysis, split, max_steps=limit, max_nodes=40_000, vocabulary_path=vocabulary)
         names = [source_of(data.graph_name(i)) for i in range(len(data))]
         for source in sorted(set(names)):
@@ -128,6 +130,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAME_OR_DIR",
         help="score this model (a shipped name or an exported directory) for its own analysis instead",
     )
+    parser.add_argument(
+        "--splits",
+        nargs="+",
+        default=list(SPLITS),
+        choices=SPLITS,
+        help="draw the examples from these splits (default: all three; 'val test' for a model trained on this build)",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=204)
     parser.add_argument("--json", type=Path, help="write the scores as JSON")
@@ -139,7 +148,13 @@ def main(argv: list[str] | None = None) -> int:
         (t if t == "stable" else int(t), None if lim == "all" else int(lim))
         for t, lim in (x.split(":") for x in args.tests)
     ]
-    result = {"data": str(args.data.resolve()), "per_source": args.per_source, "tests": tests, "analyses": {}}
+    result = {
+        "data": str(args.data.resolve()),
+        "per_source": args.per_source,
+        "splits": args.splits,
+        "tests": tests,
+        "analyses": {},
+    }
     if args.model:
         args.analyses = [pretrained(args.model).metadata["analysis"]]
     for analysis in args.analyses:
@@ -153,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         cells: dict = {}
         for steps, limit in tests:
             started = time.perf_counter()
-            for source, views in samples(args.data, analysis, vocabulary, limit, args.per_source, args.seed).items():
+            chosen = samples(args.data, analysis, vocabulary, limit, args.per_source, args.seed, args.splits)
+            for source, views in chosen.items():
                 cells.setdefault(source, {})[f"T{steps}"] = {
                     "limit": limit,
                     **score(model.model, views, steps, model.metadata.get("inference")),

@@ -61,7 +61,9 @@ def test_the_papers_table_is_the_documents(analysis: str) -> None:
     if step_free:
         assert set(step_free) <= set(TABLE_CELLS)
         model = {cell["model"] for cell in step_free.values()}.pop()
-        line = [c.strip() for c in _row(section, f"**`{model}`, until stable**").split("|")[1:-1]]
+        steps = {cell["steps"] for cell in step_free.values()}.pop()
+        inference = "until stable" if steps == "stable" else f"T={steps} over the control floods"
+        line = [c.strip() for c in _row(section, f"**`{model}`, {inference}**").split("|")[1:-1]]
         for i, name in enumerate(TABLE_CELLS, start=1):
             cell = step_free[name]
             assert line[i] == (

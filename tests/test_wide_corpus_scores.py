@@ -77,3 +77,19 @@ def test_step_free_variants_until_stable(script, dataset: Path, tmp_path: Path, 
     captured = capsys.readouterr()
     assert "liveness-step-free: not installed; left out" in captured.err
     assert captured.out.startswith("| source | datadep until stable all | datadep T=30 DDF-30 |")
+
+
+def test_a_named_model_on_chosen_splits(script, dataset: Path, tmp_path: Path) -> None:
+    """--model scores that model for its own analysis (liveness-floods: liveness); --splits draws only from them."""
+    from programl.datasets import DeepDataFlowDataset
+    from programl.models import pretrained
+
+    out = tmp_path / "floods.json"
+    argv = [str(dataset), "--model", "liveness-floods", "--per-source", "1000", "--tests", "30:all", "--splits", "test"]
+    assert script["main"]([*argv, "--threads", "1", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["models"] == {"liveness": "liveness-floods"} and result["splits"] == ["test"]
+    vocabulary = pretrained("liveness-floods").directory / "vocab.csv"
+    data = DeepDataFlowDataset(dataset, "liveness", "test", max_steps=None, vocabulary_path=vocabulary)
+    assert sum(c["T30"]["examples"] for c in result["analyses"]["liveness"].values()) == len(data) > 0
+    assert all(c["T30"]["splits"] == ["test"] for c in result["analyses"]["liveness"].values())

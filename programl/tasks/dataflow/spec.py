@@ -426,6 +426,16 @@ examples:
                 "was trained on are scored in the `stable` row above (every example). `programl predict dataflow "
                 "--compare FILE` shows the exact labels beside the predicted ones."
             ]
+        if options.get("control_floods"):
+            steps, most, largest = options.get("steps"), options.get("max_steps"), options.get("max_nodes")
+            return [
+                "Not the paper's model (issue 36, items 2 and 3): besides the graph it reads, per node, whether the "
+                "node lies after / before the root along control flow, with and without the loops' back edges, "
+                "computed exactly (two reachability analyses and a depth-first search). Trained at "
+                f"T={steps} on examples of up to {most} data-flow steps and graphs of up to {largest} nodes; "
+                f"`programl predict` runs it at T={steps} whatever a root's step count, since the floods carry the "
+                "reach. `programl predict dataflow --compare FILE` shows the exact labels beside the predicted ones."
+            ]
         fixed = [t.get("steps") for t in tested.values() if isinstance(t.get("steps"), int)]
         compare = (
             f"compare the rows of T > {options.get('max_steps')} above"
@@ -486,8 +496,8 @@ examples:
             type=count_argument(0),
             metavar="T",
             help="message-passing steps (default: the model's: until the predictions stop changing for a step-free "
-            "model, 30 for a faithful one). Without --model, an analysis's step-free variant (NAME-step-free) runs "
-            "where one is installed, else its faithful model; with --steps, the faithful model",
+            "model, 30 for a faithful one). Without --model, an analysis's step-free variant (NAME-step-free, or "
+            "liveness-floods) runs where one is installed, else its faithful model; with --steps, the faithful model",
         )
         parser.add_argument(
             "--compare", action="store_true", help="show the exact labels of the analysis beside the predicted ones"
