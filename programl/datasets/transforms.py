@@ -125,9 +125,19 @@ class AddDeadBranches(BaseTransform):
         probability: Chance that an example gets dead branches at all (default 0.5).
         max_count: At most this many per example (uniform in 1..max_count; default 3).
         seed: Seed of the draws (default: from ``torch.initial_seed()``, which differs per DataLoader worker).
+        keyed: Draw each example's dead branches from ``(seed, graph_index, root)`` instead of one stream, so that an
+            example gets the same ones whatever the order, the workers or a resumed run (what training uses:
+            ``programl train dataflow --dead-branches P``).
     """
 
-    def __init__(self, br_id: int, probability: float = 0.5, max_count: int = 3, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        br_id: int,
+        probability: float = 0.5,
+        max_count: int = 3,
+        seed: int | None = None,
+        keyed: bool = False,
+    ) -> None:
         if not 0.0 <= probability <= 1.0:
             raise ValueError(f"probability must be in [0, 1], not {probability!r}")
         if max_count < 1:
@@ -136,9 +146,16 @@ class AddDeadBranches(BaseTransform):
         self.probability = float(probability)
         self.max_count = int(max_count)
         self.seed = seed
+        self.keyed = keyed
+        if keyed and seed is None:
+            raise ValueError("keyed draws need a seed")
         self._rng: np.random.Generator | None = None
 
-    def _generator(self) -> np.random.Generator:
+    def _generator(self, data: Data) -> np.random.Generator:
+        if self.keyed:
+            graph = int(data.graph_index.reshape(-1)[0]) if "graph_index" in data else 0
+            root = int(data.root.argmax()) if "root" in data and data.root.numel() else 0
+            return np.random.default_rng([self.seed, graph, root])
         if self._rng is None:
             self._rng = np.random.default_rng(self.seed if self.seed is not None else torch.initial_seed() % 2**63)
         return self._rng
@@ -146,7 +163,7 @@ class AddDeadBranches(BaseTransform):
     def forward(self, data: Data) -> Data:
         """``data`` with 0 to ``max_count`` more nodes at the end: ``x`` = ``br_id``, ``node_type`` 0
         (instruction), every other per-node tensor (``y``, ``root`` ...) 0; no edges."""
-        rng = self._generator()
+        rng = self._generator(data)
         if rng.random() >= self.probability:
             return data
         count = int(rng.integers(1, self.max_count + 1))

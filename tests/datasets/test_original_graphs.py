@@ -97,6 +97,31 @@ def test_add_dead_branches_appends_isolated_unlabelled_br_nodes() -> None:
         AddDeadBranches(7, probability=2.0)
 
 
+def test_keyed_dead_branches_depend_on_the_example_alone() -> None:
+    """``keyed=True`` (training's ``--dead-branches``): an example gets the same dead branches whenever it is drawn,
+    in any order and from a fresh transform (a resumed run, another worker); other examples get other draws."""
+
+    def example(graph: int, root: int) -> Data:
+        return Data(
+            x=torch.arange(6),
+            root=torch.nn.functional.one_hot(torch.tensor(root), 6),
+            y=torch.zeros(6, dtype=torch.long),
+            graph_index=torch.tensor([graph]),
+            num_nodes=6,
+        )
+
+    keys = [(g, r) for g in range(20) for r in (0, 3)]
+    first = AddDeadBranches(7, probability=0.5, max_count=3, seed=204, keyed=True)
+    counts = {k: int(first(example(*k)).num_nodes) for k in keys}
+    again = AddDeadBranches(7, probability=0.5, max_count=3, seed=204, keyed=True)
+    assert {k: int(again(example(*k)).num_nodes) for k in reversed(keys)} == counts
+    assert set(counts.values()) >= {6, 7} and max(counts.values()) <= 9  # some without, some with 1..3
+    other = AddDeadBranches(7, probability=0.5, max_count=3, seed=205, keyed=True)
+    assert {k: int(other(example(*k)).num_nodes) for k in keys} != counts
+    with pytest.raises(ValueError, match="seed"):
+        AddDeadBranches(7, keyed=True)
+
+
 def test_dead_branch_labels_are_those_of_the_analyses() -> None:
     """The labels AddDeadBranches gives (0) are what the analyses give an isolated ``br`` in a built graph."""
     from programl.graph_builder.llvm import graph_from_ir

@@ -388,6 +388,30 @@ def test_control_floods_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: 
     assert info.value.code == 2
 
 
+def test_dead_branches_reach_the_training_batches_only(ddf: Path, tmp_path: Path, monkeypatch) -> None:
+    """``--dead-branches P`` (issue 36 item 5) puts the keyed AddDeadBranches on the training split (validation reads
+    the data as it is) and is recorded in config.json; P must lie in [0, 1]."""
+    from programl.datasets import AddDeadBranches
+
+    seen = []
+    original = AddDeadBranches.forward
+
+    def spy(self, data):
+        before = int(data.num_nodes)
+        out = original(self, data)
+        seen.append((self.keyed, self.probability, int(out.num_nodes) - before))
+        return out
+
+    monkeypatch.setattr(AddDeadBranches, "forward", spy)
+    run = tmp_path / "run"
+    assert _train(ddf, run, "--test-steps", "30", "--dead-branches", "1.0", schedule=("30",)) == 0
+    assert json.loads((run / "config.json").read_text())["model"]["dead_branches"] == 1.0
+    assert seen and all(keyed and p == 1.0 and 1 <= added <= 3 for keyed, p, added in seen)
+    with pytest.raises(SystemExit) as info:
+        _train(ddf, tmp_path / "bad", "--dead-branches", "1.5")
+    assert info.value.code == 2
+
+
 def test_cover_steps_cover_the_batch_and_draw_the_margin_from_it() -> None:
     """``--step-policy cover`` (issue 36): a batch runs at least its longest example's steps (and at least T), plus
     a margin in 0..step_margin that depends only on the batch and the seed (so a resumed run draws the same)."""

@@ -75,6 +75,16 @@ class DataflowOptions(TaskOptions):
         "root along control flow, with and without the loops' back edges (reachability forward and reversed, "
         "computed exactly; DataflowGGNN, control_floods); --init-from a faithful run starts from its logits",
     )
+    dead_branches: float = option(
+        0.0,
+        group=PROTOCOL_GROUP,
+        metavar="P",
+        low=0.0,
+        high=1.0,
+        help="not in the paper (issue 36 item 5): append 1-3 isolated br nodes, the dead blocks of clang-10/14 IR "
+        "that clang-22 never emits, to this share of the training examples (label 0; AddDeadBranches, the same "
+        "ones for an example in every pass and after a resume)",
+    )
     max_steps: int = option(
         30,
         group=PROTOCOL_GROUP,

@@ -65,7 +65,7 @@ import torch.distributed as tdist
 from programl.data.batching import NodeBudgetBatchSampler
 from programl.data.vocabulary import Vocabulary
 from programl.dataflow.names import ANALYSES
-from programl.datasets import DeepDataFlowDataset
+from programl.datasets import AddDeadBranches, DeepDataFlowDataset
 from programl.exceptions import ProgramlError
 from programl.models import MetricsAccumulator
 from programl.models.build import build_model
@@ -138,6 +138,7 @@ _EVAL_DEFAULTS = DataflowOptions.defaults(
     "eval_batch_policy",
     "root_context",
     "control_floods",
+    "dead_branches",
     "step_policy",
     "step_margin",
     "stable_patience",
@@ -416,6 +417,9 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
                 )
         dist.barrier()
     train, val_all = (_at_least(datasets[split], config["min_nodes"]) for split in ("train", "val"))
+    if config["dead_branches"]:  # the old IR's dead blocks, in training only (validation scores the data as it is)
+        br = Vocabulary.load(train.vocabulary_path)["br"]
+        train.transform = AddDeadBranches(br, probability=config["dead_branches"], seed=config["seed"], keyed=True)
     val = val_all.fixed_sample(config["val_examples"], config["val_seed"])
     if not len(train) or not len(val):
         raise ProgramlError(f"{args.dataset}: no {args.analysis} examples to train or validate on ({train!r})")
