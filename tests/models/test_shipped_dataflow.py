@@ -41,6 +41,9 @@ REACHES = {
     "dominance-step-free": 0.97,
     "reachability-step-free": 0.99,
     "subexpressions-step-free": 0.99,
+    # liveness over the control floods (issue 36 item 3), at T=30 on every root whatever its step count (measured:
+    # 0.999 on 230 roots, where the faithful model makes 0.957 on its 225 DDF-30 roots)
+    "liveness-floods": 0.99,
 }
 PROGRAMS = 24  # test-split programs, the first of every fourth class
 ROOTS_PER_GRAPH = 10  # a seeded sample of each graph's eligible roots
