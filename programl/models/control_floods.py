@@ -1,4 +1,4 @@
-"""The two control-flow floods of a root: what it reaches and what reaches it (issue 36 item 3; SPEC §4.2, §4.5).
+"""The control-flow floods of a root: what it reaches and what reaches it (issue 36 item 3; SPEC §4.2, §4.5).
 
 Liveness is a question about control paths (SPEC §4.5): a value is live out of the root when a path of control flow
 leads from the root to a use of it without passing its definition again. A GGNN run for T steps sees T hops around
@@ -18,12 +18,12 @@ errors are values whose nearest use the root does or does not reach along contro
   the same iteration; on the validation graphs of more than 1,000 nodes, with the first two alone, 74 % of the
   errors left were values defined inside the root's loop.
 
-Calls are not followed (every analysis is intra-procedural, SPEC §4.1), so both stay within the root's function.
-:class:`~programl.models.DataflowGGNN` with ``control_floods=True`` reads them as two more input bits per node and
-learns the rest (definitions, uses, loops). :class:`LearnedControlFloods` computes the same two columns with a
-learned reachability model instead (its predictions from the root, and on the reversed control flow), so that the
-whole prediction is learned; set it as the model's ``flood_source``, or hand the model floods of your own as
-``data.control_floods``.
+Calls are not followed (every analysis is intra-procedural, SPEC §4.1), so all four stay within the root's
+function. :class:`~programl.models.DataflowGGNN` with ``control_floods=True`` reads them as four more input bits per
+node and learns the rest (definitions, uses, loops). :class:`LearnedControlFloods` computes the same four columns
+with a learned reachability model instead (its predictions from the root and on the reversed control flow, with and
+without the back edges), so that every label comes from a network; set it as the model's ``flood_source``, or hand
+the model floods of your own as ``data.control_floods``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from torch import Tensor
 
 __all__ = ["CONTROL_FLOW", "LearnedControlFloods", "back_edges", "control_floods"]
 
-#: ``edge_flow`` of CONTROL edges (SPEC §2.3).
+#: ``edge_flow`` of CONTROL edges (SPEC §2.1, ``Edge.Flow``).
 CONTROL_FLOW = 0
 
 
