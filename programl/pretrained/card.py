@@ -19,23 +19,7 @@ __all__ = ["model_card"]
 
 
 def _overview(m: Mapping[str, Any]) -> list[str]:
-    network = f"`{m['model']['class']}`, {_fmt(m.get('parameters'))} parameters"
-    inference = m.get("inference") or {}
-    if inference.get("mode") == "until_stable":
-        network += (
-            f"; not the paper's model: step-free, each root runs until no prediction changed for "
-            f"{inference.get('patience')} steps (at least {inference.get('min_steps')}, at most "
-            f"{inference.get('max_steps')})"
-        )
-    elif m.get("steps") is not None:
-        network += f", T = {m['steps']} message-passing steps"
-    if m["model"].get("kwargs", {}).get("root_context"):
-        network += "; not the paper's model: its readout also reads the root's states (`root_context`)"
-    if m["model"].get("kwargs", {}).get("control_floods"):
-        network += (
-            "; not the paper's model: it also reads whether each node lies after / before the root along control "
-            "flow, with and without the loops' back edges, computed exactly (`control_floods`)"
-        )
+    network = f"`{m['model']['class']}`, {_fmt(m.get('parameters'))} parameters" + get_task(m["task"]).card_network(m)
     w, v = m["weights"], m["vocabulary"]
     classes = m["outputs"]["classes"]
     shown = ", ".join(classes) if len(classes) <= 4 else f"{len(classes)} classes ({classes[0]} .. {classes[-1]})"

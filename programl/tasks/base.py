@@ -169,6 +169,10 @@ class TaskSpec:
         """The card's "task" cell."""
         return self.name
 
+    def card_network(self, m: Mapping[str, Any]) -> str:
+        """What the card's "network" cell says after the class and the parameter count (default: the steps T)."""
+        return f", T = {m['steps']} message-passing steps" if m.get("steps") is not None else ""
+
     def card_data(self, m: Mapping[str, Any]) -> list[str]:
         """The paragraph of the card's "Data" section."""
         raise NotImplementedError

@@ -422,6 +422,28 @@ examples:
             ]
         return lines
 
+    def card_network(self, m: Mapping[str, Any]) -> str:
+        """T, or the until-stable bounds of a step-free variant, and the variants' inputs and readout that are not
+        the paper's (``root_context``, ``control_floods``)."""
+        inference = m.get("inference") or {}
+        if inference.get("mode") == "until_stable":
+            text = (
+                f"; not the paper's model: step-free, each root runs until no prediction changed for "
+                f"{inference.get('patience')} steps (at least {inference.get('min_steps')}, at most "
+                f"{inference.get('max_steps')})"
+            )
+        else:
+            text = super().card_network(m)
+        kwargs = m["model"].get("kwargs", {})
+        if kwargs.get("root_context"):
+            text += "; not the paper's model: its readout also reads the root's states (`root_context`)"
+        if kwargs.get("control_floods"):
+            text += (
+                "; not the paper's model: it also reads whether each node lies after / before the root along control "
+                "flow, with and without the loops' back edges, computed exactly (`control_floods`)"
+            )
+        return text
+
     def card_limitations(self, m: Mapping[str, Any]) -> list[str]:
         options = m["training"]["config"].get("model", {})
         tested = m.get("scores", {}).get("tests", {})
