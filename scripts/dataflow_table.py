@@ -52,7 +52,7 @@ from programl.data.deepdataflow.layout import read_manifest  # noqa: E402
 from programl.data.deepdataflow.recipe import load_recipe  # noqa: E402
 from programl.datasets import DeepDataFlowDataset  # noqa: E402
 from programl.models import MetricsAccumulator, pretrained  # noqa: E402
-from programl.tasks.dataflow.train import PAPER_TABLE, DataflowScoring  # noqa: E402
+from programl.tasks.dataflow.train import PAPER_TABLE, DataflowScoring, at_least_nodes  # noqa: E402
 from programl.training.engine import evaluate  # noqa: E402
 from programl.training.loader import make_loader  # noqa: E402
 
@@ -287,8 +287,7 @@ def main(argv: list[str] | None = None) -> int:
             if cell not in args.cells:
                 continue
             data = test_examples(args.data, analysis, vocabulary, limit, keep, args.split)
-            if args.min_nodes:
-                data = data.index_select([i for i, n in enumerate(data.sizes) if n >= args.min_nodes])
+            data = at_least_nodes(data, args.min_nodes)
             steps = "stable" if args.stable else args.steps or steps
             cells[cell] = score(model.model, data, steps, args)
             print(f"{name} {cell}: F1 {cells[cell]['f1']:.3f} ({cells[cell]['seconds']:.0f} s)", file=sys.stderr)

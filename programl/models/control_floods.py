@@ -38,6 +38,14 @@ __all__ = ["CONTROL_FLOW", "LearnedControlFloods", "back_edges", "control_floods
 CONTROL_FLOW = 0
 
 
+def _control_edges(edge_index: Tensor, edge_flow: Tensor) -> tuple[Tensor, np.ndarray, np.ndarray]:
+    """The CONTROL edges of a batch: their mask over ``edge_index`` (a tensor on its device) and their sources and
+    targets (numpy, on the host)."""
+    control = edge_flow == CONTROL_FLOW
+    sources, targets = (edge_index[i][control].cpu().numpy() for i in (0, 1))
+    return control, sources, targets
+
+
 def _flood(sources: np.ndarray, targets: np.ndarray, roots: np.ndarray, num_nodes: int) -> np.ndarray:
     """A boolean mask of the nodes reachable from any of ``roots`` along the edges ``sources -> targets``."""
     from scipy.sparse import csr_matrix
@@ -102,8 +110,7 @@ def control_floods(edge_index: Tensor, edge_flow: Tensor, root: Tensor) -> Tenso
     [[0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.0, 1.0, 0.0, 1.0]]
     """
     num_nodes = int(root.numel())
-    control = (edge_flow == CONTROL_FLOW).cpu().numpy()
-    sources, targets = (edge_index[i].cpu().numpy()[control] for i in (0, 1))
+    _, sources, targets = _control_edges(edge_index, edge_flow)
     roots = np.flatnonzero(root.cpu().numpy())
     forward = ~back_edges(sources, targets, num_nodes)
     columns = [
@@ -153,10 +160,9 @@ class LearnedControlFloods:
 
     @torch.no_grad()
     def __call__(self, data) -> Tensor:
-        control = data.edge_flow == CONTROL_FLOW
+        control, sources, targets = _control_edges(data.edge_index, data.edge_flow)
         everything = torch.ones_like(control)
         back = torch.zeros_like(control)
-        sources, targets = (data.edge_index[i][control].cpu().numpy() for i in (0, 1))
         back[control] = torch.from_numpy(back_edges(sources, targets, int(data.num_nodes))).to(control.device)
         return torch.stack(
             [

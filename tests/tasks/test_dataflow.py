@@ -388,7 +388,7 @@ def test_control_floods_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: 
     assert info.value.code == 2
 
 
-def test_dead_branches_reach_the_training_batches_only(ddf: Path, tmp_path: Path, monkeypatch) -> None:
+def test_dead_branches_reach_the_training_batches_only(ddf: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     """``--dead-branches P`` (issue 36 item 5) puts the keyed AddDeadBranches on the training split (validation reads
     the data as it is) and is recorded in config.json; P must lie in [0, 1]."""
     from programl.datasets import AddDeadBranches
@@ -410,6 +410,13 @@ def test_dead_branches_reach_the_training_batches_only(ddf: Path, tmp_path: Path
     with pytest.raises(SystemExit) as info:
         _train(ddf, tmp_path / "bad", "--dead-branches", "1.5")
     assert info.value.code == 2
+    vocabulary = tmp_path / "vocab.csv"  # a vocabulary without "br": one line, not a KeyError
+    vocabulary.write_text(
+        "cumulative_frequency\tcumulative_node_frequency\tcount\ttext\n0.5\t0.5\t1\tptr\n1\t1\t1\ti32\n"
+    )
+    argv = ("--dead-branches", "0.5", "--vocabulary", str(vocabulary))
+    assert _train(ddf, tmp_path / "no-br", *argv, schedule=("30",)) == 1
+    assert "--dead-branches needs the text 'br' in the vocabulary" in capsys.readouterr().err
 
 
 def test_cover_steps_cover_the_batch_and_draw_the_margin_from_it() -> None:

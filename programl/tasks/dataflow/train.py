@@ -104,6 +104,7 @@ from programl.training.loader import make_loader
 __all__ = [
     "add_evaluate_arguments",
     "add_train_arguments",
+    "at_least_nodes",
     "ANALYSES",
     "EVAL_BATCH_NODES",
     "DataflowOptions",
@@ -187,7 +188,7 @@ def _dataset(
     )
 
 
-def _at_least(data, min_nodes: int):
+def at_least_nodes(data, min_nodes: int):
     """The examples of ``data`` whose graphs have at least ``min_nodes`` nodes (``--min-nodes``; 0: all)."""
     if not min_nodes:
         return data
@@ -416,14 +417,17 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
                     args.dataset, args.analysis, split, config, args.max_steps, args, show, args.vocabulary
                 )
         dist.barrier()
-    train, val_all = (_at_least(datasets[split], config["min_nodes"]) for split in ("train", "val"))
-    if config["dead_branches"]:  # the old IR's dead blocks, in training only (validation scores the data as it is)
-        br = Vocabulary.load(train.vocabulary_path)["br"]
-        train.transform = AddDeadBranches(br, probability=config["dead_branches"], seed=config["seed"], keyed=True)
+    train, val_all = (at_least_nodes(datasets[split], config["min_nodes"]) for split in ("train", "val"))
     val = val_all.fixed_sample(config["val_examples"], config["val_seed"])
     if not len(train) or not len(val):
         raise ProgramlError(f"{args.dataset}: no {args.analysis} examples to train or validate on ({train!r})")
     vocabulary = Vocabulary.load(train.vocabulary_path)
+    if config["dead_branches"]:  # the old IR's dead blocks, in training only (validation scores the data as it is)
+        if "br" not in vocabulary:
+            raise ProgramlError(f"{train.vocabulary_path}: --dead-branches needs the text 'br' in the vocabulary")
+        train.transform = AddDeadBranches(
+            vocabulary["br"], probability=config["dead_branches"], seed=config["seed"], keyed=True
+        )
     task = _DataflowTask(config, len(vocabulary), train, val, schedule)
     budget = Budget(examples=schedule, total_examples=config["train_examples"][-1], time_limit=args.time_limit)
     trainer = start_trainer(task, run_dir, budget, args, options, dist=dist, show=show, vocabulary=vocabulary)
