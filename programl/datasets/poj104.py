@@ -73,6 +73,10 @@ class POJ104(SafeProcessing, InMemoryDataset):
         size: Programs per class (3:1:1 over the splits; default: all).
         classes: Keep only these classes (1..104; default: all).
         settings: Indices into :data:`programl.data.poj104.OPT_SETTINGS` (default ``(0,)``, -O0).
+        eval_settings: The settings of the validation and test splits when they differ from the training split's
+            (e.g. ``settings=(0, 1, 2, 3)``, ``eval_settings=(0,)``: compilation variants augment training, the
+            model is chosen and scored on -O0 graphs; the other settings of those programs are not compiled).
+            Default: ``settings``.
         seed: Seed of the split (204).
         mirrors: Where to take the raw files from first (default: the shared research data, when found): directories
             holding ``poj104.tar.xz`` or ``llvm_ir.tar.bz2``, those files themselves, or a ``codexglue/`` directory
@@ -100,6 +104,7 @@ class POJ104(SafeProcessing, InMemoryDataset):
         size: int | None = None,
         classes: Sequence[int] | None = None,
         settings: Sequence[int] = (0,),
+        eval_settings: Sequence[int] | None = None,
         seed: int = 204,
         mirrors: Sequence[str | os.PathLike] | None = None,
         jobs: int | None = None,
@@ -116,12 +121,14 @@ class POJ104(SafeProcessing, InMemoryDataset):
             raise ValueError(f"unknown split {split!r} (expected train, val, test or legacy)")
         if size is not None and size < 1:
             raise ValueError(f"size must be at least 1, got {size}")
-        for index in settings:
+        for index in (*settings, *(eval_settings or ())):
             if not 0 <= index < len(_poj104.OPT_SETTINGS):
                 raise ValueError(f"unknown optimisation setting {index} (expected 0..{len(_poj104.OPT_SETTINGS) - 1})")
         self.split, self.size, self.seed = split, size, seed
         self.classes = sorted(set(int(c) for c in classes)) if classes is not None else None
-        self.settings = tuple(sorted(set(int(i) for i in settings)))
+        self.settings = _canonical(settings)
+        #: the settings of the validation and test splits (None: :attr:`settings`)
+        self.eval_settings = _eval_settings(self.settings, eval_settings)
         self.mirrors = list(mirrors) if mirrors is not None else [shared_data("poj104"), shared_data("legacy-ir")]
         self.jobs, self.verify, self.build = jobs, verify, build
         self._build_dir = Path(build_dir) if build_dir is not None else None
@@ -154,7 +161,11 @@ class POJ104(SafeProcessing, InMemoryDataset):
 
     @property
     def processed_file_names(self) -> list[str]:
-        return _file_names(self.split, self.size, self.classes, self.settings, self.seed)
+        return _file_names(self.split, self.size, self.classes, self.settings, self.seed, self.eval_settings)
+
+    def split_settings(self, split: str) -> tuple[int, ...]:
+        """The optimisation settings of ``split``'s graphs."""
+        return self.settings if split == "train" or self.eval_settings is None else self.eval_settings
 
     @classmethod
     def is_processed(
@@ -165,13 +176,14 @@ class POJ104(SafeProcessing, InMemoryDataset):
         size: int | None = None,
         classes: Sequence[int] | None = None,
         settings: Sequence[int] = (0,),
+        eval_settings: Sequence[int] | None = None,
         seed: int = 204,
     ) -> bool:
         """Whether ``root`` holds the processed files of this selection (so that opening it reads them, with no raw
         file and no build)."""
         classes = sorted(set(int(c) for c in classes)) if classes is not None else None
-        settings = tuple(sorted(set(int(i) for i in settings)))
-        names = _file_names(split, size, classes, settings, seed)
+        settings = _canonical(settings)
+        names = _file_names(split, size, classes, settings, seed, _eval_settings(settings, eval_settings))
         return all((Path(root) / "processed" / name).is_file() for name in names)
 
     @property
@@ -215,26 +227,29 @@ class POJ104(SafeProcessing, InMemoryDataset):
                     f"{self.root}: the {split} split of POJ-104 with size={self.size} is empty "
                     "(give a size of 5 or more)"
                 )
-        wanted = {pid for ids in chosen.values() for pid in ids}
         build = self.build_dir
         if self.build:
-            report = _poj104.build_poj104(
-                source,
-                build,
-                self.settings,
-                programs=[p for p in programs if p.id in wanted],
-                jobs=self.jobs,
-                progress=self._progress if self.log else None,
-            )
-            if self.log:
-                logger.info(
-                    f"POJ-104 graphs: {report.built} built, {report.skipped} up to date, {len(report.failed)} "
-                    "failed (do not compile)"
+            wanted: dict[tuple[int, ...], set[str]] = {}  # the programs to compile, by settings
+            for split, ids in chosen.items():
+                wanted.setdefault(self.split_settings(split), set()).update(ids)
+            for settings, ids in wanted.items():
+                report = _poj104.build_poj104(
+                    source,
+                    build,
+                    settings,
+                    programs=[p for p in programs if p.id in ids],
+                    jobs=self.jobs,
+                    progress=self._progress if self.log else None,
                 )
+                if self.log:
+                    logger.info(
+                        f"POJ-104 graphs at settings {list(settings)}: {report.built} built, {report.skipped} up to "
+                        f"date, {len(report.failed)} failed (do not compile)"
+                    )
         table = TextTable()
         meta: dict = {"names": {}, "missing": {}}
         for split, path in zip(_SPLITS, self.processed_paths):
-            found, missing = _poj104.poj104_examples(build, chosen[split], self.settings)
+            found, missing = _poj104.poj104_examples(build, chosen[split], self.split_settings(split))
             if not self.build:
                 _check_built(build, missing)
             examples, names = self._examples(found, table, split)
@@ -324,17 +339,41 @@ class POJ104(SafeProcessing, InMemoryDataset):
         size = "all" if self.size is None else self.size
         return (
             f"{type(self).__name__}({len(self)} examples, {self.split}, size={size}, "
-            f"settings={list(self.settings)}, {len(self.texts)} texts)"
+            f"settings={list(self.split_settings(self.split))}, {len(self.texts)} texts)"
         )
 
 
+def _canonical(settings: Sequence[int]) -> tuple[int, ...]:
+    return tuple(sorted(set(int(i) for i in settings)))
+
+
+def _eval_settings(settings: tuple[int, ...], eval_settings: Sequence[int] | None) -> tuple[int, ...] | None:
+    """The validation and test splits' settings when they differ from ``settings`` (else None: one set for all)."""
+    if eval_settings is None:
+        return None
+    chosen = _canonical(eval_settings)
+    if not chosen:
+        raise ValueError("eval_settings must name at least one setting (or be None)")
+    return None if chosen == settings else chosen
+
+
 def _file_names(
-    split: str, size: int | None, classes: list[int] | None, settings: tuple[int, ...], seed: int
+    split: str,
+    size: int | None,
+    classes: list[int] | None,
+    settings: tuple[int, ...],
+    seed: int,
+    eval_settings: tuple[int, ...] | None = None,
 ) -> list[str]:
-    """The processed files of a selection (:attr:`POJ104.processed_file_names`): named by a hash of the options."""
+    """The processed files of a selection (:attr:`POJ104.processed_file_names`): named by a hash of the options
+    (``eval_settings`` enters the hash only when given, so the names of single-setting selections stay as they
+    were)."""
     if split == _LEGACY:
         return ["poj104-legacy.pt", "poj104-legacy.json"]
-    options = json.dumps([size, classes, settings, seed])
+    key: list = [size, classes, settings, seed]
+    if eval_settings is not None:
+        key.append(eval_settings)
+    options = json.dumps(key)
     stem = f"poj104-{hashlib.sha256(options.encode()).hexdigest()[:12]}"
     return [f"{stem}-{name}.pt" for name in _SPLITS] + [f"{stem}.json"]
 

@@ -323,13 +323,48 @@ def test_poj104_options_get_their_own_processed_files(poj_root: Path) -> None:
         "classes": dict(size=5, classes=[1, 2]),
         "settings": dict(size=5, classes=[1, 2, 3], settings=(0, 1)),
         "seed": dict(size=5, classes=[1, 2, 3], seed=1),
+        "eval_settings": dict(size=5, classes=[1, 2, 3], settings=(0, 1), eval_settings=(0,)),
     }
     for what, options in other.items():
-        probe = POJ104.__new__(POJ104)
-        probe.split, probe.size, probe.seed = "val", options.get("size"), options.get("seed", 204)
-        probe.classes = sorted(options["classes"])
-        probe.settings = tuple(options.get("settings", (0,)))
-        assert not names & set(probe.processed_file_names), what
+        assert not names & set(_probe(options).processed_file_names), what
+    # training on variants and scoring on -O0 is not the data set of the variants in every split
+    variants = dict(size=5, classes=[1, 2, 3], settings=(0, 1))
+    assert set(_probe(variants).processed_file_names).isdisjoint(
+        _probe({**variants, "eval_settings": (0,)}).processed_file_names
+    )
+
+
+def _probe(options: dict) -> POJ104:
+    """A POJ104 with the options set and nothing read (its processed file names)."""
+    probe = POJ104.__new__(POJ104)
+    probe.split, probe.size, probe.seed = "val", options.get("size"), options.get("seed", 204)
+    probe.classes, probe.settings = sorted(options["classes"]), tuple(options.get("settings", (0,)))
+    probe.eval_settings = options.get("eval_settings")
+    return probe
+
+
+def test_poj104_eval_settings_train_on_variants_and_score_on_one(poj_root: Path) -> None:
+    """``eval_settings``: the training split holds every setting of its programs, the validation and test splits
+    only theirs, all with one text table; the other settings of validation and test programs are never compiled;
+    the same settings for every split are the single-setting data set, files and all."""
+    options = dict(size=5, classes=[1, 2, 3], settings=(0, 1))
+    splits = {s: POJ104(poj_root, s, **options, eval_settings=(0,), log=False) for s in ("train", "val", "test")}
+    assert {n.rsplit(".", 1)[1] for n in splits["train"].names} == {"0", "1"}
+    for split in ("val", "test"):
+        assert {n.rsplit(".", 1)[1] for n in splits[split].names + splits[split].missing} == {"0"}
+        assert splits[split].texts == splits["train"].texts
+        built = {p.name for p in (splits[split].build_dir / "graphs").iterdir()}
+        programs = {n.rsplit(".", 1)[0] for n in splits[split].names}
+        assert not {f"{p}.1.ProgramGraph.pb" for p in programs} & built
+    # -O0 validation is the -O0 data set's validation split
+    plain = POJ104(poj_root, "val", size=5, classes=[1, 2, 3], log=False)
+    assert splits["val"].names == plain.names
+    assert all(torch.equal(a.y, b.y) and a.num_nodes == b.num_nodes for a, b in zip(splits["val"], plain))
+    assert "settings=[0]" in repr(splits["val"]) and "settings=[0, 1]" in repr(splits["train"])
+    same = POJ104(poj_root, "val", **options, eval_settings=(1, 0), log=False)
+    assert same.eval_settings is None
+    assert same.processed_file_names == POJ104(poj_root, "val", **options, log=False).processed_file_names
+    assert POJ104.is_processed(poj_root, **options, eval_settings=(0,))
 
 
 def test_poj104_rejects_an_empty_split(poj_root: Path, tmp_path: Path) -> None:

@@ -181,6 +181,24 @@ def test_changed_options_need_restart(dataset, tmp_path) -> None:
     assert classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "1", "--lr", "0.5", "--restart"))) == 0
 
 
+def test_training_on_variants_scored_on_one_setting(dataset, tmp_path) -> None:
+    """``--settings 0 1 --eval-settings 0``: the training split holds both compilations of each program, the model
+    is chosen and tested on -O0 graphs only (the -O1 graphs of validation and test programs are never built)."""
+    source, data_dir = dataset
+    data = tmp_path / "data"
+    shutil.copytree(data_dir, data, ignore=shutil.ignore_patterns("raw", "processed"))
+    run = tmp_path / "run"
+    argv = [a for a in tiny((source, data), run, "--epochs", "1") if a != "--no-build"]
+    assert classifyapp.train_main(parse("train", *argv, "--settings", "0", "1", "--eval-settings", "0", "-j", "1")) == 0
+    result = json.loads((run / "result.json").read_text())
+    assert result["scope"]["graphs"] == {"train": 54, "val": 9, "test": 9, "legacy": 0}
+    assert result["test"]["count"] == 9
+    config = json.loads((run / "config.json").read_text())["model"]
+    assert config["settings"] == [0, 1] and config["eval_settings"] == [0]
+    built = {p.name.split(".")[2] for p in (data / "graphs").iterdir()}
+    assert built == {"0", "1"} and len(list((data / "graphs").iterdir())) == 45 + 27
+
+
 def test_rgcn_alternative(dataset, tmp_path) -> None:
     run = tmp_path / "rgcn"
     assert classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "1", "--model", "rgcn"))) == 0

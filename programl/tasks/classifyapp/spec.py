@@ -52,6 +52,17 @@ class ClassifyappOptions(TaskOptions):
         range_text="in 0..7",
         help="optimisation settings 0..7 (-O0..-O3, then with -ffast-math)",
     )
+    eval_settings: list[int] | None = option(
+        None,
+        group=SCOPE_GROUP,
+        metavar="I",
+        low=0,
+        high=7,
+        range_text="in 0..7",
+        help="optimisation settings of the validation and test splits (e.g. 0: train on compilation variants, "
+        "choose and score on -O0 as the single-setting runs do)",
+        default_text="those of --settings",
+    )
     per_class: int | None = option(
         None,
         group=SCOPE_GROUP,
@@ -90,6 +101,7 @@ TRAIN_EXAMPLES = """\
 examples:
   programl train classifyapp --per-class 100 --epochs 10 --hidden 64 --threads 2     a CPU-sized run
   programl train classifyapp --settings 0 1 2 3 4 5 6 7 --epochs 80 --hidden 200 --device cuda   the full protocol
+  programl train classifyapp --settings 0 1 2 3 --eval-settings 0     variants augment training; chosen, scored at -O0
   torchrun --nproc_per_node 2 -m programl.tasks.classifyapp train --run-dir runs/poj104 ...  DDP
 
 --data-dir is the root of the POJ-104 data set (raw/, processed/). Its files processed/poj104-*.pt and .json are
@@ -254,7 +266,13 @@ examples:
         options, scope = config.get("model", {}), config.get("scope", {})
         graphs, per_class = scope.get("graphs", {}), options.get("per_class")
         return [
-            f"POJ-104 programs compiled by clang-22 at optimisation settings {options.get('settings')}, split 3:1:1 "
+            f"POJ-104 programs compiled by clang-22 at optimisation settings {options.get('settings')}"
+            + (
+                f" (validation and test at {options['eval_settings']})"
+                if options.get("eval_settings") and options["eval_settings"] != options.get("settings")
+                else ""
+            )
+            + ", split 3:1:1 "
             f"per class by program (seed {fmt(options.get('split_seed'))})"
             + (f", {per_class} programs per class" if per_class else ", all programs")
             + f": {fmt(graphs.get('train'))} training, {fmt(graphs.get('val'))} validation and "

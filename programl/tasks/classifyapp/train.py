@@ -2,9 +2,10 @@
 
 Data: the data set :class:`programl.datasets.POJ104` is the only way in (``--data-dir`` is its root; the build is
 :mod:`programl.data.poj104`): the deduplicated programs, compiled by clang-22 at one or more of the 8 optimisation
-settings, split 3:1:1 per class by program (seeded); ``--per-class N`` trains on a subset (N programs per class in
-3:1:1 proportion, its test programs a subset of the full test split). The 1,000 labelled legacy IR files are an extra
-test set (``POJ104(root, "legacy")``). Node texts reach the model through the transform
+settings (``--eval-settings``: the validation and test splits at others, e.g. variants for training and -O0 for
+choosing and scoring), split 3:1:1 per class by program (seeded); ``--per-class N`` trains on a subset (N programs
+per class in 3:1:1 proportion, its test programs a subset of the full test split). The 1,000 labelled legacy IR
+files are an extra test set (``POJ104(root, "legacy")``). Node texts reach the model through the transform
 :class:`~programl.datasets.EncodeVocabulary` of the training split's vocabulary. The data set root's
 ``processed/poj104-*.pt`` and ``.json`` files are all a run needs of its data: copied to another machine's root they
 train there with no source, clang or graph file (a GPU machine), and a run resumed from such a copy is the same run
@@ -177,7 +178,12 @@ def _open_splits(
     Raises:
         UsageError: The main splits need processing and no POJ-104 source is at hand (one line: give --source).
     """
-    options = {"size": config["per_class"], "settings": config["settings"], "seed": config["split_seed"]}
+    options = {
+        "size": config["per_class"],
+        "settings": config["settings"],
+        "eval_settings": config.get("eval_settings"),
+        "seed": config["split_seed"],
+    }
     common = {"build_dir": _build_dir(root), "build": build, "verify": verify, "jobs": jobs, "log": show}
     out: Splits = {}
     main = [name for name in names if name != "legacy"]
