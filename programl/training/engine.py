@@ -465,11 +465,14 @@ class Trainer:
                     last_save = time.perf_counter()
             metrics.all_reduce(dist.all_reduce_sum)
             train = task.epoch_metrics(metrics.compute())
+            validating = time.perf_counter()
             val = self.validate()
+            val_seconds = time.perf_counter() - validating
             state["epoch"] = epoch
             if budget.epochs is not None and budget.examples is None:
                 state["cursor"] = 0
             record = self._record(epoch, train, val, started, began)
+            record["val_seconds"] = round(val_seconds, 2)  # of the epoch's seconds (training alone: the difference)
             candidate = task.selection(val)
             if self.best is None or task.better(candidate, self.best):
                 self.best, self.best_epoch = candidate, epoch

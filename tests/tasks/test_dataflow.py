@@ -48,7 +48,7 @@ def _digest(run_dir: Path) -> str:
 
 
 def _records(run_dir: Path) -> list[dict]:
-    drop = ("seconds", "elapsed_seconds")
+    drop = ("seconds", "elapsed_seconds", "val_seconds")
     lines = (run_dir / "log.jsonl").read_text().splitlines()
     return [{k: v for k, v in json.loads(line).items() if k not in drop} for line in lines]
 

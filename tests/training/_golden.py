@@ -17,7 +17,7 @@ from typing import Any
 
 # what depends on the machine, not the code: timings, the device and the threads (recorded since after the golden
 # values)
-TIMING = ("seconds", "elapsed_seconds", "device", "threads")
+TIMING = ("seconds", "elapsed_seconds", "val_seconds", "device", "threads")
 
 
 def weights_digest(checkpoint: Path) -> str:

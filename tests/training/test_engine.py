@@ -29,7 +29,7 @@ from programl.training import (  # noqa: E402
 )
 from programl.util import progress as progress_module  # noqa: E402
 
-TIMING = ("seconds", "elapsed_seconds")
+TIMING = ("seconds", "elapsed_seconds", "val_seconds")
 
 
 class Toy(TrainingTask):

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""POJ-104 ways of training compared at equal compute: validation error against training CPU-hours (issue 40, item 4).
+
+Each arm is one ``programl train classifyapp`` run directory, given as ``LABEL=DIR``. Its compute is the training
+time of its epochs (each epoch's ``seconds`` less its ``val_seconds``: validating every epoch is the protocol's cost,
+the same for every arm, not learning) times the threads it ran on (``threads`` of each record), in CPU-hours; its
+error is the validation error after each epoch, and the test error of its best checkpoint (``result.json``) is drawn
+as a star at that epoch's compute. Records without ``val_seconds`` (runs from before it was logged) count the whole
+epoch.
+
+Printed, and written with ``--json``: per arm, the epochs, CPU-hours, best validation error, test error, the
+CPU-hours at which the arm first reached each ``--level`` (validation error in percent, read off the curve with
+log-log interpolation between epochs; none where it never did), each arm's compute multiplier against the first arm
+(the first arm's CPU-hours to reach its own best validation error over this arm's; above 1: cheaper), and a fit of
+``error = floor + a * hours ** -b`` to the arm's best-so-far curve (the floor is where more of the same compute
+would lead; a fit, not a measurement, and only as good as the curve is long).
+
+Usage::
+
+    python scripts/poj104_compute.py "O0=runs/A" "O0-O3=runs/B" -o docs/img/poj104-compute.png --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from plot_dataflow_runs import read_log, save_figure  # noqa: E402
+
+from programl.exceptions import ProgramlError  # noqa: E402
+from programl.util.fs import read_json  # noqa: E402
+
+PAPER_ERROR = 3.38
+
+
+def parse_arm(text: str) -> tuple[str, Path]:
+    """``LABEL=DIR`` -> (label, directory)."""
+    label, sep, directory = text.partition("=")
+    if not sep or not label or not directory:
+        raise ValueError(f"{text!r}: give an arm as LABEL=DIR")
+    return label, Path(directory)
+
+
+def read_arm(label: str, run_dir: Path) -> dict:
+    """An arm's curve: cumulative training CPU-hours and validation error (%) per epoch, its test star."""
+    records = read_log(run_dir)
+    if not records:
+        raise ValueError(f"{run_dir}: no epochs in log.jsonl")
+    hours, errors, total = [], [], 0.0
+    for record in records:
+        training = float(record["seconds"]) - float(record.get("val_seconds", 0.0))
+        total += max(training, 0.0) * int(record.get("threads") or 1) / 3600.0
+        hours.append(total)
+        errors.append(100.0 * float(record["val_error"]))
+    arm = {"label": label, "run_dir": str(run_dir), "epochs": len(records), "hours": hours, "val": errors}
+    arm["best_val"] = min(errors)
+    arm["best_epoch"] = errors.index(arm["best_val"]) + 1
+    arm["test"] = None
+    result_path = run_dir / "result.json"
+    if result_path.is_file():
+        result = read_json(result_path)
+        epoch = result.get("checkpoint_epoch", result.get("best_epoch"))
+        if isinstance(result.get("test"), dict) and isinstance(epoch, int) and 1 <= epoch <= len(records):
+            arm["test"] = {"epoch": epoch, "hours": hours[epoch - 1], "error": 100.0 * result["test"]["error"]}
+    return arm
+
+
+def hours_to_reach(arm: dict, level: float) -> float | None:
+    """The CPU-hours at which the arm's validation error first reached ``level`` (%), interpolated log-log between
+    the epoch before and the epoch that reached it; None if it never did."""
+    previous = None
+    for hours, error in zip(arm["hours"], arm["val"]):
+        if error <= level:
+            if previous is None or previous[1] <= error:
+                return hours
+            (h0, e0), (h1, e1) = previous, (hours, error)
+            t = (math.log(e0) - math.log(level)) / (math.log(e0) - math.log(e1))
+            return math.exp(math.log(h0) + t * (math.log(h1) - math.log(h0)))
+        previous = (hours, error)
+    return None
+
+
+def fit_floor(arm: dict) -> dict | None:
+    """``error = floor + a * hours ** -b`` fitted to the best-so-far validation curve (at least 4 epochs), or None."""
+    if arm["epochs"] < 4:
+        return None
+    import numpy as np
+    from scipy.optimize import curve_fit
+
+    x = np.asarray(arm["hours"], dtype=float)
+    y = np.minimum.accumulate(np.asarray(arm["val"], dtype=float))
+
+    def curve(h, floor, a, b):
+        return floor + a * np.power(h, -b)
+
+    try:
+        (floor, a, b), _ = curve_fit(
+            curve, x, y, p0=(y[-1] / 2, y[0] * x[0], 0.5), bounds=([0.0, 0.0, 0.0], [100.0, 1e6, 5.0]), maxfev=20000
+        )
+    except (RuntimeError, ValueError):
+        return None
+    return {"floor": float(floor), "a": float(a), "b": float(b)}
+
+
+def compare(arms: list[dict], levels: list[float]) -> list[dict]:
+    """Per arm: the summary of the module docstring."""
+    base = arms[0]
+    base_hours = hours_to_reach(base, base["best_val"])
+    rows = []
+    for arm in arms:
+        reach = hours_to_reach(arm, base["best_val"])
+        rows.append(
+            {
+                "label": arm["label"],
+                "run_dir": arm["run_dir"],
+                "epochs": arm["epochs"],
+                "cpu_hours": arm["hours"][-1],
+                "best_val_error": arm["best_val"],
+                "best_epoch": arm["best_epoch"],
+                "test_error": arm["test"]["error"] if arm["test"] else None,
+                "hours_to": {f"{level:g}": hours_to_reach(arm, level) for level in levels},
+                "multiplier": (base_hours / reach) if reach and base_hours else None,
+                "fit": fit_floor(arm),
+            }
+        )
+    return rows
+
+
+def table(rows: list[dict], levels: list[float], base_label: str) -> str:
+    def cell(value, digits=2, suffix=""):
+        return "never" if value is None else f"{value:.{digits}f}{suffix}"
+
+    head = ["arm", "epochs", "CPU-hours", "best val error", "test error"]
+    head += [f"CPU-hours to {level:g} %" for level in levels]
+    head += [f"compute multiplier (vs {base_label})", "fitted floor, exponent"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        fit = row["fit"]
+        cells = [
+            row["label"],
+            str(row["epochs"]),
+            cell(row["cpu_hours"]),
+            cell(row["best_val_error"], suffix=" %") + f" (epoch {row['best_epoch']})",
+            cell(row["test_error"], suffix=" %") if row["test_error"] is not None else "–",
+            *[cell(row["hours_to"][f"{level:g}"]) for level in levels],
+            "never" if row["multiplier"] is None else f"{row['multiplier']:.2f}×",
+            "–" if fit is None else f"{fit['floor']:.1f} %, {fit['b']:.2f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(arms: list[dict], output: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    figure, axes = plt.subplots(figsize=(8, 5))
+    for number, arm in enumerate(arms):
+        color = f"C{number}"
+        axes.plot(arm["hours"], arm["val"], marker="o", markersize=3, color=color, label=f"{arm['label']}, validation")
+        if arm["test"]:
+            axes.plot(
+                arm["test"]["hours"],
+                arm["test"]["error"],
+                marker="*",
+                markersize=14,
+                color=color,
+                linestyle="none",
+                label=f"{arm['label']}, test (best checkpoint)",
+            )
+    axes.axhline(
+        PAPER_ERROR, color="black", linestyle="--", linewidth=1, label=f"the paper's test error ({PAPER_ERROR} %)"
+    )
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_yticks([3, 5, 10, 20, 40, 80], labels=["3", "5", "10", "20", "40", "80"])
+    axes.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    axes.set_xlabel("training CPU-hours (epoch time less validation, times threads; log scale)")
+    axes.set_ylabel("error % (log scale)")
+    axes.set_title(title)
+    axes.grid(alpha=0.3, which="both")
+    axes.legend(fontsize=8)
+    save_figure(figure, output)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("arms", nargs="+", help="LABEL=DIR, a run directory of `programl train classifyapp`")
+    parser.add_argument("-o", "--output", type=Path, help="PNG of error against CPU-hours")
+    parser.add_argument("--json", type=Path, help="write the comparison here")
+    parser.add_argument("--level", type=float, nargs="*", default=[], help="validation errors (%%) to reach")
+    parser.add_argument("--title", default="POJ-104: validation error against training compute")
+    args = parser.parse_args(argv)
+    try:
+        arms = [read_arm(*parse_arm(text)) for text in args.arms]
+    except (OSError, ValueError, KeyError, TypeError, ProgramlError) as error:
+        print(f"poj104_compute.py: {error}", file=sys.stderr)
+        return 1
+    rows = compare(arms, args.level)
+    print(table(rows, args.level, arms[0]["label"]))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"arms": rows, "curves": arms}, indent=1) + "\n")
+    if args.output:
+        plot(arms, args.output, args.title)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

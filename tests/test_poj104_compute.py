@@ -1,0 +1,67 @@
+"""scripts/poj104_compute.py: ways of training POJ-104 compared at equal compute."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+import pytest
+
+SCRIPT = runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "poj104_compute.py"))
+
+
+def _run(directory: Path, errors: list[float], seconds: float, threads: int = 1, test_epoch: int | None = None):
+    directory.mkdir()
+    records = [
+        {"epoch": e + 1, "val_error": v, "seconds": seconds + 100, "val_seconds": 100, "threads": threads}
+        for e, v in enumerate(errors)
+    ]
+    (directory / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    if test_epoch is not None:
+        (directory / "result.json").write_text(json.dumps({"checkpoint_epoch": test_epoch, "test": {"error": 0.2}}))
+    return directory
+
+
+def test_compute_is_training_time_times_threads(tmp_path):
+    arm = SCRIPT["read_arm"]("a", _run(tmp_path / "a", [0.5, 0.4, 0.3], 3600, threads=2, test_epoch=3))
+    assert arm["hours"] == pytest.approx([2, 4, 6]) and arm["val"] == pytest.approx([50, 40, 30])
+    assert arm["best_val"] == pytest.approx(30) and arm["best_epoch"] == 3
+    assert arm["test"] == {"epoch": 3, "hours": pytest.approx(6), "error": pytest.approx(20)}
+    # a record without val_seconds counts its whole epoch
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "log.jsonl").write_text(json.dumps({"epoch": 1, "val_error": 0.5, "seconds": 1800}) + "\n")
+    assert SCRIPT["read_arm"]("old", old)["hours"] == pytest.approx([0.5])
+
+
+def test_hours_to_reach_interpolates_log_log():
+    arm = {"hours": [1.0, 4.0], "val": [40.0, 10.0]}
+    assert SCRIPT["hours_to_reach"](arm, 20.0) == pytest.approx(2.0)  # halfway in log error is halfway in log hours
+    assert SCRIPT["hours_to_reach"](arm, 40.0) == pytest.approx(1.0)
+    assert SCRIPT["hours_to_reach"](arm, 5.0) is None
+
+
+def test_multiplier_is_against_the_first_arms_best(tmp_path):
+    base = SCRIPT["read_arm"]("base", _run(tmp_path / "base", [0.4, 0.2, 0.1, 0.08, 0.07], 3600))
+    fast = SCRIPT["read_arm"]("fast", _run(tmp_path / "fast", [0.2, 0.07, 0.05, 0.04, 0.035], 3600))
+    rows = SCRIPT["compare"]([base, fast], [10.0])
+    assert rows[0]["multiplier"] == pytest.approx(1.0) and rows[1]["multiplier"] == pytest.approx(2.5)
+    assert rows[0]["hours_to"]["10"] == pytest.approx(3.0) and rows[1]["hours_to"]["10"] < 2.0
+    fit = rows[1]["fit"]
+    assert fit is not None and 0.0 <= fit["floor"] < 3.5 and fit["b"] > 0
+    text = SCRIPT["table"](rows, [10.0], "base")
+    assert "| fast | 5 | 5.00 | 3.50 % (epoch 5) | – |" in text and "2.50×" in text
+
+
+def test_main_writes_png_and_json_or_says_why_not(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    a = _run(tmp_path / "a", [0.5, 0.4], 1800, test_epoch=2)
+    out, data = tmp_path / "c.png", tmp_path / "c.json"
+    assert SCRIPT["main"]([f"A={a}", f"B={a}", "-o", str(out), "--json", str(data), "--level", "45"]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    saved = json.loads(data.read_text())
+    assert [row["label"] for row in saved["arms"]] == ["A", "B"] and saved["arms"][0]["hours_to"]["45"] > 0
+    assert SCRIPT["main"]([str(a)]) == 1
+    assert SCRIPT["main"]([f"M={tmp_path / 'missing'}"]) == 1
+    assert capsys.readouterr().err.count("poj104_compute.py:") == 2
