@@ -8,12 +8,19 @@ error is the validation error after each epoch, and the test error of its best c
 as a star at that epoch's compute. Records without ``val_seconds`` (runs from before it was logged) count the whole
 epoch.
 
+A run whose directory is gone is given by its table instead, ``--csv LABEL=FILE`` (columns ``epoch``, ``where``,
+``seconds``, ``val_error`` in percent, e.g. ``docs/poj104-bf16-run.csv``): a row whose ``where`` names CPU threads
+("CPU, 2 threads") counts its seconds times those threads; a GPU epoch counts as the median CPU epoch of the table
+(its CPU-equivalent), so such a curve is drawn against CPU-hours like the others. Its seconds include validation.
+
 Printed, and written with ``--json``: per arm, the epochs, CPU-hours, best validation error, test error, the
 CPU-hours at which the arm first reached each ``--level`` (validation error in percent, read off the curve with
 log-log interpolation between epochs; none where it never did), each arm's compute multiplier against the first arm
 (the first arm's CPU-hours to reach its own best validation error over this arm's; above 1: cheaper), and a fit of
 ``error = floor + a * hours ** -b`` to the arm's best-so-far curve (the floor is where more of the same compute
-would lead; a fit, not a measurement, and only as good as the curve is long).
+would lead; a fit, not a measurement, and only as good as the curve is long) with the CPU-hours at which the fitted
+curve reaches ``--project`` (default: the paper's 3.38 %; never where the floor is above it): an extrapolation of
+the curve as it ran, schedule and all, not of a longer run of the same recipe.
 
 Usage::
 
@@ -23,8 +30,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
+import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -70,6 +80,41 @@ def read_arm(label: str, run_dir: Path) -> dict:
     return arm
 
 
+def read_table(label: str, path: Path) -> dict:
+    """An arm from a run's per-epoch table (module docstring: ``--csv``)."""
+    with open(path, newline="") as stream:
+        rows = list(csv.DictReader(stream))
+    if not rows:
+        raise ValueError(f"{path}: no epochs")
+    try:
+        cpu = {}
+        for row in rows:
+            threads = re.search(r"(\d+) threads?", row["where"])
+            if threads:
+                cpu[row["epoch"]] = float(row["seconds"]) * int(threads.group(1)) / 3600.0
+        if not cpu:
+            raise ValueError(f"{path}: no CPU epoch to measure the others by")
+        median = statistics.median(cpu.values())
+        hours, total = [], 0.0
+        for row in rows:
+            total += cpu.get(row["epoch"], median)
+            hours.append(total)
+        errors = [float(row["val_error"]) for row in rows]
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"{path}: needs the columns epoch, where, seconds and val_error ({error})") from None
+    best = min(errors)
+    return {
+        "label": label,
+        "run_dir": str(path),
+        "epochs": len(rows),
+        "hours": hours,
+        "val": errors,
+        "best_val": best,
+        "best_epoch": errors.index(best) + 1,
+        "test": None,
+    }
+
+
 def hours_to_reach(arm: dict, level: float) -> float | None:
     """The CPU-hours at which the arm's validation error first reached ``level`` (%), interpolated log-log between
     the epoch before and the epoch that reached it; None if it never did."""
@@ -107,13 +152,21 @@ def fit_floor(arm: dict) -> dict | None:
     return {"floor": float(floor), "a": float(a), "b": float(b)}
 
 
-def compare(arms: list[dict], levels: list[float]) -> list[dict]:
+def fitted_hours(fit: dict | None, level: float) -> float | None:
+    """The CPU-hours at which ``floor + a * hours ** -b`` reaches ``level``; None where it never does."""
+    if fit is None or fit["floor"] >= level or fit["a"] <= 0 or fit["b"] <= 0:
+        return None
+    return (fit["a"] / (level - fit["floor"])) ** (1.0 / fit["b"])
+
+
+def compare(arms: list[dict], levels: list[float], project: float = PAPER_ERROR) -> list[dict]:
     """Per arm: the summary of the module docstring."""
     base = arms[0]
     base_hours = hours_to_reach(base, base["best_val"])
     rows = []
     for arm in arms:
         reach = hours_to_reach(arm, base["best_val"])
+        fit = fit_floor(arm)
         rows.append(
             {
                 "label": arm["label"],
@@ -125,7 +178,9 @@ def compare(arms: list[dict], levels: list[float]) -> list[dict]:
                 "test_error": arm["test"]["error"] if arm["test"] else None,
                 "hours_to": {f"{level:g}": hours_to_reach(arm, level) for level in levels},
                 "multiplier": (base_hours / reach) if reach and base_hours else None,
-                "fit": fit_floor(arm),
+                "fit": fit,
+                "project": project,
+                "fitted_hours_to_project": fitted_hours(fit, project),
             }
         )
     return rows
@@ -137,7 +192,8 @@ def table(rows: list[dict], levels: list[float], base_label: str) -> str:
 
     head = ["arm", "epochs", "CPU-hours", "best val error", "test error"]
     head += [f"CPU-hours to {level:g} %" for level in levels]
-    head += [f"compute multiplier (vs {base_label})", "fitted floor, exponent"]
+    project = rows[0]["project"] if rows else PAPER_ERROR
+    head += [f"compute multiplier (vs {base_label})", "fitted floor, exponent", f"fit: CPU-hours to {project:g} %"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         fit = row["fit"]
@@ -150,6 +206,7 @@ def table(rows: list[dict], levels: list[float], base_label: str) -> str:
             *[cell(row["hours_to"][f"{level:g}"]) for level in levels],
             "never" if row["multiplier"] is None else f"{row['multiplier']:.2f}×",
             "–" if fit is None else f"{fit['floor']:.1f} %, {fit['b']:.2f}",
+            "–" if fit is None else cell(row["fitted_hours_to_project"], 1),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -193,18 +250,23 @@ def plot(arms: list[dict], output: Path, title: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("arms", nargs="+", help="LABEL=DIR, a run directory of `programl train classifyapp`")
+    parser.add_argument("arms", nargs="*", help="LABEL=DIR, a run directory of `programl train classifyapp`")
+    parser.add_argument("--csv", nargs="*", default=[], help="LABEL=FILE, a run known by its per-epoch table")
     parser.add_argument("-o", "--output", type=Path, help="PNG of error against CPU-hours")
     parser.add_argument("--json", type=Path, help="write the comparison here")
     parser.add_argument("--level", type=float, nargs="*", default=[], help="validation errors (%%) to reach")
+    parser.add_argument("--project", type=float, default=PAPER_ERROR, help="error (%%) the fits extrapolate to")
     parser.add_argument("--title", default="POJ-104: validation error against training compute")
     args = parser.parse_args(argv)
     try:
         arms = [read_arm(*parse_arm(text)) for text in args.arms]
+        arms += [read_table(*parse_arm(text)) for text in args.csv]
+        if not arms:
+            raise ValueError("give at least one arm (LABEL=DIR or --csv LABEL=FILE)")
     except (OSError, ValueError, KeyError, TypeError, ProgramlError) as error:
         print(f"poj104_compute.py: {error}", file=sys.stderr)
         return 1
-    rows = compare(arms, args.level)
+    rows = compare(arms, args.level, args.project)
     print(table(rows, args.level, arms[0]["label"]))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -65,3 +65,26 @@ def test_main_writes_png_and_json_or_says_why_not(tmp_path, capsys):
     assert SCRIPT["main"]([str(a)]) == 1
     assert SCRIPT["main"]([f"M={tmp_path / 'missing'}"]) == 1
     assert capsys.readouterr().err.count("poj104_compute.py:") == 2
+
+
+def test_a_run_known_by_its_table_counts_gpu_epochs_as_the_median_cpu_epoch(tmp_path, capsys):
+    table = tmp_path / "run.csv"
+    table.write_text(
+        'epoch,where,seconds,train_error,val_error\n1,"CPU, 2 threads",1800,50,40\n2,H200,100,30,20\n'
+        '3,"CPU, 1 thread",5400,20,10\n'
+    )
+    arm = SCRIPT["read_table"]("t", table)
+    # CPU epochs: 1.0 and 1.5 hours; the GPU epoch counts as their median, 1.25
+    assert arm["hours"] == pytest.approx([1.0, 2.25, 3.75]) and arm["best_val"] == 10 and arm["best_epoch"] == 3
+    assert SCRIPT["main"](["--csv", f"t={table}"]) == 0
+    assert "| t | 3 | 3.75 | 10.00 % (epoch 3) | – |" in capsys.readouterr().out
+    (tmp_path / "bad.csv").write_text("epoch,val_error\n1,5\n")
+    assert SCRIPT["main"](["--csv", f"b={tmp_path / 'bad.csv'}"]) == 1
+    assert SCRIPT["main"]([]) == 1
+    assert "give at least one arm" in capsys.readouterr().err
+
+
+def test_fitted_hours_solve_the_fit_or_say_never():
+    fit = {"floor": 1.0, "a": 8.0, "b": 1.0}
+    assert SCRIPT["fitted_hours"](fit, 3.0) == pytest.approx(4.0)  # 1 + 8 / 4 = 3
+    assert SCRIPT["fitted_hours"](fit, 1.0) is None and SCRIPT["fitted_hours"](None, 3.0) is None
