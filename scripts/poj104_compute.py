@@ -17,7 +17,8 @@ Printed, and written with ``--json``: per arm, the epochs, CPU-hours, best valid
 CPU-hours at which the arm first reached each ``--level`` (validation error in percent, read off the curve with
 log-log interpolation between epochs; none where it never did), each arm's compute multiplier against the first arm
 (the first arm's CPU-hours to reach its own best validation error over this arm's; above 1: cheaper), and a fit of
-``error = floor + a * hours ** -b`` to the arm's best-so-far curve (the floor is where more of the same compute
+``error = floor + a * hours ** -b`` to the arm's best-so-far curve once it is below ``FIT_BELOW`` % (the start from
+chance, 99 %, is no power law), with at least ``FIT_POINTS`` such epochs (the floor is where more of the same compute
 would lead; a fit, not a measurement, and only as good as the curve is long) with the CPU-hours at which the fitted
 curve reaches ``--project`` (default: the paper's 3.38 %; never where the floor is above it): an extrapolation of
 the curve as it ran, schedule and all, not of a longer run of the same recipe.
@@ -46,6 +47,9 @@ from programl.exceptions import ProgramlError  # noqa: E402
 from programl.util.fs import read_json  # noqa: E402
 
 PAPER_ERROR = 3.38
+#: the fit reads the best-so-far validation error once below this (%), from at least this many epochs
+FIT_BELOW = 50.0
+FIT_POINTS = 6
 
 
 def parse_arm(text: str) -> tuple[str, Path]:
@@ -131,21 +135,24 @@ def hours_to_reach(arm: dict, level: float) -> float | None:
 
 
 def fit_floor(arm: dict) -> dict | None:
-    """``error = floor + a * hours ** -b`` fitted to the best-so-far validation curve (at least 4 epochs), or None."""
-    if arm["epochs"] < 4:
-        return None
+    """``error = floor + a * hours ** -b`` fitted to the best-so-far validation curve below ``FIT_BELOW`` % (at least
+    ``FIT_POINTS`` epochs), or None."""
     import numpy as np
     from scipy.optimize import curve_fit
 
     x = np.asarray(arm["hours"], dtype=float)
     y = np.minimum.accumulate(np.asarray(arm["val"], dtype=float))
+    keep = y < FIT_BELOW
+    if int(keep.sum()) < FIT_POINTS:
+        return None
+    x, y = x[keep], y[keep]
 
     def curve(h, floor, a, b):
         return floor + a * np.power(h, -b)
 
     try:
         (floor, a, b), _ = curve_fit(
-            curve, x, y, p0=(y[-1] / 2, y[0] * x[0], 0.5), bounds=([0.0, 0.0, 0.0], [100.0, 1e6, 5.0]), maxfev=20000
+            curve, x, y, p0=(y[-1] / 2, y[0] * x[0], 1.0), bounds=([0.0, 0.0, 0.0], [100.0, 1e6, 5.0]), maxfev=20000
         )
     except (RuntimeError, ValueError):
         return None
