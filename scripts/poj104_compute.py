@@ -16,12 +16,15 @@ A run whose directory is gone is given by its table instead, ``--csv LABEL=FILE`
 Printed, and written with ``--json``: per arm, the epochs, CPU-hours, best validation error, test error, the
 CPU-hours at which the arm first reached each ``--level`` (validation error in percent, read off the curve with
 log-log interpolation between epochs; none where it never did), each arm's compute multiplier against the first arm
-(the first arm's CPU-hours to reach its own best validation error over this arm's; above 1: cheaper), and a fit of
+(the first arm's CPU-hours to reach its own best validation error over this arm's; above 1: cheaper), and, for the
+arms named by ``--fit``, a fit of
 ``error = floor + a * hours ** -b`` to the arm's best-so-far curve once it is below ``FIT_BELOW`` % (the start from
 chance, 99 %, is no power law), with at least ``FIT_POINTS`` such epochs (the floor is where more of the same compute
 would lead; a fit, not a measurement, and only as good as the curve is long) with the CPU-hours at which the fitted
 curve reaches ``--project`` (default: the paper's 3.38 %; never where the floor is above it): an extrapolation of
-the curve as it ran, schedule and all, not of a longer run of the same recipe.
+the curve as it ran, schedule and all, not of a longer run of the same recipe. A curve that has reached the limit of
+its data (validation error flat or rising while training error falls) is no power law in compute: fit only curves
+that are still falling.
 
 Usage::
 
@@ -166,14 +169,16 @@ def fitted_hours(fit: dict | None, level: float) -> float | None:
     return (fit["a"] / (level - fit["floor"])) ** (1.0 / fit["b"])
 
 
-def compare(arms: list[dict], levels: list[float], project: float = PAPER_ERROR) -> list[dict]:
-    """Per arm: the summary of the module docstring."""
+def compare(
+    arms: list[dict], levels: list[float], project: float = PAPER_ERROR, fit: tuple[str, ...] = ()
+) -> list[dict]:
+    """Per arm: the summary of the module docstring (the fit for the arms labelled in ``fit``)."""
     base = arms[0]
     base_hours = hours_to_reach(base, base["best_val"])
     rows = []
     for arm in arms:
         reach = hours_to_reach(arm, base["best_val"])
-        fit = fit_floor(arm)
+        fitted = fit_floor(arm) if arm["label"] in fit else None
         rows.append(
             {
                 "label": arm["label"],
@@ -185,9 +190,9 @@ def compare(arms: list[dict], levels: list[float], project: float = PAPER_ERROR)
                 "test_error": arm["test"]["error"] if arm["test"] else None,
                 "hours_to": {f"{level:g}": hours_to_reach(arm, level) for level in levels},
                 "multiplier": (base_hours / reach) if reach and base_hours else None,
-                "fit": fit,
+                "fit": fitted,
                 "project": project,
-                "fitted_hours_to_project": fitted_hours(fit, project),
+                "fitted_hours_to_project": fitted_hours(fitted, project),
             }
         )
     return rows
@@ -262,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", type=Path, help="PNG of error against CPU-hours")
     parser.add_argument("--json", type=Path, help="write the comparison here")
     parser.add_argument("--level", type=float, nargs="*", default=[], help="validation errors (%%) to reach")
+    parser.add_argument("--fit", nargs="*", default=[], metavar="LABEL", help="arms to fit a power law to")
     parser.add_argument("--project", type=float, default=PAPER_ERROR, help="error (%%) the fits extrapolate to")
     parser.add_argument("--title", default="POJ-104: validation error against training compute")
     args = parser.parse_args(argv)
@@ -273,7 +279,11 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError, TypeError, ProgramlError) as error:
         print(f"poj104_compute.py: {error}", file=sys.stderr)
         return 1
-    rows = compare(arms, args.level, args.project)
+    unknown = sorted(set(args.fit) - {arm["label"] for arm in arms})
+    if unknown:
+        print(f"poj104_compute.py: --fit names no arm: {', '.join(unknown)}", file=sys.stderr)
+        return 1
+    rows = compare(arms, args.level, args.project, tuple(args.fit))
     print(table(rows, args.level, arms[0]["label"]))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -45,7 +45,7 @@ def test_hours_to_reach_interpolates_log_log():
 def test_multiplier_is_against_the_first_arms_best(tmp_path):
     base = SCRIPT["read_arm"]("base", _run(tmp_path / "base", [0.4, 0.2, 0.1, 0.08, 0.07], 3600))
     fast = SCRIPT["read_arm"]("fast", _run(tmp_path / "fast", [0.2, 0.07, 0.05, 0.04, 0.035, 0.033, 0.032], 3600))
-    rows = SCRIPT["compare"]([base, fast], [10.0])
+    rows = SCRIPT["compare"]([base, fast], [10.0], fit=("base", "fast"))
     assert rows[0]["multiplier"] == pytest.approx(1.0) and rows[1]["multiplier"] == pytest.approx(2.5)
     assert rows[0]["hours_to"]["10"] == pytest.approx(3.0) and rows[1]["hours_to"]["10"] < 2.0
     fit = rows[1]["fit"]
@@ -83,6 +83,8 @@ def test_a_run_known_by_its_table_counts_gpu_epochs_as_the_median_cpu_epoch(tmp_
     assert SCRIPT["main"](["--csv", f"b={tmp_path / 'bad.csv'}"]) == 1
     assert SCRIPT["main"]([]) == 1
     assert "give at least one arm" in capsys.readouterr().err
+    assert SCRIPT["main"](["--csv", f"t={table}", "--fit", "x"]) == 1
+    assert "--fit names no arm: x" in capsys.readouterr().err
 
 
 def test_fitted_hours_solve_the_fit_or_say_never():
