@@ -231,7 +231,7 @@ def plot(arms: list[dict], output: Path, title: str) -> None:
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    figure, axes = plt.subplots(figsize=(8, 5))
+    figure, axes = plt.subplots(figsize=(12, 5.5))
     for number, arm in enumerate(arms):
         color = f"C{number}"
         axes.plot(arm["hours"], arm["val"], marker="o", markersize=3, color=color, label=f"{arm['label']}, validation")
@@ -256,7 +256,7 @@ def plot(arms: list[dict], output: Path, title: str) -> None:
     axes.set_ylabel("error % (log scale)")
     axes.set_title(title)
     axes.grid(alpha=0.3, which="both")
-    axes.legend(fontsize=8)
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save_figure(figure, output)
 
 
