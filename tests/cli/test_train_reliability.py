@@ -118,7 +118,7 @@ def one_line(err: str) -> str:
 
 
 def records(run_dir: Path) -> list[dict]:
-    drop = ("seconds", "elapsed_seconds")
+    drop = ("seconds", "elapsed_seconds", "val_seconds")
     return [
         {k: v for k, v in json.loads(line).items() if k not in drop}
         for line in (run_dir / "log.jsonl").read_text().splitlines()
