@@ -63,6 +63,21 @@ def parse_arm(text: str) -> tuple[str, Path]:
     return label, Path(directory)
 
 
+def _curve(label: str, source: Path, hours: list[float], errors: list[float]) -> dict:
+    """An arm: its cumulative CPU-hours and validation errors (%) per epoch, its best epoch; no test star yet."""
+    best = min(errors)
+    return {
+        "label": label,
+        "run_dir": str(source),
+        "epochs": len(errors),
+        "hours": hours,
+        "val": errors,
+        "best_val": best,
+        "best_epoch": errors.index(best) + 1,
+        "test": None,
+    }
+
+
 def read_arm(label: str, run_dir: Path) -> dict:
     """An arm's curve: cumulative training CPU-hours and validation error (%) per epoch, its test star."""
     records = read_log(run_dir)
@@ -74,10 +89,7 @@ def read_arm(label: str, run_dir: Path) -> dict:
         total += max(training, 0.0) * int(record.get("threads") or 1) / 3600.0
         hours.append(total)
         errors.append(100.0 * float(record["val_error"]))
-    arm = {"label": label, "run_dir": str(run_dir), "epochs": len(records), "hours": hours, "val": errors}
-    arm["best_val"] = min(errors)
-    arm["best_epoch"] = errors.index(arm["best_val"]) + 1
-    arm["test"] = None
+    arm = _curve(label, run_dir, hours, errors)
     result_path = run_dir / "result.json"
     if result_path.is_file():
         result = read_json(result_path)
@@ -109,17 +121,7 @@ def read_table(label: str, path: Path) -> dict:
         errors = [float(row["val_error"]) for row in rows]
     except (KeyError, TypeError) as error:
         raise ValueError(f"{path}: needs the columns epoch, where, seconds and val_error ({error})") from None
-    best = min(errors)
-    return {
-        "label": label,
-        "run_dir": str(path),
-        "epochs": len(rows),
-        "hours": hours,
-        "val": errors,
-        "best_val": best,
-        "best_epoch": errors.index(best) + 1,
-        "test": None,
-    }
+    return _curve(label, path, hours, errors)
 
 
 def hours_to_reach(arm: dict, level: float) -> float | None:

@@ -471,8 +471,7 @@ class Trainer:
             state["epoch"] = epoch
             if budget.epochs is not None and budget.examples is None:
                 state["cursor"] = 0
-            record = self._record(epoch, train, val, started, began)
-            record["val_seconds"] = round(val_seconds, 2)  # of the epoch's seconds (training alone: the difference)
+            record = self._record(epoch, train, val, started, began, val_seconds)
             candidate = task.selection(val)
             if self.best is None or task.better(candidate, self.best):
                 self.best, self.best_epoch = candidate, epoch
@@ -524,13 +523,18 @@ class Trainer:
             before = float(records[-1].get("elapsed_seconds", 0.0)) if records else 0.0
         return max(self.state["seconds"] - before, 0.0)
 
-    def _record(self, epoch: int, train: dict, val: dict, started: float, began: float) -> dict[str, Any]:
+    def _record(
+        self, epoch: int, train: dict, val: dict, started: float, began: float, val_seconds: float
+    ) -> dict[str, Any]:
         record = {"epoch": epoch, "train_examples": self.state["examples"], **self.task.record(train, val)}
         if self.state["grad_norms"] is not None:
             total, largest, count = self.state["grad_norms"]
             record.update(train_grad_norm=total / max(count, 1), train_grad_norm_max=largest)
         now = time.perf_counter()
-        record.update(seconds=round(now - started, 2), elapsed_seconds=round(now - began, 1))
+        # val_seconds: the validation's part of the epoch's seconds (training alone is the difference)
+        record.update(
+            seconds=round(now - started, 2), elapsed_seconds=round(now - began, 1), val_seconds=round(val_seconds, 2)
+        )
         # where the epoch ended (a run can move between a CPU and a GPU; export sums the seconds by device), and
         # on how many threads (the card's CPU-hours when its scores file lacks the run's own result.json)
         record["device"] = str(self.dist.device or "cpu").split(":")[0]
