@@ -199,6 +199,21 @@ def test_training_on_variants_scored_on_one_setting(dataset, tmp_path) -> None:
     assert built == {"0", "1"} and len(list((data / "graphs").iterdir())) == 45 + 27
 
 
+def test_eval_settings_kept_as_the_data_set_reads_them() -> None:
+    """``--eval-settings`` is ascending and each setting once; naming the training settings (in any order) makes it
+    a single-setting run (None), so the card says nothing of it and a resumption with or without it is the same."""
+    from programl.tasks.classifyapp.spec import ClassifyappOptions
+
+    def options(settings, eval_settings):
+        return ClassifyappOptions(settings=settings, eval_settings=eval_settings, seed=0)
+
+    assert options([0, 1, 2, 3], [0]).eval_settings == [0]
+    assert options([0, 1], [1, 0, 1]).eval_settings is None
+    assert options([3, 1], [1, 3]).eval_settings is None
+    assert options([0], [2, 1, 2]).eval_settings == [1, 2]
+    assert options([0], None).eval_settings is None
+
+
 def test_rgcn_alternative(dataset, tmp_path) -> None:
     run = tmp_path / "rgcn"
     assert classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "1", "--model", "rgcn"))) == 0

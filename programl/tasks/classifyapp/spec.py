@@ -96,6 +96,16 @@ class ClassifyappOptions(TaskOptions):
     batch_nodes: int = option(200_000, group=OPTIMISATION_GROUP, low=1, help="nodes per batch at most")
     seed: int
 
+    def __post_init__(self) -> None:
+        """Check, then keep ``eval_settings`` as the data set reads it: ascending, each once, and None when it names
+        the training settings (``--eval-settings 0`` beside ``--settings 0`` is a single-setting run, so its card and
+        a resumption of it say so)."""
+        super().__post_init__()
+        if self.eval_settings is not None:
+            chosen = sorted(set(self.eval_settings))
+            same = chosen == sorted(set(self.settings))
+            object.__setattr__(self, "eval_settings", None if same else chosen)
+
 
 TRAIN_EXAMPLES = """\
 examples:
