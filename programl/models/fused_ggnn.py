@@ -17,7 +17,9 @@ without it bit for bit. What it changes, per step of ``h' = GRU(mean_v sum_{u->v
   parts, of about equal size, and every step runs each part on its own thread with one intra-op thread each
   (one part on the calling thread, the others on a small pool), forward and backward: the parts share nothing
   but the weights, whose gradients are added, so the threads never wait on each other inside a step, where
-  2-thread intra-op parallelism meets at a barrier in every one of a step's ~40 operations.
+  2-thread intra-op parallelism meets at a barrier in every one of a step's ~40 operations. That wins on a loaded
+  machine (a barrier waits for a parked thread); on an idle one two intra-op threads are faster
+  (``docs/results.md`` §4, "Training at the hardware's limit").
 
 The GRU equations are PyTorch's ``GRUCell``: ``r = s(W_ir a + b_ir + W_hr h + b_hr)``, ``z = s(...)``,
 ``n = tanh(W_in a + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) n + z h``. Only the single-GRU layer without
@@ -26,6 +28,7 @@ dropout is fused; :meth:`TypedGGNNConv.forward` uses the faithful path otherwise
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -131,18 +134,31 @@ def _no_grad(fn: Callable, *args):
         return fn(*args)
 
 
-def _run_parts(fn: Callable, items: list) -> list:
-    """``[fn(item) for item in items]``, one item per thread (one intra-op thread each) when there are several."""
-    if len(items) == 1:
-        return [fn(items[0])]
+@contextlib.contextmanager
+def _one_intra_op_thread(plan: FusedPlan):
+    """One intra-op thread on the calling thread while a plan of several parts runs (its steps, forward and
+    backward, and the concatenations between them): an OpenMP team left by a parallel region spins on a core for
+    a while before it sleeps (libgomp's default wait policy), and with two cores that is the core the other part's
+    thread needs (on the idle 2-core machine the parts ran at one thread's speed, 13.6k training nodes/s, when
+    only the parts themselves ran with one thread)."""
+    if len(plan.parts) == 1:
+        yield
+        return
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        futures = [_pool().submit(_no_grad, fn, item) for item in items[1:]]
-        first = fn(items[0])
-        return [first, *(f.result() for f in futures)]
+        yield
     finally:
         torch.set_num_threads(threads)
+
+
+def _run_parts(fn: Callable, items: list) -> list:
+    """``[fn(item) for item in items]``, one item per thread (the caller holds :func:`_one_intra_op_thread`)."""
+    if len(items) == 1:
+        return [fn(items[0])]
+    futures = [_pool().submit(_no_grad, fn, item) for item in items[1:]]
+    first = fn(items[0])
+    return [first, *(f.result() for f in futures)]
 
 
 def _step(h, gates, weight, bias, weight_ih, bias_ih, weight_hh, bias_hh, edges: FusedEdges):
@@ -233,6 +249,11 @@ class _FusedStep(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad: Tensor):  # type: ignore[override]
+        with _one_intra_op_thread(ctx.plan):
+            return _FusedStep._backward(ctx, grad)
+
+    @staticmethod
+    def _backward(ctx, grad: Tensor):
         h, gates, weight, weight_ih, weight_hh = ctx.saved_tensors
         plan: FusedPlan = ctx.plan
         need_gates = ctx.needs_input_grad[1]
@@ -269,10 +290,11 @@ def fused_steps(
     """``num_steps`` fused steps from ``h`` (N, D); ``gates`` (E', D) in the plan's edge order, already divided by
     the targets' in-degrees (without position gating: the in-degree reciprocals alone, (E', D))."""
     weights = (message_linear.weight, message_linear.bias, gru.weight_ih, gru.bias_ih, gru.weight_hh, gru.bias_hh)
-    if torch.is_grad_enabled():
-        for _ in range(num_steps):
-            h = _FusedStep.apply(h, gates, *weights, plan)
-    else:
-        for _ in range(num_steps):
-            h = _forward(h, gates, weights, plan)[0]
+    with _one_intra_op_thread(plan):
+        if torch.is_grad_enabled():
+            for _ in range(num_steps):
+                h = _FusedStep.apply(h, gates, *weights, plan)
+        else:
+            for _ in range(num_steps):
+                h = _forward(h, gates, weights, plan)[0]
     return h
