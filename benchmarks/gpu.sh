@@ -7,6 +7,7 @@
 #   bash benchmarks/gpu.sh                          # tests and benchmarks only
 #   POJ_DATA=out/device/poj104-data.tar.xz POJ_MINUTES=6 bash benchmarks/gpu.sh
 #   CHECKS=0 POJ_DATA=... POJ_MINUTES=8 bash benchmarks/gpu.sh   # the same machine again: continue the run only
+#   a run begun on a CPU here: benchmarks/gpu_carry.sh RUN_DIR DATA_ROOT packs it and its data as POJ_RUN_FROM, POJ_DATA
 #
 # Inputs (environment): PYTHON (default python3); wheels in .whl/, installed into /tmp/site first (protobuf >= 5.29
 # for the committed gencode); POJ_DATA, a tar archive (.tar.xz or not) of a POJ-104 data set root's processed files

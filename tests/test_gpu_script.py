@@ -122,3 +122,45 @@ def test_the_step_timer_runs_on_the_cpu(tmp_path, precision) -> None:
     assert record["step_seconds"] == pytest.approx(sum(record["median_seconds"].values()))
     assert record["precision"] == precision and done.stdout.splitlines()[0].endswith(precision)
     assert "s per POJ-104 epoch" in done.stdout and record["source"] == str(root)
+
+
+@pytest.mark.slow  # make test-all
+def test_a_run_of_this_machine_packed_for_the_gpu_resumes_there(tmp_path) -> None:
+    """benchmarks/gpu_carry.sh packs a run trained here (and its data set's processed files) in the layout gpu.sh
+    reads; gpu.sh, under another data root as on a lent machine, goes on with the same run."""
+    if shutil.which("xz") is None:
+        pytest.skip("xz not installed")
+    root = synthetic_data_set(tmp_path / "poj")
+    run = tmp_path / "here"
+    trained = subprocess.run(
+        [sys.executable, "-m", "programl", "train", "classifyapp", "--data-dir", str(root), "--run-dir", str(run)]
+        + ["--device", "cpu", "--epochs", "2", *SMALL.split()],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert trained.returncode == 0, trained.stderr
+    carry = tmp_path / "carry"
+    usage = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu_carry.sh"), str(run)], capture_output=True, text=True)
+    assert usage.returncode == 2 and "usage" in usage.stderr
+    packed = subprocess.run(
+        ["bash", str(ROOT / "benchmarks" / "gpu_carry.sh"), str(run), str(root), str(carry)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert packed.returncode == 0, packed.stderr
+    assert sorted(p.name for p in (carry / "run").iterdir()) == ["last.pt.part-aa", "summary.tar.gz"]
+    done = gpu_script(
+        tmp_path,
+        tmp_path / "out",
+        tmp_path / "there",
+        4,
+        POJ_DATA=str(carry / "poj104-data.tar.xz"),
+        POJ_RUN_FROM=str(carry / "run"),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    resumed = (tmp_path / "there" / "log.jsonl").read_text().splitlines()
+    assert resumed[:2] == (run / "log.jsonl").read_text().splitlines()  # epochs 1-2 are this machine's
+    assert [json.loads(line)["epoch"] for line in resumed] == [1, 2, 3, 4]

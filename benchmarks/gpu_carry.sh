@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Package a POJ-104 run of this machine for `benchmarks/gpu.sh` on a lent GPU machine, which has no clang and no
+# internet and so trains from the data set's processed files: POJ_DATA (the processed files, xz) and POJ_RUN_FROM
+# (the run's small files and last.pt in 15 MB parts, the layout gpu.sh itself returns), together under the 64 MiB a
+# device call carries (about 30 MB of data for every program at -O0, 26 MB of last.pt for the paper's classifier).
+# Run it before the device call: the packing costs no device time.
+#
+#   bash benchmarks/gpu_carry.sh RUN_DIR DATA_ROOT [OUT]        # OUT defaults to out/device
+#   # then on the device (carry: out/device and .whl), with the run's own options in POJ_ARGS so that it resumes:
+#   CHECKS=0 POJ_DATA=out/device/poj104-data.tar.xz POJ_RUN_FROM=out/device/run POJ_MINUTES=8 \
+#       POJ_ARGS="--epochs 40 ..." bash benchmarks/gpu.sh
+#   # and back here: cat OUT/last.pt.part-* > RUN_DIR/last.pt (and the log files of summary.tar.gz), then resume.
+#
+# The data archive is made once per OUT (delete it when the data set changes). The run resumes on the GPU as the
+# same run because its config.json records the sha256 of the processed files it trained on: resume it here once
+# after any change to them, so that config.json names the files being carried.
+set -euo pipefail
+if [ $# -lt 2 ]; then
+    echo "usage: $0 RUN_DIR DATA_ROOT [OUT]" >&2
+    exit 2
+fi
+RUN=$1
+ROOT=$2
+OUT=${3:-out/device}
+for f in "$RUN/config.json" "$RUN/vocab.csv" "$RUN/last.pt"; do
+    [ -f "$f" ] || { echo "$0: $f: not found (a run directory of programl train classifyapp?)" >&2; exit 1; }
+done
+[ -d "$ROOT/processed" ] || { echo "$0: $ROOT/processed: not found (a POJ-104 data set root?)" >&2; exit 1; }
+mkdir -p "$OUT/run"
+
+if [ ! -f "$OUT/poj104-data.tar.xz" ]; then
+    tar -C "$ROOT" --exclude processed/build -cf - processed | xz -T0 -6 >"$OUT/poj104-data.tar.xz.part"
+    mv "$OUT/poj104-data.tar.xz.part" "$OUT/poj104-data.tar.xz"
+fi
+
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE"' EXIT
+mkdir "$STAGE/summary"
+for f in config.json vocab.csv log.jsonl log.csv; do
+    [ ! -f "$RUN/$f" ] || cp "$RUN/$f" "$STAGE/summary/poj104-$f"
+done
+tar czf "$OUT/run/summary.tar.gz.part" -C "$STAGE" summary
+mv "$OUT/run/summary.tar.gz.part" "$OUT/run/summary.tar.gz"
+rm -f "$OUT/run/last.pt.part-"*
+split -b 15M "$RUN/last.pt" "$OUT/run/last.pt.part-"
+du -sh "$OUT/poj104-data.tar.xz" "$OUT/run"
+du -sbc "$OUT/poj104-data.tar.xz" "$OUT/run" | awk 'END { if ($1 > 64 * 1024 * 1024) { print "over the 64 MiB a device call carries"; exit 1 } }'
