@@ -142,7 +142,9 @@ def test_a_run_of_this_machine_packed_for_the_gpu_resumes_there(tmp_path) -> Non
     )
     assert trained.returncode == 0, trained.stderr
     carry = tmp_path / "carry"
-    usage = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu_carry.sh"), str(run)], capture_output=True, text=True)
+    usage = subprocess.run(
+        ["bash", str(ROOT / "benchmarks" / "gpu_carry.sh"), str(run)], capture_output=True, text=True
+    )
     assert usage.returncode == 2 and "usage" in usage.stderr
     packed = subprocess.run(
         ["bash", str(ROOT / "benchmarks" / "gpu_carry.sh"), str(run), str(root), str(carry)],
