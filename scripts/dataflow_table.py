@@ -19,10 +19,10 @@ the reachability model ``NAME`` (:class:`~programl.models.control_floods.Learned
 its ``model.json`` says so) instead of being computed exactly; the two models must share a vocabulary.
 
 ``--stable`` scores each cell until the predictions stop changing (the step-free variant's own inference:
-:meth:`~programl.models.DataflowGGNN.forward_until_stable`, at least the model's T, ``--patience``,
-``--max-steps``) instead of at the cell's T: the ``step_free_table`` of ``docs/results.json``. A model is a shipped
-name or an exported model directory (``programl export-pretrained RUN NAME --directory DIR``); each reads the data
-set with its own vocabulary.
+:meth:`~programl.models.DataflowGGNN.forward_until_stable`, at least the model's T, ``--patience`` (by default
+the model's own, as ``programl predict`` runs it), ``--max-steps``) instead of at the cell's T: the
+``step_free_table`` of ``docs/results.json``. A model is a shipped name or an exported model directory
+(``programl export-pretrained RUN NAME --directory DIR``); each reads the data set with its own vocabulary.
 
 **Which test examples.** The shipped models were trained on the full DeepDataFlow-22 build (104,534 inputs), whose
 split cuts the seeded order of its groups (source programs) at 3:1:1 (:mod:`programl.data.deepdataflow.split`). A
@@ -233,7 +233,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=("val", "test"),
         help="score this split (default: test; val to choose an inference setting such as --patience first)",
     )
-    parser.add_argument("--patience", type=int, default=5)
+    parser.add_argument(
+        "--patience",
+        type=int,
+        help="with --stable: halt a graph after this many steps without a change (default: the model's own, "
+        "model.json's inference, else 5)",
+    )
     parser.add_argument("--max-steps", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=204)
@@ -282,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         vocabulary = model.directory / model.metadata["vocabulary"]["file"]
         if args.floods_from:
             use_learned_floods(model, args.floods_from)
+        own = (model.metadata.get("inference") or {}).get("patience")
+        model_args = argparse.Namespace(**{**vars(args), "patience": args.patience or own or 5})
         cells, sizes = {}, {}
         for cell, limit, steps in CELLS:
             if cell not in args.cells:
@@ -289,16 +296,18 @@ def main(argv: list[str] | None = None) -> int:
             data = test_examples(args.data, analysis, vocabulary, limit, keep, args.split)
             data = at_least_nodes(data, args.min_nodes)
             steps = "stable" if args.stable else args.steps or steps
-            cells[cell] = score(model.model, data, steps, args)
+            cells[cell] = score(model.model, data, steps, model_args)
             print(f"{name} {cell}: F1 {cells[cell]['f1']:.3f} ({cells[cell]['seconds']:.0f} s)", file=sys.stderr)
             if args.by_size:
-                sizes[cell] = by_size(model.model, data, steps, args)
+                sizes[cell] = by_size(model.model, data, steps, model_args)
         key = model.name + (" (until stable)" if args.stable else f" (T={args.steps})" if args.steps else "")
         if args.min_nodes:
             key += f" (graphs of at least {args.min_nodes} nodes)"
         if args.floods_from:
             key += f" (floods from {args.floods_from})"
         result["models"][key] = {"analysis": analysis, "table": cells, "paper": paper_cells(analysis)}
+        if args.stable:
+            result["models"][key]["patience"] = model_args.patience
         if sizes:
             result["models"][key]["by_size"] = sizes
         if args.json:

@@ -49,6 +49,21 @@ def test_three_cells_fixed_and_until_stable(script, dataset: Path, tmp_path: Pat
     assert "| reachability | reachability | DDF | T=200 |" in table and "until stable (" in table
 
 
+def test_until_stable_halts_at_the_models_own_patience(script, dataset: Path, tmp_path: Path) -> None:
+    """``--stable`` without ``--patience`` runs a step-free model as ``programl predict`` does (its model.json's
+    patience: 120 for dominance-step-free), and says which patience it used; ``--patience`` overrides it."""
+    from programl.models import pretrained
+
+    out = tmp_path / "table.json"
+    base = [str(dataset), "--cells", "DDF-30", "--stable", "--threads", "1", "--json", str(out), "--models"]
+    assert script["main"]([*base, "dominance-step-free"]) == 0
+    own = pretrained("dominance-step-free").metadata["inference"]["patience"]
+    row = json.loads(out.read_text())["models"]["dominance-step-free (until stable)"]
+    assert own == 120 and row["patience"] == own and row["table"]["DDF-30"]["mean_steps"] >= 30 + own
+    assert script["main"]([*base, "dominance-step-free", "--patience", "7"]) == 0
+    assert json.loads(out.read_text())["models"]["dominance-step-free (until stable)"]["patience"] == 7
+
+
 def test_the_full_build_filter_keeps_its_test_groups(script, dataset: Path, tmp_path: Path, monkeypatch) -> None:
     from programl.data.manifest import read_manifest
 
