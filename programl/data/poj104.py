@@ -70,7 +70,9 @@ __all__ = [
     "Recipe",
     "build_legacy",
     "build_poj104",
+    "canonical_settings",
     "compile_program",
+    "distinct_eval_settings",
     "fetch_poj104",
     "graph_name",
     "legacy_examples",
@@ -637,6 +639,26 @@ def _finish(manifest: Manifest, report: BuildReport, start: float) -> None:
 
 # ---------------------------------------------------------------------------------------------------------------
 # Splits
+
+
+def canonical_settings(settings: Sequence[int]) -> tuple[int, ...]:
+    """Optimisation settings as a selection reads them: ascending, each once."""
+    return tuple(sorted(set(int(i) for i in settings)))
+
+
+def distinct_eval_settings(settings: tuple[int, ...], eval_settings: Sequence[int] | None) -> tuple[int, ...] | None:
+    """The validation and test splits' settings when they differ from the (canonical) training ``settings``, else
+    None: one set for all splits.
+
+    Raises:
+        ValueError: ``eval_settings`` names no setting.
+    """
+    if eval_settings is None:
+        return None
+    chosen = canonical_settings(eval_settings)
+    if not chosen:
+        raise ValueError("eval_settings must name at least one setting (or be None)")
+    return None if chosen == settings else chosen
 
 
 def split_programs(

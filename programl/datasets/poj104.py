@@ -126,9 +126,9 @@ class POJ104(SafeProcessing, InMemoryDataset):
                 raise ValueError(f"unknown optimisation setting {index} (expected 0..{len(_poj104.OPT_SETTINGS) - 1})")
         self.split, self.size, self.seed = split, size, seed
         self.classes = sorted(set(int(c) for c in classes)) if classes is not None else None
-        self.settings = _canonical(settings)
+        self.settings = _poj104.canonical_settings(settings)
         #: the settings of the validation and test splits (None: :attr:`settings`)
-        self.eval_settings = _eval_settings(self.settings, eval_settings)
+        self.eval_settings = _poj104.distinct_eval_settings(self.settings, eval_settings)
         self.mirrors = list(mirrors) if mirrors is not None else [shared_data("poj104"), shared_data("legacy-ir")]
         self.jobs, self.verify, self.build = jobs, verify, build
         self._build_dir = Path(build_dir) if build_dir is not None else None
@@ -182,8 +182,10 @@ class POJ104(SafeProcessing, InMemoryDataset):
         """Whether ``root`` holds the processed files of this selection (so that opening it reads them, with no raw
         file and no build)."""
         classes = sorted(set(int(c) for c in classes)) if classes is not None else None
-        settings = _canonical(settings)
-        names = _file_names(split, size, classes, settings, seed, _eval_settings(settings, eval_settings))
+        settings = _poj104.canonical_settings(settings)
+        names = _file_names(
+            split, size, classes, settings, seed, _poj104.distinct_eval_settings(settings, eval_settings)
+        )
         return all((Path(root) / "processed" / name).is_file() for name in names)
 
     @property
@@ -341,20 +343,6 @@ class POJ104(SafeProcessing, InMemoryDataset):
             f"{type(self).__name__}({len(self)} examples, {self.split}, size={size}, "
             f"settings={list(self.split_settings(self.split))}, {len(self.texts)} texts)"
         )
-
-
-def _canonical(settings: Sequence[int]) -> tuple[int, ...]:
-    return tuple(sorted(set(int(i) for i in settings)))
-
-
-def _eval_settings(settings: tuple[int, ...], eval_settings: Sequence[int] | None) -> tuple[int, ...] | None:
-    """The validation and test splits' settings when they differ from ``settings`` (else None: one set for all)."""
-    if eval_settings is None:
-        return None
-    chosen = _canonical(eval_settings)
-    if not chosen:
-        raise ValueError("eval_settings must name at least one setting (or be None)")
-    return None if chosen == settings else chosen
 
 
 def _file_names(

@@ -101,10 +101,11 @@ class ClassifyappOptions(TaskOptions):
         the training settings (``--eval-settings 0`` beside ``--settings 0`` is a single-setting run, so its card and
         a resumption of it say so)."""
         super().__post_init__()
-        if self.eval_settings is not None:
-            chosen = sorted(set(self.eval_settings))
-            same = chosen == sorted(set(self.settings))
-            object.__setattr__(self, "eval_settings", None if same else chosen)
+        if self.eval_settings:  # (an empty list stays for the data set to refuse)
+            from programl.data.poj104 import canonical_settings, distinct_eval_settings  # numpy: not for --help
+
+            chosen = distinct_eval_settings(canonical_settings(self.settings), self.eval_settings)
+            object.__setattr__(self, "eval_settings", None if chosen is None else list(chosen))
 
 
 TRAIN_EXAMPLES = """\
