@@ -98,25 +98,67 @@ def test_examples(
     return data.index_select([i for i in range(len(data)) if data.graph_name(i) in keep])
 
 
+class PatienceScoring(DataflowScoring):
+    """Until stable at several patiences in one pass (:meth:`~programl.models.DataflowGGNN.forward_until_stable_each`):
+    an accumulator and the step counts per patience (:attr:`by_patience`); the engine's own accumulator gets the
+    largest patience's logits."""
+
+    def __init__(self, *, min_steps: int, max_steps: int, patiences) -> None:
+        self.patiences = sorted(set(patiences))
+        super().__init__(min_steps=min_steps, max_steps=max_steps, patience=self.patiences[-1])
+        self.by_patience = {p: (MetricsAccumulator(), [0, 0]) for p in self.patiences}
+
+    def step(self, model, batch, metrics, steps=None):
+        out = model.forward_until_stable_each(
+            batch, min_steps=self.min_steps, max_steps=self.max_steps, patiences=self.patiences
+        )
+        for patience, (logits, taken) in out.items():
+            accumulator, counts = self.by_patience[patience]
+            accumulator.update(logits, batch.y)
+            counts[0] += int(taken.sum())
+            counts[1] += int(taken.numel())
+        metrics.update(out[self.patiences[-1]][0], batch.y)
+
+
+def cell_of(metrics: MetricsAccumulator, examples: int, steps, mean_steps, seconds: float) -> dict:
+    """A table cell: precision, recall and F1 per batch and pooled, with the inference that made them."""
+    computed = metrics.compute()
+    cell = {k: computed[f"mean_{k}"] for k in ("precision", "recall", "f1")}
+    cell.update({f"pooled_{k}": computed[f"pooled_{k}"] for k in ("precision", "recall", "f1")})
+    cell.update(examples=examples, steps=steps, mean_steps=mean_steps, seconds=round(seconds, 1))
+    return cell
+
+
+def sampled(data, args):
+    return data.fixed_sample(args.examples, args.seed) if args.examples and len(data) > args.examples else data
+
+
 def score(model, data, steps, args) -> dict:
     """One cell: ``model`` at ``steps`` (or until stable) on ``data`` in 10,000-node batches."""
-    task = DataflowScoring(min_steps=model.num_steps, max_steps=args.max_steps, patience=args.patience)
-    if args.examples and len(data) > args.examples:
-        data = data.fixed_sample(args.examples, args.seed)
+    if steps == "stable":
+        return score_patiences(model, data, [args.patience], args)[args.patience]
+    task = DataflowScoring(min_steps=model.num_steps)
+    data = sampled(data, args)
     metrics = MetricsAccumulator()
     started = time.perf_counter()
     plan = NodeBudgetBatchSampler(data.sizes, 10_000).plan()
     evaluate(task, model, make_loader(data, plan), metrics=metrics, steps=steps)
-    computed = metrics.compute()
-    cell = {k: computed[f"mean_{k}"] for k in ("precision", "recall", "f1")}
-    cell.update({f"pooled_{k}": computed[f"pooled_{k}"] for k in ("precision", "recall", "f1")})
-    cell.update(
-        examples=len(data),
-        steps=steps,
-        mean_steps=round(task.mean_steps(), 1) if steps == "stable" else steps,
-        seconds=round(time.perf_counter() - started, 1),
-    )
-    return cell
+    return cell_of(metrics, len(data), steps, steps, time.perf_counter() - started)
+
+
+def score_patiences(model, data, patiences, args) -> dict[int, dict]:
+    """``{patience: cell}``: ``model`` until stable on ``data`` at each patience, in one pass (10,000-node
+    batches); every cell's seconds are the pass's."""
+    task = PatienceScoring(min_steps=model.num_steps, max_steps=args.max_steps, patiences=patiences)
+    data = sampled(data, args)
+    started = time.perf_counter()
+    plan = NodeBudgetBatchSampler(data.sizes, 10_000).plan()
+    evaluate(task, model, make_loader(data, plan), metrics=MetricsAccumulator())
+    seconds = time.perf_counter() - started
+    return {
+        p: cell_of(metrics, len(data), "stable", round(counts[0] / max(1, counts[1]), 1), seconds)
+        for p, (metrics, counts) in task.by_patience.items()
+    }
 
 
 def by_size(model, data, steps, args) -> dict:
@@ -236,8 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--patience",
         type=int,
+        nargs="+",
         help="with --stable: halt a graph after this many steps without a change (default: the model's own, "
-        "model.json's inference, else 5)",
+        "model.json's inference, else 5); several (on --split val, to choose one): a row per patience, one pass",
     )
     parser.add_argument("--max-steps", type=int, default=1000)
     parser.add_argument("--threads", type=int, default=2)
@@ -288,28 +331,38 @@ def main(argv: list[str] | None = None) -> int:
         if args.floods_from:
             use_learned_floods(model, args.floods_from)
         own = (model.metadata.get("inference") or {}).get("patience")
-        model_args = argparse.Namespace(**{**vars(args), "patience": args.patience or own or 5})
-        cells, sizes = {}, {}
+        patiences = args.patience or [own or 5]
+        if len(patiences) > 1 and not args.stable:
+            parser.error("several --patience values need --stable")
+        rows: dict[str, dict] = {}
         for cell, limit, steps in CELLS:
             if cell not in args.cells:
                 continue
             data = test_examples(args.data, analysis, vocabulary, limit, keep, args.split)
             data = at_least_nodes(data, args.min_nodes)
             steps = "stable" if args.stable else args.steps or steps
-            cells[cell] = score(model.model, data, steps, model_args)
-            print(f"{name} {cell}: F1 {cells[cell]['f1']:.3f} ({cells[cell]['seconds']:.0f} s)", file=sys.stderr)
+            if args.stable:
+                scored = score_patiences(model.model, data, patiences, args)
+            else:
+                scored = {None: score(model.model, data, steps, args)}
+            for patience, c in scored.items():
+                key = model.name + (" (until stable)" if args.stable else f" (T={args.steps})" if args.steps else "")
+                if len(patiences) > 1:
+                    key = key[:-1] + f", patience {patience})"
+                if args.min_nodes:
+                    key += f" (graphs of at least {args.min_nodes} nodes)"
+                if args.floods_from:
+                    key += f" (floods from {args.floods_from})"
+                row = rows.setdefault(key, {"analysis": analysis, "table": {}, "paper": paper_cells(analysis)})
+                row["table"][cell] = c
+                if args.stable:
+                    row["patience"] = patience
+                print(f"{key} {cell}: F1 {c['f1']:.4f} ({c['seconds']:.0f} s)", file=sys.stderr)
             if args.by_size:
-                sizes[cell] = by_size(model.model, data, steps, model_args)
-        key = model.name + (" (until stable)" if args.stable else f" (T={args.steps})" if args.steps else "")
-        if args.min_nodes:
-            key += f" (graphs of at least {args.min_nodes} nodes)"
-        if args.floods_from:
-            key += f" (floods from {args.floods_from})"
-        result["models"][key] = {"analysis": analysis, "table": cells, "paper": paper_cells(analysis)}
-        if args.stable:
-            result["models"][key]["patience"] = model_args.patience
-        if sizes:
-            result["models"][key]["by_size"] = sizes
+                for key in rows:
+                    model_args = argparse.Namespace(**{**vars(args), "patience": rows[key].get("patience")})
+                    rows[key].setdefault("by_size", {})[cell] = by_size(model.model, data, steps, model_args)
+        result["models"].update(rows)
         if args.json:
             args.json.write_text(json.dumps(result, indent=2) + "\n")
     print(table(result))

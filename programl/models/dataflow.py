@@ -221,10 +221,23 @@ class DataflowGGNN(_DataflowNodeClassifier):
         Returns:
             The (N, 2) logits and the (G,) steps each graph of the batch took.
         """
+        return self.forward_until_stable_each(data, min_steps=min_steps, max_steps=max_steps, patiences=(patience,))[
+            patience
+        ]
+
+    @torch.no_grad()
+    def forward_until_stable_each(
+        self, data: Data, *, min_steps: int | None = None, max_steps: int = 200, patiences=(3,)
+    ) -> dict[int, tuple[Tensor, Tensor]]:
+        """:meth:`forward_until_stable` at several patiences in one pass: ``{patience: (logits, steps)}``, each
+        exactly what :meth:`forward_until_stable` gives at that patience (a graph's logits are taken when it halts
+        at that patience; the pass runs on until every graph halted at the largest). For choosing the patience
+        on a validation split without one pass per candidate."""
         min_steps = self.num_steps if min_steps is None else min_steps
-        if not 0 <= min_steps <= max_steps or patience < 1:
+        patiences = sorted(set(patiences))
+        if not 0 <= min_steps <= max_steps or not patiences or patiences[0] < 1:
             raise ValueError(
-                f"need 0 <= min_steps <= max_steps and patience >= 1: {min_steps}, {max_steps}, {patience}"
+                f"need 0 <= min_steps <= max_steps and patience >= 1: {min_steps}, {max_steps}, {patiences}"
             )
         batch = getattr(data, "batch", None)
         if batch is None:
@@ -244,25 +257,33 @@ class DataflowGGNN(_DataflowNodeClassifier):
         h = h0
         for _ in range(min_steps):
             h = self.conv.step(h, edges, gates)
-        steps = torch.full((graphs,), min_steps, dtype=torch.long, device=h.device)
-        halted = torch.zeros(graphs, dtype=torch.bool, device=h.device)
+        logits = logits_of(h)
+        predicted = logits.argmax(-1)
+        # per patience: the logits kept (a halted graph's rows stay as they were when it halted), its steps, halted
+        kept = {p: logits.clone() for p in patiences}
+        steps = {p: torch.full((graphs,), min_steps, dtype=torch.long, device=h.device) for p in patiences}
+        halted = {p: torch.zeros(graphs, dtype=torch.bool, device=h.device) for p in patiences}
+        last = patiences[-1]
         quiet = torch.zeros(graphs, dtype=torch.long, device=h.device)
-        predicted = logits_of(h).argmax(-1)
         for _ in range(max_steps - min_steps):
-            running = ~halted[batch]
+            running = ~halted[last][batch]
             h = torch.where(running.unsqueeze(1), self.conv.step(h, edges, gates), h)
-            now = logits_of(h).argmax(-1)
+            logits = logits_of(h)
+            now = logits.argmax(-1)
             flips = torch.zeros(graphs, dtype=torch.long, device=h.device).index_add_(
                 0, batch, (now != predicted).long()
             )
-            changed = flips > 0
             predicted = now
-            steps += (~halted).long()
-            quiet = torch.where(changed, torch.zeros_like(quiet), quiet + 1)
-            halted |= quiet >= patience
-            if bool(halted.all()):
+            quiet = torch.where(flips > 0, torch.zeros_like(quiet), quiet + 1)
+            for p in patiences:
+                going = ~halted[p]
+                rows = going[batch].unsqueeze(1)
+                kept[p] = torch.where(rows, logits, kept[p])
+                steps[p] += going.long()
+                halted[p] |= quiet >= p
+            if bool(halted[last].all()):
                 break
-        return logits_of(h), steps
+        return {p: (kept[p], steps[p]) for p in patiences}
 
 
 class DataflowRGCN(_DataflowNodeClassifier):

@@ -364,3 +364,21 @@ def test_until_stable_halts_each_graph_on_its_own(reachability_examples):
             assert torch.equal(before, own_logits.argmax(-1))
     with pytest.raises(ValueError, match="min_steps"):
         model.forward_until_stable(batch, min_steps=5, max_steps=4)
+
+
+def test_until_stable_at_several_patiences_is_each_patience_alone(reachability_examples):
+    """One pass at patiences 1, 2 and 4 gives each patience's own logits and steps (graphs halted at a small
+    patience keep the logits they halted with while the others run on)."""
+    vocab, batch = examples_batch(reachability_examples)
+    torch.manual_seed(0)
+    model = DataflowGGNN(len(vocab)).eval()
+    each = model.forward_until_stable_each(batch, min_steps=2, max_steps=40, patiences=(4, 1, 2))
+    assert sorted(each) == [1, 2, 4]
+    for patience, (logits, steps) in each.items():
+        alone_logits, alone_steps = model.forward_until_stable_each(
+            batch, min_steps=2, max_steps=40, patiences=(patience,)
+        )[patience]
+        assert torch.equal(steps, alone_steps)
+        torch.testing.assert_close(logits, alone_logits)
+    assert bool((each[1][1] <= each[2][1]).all() and (each[2][1] <= each[4][1]).all())
+    assert not torch.equal(each[1][1], each[4][1])  # the patiences halt the graphs at different steps
