@@ -33,7 +33,50 @@ __all__ = [
     "TRAIN_SCHEDULE",
     "DataflowOptions",
     "DataflowSpec",
+    "PAPER_TABLE_HEADING",
+    "paper_table_lines",
 ]
+
+#: The heading of a card's fifteen-cell table (``scores.paper_table``; ``scripts/dataflow_cards.py`` finds it by this).
+PAPER_TABLE_HEADING = "### The paper's table (SPEC §7.1)"
+
+
+def paper_table_lines(table: Mapping[str, Any]) -> list[str]:
+    """A card's lines for ``model.json``'s ``scores.paper_table`` (issue 36 item 6): the cells of SPEC §7.1 that
+    ``docs/results.json`` holds for this model (DDF-30 at T=30, DDF-60 at T=60, DDF at T=200, or until stable for a
+    step-free variant), per 10,000-node batch and pooled, with the paper's numbers and where each cell comes from."""
+    rows, sources = [], []
+    for cell in ("DDF-30", "DDF-60", "DDF"):
+        c = table.get(cell)
+        if not c:
+            continue
+        steps = c.get("steps")
+        inference = f"until stable (patience {c.get('patience')})" if steps == "stable" else f"T={steps}"
+        paper = c.get("paper") or {}
+        published = " / ".join(fmt(paper.get(k), ".3f") for k in ("precision", "recall", "f1")) if paper else ""
+        rows.append(
+            (
+                cell,
+                inference,
+                fmt(c.get("examples")),
+                *(fmt(c.get(k), ".3f") for k in ("precision", "recall", "f1", "pooled_f1")),
+                published,
+            )
+        )
+        if c.get("source") and c["source"] not in sources:
+            sources.append(c["source"])
+    header = ("cell", "inference", "test examples", "precision", "recall", "F1", "pooled F1", "paper P / R / F1")
+    return [
+        "",
+        PAPER_TABLE_HEADING,
+        "",
+        "The paper's cells on the DeepDataFlow-22 test split (`docs/results.json`, `docs/results.md` §5; DDF-30: "
+        "examples of at most 30 data-flow steps, DDF-60: at most 60, DDF: every example):",
+        "",
+        *markdown_table(header, rows),
+        *(["", "Where the cells come from: " + "; ".join(f"{src}" for src in sources) + "."] if sources else []),
+    ]
+
 
 #: Cumulative training examples at the end of each epoch (the paper's ``train_graph_counts``; SPEC §6.1).
 TRAIN_SCHEDULE = (10_000, 20_000, 30_000, 40_000, 50_000, *range(100_000, 1_000_001, 100_000))
@@ -420,6 +463,8 @@ examples:
                 f"Published (ProGraML, DDF-30): precision {paper.get('precision')}, recall "
                 f"{paper.get('recall')}, F1 {paper.get('f1')}.",
             ]
+        if s.get("paper_table"):
+            lines += paper_table_lines(s["paper_table"])
         return lines
 
     def card_network(self, m: Mapping[str, Any]) -> str:
