@@ -32,7 +32,7 @@ from programl.util.fs import atomic_write_text  # noqa: E402
 
 WEIGHTS = REPO / "programl" / "models" / "weights"
 #: The keys of a results.json cell a card shows.
-CELL_KEYS = ("precision", "recall", "f1", "pooled_f1", "examples", "steps", "patience", "source")
+CELL_KEYS = ("precision", "recall", "f1", "pooled_f1", "examples", "steps", "patience", "latch", "source")
 
 
 def tables(results: dict) -> dict[str, dict]:

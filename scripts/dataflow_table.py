@@ -20,7 +20,8 @@ its ``model.json`` says so) instead of being computed exactly; the two models mu
 
 ``--stable`` scores each cell until the predictions stop changing (the step-free variant's own inference:
 :meth:`~programl.models.DataflowGGNN.forward_until_stable`, at least the model's T, ``--patience`` (by default
-the model's own, as ``programl predict`` runs it), ``--max-steps``) instead of at the cell's T: the
+the model's own, as ``programl predict`` runs it; several to choose one on ``--split val``), ``--max-steps`` and
+``--latch`` (the model's own by default too)) instead of at the cell's T: the
 ``step_free_table`` of ``docs/results.json``. A model is a shipped name or an exported model directory
 (``programl export-pretrained RUN NAME --directory DIR``); each reads the data set with its own vocabulary.
 
@@ -52,6 +53,7 @@ from programl.data.deepdataflow.layout import read_manifest  # noqa: E402
 from programl.data.deepdataflow.recipe import load_recipe  # noqa: E402
 from programl.datasets import DeepDataFlowDataset  # noqa: E402
 from programl.models import MetricsAccumulator, pretrained  # noqa: E402
+from programl.pretrained.inference import until_stable_bounds  # noqa: E402
 from programl.tasks.dataflow.train import PAPER_TABLE, DataflowScoring, at_least_nodes  # noqa: E402
 from programl.training.engine import evaluate  # noqa: E402
 from programl.training.loader import make_loader  # noqa: E402
@@ -103,14 +105,14 @@ class PatienceScoring(DataflowScoring):
     an accumulator and the step counts per patience (:attr:`by_patience`); the engine's own accumulator gets the
     largest patience's logits."""
 
-    def __init__(self, *, min_steps: int, max_steps: int, patiences) -> None:
+    def __init__(self, *, min_steps: int, max_steps: int, patiences, latch: bool = False) -> None:
         self.patiences = sorted(set(patiences))
-        super().__init__(min_steps=min_steps, max_steps=max_steps, patience=self.patiences[-1])
+        super().__init__(min_steps=min_steps, max_steps=max_steps, patience=self.patiences[-1], latch=latch)
         self.by_patience = {p: (MetricsAccumulator(), [0, 0]) for p in self.patiences}
 
     def step(self, model, batch, metrics, steps=None):
         out = model.forward_until_stable_each(
-            batch, min_steps=self.min_steps, max_steps=self.max_steps, patiences=self.patiences
+            batch, min_steps=self.min_steps, max_steps=self.max_steps, patiences=self.patiences, latch=self.latch
         )
         for patience, (logits, taken) in out.items():
             accumulator, counts = self.by_patience[patience]
@@ -149,7 +151,9 @@ def score(model, data, steps, args) -> dict:
 def score_patiences(model, data, patiences, args) -> dict[int, dict]:
     """``{patience: cell}``: ``model`` until stable on ``data`` at each patience, in one pass (10,000-node
     batches); every cell's seconds are the pass's."""
-    task = PatienceScoring(min_steps=model.num_steps, max_steps=args.max_steps, patiences=patiences)
+    task = PatienceScoring(
+        min_steps=model.num_steps, max_steps=args.max_steps, patiences=patiences, latch=bool(args.latch)
+    )
     data = sampled(data, args)
     started = time.perf_counter()
     plan = NodeBudgetBatchSampler(data.sizes, 10_000).plan()
@@ -247,11 +251,7 @@ def use_learned_floods(model, name: str) -> None:
         raise SystemExit(f"--floods-from: {name} is a {source.metadata['analysis']} model, not reachability")
     if source.metadata["vocabulary"]["sha256"] != model.metadata["vocabulary"]["sha256"]:
         raise SystemExit(f"--floods-from: {name} and {model.name} read different vocabularies")
-    inference = source.metadata.get("inference") or {}
-    bounds = None
-    if inference.get("mode") == "until_stable":
-        bounds = (inference["min_steps"], inference["max_steps"], inference["patience"])
-    model.model.flood_source = LearnedControlFloods(source.model, bounds)
+    model.model.flood_source = LearnedControlFloods(source.model, until_stable_bounds(source.metadata))
 
 
 def paper_cells(analysis: str) -> dict:
@@ -282,7 +282,14 @@ def main(argv: list[str] | None = None) -> int:
         help="with --stable: halt a graph after this many steps without a change (default: the model's own, "
         "model.json's inference, else 5); several (on --split val, to choose one): a row per patience, one pass",
     )
-    parser.add_argument("--max-steps", type=int, default=1000)
+    parser.add_argument(
+        "--max-steps", type=int, help="with --stable: the most steps a graph runs (default: the model's own, else 1000)"
+    )
+    parser.add_argument(
+        "--latch",
+        action=argparse.BooleanOptionalAction,
+        help="with --stable: a node once predicted true stays true (default: the model's own, model.json's inference)",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=204)
     parser.add_argument(
@@ -330,8 +337,13 @@ def main(argv: list[str] | None = None) -> int:
         vocabulary = model.directory / model.metadata["vocabulary"]["file"]
         if args.floods_from:
             use_learned_floods(model, args.floods_from)
-        own = (model.metadata.get("inference") or {}).get("patience")
-        patiences = args.patience or [own or 5]
+        own = until_stable_bounds(model.metadata) or {}
+        patiences = args.patience or [own.get("patience", 5)]
+        inference = {
+            "max_steps": args.max_steps or own.get("max_steps", 1000),
+            "latch": own.get("latch", False) if args.latch is None else args.latch,
+        }
+        model_args = argparse.Namespace(**{**vars(args), **inference})
         if len(patiences) > 1 and not args.stable:
             parser.error("several --patience values need --stable")
         rows: dict[str, dict] = {}
@@ -342,11 +354,13 @@ def main(argv: list[str] | None = None) -> int:
             data = at_least_nodes(data, args.min_nodes)
             steps = "stable" if args.stable else args.steps or steps
             if args.stable:
-                scored = score_patiences(model.model, data, patiences, args)
+                scored = score_patiences(model.model, data, patiences, model_args)
             else:
-                scored = {None: score(model.model, data, steps, args)}
+                scored = {None: score(model.model, data, steps, model_args)}
             for patience, c in scored.items():
                 key = model.name + (" (until stable)" if args.stable else f" (T={args.steps})" if args.steps else "")
+                if args.stable and inference["latch"]:
+                    key = key[:-1] + ", latched)"
                 if len(patiences) > 1:
                     key = key[:-1] + f", patience {patience})"
                 if args.min_nodes:
@@ -356,12 +370,12 @@ def main(argv: list[str] | None = None) -> int:
                 row = rows.setdefault(key, {"analysis": analysis, "table": {}, "paper": paper_cells(analysis)})
                 row["table"][cell] = c
                 if args.stable:
-                    row["patience"] = patience
+                    row.update(patience=patience, **inference)
                 print(f"{key} {cell}: F1 {c['f1']:.4f} ({c['seconds']:.0f} s)", file=sys.stderr)
             if args.by_size:
                 for key in rows:
-                    model_args = argparse.Namespace(**{**vars(args), "patience": rows[key].get("patience")})
-                    rows[key].setdefault("by_size", {})[cell] = by_size(model.model, data, steps, model_args)
+                    one = argparse.Namespace(**{**vars(model_args), "patience": rows[key].get("patience")})
+                    rows[key].setdefault("by_size", {})[cell] = by_size(model.model, data, steps, one)
         result["models"].update(rows)
         if args.json:
             args.json.write_text(json.dumps(result, indent=2) + "\n")

@@ -28,6 +28,9 @@ the model floods of your own as ``data.control_floods``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import torch
 from torch import Tensor
@@ -127,14 +130,14 @@ class LearnedControlFloods:
     :class:`~programl.models.DataflowGGNN` trained on the reachability analysis): ``after`` is its prediction from
     the batch's roots, ``before`` its prediction on the same batch with every CONTROL edge reversed (reachability on
     the reversed control flow), and the acyclic two the same without the back edges (:func:`back_edges`, found
-    exactly: a depth-first search, not an analysis). ``until_stable``: ``(min_steps, max_steps, patience)`` of
-    :meth:`~programl.models.DataflowGGNN.forward_until_stable` (a step-free variant's ``model.json`` inference), or
-    None to run the model's own T.
+    exactly: a depth-first search, not an analysis). ``until_stable``: the keyword arguments of
+    :meth:`~programl.models.DataflowGGNN.forward_until_stable` (a step-free variant's ``model.json`` inference:
+    :func:`programl.pretrained.inference.until_stable_bounds`), or None to run the model's own T.
 
     Not part of any weights: a runtime choice (``model.flood_source = LearnedControlFloods(reachability)``).
     """
 
-    def __init__(self, reachability, until_stable: tuple[int, int, int] | None = None) -> None:
+    def __init__(self, reachability, until_stable: Mapping[str, Any] | None = None) -> None:
         self.reachability = reachability.eval()
         self.until_stable = until_stable
 
@@ -142,8 +145,7 @@ class LearnedControlFloods:
         if self.until_stable is None:
             logits = self.reachability(data)
         else:
-            low, high, patience = self.until_stable
-            logits, _ = self.reachability.forward_until_stable(data, min_steps=low, max_steps=high, patience=patience)
+            logits, _ = self.reachability.forward_until_stable(data, **self.until_stable)
         return logits.argmax(-1).float()
 
     def _on(self, data, keep: Tensor, flip: bool) -> Tensor:

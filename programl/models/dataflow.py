@@ -208,7 +208,13 @@ class DataflowGGNN(_DataflowNodeClassifier):
 
     @torch.no_grad()
     def forward_until_stable(
-        self, data: Data, *, min_steps: int | None = None, max_steps: int = 200, patience: int = 3
+        self,
+        data: Data,
+        *,
+        min_steps: int | None = None,
+        max_steps: int = 200,
+        patience: int = 3,
+        latch: bool = False,
     ) -> tuple[Tensor, Tensor]:
         """Node logits with a step count per graph: message passing runs on until the graph's predictions stop
         changing, as the analysis runs to its fixed point (issue 36 item 2; inference only, not the paper's).
@@ -218,16 +224,28 @@ class DataflowGGNN(_DataflowNodeClassifier):
         ``patience`` consecutive steps, and its states stay as they were then (the other graphs of the batch go
         on). With ``max_steps == min_steps`` this is :meth:`forward` at that T.
 
+        ``latch`` (for an analysis whose true set only grows as it iterates, such as reachability): after
+        ``min_steps`` a node keeps the logits of the step at which it was most confidently true, so a node once
+        predicted true stays true, as the analysis never takes a fact back; "changed" then means a node turned true.
+        The recurrence was trained over at most a few hundred steps, and run for thousands its predicted set can
+        shrink again after the wavefront passed (issue 36: reachability-step-free on the longest kernels).
+
         Returns:
             The (N, 2) logits and the (G,) steps each graph of the batch took.
         """
-        return self.forward_until_stable_each(data, min_steps=min_steps, max_steps=max_steps, patiences=(patience,))[
-            patience
-        ]
+        return self.forward_until_stable_each(
+            data, min_steps=min_steps, max_steps=max_steps, patiences=(patience,), latch=latch
+        )[patience]
 
     @torch.no_grad()
     def forward_until_stable_each(
-        self, data: Data, *, min_steps: int | None = None, max_steps: int = 200, patiences=(3,)
+        self,
+        data: Data,
+        *,
+        min_steps: int | None = None,
+        max_steps: int = 200,
+        patiences=(3,),
+        latch: bool = False,
     ) -> dict[int, tuple[Tensor, Tensor]]:
         """:meth:`forward_until_stable` at several patiences in one pass: ``{patience: (logits, steps)}``, each
         exactly what :meth:`forward_until_stable` gives at that patience (a graph's logits are taken when it halts
@@ -257,7 +275,11 @@ class DataflowGGNN(_DataflowNodeClassifier):
         h = h0
         for _ in range(min_steps):
             h = self.conv.step(h, edges, gates)
-        logits = logits_of(h)
+
+        def margin(out: Tensor) -> Tensor:  # (N, 1): how much more true than false
+            return (out[:, 1] - out[:, 0]).unsqueeze(1)
+
+        logits = best = logits_of(h)
         predicted = logits.argmax(-1)
         # per patience: the logits kept (a halted graph's rows stay as they were when it halted), its steps, halted
         kept = {p: logits.clone() for p in patiences}
@@ -269,6 +291,9 @@ class DataflowGGNN(_DataflowNodeClassifier):
             running = ~halted[last][batch]
             h = torch.where(running.unsqueeze(1), self.conv.step(h, edges, gates), h)
             logits = logits_of(h)
+            if latch:  # each node's most confident true so far (a true prediction is never taken back)
+                logits = torch.where(margin(logits) > margin(best), logits, best)
+                best = logits
             now = logits.argmax(-1)
             flips = torch.zeros(graphs, dtype=torch.long, device=h.device).index_add_(
                 0, batch, (now != predicted).long()

@@ -11,7 +11,7 @@ Each function returns a small result object whose ``to_dict()`` is what ``progra
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ __all__ = [
     "predict_classifyapp",
     "predict_dataflow",
     "predict_devmap",
+    "until_stable_bounds",
 ]
 
 
@@ -37,6 +38,36 @@ def _check_integer(name: str, value: Any, minimum: int) -> int:
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
         raise ProgramlError(f"{name} must be {kind}, not {value!r}")
     return int(value)
+
+
+def until_stable_bounds(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The keyword arguments of :meth:`~programl.models.DataflowGGNN.forward_until_stable` that a step-free model's
+    ``model.json`` names (``"inference": {"mode": "until_stable", "min_steps", "max_steps", "patience", "latch"}``;
+    issue 36), or None for a model run at its T. ``model.json`` is a file a user may receive: its values are
+    checked, with a one-line error when wrong.
+
+    Raises:
+        ProgramlError: A bound that is not an integer in range, ``max_steps < min_steps``, or a ``latch`` that is
+            not true or false.
+    """
+    inference = metadata.get("inference") or {}
+    if inference.get("mode") != "until_stable":
+        return None
+    bounds: dict[str, Any] = {
+        key: _check_integer(f"model.json inference {key}", inference.get(key, default), minimum)
+        for key, default, minimum in (
+            ("min_steps", metadata.get("steps", 30), 0),
+            ("max_steps", 1000, 1),
+            ("patience", 5, 1),
+        )
+    }
+    if bounds["max_steps"] < bounds["min_steps"]:
+        raise ProgramlError(f"model.json inference: max_steps {bounds['max_steps']} < min_steps")
+    latch = inference.get("latch", False)
+    if not isinstance(latch, bool):
+        raise ProgramlError(f"model.json inference latch must be true or false, not {latch!r}")
+    bounds["latch"] = latch
+    return bounds
 
 
 def check_graph(graph) -> None:
@@ -219,8 +250,8 @@ def predict_dataflow(
     check_graph(graph)
     analysis = pretrained.analysis
     chosen, exact = _roots_and_labels(graph, analysis, roots, num_roots, seed, compare)
-    inference = pretrained.metadata.get("inference") or {}
-    stable = steps is None and inference.get("mode") == "until_stable"
+    bounds = until_stable_bounds(pretrained.metadata)
+    stable = steps is None and bounds is not None
     if not stable:
         steps = _check_integer("steps", steps if steps is not None else pretrained.metadata.get("steps", 30), 0)
     base = _encode(graph, pretrained.vocabulary, "cpu", typed_pointers)
@@ -235,16 +266,6 @@ def predict_dataflow(
     taken = None
     with torch.no_grad():
         if stable:
-            bounds = {  # model.json is a file a user may receive: its numbers are checked, one line if wrong
-                key: _check_integer(f"model.json inference {key}", inference.get(key, default), minimum)
-                for key, default, minimum in (
-                    ("min_steps", pretrained.metadata.get("steps", 30), 0),
-                    ("max_steps", 1000, 1),
-                    ("patience", 5, 1),
-                )
-            }
-            if bounds["max_steps"] < bounds["min_steps"]:
-                raise ProgramlError(f"model.json inference: max_steps {bounds['max_steps']} < min_steps")
             logits, ran = pretrained.model.forward_until_stable(batch, **bounds)
             logits, taken, steps = logits.reshape(len(chosen), n, -1).cpu(), ran.tolist(), "until stable"
         else:

@@ -303,7 +303,7 @@ def test_learned_floods_are_a_reachability_models_predictions_both_ways(reachabi
     with torch.no_grad():
         assert torch.equal(floods[:, 0], reachability(batch).argmax(-1).float())
         assert torch.equal(floods[:, 1], reachability(flipped).argmax(-1).float())
-        stable = LearnedControlFloods(reachability, until_stable=(6, 6, 3))(batch)
+        stable = LearnedControlFloods(reachability, until_stable={"min_steps": 6, "max_steps": 6, "patience": 3})(batch)
         assert torch.equal(stable, floods)
         variant = DataflowGGNN(len(vocab), control_floods=True).eval()
         variant.flood_embedding.normal_()
@@ -382,3 +382,24 @@ def test_until_stable_at_several_patiences_is_each_patience_alone(reachability_e
         torch.testing.assert_close(logits, alone_logits)
     assert bool((each[1][1] <= each[2][1]).all() and (each[2][1] <= each[4][1]).all())
     assert not torch.equal(each[1][1], each[4][1])  # the patiences halt the graphs at different steps
+
+
+def test_a_latched_node_once_true_stays_true(reachability_examples):
+    """``latch=True``: each node's prediction after ``min_steps`` is true when it was true at any step since (the
+    most confident true step's logits are kept), where the plain run takes a prediction back; with a patience no
+    graph reaches, every graph runs to ``max_steps``."""
+    vocab, batch = examples_batch(reachability_examples)
+    torch.manual_seed(5)  # an untrained model whose predictions come and go over these steps
+    model = DataflowGGNN(len(vocab)).eval()
+    latched, steps = model.forward_until_stable(batch, min_steps=3, max_steps=14, patience=100, latch=True)
+    plain, _ = model.forward_until_stable(batch, min_steps=3, max_steps=14, patience=100)
+    assert steps.tolist() == [14] * batch.num_graphs
+    with torch.no_grad():
+        each = torch.stack([model(batch, num_steps=t).argmax(-1) == 1 for t in range(3, 15)])
+        torch.testing.assert_close(plain, model(batch, num_steps=14))
+    assert torch.equal(latched.argmax(-1) == 1, each.any(0))
+    assert bool((each.any(0) & ~each[-1]).any())  # this untrained model does take predictions back
+    margins = latched[:, 1] - latched[:, 0]
+    with torch.no_grad():
+        best = torch.stack([(lambda o: o[:, 1] - o[:, 0])(model(batch, num_steps=t)) for t in range(3, 15)]).max(0)
+    torch.testing.assert_close(margins, best.values)

@@ -576,3 +576,33 @@ def test_shipped_model_predicts_on_an_example(name, tmp_path, capsys) -> None:
     assert main(argv) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["file"] == str(example) and record["predictions"][0]["model"] == name
+
+
+def test_until_stable_bounds_read_and_check_model_json() -> None:
+    """A step-free model.json's inference (issue 36) as forward_until_stable's arguments, latch included; a model
+    run at its T has none; a wrong value is one line naming it (model.json is a file a user may receive)."""
+    from programl.exceptions import ProgramlError
+    from programl.pretrained.inference import until_stable_bounds
+
+    inference = {"mode": "until_stable", "min_steps": 30, "max_steps": 4000, "patience": 40, "latch": True}
+    assert until_stable_bounds({"inference": inference}) == {
+        "min_steps": 30,
+        "max_steps": 4000,
+        "patience": 40,
+        "latch": True,
+    }
+    assert until_stable_bounds({"steps": 12, "inference": {"mode": "until_stable"}}) == {
+        "min_steps": 12,
+        "max_steps": 1000,
+        "patience": 5,
+        "latch": False,
+    }
+    assert until_stable_bounds({"steps": 30}) is None
+    assert until_stable_bounds({"inference": {"mode": "control_floods"}}) is None
+    for key, bad, message in (
+        ("latch", "yes", "latch must be true or false"),
+        ("patience", 0, "patience must be a positive integer"),
+        ("max_steps", 10, "max_steps 10 < min_steps"),
+    ):
+        with pytest.raises(ProgramlError, match=message):
+            until_stable_bounds({"inference": {**inference, key: bad}})

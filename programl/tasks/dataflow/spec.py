@@ -51,7 +51,8 @@ def paper_table_lines(table: Mapping[str, Any]) -> list[str]:
         if not c:
             continue
         steps = c.get("steps")
-        inference = f"until stable (patience {c.get('patience')})" if steps == "stable" else f"T={steps}"
+        latched = ", latched" if c.get("latch") else ""
+        inference = f"until stable (patience {c.get('patience')}{latched})" if steps == "stable" else f"T={steps}"
         paper = c.get("paper") or {}
         published = " / ".join(fmt(paper.get(k), ".3f") for k in ("precision", "recall", "f1")) if paper else ""
         rows.append(
@@ -477,6 +478,8 @@ examples:
                 f"{inference.get('patience')} steps (at least {inference.get('min_steps')}, at most "
                 f"{inference.get('max_steps')})"
             )
+            if inference.get("latch"):
+                text += ", a node once predicted true staying true (latched)"
         else:
             text = super().card_network(m)
         kwargs = m["model"].get("kwargs", {})
@@ -499,7 +502,8 @@ examples:
                 f"{options.get('max_steps')} data-flow steps, each batch run for as many steps as its longest example "
                 f"needs (at least {options.get('steps')}) plus up to {options.get('step_margin')}; `programl predict` "
                 f"runs each root until no prediction changed for {inference.get('patience')} steps (at most "
-                f"{inference.get('max_steps')}), `--steps T` at a fixed T. Roots that need more steps than it "
+                f"{inference.get('max_steps')}{', latched' if inference.get('latch') else ''}), `--steps T` at a "
+                "fixed T. Roots that need more steps than it "
                 "was trained on are scored in the `stable` row above (every example). `programl predict dataflow "
                 "--compare FILE` shows the exact labels beside the predicted ones."
             ]

@@ -276,11 +276,11 @@ class DataflowScoring(TrainingTask):
     """A data-flow model's step for :func:`~programl.training.evaluate` (and the training step of the tasks): node
     logits at the model's T, at another T, or until stable (``steps="stable"``:
     :meth:`~programl.models.DataflowGGNN.forward_until_stable` with at least ``min_steps`` and at most ``max_steps``
-    steps and ``patience``), the loss and the metrics; :attr:`steps_run` counts the steps and graphs of the
+    steps, ``patience`` and ``latch``), the loss and the metrics; :attr:`steps_run` counts the steps and graphs of the
     until-stable batches (their mean steps: :meth:`mean_steps`)."""
 
-    def __init__(self, *, min_steps: int = 30, max_steps: int = 1000, patience: int = 5) -> None:
-        self.min_steps, self.max_steps, self.patience = min_steps, max_steps, patience
+    def __init__(self, *, min_steps: int = 30, max_steps: int = 1000, patience: int = 5, latch: bool = False) -> None:
+        self.min_steps, self.max_steps, self.patience, self.latch = min_steps, max_steps, patience, latch
         self.steps_run = [0, 0]
 
     def new_metrics(self):
@@ -294,7 +294,7 @@ class DataflowScoring(TrainingTask):
         net = unwrap(model)
         if steps == "stable":
             logits, taken = net.forward_until_stable(
-                batch, min_steps=self.min_steps, max_steps=self.max_steps, patience=self.patience
+                batch, min_steps=self.min_steps, max_steps=self.max_steps, patience=self.patience, latch=self.latch
             )
             self.steps_run[0] += int(taken.sum())
             self.steps_run[1] += int(taken.numel())
