@@ -126,15 +126,15 @@ def test_several_patiences_score_in_one_pass_as_each_alone(script, dataset: Path
     both, alone = tmp_path / "both.json", tmp_path / "alone.json"
     assert script["main"]([*base, "--patience", "4", "1", "--json", str(both)]) == 0
     rows = json.loads(both.read_text())["models"]
-    assert sorted(rows) == [f"reachability-step-free (until stable, patience {p})" for p in (1, 4)]
+    assert sorted(rows) == [f"reachability-step-free (until stable, latched, patience {p})" for p in (1, 4)]
     for patience in (1, 4):
         assert script["main"]([*base, "--patience", str(patience), "--json", str(alone)]) == 0
-        own = json.loads(alone.read_text())["models"]["reachability-step-free (until stable)"]
-        row = rows[f"reachability-step-free (until stable, patience {patience})"]
+        own = json.loads(alone.read_text())["models"]["reachability-step-free (until stable, latched)"]
+        row = rows[f"reachability-step-free (until stable, latched, patience {patience})"]
         assert row["patience"] == own["patience"] == patience
         for cell, c in own["table"].items():
             assert {k: v for k, v in row["table"][cell].items() if k != "seconds"} == {
                 k: v for k, v in c.items() if k != "seconds"
             }
-    one, four = (rows[f"reachability-step-free (until stable, patience {p})"]["table"]["DDF"] for p in (1, 4))
+    one, four = (rows[f"reachability-step-free (until stable, latched, patience {p})"]["table"]["DDF"] for p in (1, 4))
     assert one["mean_steps"] < four["mean_steps"]
