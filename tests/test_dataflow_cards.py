@@ -24,7 +24,8 @@ def test_the_shipped_cards_carry_the_published_table(script, capsys) -> None:
     results = json.loads((REPO / "docs" / "results.json").read_text())["dataflow"]
     card = (REPO / "programl" / "models" / "weights" / "reachability-step-free" / "MODEL_CARD.md").read_text()
     ddf = results["reachability"]["step_free_table"]["DDF"]
-    row = f"| DDF | until stable (patience {ddf['patience']}) | {ddf['examples']:,} |"
+    latched = ", latched" if ddf.get("latch") else ""
+    row = f"| DDF | until stable (patience {ddf['patience']}{latched}) | {ddf['examples']:,} |"
     assert row in card and "### The paper's table (SPEC §7.1)" in card
     faithful = json.loads((REPO / "programl" / "models" / "weights" / "dominance" / "model.json").read_text())
     cell = faithful["scores"]["paper_table"]["DDF"]
@@ -37,7 +38,7 @@ def test_a_changed_result_leaves_the_card_behind_until_written(script, tmp_path:
         shutil.copytree(REPO / "programl" / "models" / "weights" / name, weights / name)
     results = json.loads((REPO / "docs" / "results.json").read_text())
     results["dataflow"] = {k: results["dataflow"][k] for k in ("dominance", "reachability")}
-    results["dataflow"]["reachability"]["step_free_table"]["DDF"].update(f1=0.993219, patience=20)
+    results["dataflow"]["reachability"]["step_free_table"]["DDF"].update(f1=0.993219, patience=20, latch=False)
     (tmp_path / "results.json").write_text(json.dumps(results))
     argv = ["--results", str(tmp_path / "results.json"), "--weights", str(weights)]
     assert script["main"]([*argv, "--check"]) == 1
