@@ -281,8 +281,10 @@ class DataflowGGNN(_DataflowNodeClassifier):
 
         logits = best = logits_of(h)
         predicted = logits.argmax(-1)
-        # per patience: the logits kept (a halted graph's rows stay as they were when it halted), its steps, halted
-        kept = {p: logits.clone() for p in patiences}
+        # per patience: its steps, whether halted, and (below the largest) the logits kept, a halted graph's rows as
+        # they were when it halted; at the largest a halted graph's states stay as they are, so its rows of the last
+        # logits are the ones it halted with
+        kept = {p: logits.clone() for p in patiences[:-1]}
         steps = {p: torch.full((graphs,), min_steps, dtype=torch.long, device=h.device) for p in patiences}
         halted = {p: torch.zeros(graphs, dtype=torch.bool, device=h.device) for p in patiences}
         last = patiences[-1]
@@ -302,12 +304,13 @@ class DataflowGGNN(_DataflowNodeClassifier):
             quiet = torch.where(flips > 0, torch.zeros_like(quiet), quiet + 1)
             for p in patiences:
                 going = ~halted[p]
-                rows = going[batch].unsqueeze(1)
-                kept[p] = torch.where(rows, logits, kept[p])
+                if p in kept:
+                    kept[p] = torch.where(going[batch].unsqueeze(1), logits, kept[p])
                 steps[p] += going.long()
                 halted[p] |= quiet >= p
             if bool(halted[last].all()):
                 break
+        kept[last] = logits
         return {p: (kept[p], steps[p]) for p in patiences}
 
 
