@@ -41,9 +41,9 @@ def tables(results: dict) -> dict[str, dict]:
     for analysis, entry in results["dataflow"].items():
         for key in ("table", "step_free_table"):
             cells = entry.get(key) or {}
-            names = {c.get("model") or analysis for c in cells.values()}
             if not cells:
                 continue
+            names = {c.get("model") or analysis for c in cells.values()}
             if len(names) != 1:
                 raise SystemExit(f"docs/results.json: dataflow.{analysis}.{key} names several models: {sorted(names)}")
             table = {}

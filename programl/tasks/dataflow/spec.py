@@ -75,7 +75,7 @@ def paper_table_lines(table: Mapping[str, Any]) -> list[str]:
         "examples of at most 30 data-flow steps, DDF-60: at most 60, DDF: every example):",
         "",
         *markdown_table(header, rows),
-        *(["", "Where the cells come from: " + "; ".join(f"{src}" for src in sources) + "."] if sources else []),
+        *(["", "Where the cells come from: " + "; ".join(sources) + "."] if sources else []),
     ]
 
 
@@ -503,9 +503,9 @@ examples:
                 f"needs (at least {options.get('steps')}) plus up to {options.get('step_margin')}; `programl predict` "
                 f"runs each root until no prediction changed for {inference.get('patience')} steps (at most "
                 f"{inference.get('max_steps')}{', latched' if inference.get('latch') else ''}), `--steps T` at a "
-                "fixed T. Roots that need more steps than it "
-                "was trained on are scored in the `stable` row above (every example). `programl predict dataflow "
-                "--compare FILE` shows the exact labels beside the predicted ones."
+                "fixed T. Roots that need more steps than it was trained on are scored in the `stable` row above "
+                "(every example). `programl predict dataflow --compare FILE` shows the exact labels beside the "
+                "predicted ones."
             ]
         if options.get("control_floods"):
             steps, most, largest = options.get("steps"), options.get("max_steps"), options.get("max_nodes")
