@@ -238,6 +238,24 @@ class DataflowGGNN(_DataflowNodeClassifier):
         )[patience]
 
     @torch.no_grad()
+    def logits_each_step(self, data: Data, max_steps: int):
+        """Yield the node logits (N, 2) after each step 1, 2, ..., ``max_steps`` of one pass (the logits of step T
+        are :meth:`forward` at T): for recording how a model's predictions evolve step by step
+        (``scripts/dataflow_steps.py``, issue 36: telling an early halt from drift from a node never right)."""
+        batch = getattr(data, "batch", None)
+        h0 = self.inputs(data)
+        edge_pos = data.edge_pos if self.conv.use_positions else None
+        edges = self.conv.typed_edges(data.edge_index, data.edge_flow, edge_pos, h0.size(0))
+        gates = self.conv.edge_gates(edges)
+        h = h0
+        for _ in range(max_steps):
+            h = self.conv.step(h, edges, gates)
+            out = self.readout(h0, h)
+            if self.root_context is not None:
+                out = out + self.root_context(h0, h, data.root, batch)
+            yield out
+
+    @torch.no_grad()
     def forward_until_stable_each(
         self,
         data: Data,

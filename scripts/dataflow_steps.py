@@ -1,0 +1,212 @@
+"""Per-step errors of a data-flow model, and halting rules replayed on them (issue 36 item 2).
+
+``record`` runs each example of a seeded sample alone for a fixed number of steps and writes, per example and per
+step, the true positives, false positives and false negatives of its predictions and how many nodes changed class,
+plain and latched (a node once predicted true after the model's T stays true:
+:meth:`~programl.models.DataflowGGNN.forward_until_stable` with ``latch``). ``replay`` then scores any until-stable
+halting (patience, latch, cap) on that record without the model, exactly as ``forward_until_stable`` halts, and names
+each wrong example's kind: it halted before its flood finished (right later), it drifted (right earlier), or it is
+never right. This is how ``docs/results.md`` §5 "Dominance trained to hold its fixed point" tells the halting's
+failures from the model's::
+
+    python scripts/dataflow_steps.py record /work/data/ddf22-3000 --model dominance-step-free --split val \\
+        --examples 440 --steps 1500 --out dom.jsonl
+    python scripts/dataflow_steps.py replay dom.jsonl --patience 60 120 240 --latch --no-latch
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+FORMAT = 1
+
+
+def record(args: argparse.Namespace) -> int:
+    import numpy as np
+    import torch
+    from torch_geometric.data import Batch
+    from tqdm import tqdm
+
+    from programl.datasets import DeepDataFlowDataset
+    from programl.models import pretrained
+
+    torch.set_num_threads(args.threads)
+    model = pretrained(args.model)
+    net = model.model.eval()
+    analysis = model.metadata["analysis"]
+    vocabulary = model.directory / model.metadata["vocabulary"]["file"]
+    data = DeepDataFlowDataset(
+        args.data, analysis, args.split, max_steps=None, max_nodes=args.max_nodes, vocabulary_path=vocabulary
+    )
+    counts = data.step_counts
+    chosen = np.random.default_rng(args.seed).permutation(len(data))[: args.examples or len(data)]
+    min_steps = net.num_steps
+    out = Path(args.out)
+    partial = out.with_name(out.name + ".part")
+    with partial.open("w") as f:
+        header = {
+            "format": FORMAT,
+            "model": args.model,
+            "analysis": analysis,
+            "split": args.split,
+            "data": str(args.data),
+            "seed": args.seed,
+            "steps": args.steps,
+            "min_steps": min_steps,
+        }
+        f.write(json.dumps(header) + "\n")
+        for i in tqdm(sorted(int(i) for i in chosen), desc="examples", unit="ex", disable=args.quiet):
+            example = data[i]
+            y = example.y.bool()
+            row = {
+                "index": i,
+                "name": data.graph_name(i),
+                "need": int(counts[i]),
+                "nodes": int(example.num_nodes),
+                "true": int(y.sum()),
+                "tp": [],
+                "fp": [],
+                "fn": [],
+                "flips": [],
+                "latched": {"tp": [], "fp": [], "fn": [], "flips": []},
+            }
+            previous = best = previous_latched = None
+            for step, logits in enumerate(net.logits_each_step(Batch.from_data_list([example]), args.steps), 1):
+                _count(row, logits.argmax(-1).bool(), y, previous)
+                previous = logits.argmax(-1).bool()
+                if step >= min_steps:  # the latch starts from the model's T, as forward_until_stable's does
+                    margin = logits[:, 1] - logits[:, 0]
+                    best = margin if best is None else torch.maximum(best, margin)
+                    _count(row["latched"], best > 0, y, previous_latched)
+                    previous_latched = best > 0
+            f.write(json.dumps(row) + "\n")
+    partial.replace(out)
+    print(f"{out}: {len(chosen)} examples of {args.split}, {args.steps} steps each")
+    return 0
+
+
+def _count(into: dict, predicted, y, previous) -> None:
+    into["tp"].append(int((predicted & y).sum()))
+    into["fp"].append(int((predicted & ~y).sum()))
+    into["fn"].append(int((~predicted & y).sum()))
+    into["flips"].append(0 if previous is None else int((predicted != previous).sum()))
+
+
+def halting_step(flips: list[int], patience: int, min_steps: int, max_steps: int, first_step: int) -> int:
+    """The step at which ``forward_until_stable`` halts a graph whose per-step class changes are ``flips``
+    (``flips[k]``: changes at step ``first_step + k`` against the step before): after ``min_steps``, once none changed
+    for ``patience`` consecutive steps, else at ``max_steps``."""
+    quiet = 0
+    for step in range(min_steps + 1, max_steps + 1):
+        quiet = 0 if flips[step - first_step] else quiet + 1
+        if quiet >= patience:
+            return step
+    return max_steps
+
+
+def f1(tp: int, fp: int, fn: int) -> float:
+    return 1.0 if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn)
+
+
+def replay_rows(rows: list[dict], header: dict, patience: int, latch: bool, max_steps: int) -> dict:
+    """Score one halting rule on the recorded rows: per-example mean F1, pooled P/R/F1, mean steps, and the wrong
+    examples with their kind."""
+    min_steps = header["min_steps"]
+    first = min_steps if latch else 1  # the latched record starts at the model's T
+    tp = fp = fn = 0
+    per, steps, wrong = [], [], []
+    for row in rows:
+        series = row["latched"] if latch else row
+        step = halting_step(series["flips"], patience, min_steps, max_steps, first)
+        k = step - first
+        a, b, c = series["tp"][k], series["fp"][k], series["fn"][k]
+        tp, fp, fn = tp + a, fp + b, fn + c
+        per.append(f1(a, b, c))
+        steps.append(step)
+        if b or c:
+            right = [s + first for s, (x, z) in enumerate(zip(series["fp"], series["fn"])) if x == 0 and z == 0]
+            kind = "never right" if not right else "halted early" if any(s > step for s in right) else "drifted"
+            wrong.append(
+                {
+                    "index": row["index"],
+                    "need": row["need"],
+                    "nodes": row["nodes"],
+                    "halted": step,
+                    "fp": b,
+                    "fn": c,
+                    "kind": kind,
+                }
+            )
+    return {
+        "patience": patience,
+        "latch": latch,
+        "examples": len(rows),
+        "f1": sum(per) / max(1, len(per)),
+        "pooled_precision": tp / max(1, tp + fp),
+        "pooled_recall": tp / max(1, tp + fn),
+        "pooled_f1": f1(tp, fp, fn),
+        "mean_steps": sum(steps) / max(1, len(steps)),
+        "wrong": wrong,
+    }
+
+
+def replay(args: argparse.Namespace) -> int:
+    lines = Path(args.record).read_text().splitlines()
+    header, rows = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+    if header.get("format") != FORMAT:
+        print(f"{args.record}: not a record of this script (format {header.get('format')!r})", file=sys.stderr)
+        return 1
+    max_steps = min(args.max_steps or header["steps"], header["steps"])
+    print(f"{header['model']} on {len(rows)} {header['split']} examples, at most {max_steps} steps")
+    print("| patience | latched | mean F1 | pooled P | pooled R | pooled F1 | mean steps | wrong (early/drift/never) |")
+    print("|---|---|---|---|---|---|---|---|")
+    results = []
+    for latch in args.latch:
+        for patience in args.patience:
+            r = replay_rows(rows, header, patience, latch, max_steps)
+            results.append(r)
+            kinds = [sum(w["kind"] == k for w in r["wrong"]) for k in ("halted early", "drifted", "never right")]
+            print(
+                f"| {patience} | {'yes' if latch else 'no'} | {r['f1']:.4f} | {r['pooled_precision']:.4f} | "
+                f"{r['pooled_recall']:.4f} | {r['pooled_f1']:.4f} | {r['mean_steps']:.0f} | "
+                f"{len(r['wrong'])} ({kinds[0]} / {kinds[1]} / {kinds[2]}) |"
+            )
+    if args.json:
+        Path(args.json).write_text(json.dumps({"record": str(args.record), "results": results}, indent=2) + "\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record", help="run a sample of examples step by step and record their errors")
+    rec.add_argument("data", help="a DeepDataFlow-22 build")
+    rec.add_argument("--model", required=True, help="a shipped data-flow model's name or a model directory")
+    rec.add_argument("--split", choices=("train", "val", "test"), default="val")
+    rec.add_argument("--examples", type=int, default=400, help="a seeded sample of N examples (0: all)")
+    rec.add_argument("--seed", type=int, default=2)
+    rec.add_argument("--steps", type=int, default=1000, help="steps each example runs")
+    rec.add_argument("--max-nodes", type=int, default=40_000)
+    rec.add_argument("--threads", type=int, default=1)
+    rec.add_argument("--out", required=True, help="the record (JSON lines), written atomically")
+    rec.add_argument("-q", "--quiet", action="store_true")
+    rep = sub.add_parser("replay", help="score halting rules on a record")
+    rep.add_argument("record")
+    rep.add_argument("--patience", type=int, nargs="+", default=[5, 40, 120])
+    rep.add_argument("--latch", action="store_const", const=[True], default=[False])
+    rep.add_argument("--no-latch", dest="latch_too", action="store_true", help="with --latch: both")
+    rep.add_argument("--max-steps", type=int, help="the cap (default: the record's steps)")
+    rep.add_argument("--json")
+    args = parser.parse_args(argv)
+    if args.command == "record":
+        return record(args)
+    if getattr(args, "latch_too", False) and args.latch == [True]:
+        args.latch = [False, True]
+    return replay(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
