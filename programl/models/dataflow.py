@@ -242,18 +242,29 @@ class DataflowGGNN(_DataflowNodeClassifier):
         """Yield the node logits (N, 2) after each step 1, 2, ..., ``max_steps`` of one pass (the logits of step T
         are :meth:`forward` at T): for recording how a model's predictions evolve step by step
         (``scripts/dataflow_steps.py``, issue 36: telling an early halt from drift from a node never right)."""
-        batch = getattr(data, "batch", None)
+        h, step, logits_of = self._stepping(data, getattr(data, "batch", None))
+        for _ in range(max_steps):
+            h = step(h)
+            yield logits_of(h)
+
+    def _stepping(self, data: Data, batch: Tensor | None):
+        """One pass's pieces, the edges and gates prepared once: the input states ``h0``, ``step(h)`` (one
+        message-passing step) and ``logits_of(h)`` (the readout, with the root's context where the model has it)."""
         h0 = self.inputs(data)
         edge_pos = data.edge_pos if self.conv.use_positions else None
         edges = self.conv.typed_edges(data.edge_index, data.edge_flow, edge_pos, h0.size(0))
         gates = self.conv.edge_gates(edges)
-        h = h0
-        for _ in range(max_steps):
-            h = self.conv.step(h, edges, gates)
+
+        def step(h: Tensor) -> Tensor:
+            return self.conv.step(h, edges, gates)
+
+        def logits_of(h: Tensor) -> Tensor:
             out = self.readout(h0, h)
             if self.root_context is not None:
                 out = out + self.root_context(h0, h, data.root, batch)
-            yield out
+            return out
+
+        return h0, step, logits_of
 
     @torch.no_grad()
     def forward_until_stable_each(
@@ -279,20 +290,9 @@ class DataflowGGNN(_DataflowNodeClassifier):
         if batch is None:
             batch = data.x.new_zeros(data.x.size(0))
         graphs = int(batch.max()) + 1 if batch.numel() else 0
-        h0 = self.inputs(data)
-        edge_pos = data.edge_pos if self.conv.use_positions else None
-        edges = self.conv.typed_edges(data.edge_index, data.edge_flow, edge_pos, h0.size(0))
-        gates = self.conv.edge_gates(edges)
-
-        def logits_of(h: Tensor) -> Tensor:
-            out = self.readout(h0, h)
-            if self.root_context is not None:
-                out = out + self.root_context(h0, h, data.root, batch)
-            return out
-
-        h = h0
+        h, step, logits_of = self._stepping(data, batch)
         for _ in range(min_steps):
-            h = self.conv.step(h, edges, gates)
+            h = step(h)
 
         def margin(out: Tensor) -> Tensor:  # (N, 1): how much more true than false
             return (out[:, 1] - out[:, 0]).unsqueeze(1)
@@ -309,7 +309,7 @@ class DataflowGGNN(_DataflowNodeClassifier):
         quiet = torch.zeros(graphs, dtype=torch.long, device=h.device)
         for _ in range(max_steps - min_steps):
             running = ~halted[last][batch]
-            h = torch.where(running.unsqueeze(1), self.conv.step(h, edges, gates), h)
+            h = torch.where(running.unsqueeze(1), step(h), h)
             logits = logits_of(h)
             if latch:  # each node's most confident true so far (a true prediction is never taken back)
                 logits = torch.where(margin(logits) > margin(best), logits, best)
