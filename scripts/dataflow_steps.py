@@ -11,7 +11,7 @@ failures from the model's::
 
     python scripts/dataflow_steps.py record /work/data/ddf22-3000 --model dominance-step-free --split val \\
         --examples 440 --steps 1500 --out dom.jsonl
-    python scripts/dataflow_steps.py replay dom.jsonl --patience 60 120 240 --latch --no-latch
+    python scripts/dataflow_steps.py replay dom.jsonl --patience 60 120 240 --latch both
 """
 
 from __future__ import annotations
@@ -75,8 +75,9 @@ def record(args: argparse.Namespace) -> int:
             }
             previous = best = previous_latched = None
             for step, logits in enumerate(net.logits_each_step(Batch.from_data_list([example]), args.steps), 1):
-                _count(row, logits.argmax(-1).bool(), y, previous)
-                previous = logits.argmax(-1).bool()
+                predicted = logits.argmax(-1).bool()
+                _count(row, predicted, y, previous)
+                previous = predicted
                 if step >= min_steps:  # the latch starts from the model's T, as forward_until_stable's does
                     margin = logits[:, 1] - logits[:, 0]
                     best = margin if best is None else torch.maximum(best, margin)
@@ -108,7 +109,11 @@ def halting_step(flips: list[int], patience: int, min_steps: int, max_steps: int
 
 
 def f1(tp: int, fp: int, fn: int) -> float:
-    return 1.0 if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn)
+    """F1 of the true class (:func:`programl.util.scores.precision_recall_f1`), but 1.0 for an example with nothing
+    to find and nothing predicted (right, where the pooled convention would count it 0)."""
+    from programl.util.scores import precision_recall_f1
+
+    return 1.0 if tp + fp + fn == 0 else precision_recall_f1(tp, fn, fp)["f1"]
 
 
 def replay_rows(rows: list[dict], header: dict, patience: int, latch: bool, max_steps: int) -> dict:
@@ -116,6 +121,8 @@ def replay_rows(rows: list[dict], header: dict, patience: int, latch: bool, max_
     examples with their kind."""
     min_steps = header["min_steps"]
     first = min_steps if latch else 1  # the latched record starts at the model's T
+    from programl.util.scores import precision_recall_f1
+
     tp = fp = fn = 0
     per, steps, wrong = [], [], []
     for row in rows:
@@ -140,14 +147,15 @@ def replay_rows(rows: list[dict], header: dict, patience: int, latch: bool, max_
                     "kind": kind,
                 }
             )
+    pooled = precision_recall_f1(tp, fn, fp)
     return {
         "patience": patience,
         "latch": latch,
         "examples": len(rows),
         "f1": sum(per) / max(1, len(per)),
-        "pooled_precision": tp / max(1, tp + fp),
-        "pooled_recall": tp / max(1, tp + fn),
-        "pooled_f1": f1(tp, fp, fn),
+        "pooled_precision": pooled["precision"],
+        "pooled_recall": pooled["recall"],
+        "pooled_f1": pooled["f1"],
         "mean_steps": sum(steps) / max(1, len(steps)),
         "wrong": wrong,
     }
@@ -155,16 +163,20 @@ def replay_rows(rows: list[dict], header: dict, patience: int, latch: bool, max_
 
 def replay(args: argparse.Namespace) -> int:
     lines = Path(args.record).read_text().splitlines()
-    header, rows = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
-    if header.get("format") != FORMAT:
-        print(f"{args.record}: not a record of this script (format {header.get('format')!r})", file=sys.stderr)
+    try:
+        header, rows = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+    except (IndexError, json.JSONDecodeError) as error:
+        raise ValueError(f"{args.record}: not a record of this script ({error or 'empty'})") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        found = header.get("format") if isinstance(header, dict) else None
+        print(f"{args.record}: not a record of this script (format {found!r})", file=sys.stderr)
         return 1
     max_steps = min(args.max_steps or header["steps"], header["steps"])
     print(f"{header['model']} on {len(rows)} {header['split']} examples, at most {max_steps} steps")
     print("| patience | latched | mean F1 | pooled P | pooled R | pooled F1 | mean steps | wrong (early/drift/never) |")
     print("|---|---|---|---|---|---|---|---|")
     results = []
-    for latch in args.latch:
+    for latch in {"off": [False], "on": [True], "both": [False, True]}[args.latch]:
         for patience in args.patience:
             r = replay_rows(rows, header, patience, latch, max_steps)
             results.append(r)
@@ -196,16 +208,18 @@ def main(argv: list[str] | None = None) -> int:
     rep = sub.add_parser("replay", help="score halting rules on a record")
     rep.add_argument("record")
     rep.add_argument("--patience", type=int, nargs="+", default=[5, 40, 120])
-    rep.add_argument("--latch", action="store_const", const=[True], default=[False])
-    rep.add_argument("--no-latch", dest="latch_too", action="store_true", help="with --latch: both")
+    rep.add_argument("--latch", choices=("off", "on", "both"), default="off", help="replay the latched record, or both")
     rep.add_argument("--max-steps", type=int, help="the cap (default: the record's steps)")
     rep.add_argument("--json")
     args = parser.parse_args(argv)
-    if args.command == "record":
-        return record(args)
-    if getattr(args, "latch_too", False) and args.latch == [True]:
-        args.latch = [False, True]
-    return replay(args)
+    from programl.exceptions import ProgramlError
+
+    try:
+        return record(args) if args.command == "record" else replay(args)
+    except (ProgramlError, OSError, ValueError, KeyError) as error:  # a missing or damaged input: one line, exit 1
+        detail = f"missing {error}" if isinstance(error, KeyError) else str(error)
+        print(f"dataflow_steps {args.command}: {detail}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

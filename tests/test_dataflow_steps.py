@@ -96,7 +96,7 @@ def test_replay_halts_as_the_model_does(script, recorded: Path, latch: bool) -> 
 
 def test_replay_prints_a_row_per_rule(script, recorded: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "replay.json"
-    argv = ["replay", str(recorded), "--patience", "5", "40", "--latch", "--no-latch", "--json", str(out)]
+    argv = ["replay", str(recorded), "--patience", "5", "40", "--latch", "both", "--json", str(out)]
     assert script["main"](argv) == 0
     table = capsys.readouterr().out
     assert "| 5 | no |" in table and "| 40 | yes |" in table
@@ -109,3 +109,18 @@ def test_replay_refuses_another_file(script, tmp_path: Path, capsys) -> None:
     other.write_text('{"format": 99}\n')
     assert script["main"](["replay", str(other)]) == 1
     assert "not a record of this script" in capsys.readouterr().err
+
+
+def test_bad_inputs_are_one_line_errors(script, tmp_path: Path, capsys) -> None:
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("garbage\n")
+    for argv in (
+        ["replay", str(garbage)],
+        ["replay", str(tmp_path / "missing.jsonl")],
+        ["record", str(tmp_path), "--model", "no-such-model", "--out", str(tmp_path / "o.jsonl")],
+    ):
+        assert script["main"](argv) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("dataflow_steps ") or "not a record of this script" in err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o.jsonl").exists()
