@@ -32,6 +32,14 @@ along control flow, with and without the loops' back edges (:mod:`programl.model
 30-step GGNN cannot tell a use after the root from one before it on a large function, which is where liveness
 failed (F1 0.83 on graphs over 500 nodes; 0.976 with the floods). The vectors start at zero, so a faithful
 checkpoint starts from its own logits.
+
+``meet=True`` (not in the paper; issue 36 item 2) gives the layer a meet over control predecessors
+(:class:`~programl.models.ggnn.TypedGGNNConv`'s ``meet_flow=0``): each step's input also holds the per-channel
+minimum of a learned map of the node's control predecessors' states. Why: dominance intersects over control
+predecessors (a node is dominated iff every predecessor is), and the step-free dominance model's errors that no
+halting rule fixes were joins where three predecessors of four were dominated, predicted dominated (the mean
+outvotes the one that is not; DFA-Net's meet functions, Brauckmann et al., CC 2025). The map starts at zero, so a
+checkpoint without it starts from its own logits.
 """
 
 from __future__ import annotations
@@ -88,7 +96,7 @@ class _DataflowNodeClassifier(nn.Module):
         self.flood_source = None
 
     #: Parameters that a checkpoint of the faithful model lacks and that start at zero effect (``--init-from``).
-    init_from_missing_ok = ("root_context.", "flood_embedding")
+    init_from_missing_ok = ("root_context.", "flood_embedding", "conv.meet_linear.")
 
     def embed(self, x: Tensor, root: Tensor) -> Tensor:
         """``h0 = [E_text[x] ; S[root]]``: (N,) ids and (N,) 0/1 selectors -> (N, D)."""
@@ -152,6 +160,8 @@ class DataflowGGNN(_DataflowNodeClassifier):
         root_context: Add :class:`~programl.models.readout.RootContextReadout` (off: the paper's model).
         control_floods: Read whether each node lies after / before the root along control flow (:meth:`inputs`;
             off: the paper's model).
+        meet: A meet (per-channel minimum) over each node's control predecessors in every step (off: the paper's
+            model; the fused steps do not cover it).
         fused: The layer's fused steps (:mod:`programl.models.fused_ggnn`: the same function, faster on the CPU, not
             bit-identical to the faithful path). None: as the environment's ``PROGRAML_GGNN_FUSED`` says (off
             unless it is 1). Not part of the weights: a checkpoint loads either way.
@@ -178,6 +188,7 @@ class DataflowGGNN(_DataflowNodeClassifier):
         max_position: int = 1024,
         root_context: bool = False,
         control_floods: bool = False,
+        meet: bool = False,
         fused: bool | None = None,
     ) -> None:
         super().__init__(
@@ -199,6 +210,7 @@ class DataflowGGNN(_DataflowNodeClassifier):
             max_position=max_position,
             dropout=dropout,
             fused=fused,
+            meet_flow=0 if meet else None,
         )
 
     def propagate_states(self, h0: Tensor, data: Data, num_steps: int) -> Tensor:

@@ -105,6 +105,8 @@ class TypedEdges(NamedTuple):
         order: (E',) long, the sort: ``index[:, i]`` is typed edge ``order[i]``.
         inverse: (E',) long, ``order``'s inverse permutation.
         edge_index: (2, E') long, ``index`` in edge order (``index[:, inverse]``).
+        meet: (2, M) long, ``[source; target]`` of the forward edges of the layer's ``meet_flow`` (the edges whose
+            sources a node meets over), or None for a layer without a meet.
     """
 
     index: Tensor
@@ -114,6 +116,7 @@ class TypedEdges(NamedTuple):
     order: Tensor
     inverse: Tensor
     edge_index: Tensor
+    meet: Tensor | None = None
 
 
 class _GatedSum(torch.autograd.Function):
@@ -171,6 +174,18 @@ class TypedGGNNConv(MessagePassing):
     messages (``message_dropout``) and to the new state (``dropout``, ProGraML's ``graph_state_dropout``). With
     ``num_node_types > 1`` each node type has its own ``GRUCell`` (the classifyapp branch's ``use_node_types``).
 
+    With ``meet_flow`` (not in the paper; issue 36 item 2) the GRU's input also holds a *meet*, the per-channel
+    minimum over a node's predecessors along the forward edges of that flow (:meth:`meet`):
+
+    .. math::
+        a_v \mathrel{+}= \min_{u \to v,\ \mathrm{flow}(u \to v) = f} (W_m h_u + b_m) \quad (0 \text{ without such
+        predecessors})
+
+    An analysis whose transfer intersects over control predecessors (dominance: a node is dominated by the root iff
+    every predecessor is) needs "all", which a mean can only approximate: one undominated predecessor among four
+    moves a mean by a quarter, a minimum all the way. :math:`W_m, b_m` start at zero, so a layer without a meet
+    loads into one with it and computes the same states.
+
     Shapes:
         - **x**: (N, D) node states.
         - **edge_index**: (2, E) long, **edge_flow**: (E,) long in ``[0, num_flows)``, **edge_pos**: (E,) long.
@@ -192,6 +207,8 @@ class TypedGGNNConv(MessagePassing):
             on the CPU, rounded differently; only without dropout, with one GRU, outside autocast). None (default):
             on only where the environment sets ``PROGRAML_GGNN_FUSED=1``, so that a ``programl train`` run can use
             it without a model option; off otherwise.
+        meet_flow: Add the meet over the forward edges of this flow (0: control); None (default): no meet, the
+            paper's layer. The fused steps do not cover it.
     """
 
     def __init__(
@@ -208,8 +225,11 @@ class TypedGGNNConv(MessagePassing):
         message_dropout: float = 0.0,
         num_node_types: int = 1,
         fused: bool | None = None,
+        meet_flow: int | None = None,
     ) -> None:
         super().__init__(aggr="sum")
+        if meet_flow is not None and not 0 <= meet_flow < num_flows:
+            raise ValueError(f"meet_flow must be in [0, {num_flows}), got {meet_flow}")
         if not 0 <= position_pad <= channels:
             raise ValueError(f"position_pad must be in [0, {channels}], got {position_pad}")
         self.channels = channels
@@ -232,6 +252,8 @@ class TypedGGNNConv(MessagePassing):
             self.register_buffer("position_table", None, persistent=False)
             self.position_linear = None
         self.grus = nn.ModuleList(nn.GRUCell(channels, channels) for _ in range(max(1, num_node_types)))
+        self.meet_flow = meet_flow
+        self.meet_linear = nn.Linear(channels, channels) if meet_flow is not None else None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -245,6 +267,9 @@ class TypedGGNNConv(MessagePassing):
             nn.init.zeros_(self.position_linear.bias)
         for gru in self.grus:
             gru.reset_parameters()
+        if self.meet_linear is not None:  # zero: the meet adds nothing until trained
+            nn.init.zeros_(self.meet_linear.weight)
+            nn.init.zeros_(self.meet_linear.bias)
 
     # -- preparation (once per forward pass) --
     def typed_edges(self, edge_index: Tensor, edge_flow: Tensor, edge_pos: Tensor | None, num_nodes: int) -> TypedEdges:
@@ -261,6 +286,7 @@ class TypedGGNNConv(MessagePassing):
         if self.use_positions and edge_pos is None:
             raise ValueError("this layer gates messages by position: edge_pos is required")
         pos = edge_pos if self.use_positions else None
+        meet = edge_index[:, edge_flow == self.meet_flow] if self.meet_flow is not None else None
         if self.backward_edges:
             edge_index, edge_type, pos = add_backward_edges(edge_index, edge_flow, pos, self.num_flows)
         else:
@@ -274,7 +300,7 @@ class TypedGGNNConv(MessagePassing):
         inverse[order] = torch.arange(order.numel(), device=order.device)
         degree = torch.bincount(edge_index[1], minlength=num_nodes).clamp_(min=1)
         inv_degree = degree.reciprocal().to(self.message_linear.weight.dtype).unsqueeze(1)
-        return TypedEdges(unsorted[:, order], pos, inv_degree, num_nodes, order, inverse, unsorted)
+        return TypedEdges(unsorted[:, order], pos, inv_degree, num_nodes, order, inverse, unsorted, meet)
 
     def position_gates(self) -> Tensor | None:
         """The gate table ``2 sigmoid(Linear(S))``, shape (max_position, D), or None without positions."""
@@ -309,6 +335,8 @@ class TypedGGNNConv(MessagePassing):
         else:
             aggregated = _GatedSum.apply(table, gates, edges)
         aggregated = aggregated * edges.inv_degree
+        if self.meet_linear is not None:
+            aggregated = aggregated + self.meet(x, edges)
         if groups is None:
             new = self.grus[0](aggregated, x)
         else:
@@ -319,6 +347,14 @@ class TypedGGNNConv(MessagePassing):
         if self.dropout:
             new = F.dropout(new, p=self.dropout, training=self.training)
         return new
+
+    def meet(self, x: Tensor, edges: TypedEdges) -> Tensor:
+        """``min`` over each node's ``meet_flow`` predecessors ``u`` of ``W_m h_u + b_m``, per channel; 0 for a node
+        without such predecessors (N, D). Ties share the gradient (``scatter_reduce``'s ``amin``)."""
+        source, target = edges.meet
+        values = self.meet_linear(x).index_select(0, source)
+        out = x.new_zeros(x.shape)
+        return out.scatter_reduce(0, target.unsqueeze(1).expand_as(values), values, "amin", include_self=False)
 
     def _dropout_messages(self, table: Tensor, edges: TypedEdges, gates: Tensor | None) -> Tensor:
         """The summed messages with dropout, in edge order (the dropout mask is drawn as before the sort)."""
@@ -349,9 +385,10 @@ class TypedGGNNConv(MessagePassing):
         return x
 
     def _can_fuse(self, x: Tensor) -> bool:
-        """The fused steps cover one GRU, no dropout in training and no autocast."""
+        """The fused steps cover one GRU, no meet, no dropout in training and no autocast."""
         dropout = self.training and (self.dropout or self.message_dropout)
-        return len(self.grus) == 1 and not dropout and not torch.is_autocast_enabled(x.device.type)
+        plain = len(self.grus) == 1 and self.meet_linear is None
+        return plain and not dropout and not torch.is_autocast_enabled(x.device.type)
 
     def _fused_forward(self, x: Tensor, edges: TypedEdges, num_steps: int) -> Tensor:
         """:func:`~programl.models.fused_ggnn.fused_steps` over ``edges`` (in-degree folded into the gates)."""
@@ -370,5 +407,6 @@ class TypedGGNNConv(MessagePassing):
     def __repr__(self) -> str:
         return (
             f"{self.__class__.__name__}({self.channels}, num_types={self.num_types}, "
-            f"positions={self.use_positions}, grus={len(self.grus)})"
+            f"positions={self.use_positions}, grus={len(self.grus)}"
+            + (f", meet_flow={self.meet_flow})" if self.meet_flow is not None else ")")
         )

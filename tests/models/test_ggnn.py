@@ -62,9 +62,16 @@ def naive_ggnn_step(conv: TypedGGNNConv, h, edges, node_type=None):
             msg = msg * gate
         agg[t] = agg[t] + msg
         deg[t] += 1
+    meet = [torch.zeros(d, dtype=h.dtype) for _ in range(n)]
+    if conv.meet_linear is not None:  # per-channel minimum over the meet flow's forward predecessors
+        for v in range(n):
+            sources = [s for s, t, f, _ in edges if t == v and f == conv.meet_flow]
+            if sources:
+                mapped = [conv.meet_linear.weight @ h[s] + conv.meet_linear.bias for s in sources]
+                meet[v] = torch.stack(mapped).min(0).values
     out = []
     for v in range(n):
-        a = agg[v] / max(deg[v], 1)
+        a = agg[v] / max(deg[v], 1) + meet[v]
         gru = conv.grus[0] if node_type is None else conv.grus[int(node_type[v])]
         w_ir, w_iz, w_in = gru.weight_ih.chunk(3)
         w_hr, w_hz, w_hn = gru.weight_hh.chunk(3)
@@ -106,17 +113,21 @@ def _tensors(edges):
         dict(backward_edges=False, position_pad=2),
         dict(num_node_types=3, position_pad=2),
         dict(edge_bias=False, position_pad=2),
+        dict(meet_flow=0, position_pad=2),
+        dict(meet_flow=1, position_pad=0, use_positions=False),
     ],
 )
 def test_layer_matches_naive_loop(kwargs):
     torch.manual_seed(0)
     d = 8 if kwargs.get("position_pad", 0) == 0 else 10
     conv = TypedGGNNConv(d, 3, **kwargs).double()
-    # non-zero biases so that their handling is checked too
+    # non-zero biases so that their handling is checked too (and a meet map that is not its zero start)
     with torch.no_grad():
         for p in conv.parameters():
             if p.dim() == 1:
                 p.uniform_(-0.5, 0.5)
+        if conv.meet_linear is not None:
+            conv.meet_linear.weight.normal_()
     h = torch.randn(7, d, dtype=torch.float64)  # node 6 has no edges at all
     node_type = torch.tensor([0, 0, 0, 0, 1, 2, 1]) if kwargs.get("num_node_types", 1) > 1 else None
     edge_index, flow, pos = _tensors(EDGES)
@@ -206,3 +217,31 @@ def test_dropout_only_in_training():
     conv.train()
     c = conv(h, edge_index, flow, pos)
     assert (c == 0).float().mean().item() > 0.2
+
+
+def test_meet_is_a_minimum_over_the_flows_predecessors():
+    """The meet (issue 36 item 2): per channel, the minimum over a node's control predecessors of the mapped states;
+    0 where a node has none; it starts at zero, so a layer with it computes the states of one without it; the
+    gradient reaches the map (ties share it); the fused steps leave it to the plain path."""
+    torch.manual_seed(2)
+    edge_index, flow, pos = _tensors(EDGES)
+    plain = TypedGGNNConv(10, 3, position_pad=2)
+    met = TypedGGNNConv(10, 3, position_pad=2, meet_flow=0, fused=True)
+    missing = met.load_state_dict(plain.state_dict(), strict=False).missing_keys
+    assert sorted(missing) == ["meet_linear.bias", "meet_linear.weight"]
+    h = torch.randn(7, 10)
+    assert torch.equal(met(h, edge_index, flow, pos, num_steps=3), plain(h, edge_index, flow, pos, num_steps=3))
+    assert not met._can_fuse(h)
+    with torch.no_grad():
+        met.meet_linear.weight.copy_(torch.eye(10))
+    edges = met.typed_edges(edge_index, flow, pos, 7)
+    out = met.meet(h, edges)
+    # control predecessors (flow 0): 1 -> 2; 2 -> 3 and the self-loop 3 -> 3; no other node has one
+    torch.testing.assert_close(out[2], h[1])
+    torch.testing.assert_close(out[3], torch.minimum(h[2], h[3]))
+    assert out[[0, 1, 4, 5, 6]].abs().sum().item() == 0.0
+    met.zero_grad()
+    met(h, edge_index, flow, pos, num_steps=2).sum().backward()
+    assert met.meet_linear.weight.grad.abs().sum().item() > 0
+    with pytest.raises(ValueError, match="meet_flow"):
+        TypedGGNNConv(10, 3, meet_flow=3)

@@ -388,6 +388,35 @@ def test_control_floods_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: 
     assert info.value.code == 2
 
 
+def test_meet_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: Path, capsys) -> None:
+    """``--meet`` (issue 36 item 2) with ``--init-from`` a faithful run: recorded in config.json, the weights add the
+    meet's map, which the run trained away from its zero start; the exported spec and card name it; a GGNN option."""
+    from programl.pretrained import pretrained
+    from programl.pretrained.export import export_pretrained, model_spec
+    from programl.pretrained.hub import build_model
+
+    faithful, variant = tmp_path / "faithful", tmp_path / "variant"
+    assert _train(ddf, faithful, "--test-steps", "30", schedule=("30",)) == 0
+    extra = ("--test-steps", "30", "--meet", "--init-from", str(faithful / "best.pt"))
+    assert _train(ddf, variant, *extra, schedule=("30",)) == 0
+    config = json.loads((variant / "config.json").read_text())["model"]
+    assert config["meet"] is True
+    weights = torch.load(variant / "last.pt", weights_only=True)["model"]
+    before = torch.load(faithful / "best.pt", weights_only=True)["model"]
+    assert sorted(set(weights) - set(before)) == ["conv.meet_linear.bias", "conv.meet_linear.weight"]
+    assert weights["conv.meet_linear.weight"].abs().sum().item() > 0
+    spec = model_spec("dataflow", config, 10)
+    assert spec["kwargs"] == {"num_steps": 30, "meet": True}
+    assert build_model(spec).conv.meet_linear is not None
+    exported = export_pretrained(variant, "meet", output_dir=tmp_path / "models")
+    assert "(`meet`)" in (exported / "MODEL_CARD.md").read_text()
+    assert pretrained(exported).model.conv.meet_flow == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as info:
+        _train(ddf, tmp_path / "rgcn", "--meet", "--model", "rgcn")
+    assert info.value.code == 2
+
+
 def test_dead_branches_reach_the_training_batches_only(ddf: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     """``--dead-branches P`` (issue 36 item 5) puts the keyed AddDeadBranches on the training split (validation reads
     the data as it is) and is recorded in config.json; P must lie in [0, 1]."""

@@ -119,6 +119,13 @@ class DataflowOptions(TaskOptions):
         "root along control flow, with and without the loops' back edges (reachability forward and reversed, "
         "computed exactly; DataflowGGNN, control_floods); --init-from a faithful run starts from its logits",
     )
+    meet: bool = option(
+        False,
+        group=PROTOCOL_GROUP,
+        help="not in the paper (issue 36 item 2): each GGNN step also reads a meet, the per-channel minimum over a "
+        "node's control predecessors, as dominance intersects over them (DataflowGGNN, meet; not fused); "
+        "--init-from a run without it starts from its logits",
+    )
     dead_branches: float = option(
         0.0,
         group=PROTOCOL_GROUP,
@@ -361,6 +368,8 @@ examples:
             kwargs["root_context"] = True
         if config.get("control_floods"):
             kwargs["control_floods"] = True
+        if config.get("meet"):
+            kwargs["meet"] = True
         return {"class": _CLASSES[o["model"]], "args": [vocabulary_size], "kwargs": kwargs}
 
     # ---------------------------------------------------------------------------------------------------- export
@@ -489,6 +498,11 @@ examples:
             text += (
                 "; not the paper's model: it also reads whether each node lies after / before the root along control "
                 "flow, with and without the loops' back edges, computed exactly (`control_floods`)"
+            )
+        if kwargs.get("meet"):
+            text += (
+                "; not the paper's model: each step also reads the per-channel minimum of a learned map over the "
+                "node's control predecessors, a meet as dominance intersects over them (`meet`)"
             )
         return text
 

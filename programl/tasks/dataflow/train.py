@@ -139,6 +139,7 @@ _EVAL_DEFAULTS = DataflowOptions.defaults(
     "eval_batch_policy",
     "root_context",
     "control_floods",
+    "meet",
     "dead_branches",
     "step_policy",
     "step_margin",
@@ -255,6 +256,8 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("--root-context is an option of the GGNN (--model ggnn)")
     if args.control_floods and args.model != "ggnn":
         raise UsageError("--control-floods is an option of the GGNN (--model ggnn)")
+    if args.meet and args.model != "ggnn":
+        raise UsageError("--meet is an option of the GGNN (--model ggnn)")
     if args.step_policy == "cover" and args.model != "ggnn":
         raise UsageError("--step-policy cover is an option of the GGNN (--model ggnn)")
     schedule = args.train_examples
