@@ -51,7 +51,7 @@ def test_three_cells_fixed_and_until_stable(script, dataset: Path, tmp_path: Pat
 
 def test_until_stable_halts_at_the_models_own_patience(script, dataset: Path, tmp_path: Path) -> None:
     """``--stable`` without ``--patience`` runs a step-free model as ``programl predict`` does (its model.json's
-    patience: 120 for dominance-step-free), and says which patience it used; ``--patience`` overrides it."""
+    patience: 240 for dominance-step-free), and says which patience it used; ``--patience`` overrides it."""
     from programl.models import pretrained
 
     out = tmp_path / "table.json"
@@ -59,7 +59,7 @@ def test_until_stable_halts_at_the_models_own_patience(script, dataset: Path, tm
     assert script["main"]([*base, "dominance-step-free"]) == 0
     own = pretrained("dominance-step-free").metadata["inference"]["patience"]
     row = json.loads(out.read_text())["models"]["dominance-step-free (until stable)"]
-    assert own == 120 and row["patience"] == own and row["table"]["DDF-30"]["mean_steps"] >= 30 + own
+    assert own == 240 and row["patience"] == own and row["table"]["DDF-30"]["mean_steps"] >= 30 + own
     assert script["main"]([*base, "dominance-step-free", "--patience", "7"]) == 0
     assert json.loads(out.read_text())["models"]["dominance-step-free (until stable)"]["patience"] == 7
 
