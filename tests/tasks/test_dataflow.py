@@ -356,6 +356,16 @@ def test_root_context_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: Pa
     assert info.value.code == 2
 
 
+def _variant_of_a_faithful_run(ddf: Path, tmp_path: Path, option: str) -> tuple[Path, Path, dict]:
+    """A faithful run and a variant of it (``option``, ``--init-from`` the faithful ``best.pt``), one epoch each:
+    their run directories and the variant's ``config.json`` model options."""
+    faithful, variant = tmp_path / "faithful", tmp_path / "variant"
+    assert _train(ddf, faithful, "--test-steps", "30", schedule=("30",)) == 0
+    extra = ("--test-steps", "30", option, "--init-from", str(faithful / "best.pt"))
+    assert _train(ddf, variant, *extra, schedule=("30",)) == 0
+    return faithful, variant, json.loads((variant / "config.json").read_text())["model"]
+
+
 def test_control_floods_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: Path, capsys) -> None:
     """``--control-floods`` (issue 36 item 3) with ``--init-from`` a faithful run: recorded in config.json, the
     weights add the two flood vectors, the exported spec and card name it, evaluation reads it back; a GGNN option."""
@@ -363,11 +373,7 @@ def test_control_floods_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: 
     from programl.pretrained.export import export_pretrained, model_spec
     from programl.pretrained.hub import build_model
 
-    faithful, variant = tmp_path / "faithful", tmp_path / "variant"
-    assert _train(ddf, faithful, "--test-steps", "30", schedule=("30",)) == 0
-    extra = ("--test-steps", "30", "--control-floods", "--init-from", str(faithful / "best.pt"))
-    assert _train(ddf, variant, *extra, schedule=("30",)) == 0
-    config = json.loads((variant / "config.json").read_text())["model"]
+    faithful, variant, config = _variant_of_a_faithful_run(ddf, tmp_path, "--control-floods")
     assert config["control_floods"] is True
     weights = torch.load(variant / "best.pt", weights_only=True)["model"]
     before = torch.load(faithful / "best.pt", weights_only=True)["model"]
@@ -395,11 +401,7 @@ def test_meet_variant_starts_from_a_faithful_run(ddf: Path, tmp_path: Path, caps
     from programl.pretrained.export import export_pretrained, model_spec
     from programl.pretrained.hub import build_model
 
-    faithful, variant = tmp_path / "faithful", tmp_path / "variant"
-    assert _train(ddf, faithful, "--test-steps", "30", schedule=("30",)) == 0
-    extra = ("--test-steps", "30", "--meet", "--init-from", str(faithful / "best.pt"))
-    assert _train(ddf, variant, *extra, schedule=("30",)) == 0
-    config = json.loads((variant / "config.json").read_text())["model"]
+    faithful, variant, config = _variant_of_a_faithful_run(ddf, tmp_path, "--meet")
     assert config["meet"] is True
     weights = torch.load(variant / "last.pt", weights_only=True)["model"]
     before = torch.load(faithful / "best.pt", weights_only=True)["model"]
