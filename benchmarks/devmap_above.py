@@ -249,18 +249,23 @@ def choose(blocks, labels, ratio, outer_train, inner_folds: int, seed: int, name
 # The run
 
 
-def run_platform(data, blocks, seeds, folds, fold_seed, inner_folds, train_on, ir2vec_inputs, log=print):
-    """Per outer split and seed: the nested choice, its test metrics, and every candidate's and baseline's."""
+def run_platform(data, blocks, seeds, folds, fold_seeds, inner_folds, train_on, ir2vec_inputs, fixed=None, log=print):
+    """Per outer split (of each fold seed) and model seed: the nested choice (or the ``fixed`` candidate, with no
+    inner cross-validation), its test metrics, and every candidate's and baseline's."""
     labels, runtimes = data.labels, data.runtimes
     ratio = log_runtime_ratio(runtimes)
     records = []
-    for split in cross_validation_splits(labels, folds, fold_seed):
+    splits = [(s, split) for s in fold_seeds for split in cross_validation_splits(labels, folds, s)]
+    for fold_seed, split in splits:
         train = np.sort(np.concatenate([split.train, split.val])) if train_on == "train+val" else split.train
         test = split.test
         static = int(np.bincount(labels[train], minlength=2).argmax())
         for seed in seeds:
             started = time.perf_counter()
-            chosen, inner = choose(blocks, labels, ratio, train, inner_folds, seed)
+            if fixed:
+                chosen, inner = fixed, {}
+            else:
+                chosen, inner = choose(blocks, labels, ratio, train, inner_folds, seed)
             p = candidate_probabilities(blocks, labels, ratio, train, test, seed)
             metrics = {
                 name: devmap_metrics(labels[test], (q > 0.5).astype(int), runtimes[test], static)
@@ -273,9 +278,19 @@ def run_platform(data, blocks, seeds, folds, fold_seed, inner_folds, train_on, i
 
                 pred = ir2vec_predict(x, labels, train, test, seed)
                 metrics[name] = devmap_metrics(labels[test], pred, runtimes[test], static)
-            records.append({"fold": split.fold, "seed": seed, "chosen": chosen, "inner": inner, "test": metrics})
+            records.append(
+                {
+                    "fold_seed": fold_seed,
+                    "fold": split.fold,
+                    "seed": seed,
+                    "chosen": chosen,
+                    "inner": inner,
+                    "test": metrics,
+                }
+            )
+            inner_note = f"inner {100 * inner[chosen]:.1f} %" if inner else "fixed"
             log(
-                f"{data.platform} fold {split.fold} seed {seed}: chose {chosen} (inner {100 * inner[chosen]:.1f} %), "
+                f"{data.platform} fold seed {fold_seed} fold {split.fold} seed {seed}: chose {chosen} ({inner_note}), "
                 f"test {100 * metrics['nested']['accuracy']:.1f} %, forest {100 * metrics['forest']['accuracy']:.1f} %"
                 f" ({time.perf_counter() - started:.0f} s)"
             )
@@ -283,8 +298,9 @@ def run_platform(data, blocks, seeds, folds, fold_seed, inner_folds, train_on, i
 
 
 def summarise(records: list[dict]) -> dict[str, dict]:
-    """Per method: mean ± std over the folds of each fold's mean over the seeds, the seeds' means' range, F1."""
-    folds = sorted({r["fold"] for r in records})
+    """Per method: mean ± std over the folds of each fold's mean over the seeds, the seeds' means' range, F1. With
+    several fold seeds a fold is a (fold seed, fold) pair: every partition's folds count alike."""
+    folds = sorted({_fold(r) for r in records})
     seeds = sorted({r["seed"] for r in records})
     out = {}
     for name in records[0]["test"]:
@@ -299,12 +315,18 @@ def summarise(records: list[dict]) -> dict[str, dict]:
         }
     out["nested"]["chosen"] = dict(collections.Counter(r["chosen"] for r in records).most_common())
     gaps = [np.subtract(*sorted(r["inner"].values(), reverse=True)[:5:4]) for r in records if len(r["inner"]) >= 5]
-    out["nested"]["inner_gap_best_to_fifth"] = {"median": float(np.median(gaps)), "max": float(np.max(gaps))}
+    if gaps:
+        out["nested"]["inner_gap_best_to_fifth"] = {"median": float(np.median(gaps)), "max": float(np.max(gaps))}
     return out
 
 
+def _fold(record) -> tuple[int, int]:
+    """A record's fold: (fold seed, fold); runs before ``--fold-seed`` took several seeds used 204 only."""
+    return record.get("fold_seed", 204), record["fold"]
+
+
 def _at(records, fold, seed):
-    return next(r["test"] for r in records if r["fold"] == fold and r["seed"] == seed)
+    return next(r["test"] for r in records if _fold(r) == fold and r["seed"] == seed)
 
 
 LABELS = {
@@ -316,7 +338,10 @@ LABELS = {
 }
 
 
-def print_table(summary: dict[str, dict]) -> None:
+def print_table(summary: dict[str, dict], fixed: str | None = None) -> None:
+    labels = dict(LABELS)
+    if fixed:
+        labels["nested"] = f"**pre-registered `{fixed}`** (fixed before these folds were drawn; no inner choice)"
     first = ["nested", "forest", "ir2vec", "ir2vec_symbolic", "static"]
     names = [n for n in first if n in summary["amd"]] + [n for n in summary["amd"] if n not in first]
     rows = []
@@ -329,7 +354,7 @@ def print_table(summary: dict[str, dict]) -> None:
                 f"{100 * e['accuracy_mean']:.1f} ± {100 * e['accuracy_std']:.1f} ({100 * lo:.1f}-{100 * hi:.1f})",
                 f"{e['f1_mean']:.2f}",
             ]
-        label = LABELS.get(name, f"candidate `{name}` alone (diagnostic: the choice does not read it)")
+        label = labels.get(name, f"candidate `{name}` alone (diagnostic: the choice does not read it)")
         rows.append((label, *cells))
     header = ("method", "AMD accuracy % (seeds' range)", "AMD F1", "NVIDIA accuracy % (seeds' range)", "NVIDIA F1")
     print("\n".join(markdown_table(header, rows)))
@@ -360,9 +385,9 @@ def compare(summary: dict[str, dict], against=("forest", "ir2vec", "ir2vec_symbo
     return rows
 
 
-def report(summary: dict[str, dict]) -> None:
+def report(summary: dict[str, dict], fixed: str | None = None) -> None:
     """The table, the paired comparisons and the inner CV's choices."""
-    print_table(summary)
+    print_table(summary, fixed)
     header = (
         "platform",
         "nested choice minus",
@@ -394,11 +419,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", default=os.path.expanduser("~/.cache/programl/devmap-peers"))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="model seeds")
     parser.add_argument("--folds", type=int, default=10)
-    parser.add_argument("--fold-seed", type=int, default=204)
+    parser.add_argument(
+        "--fold-seed",
+        type=int,
+        nargs="+",
+        default=[204],
+        help="the outer partitions' seeds (several: every fold of each)",
+    )
     parser.add_argument("--inner-folds", type=int, default=5)
     parser.add_argument("--train-on", choices=("train+val", "train"), default="train+val")
     parser.add_argument("--platforms", nargs="+", choices=PLATFORMS, default=list(PLATFORMS))
     parser.add_argument("--rows", type=int, nargs="*", help="only these rows (a quick check; not a result)")
+    parser.add_argument(
+        "--fixed",
+        choices=CANDIDATES,
+        help="a candidate fixed in advance (pre-registered) instead of the inner choice: no inner cross-validation",
+    )
     parser.add_argument("--no-ir2vec", action="store_true", help="without IR2Vec (its candidate and baselines)")
     parser.add_argument("-o", "--output", default="bench-results/devmap_above.json")
     parser.add_argument("--from-json", help="print the tables of an earlier run's output (JSON) and stop")
@@ -406,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     if args.from_json:
         earlier = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
-        report({platform: summarise(records) for platform, records in earlier["records"].items()})
+        summary = {platform: summarise(records) for platform, records in earlier["records"].items()}
+        report(summary, earlier.get("fixed"))
         return 0
     source_dir, data_dir = Path(args.source_dir), Path(args.data_dir)
     try:
@@ -434,14 +471,15 @@ def main(argv: list[str] | None = None) -> int:
             args.inner_folds,
             args.train_on,
             inputs,
+            fixed=args.fixed,
             log=lambda line: print(line, file=sys.stderr, flush=True),
         )
         summary[platform] = summarise(records[platform])
     if set(summary) == set(PLATFORMS):
-        report(summary)
+        report(summary, args.fixed)
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {k: getattr(args, k) for k in ("seeds", "folds", "fold_seed", "inner_folds", "train_on")}
+    meta = {k: getattr(args, k) for k in ("seeds", "folds", "fold_seed", "inner_folds", "train_on", "fixed")}
     meta.update(rows=len(rows), xgboost=XGB_PARAMS, seconds=time.perf_counter() - started)
     out.write_text(json.dumps({**meta, "summary": summary, "records": records}, indent=1))
     print(f"wrote {out} ({time.perf_counter() - started:.0f} s)")

@@ -130,3 +130,35 @@ def test_runs_end_to_end_on_real_rows(shared_data, tmp_path, capsys):
     assert ABOVE["main"](["--from-json", str(out)]) == 0  # the tables again from the JSON, the same
     again = capsys.readouterr().out
     assert "nested choice" in again and again in printed
+
+
+def test_a_fixed_candidate_on_several_fold_seeds(shared_data, tmp_path, capsys):
+    """``--fixed`` (a pre-registered design) skips the inner choice; ``--fold-seed A B`` runs every fold of each
+    partition, and a fold counts as a (fold seed, fold) pair in the summary."""
+    source = shared_data / "devmap"
+    if not source.is_dir():
+        pytest.skip(f"no devmap data at {source}")
+    table = read_platform_csv(source / "cgo17-amd.csv")
+    rows = stratified_rows([r.label for r in table], 40)
+    assert build_devmap(source, tmp_path, ["ncc"], jobs=1, rows=rows).ok
+    out = tmp_path / "fixed.json"
+    argv = ["--source-dir", str(source), "--data-dir", str(tmp_path), "--rows", *map(str, rows), "--no-ir2vec"]
+    argv += ["--seeds", "0", "--folds", "3", "--fold-seed", "1", "2", "--fixed", "vote_all", "-o", str(out)]
+    assert ABOVE["main"](argv) == 0
+    result = json.loads(out.read_text())
+    assert result["fixed"] == "vote_all" and result["fold_seed"] == [1, 2]
+    for platform in ("amd", "nvidia"):
+        records = result["records"][platform]
+        assert sorted((r["fold_seed"], r["fold"]) for r in records) == [(s, f) for s in (1, 2) for f in range(3)]
+        assert all(r["chosen"] == "vote_all" and r["inner"] == {} for r in records)
+        assert all(r["test"]["nested"] == r["test"]["vote_all"] for r in records)
+        by_fold = result["summary"][platform]["nested"]["accuracy_by_fold"]
+        assert len(by_fold) == 6
+        accuracy = [
+            r["test"]["vote_all"]["accuracy"] for r in sorted(records, key=lambda r: (r["fold_seed"], r["fold"]))
+        ]
+        assert by_fold == pytest.approx(accuracy)
+    printed = capsys.readouterr().out
+    assert "pre-registered `vote_all`" in printed
+    assert ABOVE["main"](["--from-json", str(out)]) == 0
+    assert "pre-registered `vote_all`" in capsys.readouterr().out
