@@ -162,3 +162,28 @@ def test_a_fixed_candidate_on_several_fold_seeds(shared_data, tmp_path, capsys):
     assert "pre-registered `vote_all`" in printed
     assert ABOVE["main"](["--from-json", str(out)]) == 0
     assert "pre-registered `vote_all`" in capsys.readouterr().out
+
+
+def test_perfograph_protocol_reports_the_best_split(shared_data, tmp_path, capsys):
+    """``--perfograph``: PERFOGRAPH's ten random stratified 90/10 splits instead of the folds; the summary keeps
+    the best split's accuracy beside the mean over the ten."""
+    source = shared_data / "devmap"
+    if not source.is_dir():
+        pytest.skip(f"no devmap data at {source}")
+    table = read_platform_csv(source / "cgo17-amd.csv")
+    rows = stratified_rows([r.label for r in table], 40)
+    assert build_devmap(source, tmp_path, ["ncc"], jobs=1, rows=rows).ok
+    out = tmp_path / "perfograph.json"
+    argv = ["--source-dir", str(source), "--data-dir", str(tmp_path), "--rows", *map(str, rows), "--no-ir2vec"]
+    argv += ["--seeds", "0", "--perfograph", "--fixed", "vote_all", "--platforms", "amd", "-o", str(out)]
+    assert ABOVE["main"](argv) == 0
+    result = json.loads(out.read_text())
+    records = result["records"]["amd"]
+    assert [(r["fold_seed"], r["fold"]) for r in records] == [("perfograph", k) for k in range(10)]
+    labels = np.array([table[r].label for r in rows])
+    for _, _, train, test in ABOVE["outer_splits"](labels, 10, ["perfograph"], "train+val"):
+        assert len(test) == 4 and not set(train) & set(test) and len(train) + len(test) == 40
+    summary = result["summary"]["amd"]["vote_all"]
+    accuracy = [r["test"]["vote_all"]["accuracy"] for r in records]
+    assert summary["perfograph_best"] == pytest.approx(max(accuracy))
+    assert summary["accuracy_mean"] == pytest.approx(np.mean(accuracy))
