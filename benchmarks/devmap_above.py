@@ -357,7 +357,7 @@ LABELS = {
 def print_table(summary: dict[str, dict], fixed: str | None = None) -> None:
     labels = dict(LABELS)
     if fixed:
-        labels["nested"] = f"**pre-registered `{fixed}`** (fixed before these folds were drawn; no inner choice)"
+        labels["nested"] = f"**`{fixed}`, fixed in advance** (no inner choice)"
     first = ["nested", "forest", "ir2vec", "ir2vec_symbolic", "static"]
     names = [n for n in first if n in summary["amd"]] + [n for n in summary["amd"] if n not in first]
     rows = []

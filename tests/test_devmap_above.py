@@ -159,9 +159,9 @@ def test_a_fixed_candidate_on_several_fold_seeds(shared_data, tmp_path, capsys):
         ]
         assert by_fold == pytest.approx(accuracy)
     printed = capsys.readouterr().out
-    assert "pre-registered `vote_all`" in printed
+    assert "`vote_all`, fixed in advance" in printed
     assert ABOVE["main"](["--from-json", str(out)]) == 0
-    assert "pre-registered `vote_all`" in capsys.readouterr().out
+    assert "`vote_all`, fixed in advance" in capsys.readouterr().out
 
 
 def test_perfograph_protocol_reports_the_best_split(shared_data, tmp_path, capsys):
