@@ -12,6 +12,12 @@ failures from the model's::
     python scripts/dataflow_steps.py record /work/data/ddf22-3000 --model dominance-step-free --split val \\
         --examples 440 --steps 1500 --out dom.jsonl
     python scripts/dataflow_steps.py replay dom.jsonl --patience 60 120 240 --latch both
+
+``curve`` reads one or more records and prints, per step, the pooled recall and precision over their examples, and
+for each record the step at which each example first lost a true node it had found (once it had found them all):
+when a recurrence trained at a fixed T stops holding, a fixed-T model's "clock" (``docs/results.md`` §5)::
+
+    python scripts/dataflow_steps.py curve datadep.jsonl datadep-step-free.jsonl --plot recall-by-step.png
 """
 
 from __future__ import annotations
@@ -161,16 +167,90 @@ def replay_rows(rows: list[dict], header: dict, patience: int, latch: bool, max_
     }
 
 
-def replay(args: argparse.Namespace) -> int:
-    lines = Path(args.record).read_text().splitlines()
+def read_record(path: str | Path) -> tuple[dict, list[dict]]:
+    """The header and the rows of a record written by ``record``; ValueError for anything else."""
+    lines = Path(path).read_text().splitlines()
     try:
         header, rows = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
     except (IndexError, json.JSONDecodeError) as error:
-        raise ValueError(f"{args.record}: not a record of this script ({error or 'empty'})") from None
+        raise ValueError(f"{path}: not a record of this script ({error or 'empty'})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         found = header.get("format") if isinstance(header, dict) else None
-        print(f"{args.record}: not a record of this script (format {found!r})", file=sys.stderr)
-        return 1
+        raise ValueError(f"{path}: not a record of this script (format {found!r})")
+    return header, rows
+
+
+def first_drop(tp: list[int], true: int) -> int | None:
+    """The step (1-based) at which an example first has fewer true positives than true nodes after it had them all;
+    None where it never had them all or never lost one."""
+    full = next((i for i, n in enumerate(tp) if n == true), None)
+    if not true or full is None:
+        return None
+    return next((i + 1 for i in range(full, len(tp)) if tp[i] < true), None)
+
+
+def curve_rows(rows: list[dict]) -> dict:
+    """Per step, the pooled recall and precision of ``rows`` (plain, not latched), and each example's first drop."""
+    steps = min(len(r["tp"]) for r in rows)
+    true = sum(r["true"] for r in rows)
+    tp = [sum(r["tp"][s] for r in rows) for s in range(steps)]
+    fp = [sum(r["fp"][s] for r in rows) for s in range(steps)]
+    drops = [first_drop(r["tp"], r["true"]) for r in rows]
+    return {
+        "recall": [t / true if true else 1.0 for t in tp],
+        "precision": [t / (t + f) if t + f else 1.0 for t, f in zip(tp, fp)],
+        "drops": drops,
+        "examples": len(rows),
+        "with_true": sum(r["true"] > 0 for r in rows),
+    }
+
+
+def curve(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    curves = {}
+    for path in args.records:
+        header, rows = read_record(path)
+        curves[f"{header['model']} ({header['split']}, {len(rows)})"] = curve_rows(rows)
+    for name, c in curves.items():
+        drops = np.array([d for d in c["drops"] if d is not None])
+        held = c["with_true"] - len(drops)
+        print(f"{name}: {len(drops)} of {c['with_true']} examples with true nodes lost one after finding all", end="")
+        if len(drops):
+            q10, q50, q90 = np.percentile(drops, [10, 50, 90])
+            print(f", at step {q50:.0f} (median; 10-90 %: {q10:.0f}-{q90:.0f}); {held} held or never found all")
+        else:
+            print(f"; {held} held or never found all")
+    marks = [s for s in args.steps if all(s <= len(c["recall"]) for c in curves.values())]
+    print("| model | " + " | ".join(f"T={s}" for s in marks) + " |")
+    print("|---|" + "---|" * len(marks))
+    for name, c in curves.items():
+        cells = [f"R {c['recall'][s - 1]:.3f}, P {c['precision'][s - 1]:.3f}" for s in marks]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 3.6))
+        for name, c in curves.items():
+            x = np.arange(1, len(c["recall"]) + 1)
+            line = ax.plot(x, c["recall"], label=f"{name}: recall")[0]
+            ax.plot(x, c["precision"], linestyle="--", color=line.get_color(), label=f"{name}: precision")
+        ax.axvline(30, color="grey", linewidth=0.8)
+        ax.set_xlabel("message-passing steps")
+        ax.set_ylabel("pooled over the examples")
+        ax.set_ylim(0, 1.02)
+        ax.legend(fontsize=7, loc="lower left")
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=120)
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def replay(args: argparse.Namespace) -> int:
+    header, rows = read_record(args.record)
     max_steps = min(args.max_steps or header["steps"], header["steps"])
     print(f"{header['model']} on {len(rows)} {header['split']} examples, at most {max_steps} steps")
     print("| patience | latched | mean F1 | pooled P | pooled R | pooled F1 | mean steps | wrong (early/drift/never) |")
@@ -211,11 +291,15 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--latch", choices=("off", "on", "both"), default="off", help="replay the latched record, or both")
     rep.add_argument("--max-steps", type=int, help="the cap (default: the record's steps)")
     rep.add_argument("--json")
+    cur = sub.add_parser("curve", help="recall and precision per step of records, and when examples first drop")
+    cur.add_argument("records", nargs="+")
+    cur.add_argument("--steps", type=int, nargs="+", default=[30, 40, 45, 50, 60, 100, 200], help="steps to print")
+    cur.add_argument("--plot", help="draw recall and precision against the step into this PNG")
     args = parser.parse_args(argv)
     from programl.exceptions import ProgramlError
 
     try:
-        return record(args) if args.command == "record" else replay(args)
+        return {"record": record, "replay": replay, "curve": curve}[args.command](args)
     except (ProgramlError, OSError, ValueError, KeyError) as error:  # a missing or damaged input: one line, exit 1
         detail = f"missing {error}" if isinstance(error, KeyError) else str(error)
         print(f"dataflow_steps {args.command}: {detail}", file=sys.stderr)

@@ -124,3 +124,28 @@ def test_bad_inputs_are_one_line_errors(script, tmp_path: Path, capsys) -> None:
         assert err.startswith("dataflow_steps ") or "not a record of this script" in err
         assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_first_drop_is_the_first_loss_after_finding_every_true_node(script) -> None:
+    first_drop = script["first_drop"]
+    assert first_drop([1, 2, 3, 3, 2, 3], 3) == 5  # all found at step 3, one lost at step 5
+    assert first_drop([1, 2, 1, 0], 3) is None  # never found them all
+    assert first_drop([3, 3, 3], 3) is None  # held to the end
+    assert first_drop([0, 0], 0) is None  # nothing to find
+
+
+def test_curve_pools_recall_and_precision_per_step(script, recorded: Path, tmp_path: Path, capsys) -> None:
+    lines = recorded.read_text().splitlines()
+    rows = [json.loads(line) for line in lines[1:]]
+    c = script["curve_rows"](rows)
+    true = sum(r["true"] for r in rows)
+    for step in (0, 29, 79):
+        tp, fp = sum(r["tp"][step] for r in rows), sum(r["fp"][step] for r in rows)
+        assert c["recall"][step] == pytest.approx(tp / true)
+        assert c["precision"][step] == pytest.approx(tp / (tp + fp) if tp + fp else 1.0)
+    assert len(c["drops"]) == len(rows) == c["examples"]
+    plot = tmp_path / "curve.png"
+    assert script["main"](["curve", str(recorded), "--steps", "30", "80", "--plot", str(plot)]) == 0
+    out = capsys.readouterr().out
+    assert "| model | T=30 | T=80 |" in out and f"R {c['recall'][29]:.3f}" in out
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
