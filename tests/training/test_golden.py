@@ -9,7 +9,9 @@ same per-epoch records (those keys; the engine adds ``train_examples``/``elapsed
 the same best epoch and test metric, and weights with the same sha256. Floating-point results depend on the CPU's
 kernels and the torch version: the tests skip under another torch; on a CPU whose kernels round differently (seen:
 an AVX-512 machine against the recording one, a 1e-7 difference in the first loss) the records must agree to 1e-5
-and the weights' digest is not compared (the resume tests beside them compare runs of one machine exactly).
+and the weights' digest is not compared (the resume tests beside them compare runs of one machine exactly). The
+recording machine's CPU was an AMD EPYC; on an Intel Xeon the records came out equal float for float while the
+final weights' digest differed (2026-12-02), so the digest is compared only on a CPU of the recording vendor.
 
 Every run is ``-q``: nothing is printed on stderr (``-q`` means the same in every task).
 """
@@ -166,16 +168,34 @@ def _close(got, expected) -> bool:
     return got == expected
 
 
+#: ``vendor_id`` of the CPU the golden values were recorded on (``/proc/cpuinfo``).
+RECORDING_VENDOR = "AuthenticAMD"
+
+
+def cpu_vendor() -> str | None:
+    """This machine's CPU vendor (``vendor_id`` of ``/proc/cpuinfo``), None where it cannot be read."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        return None
+    return None
+
+
 def _same(task: str, run: dict) -> None:
-    """The run's records equal the golden ones float for float on a CPU like the recording machine's (then the
-    weights' sha256 too); on a CPU whose kernels round differently (a last-bit difference in the first loss grows
-    over the epochs) they agree to 1e-5, and the weights' digest cannot be compared."""
+    """The run's records equal the golden ones float for float on a CPU like the recording machine's (then, on a CPU
+    of the recording vendor, the weights' sha256 too); on a CPU whose kernels round differently (a last-bit
+    difference in the first loss grows over the epochs) they agree to 1e-5, and the weights' digest cannot be
+    compared."""
     expected = GOLDEN[task]
     got = [{k: v for k, v in r.items() if k in e} for r, e in zip(run["records"], expected["records"])]
     assert len(run["records"]) == len(expected["records"])
     assert run["best_epoch"] == expected["best_epoch"] and run["test"] == expected["test"]
     if got == expected["records"]:
-        assert run["digest"] == expected["digest"]
+        if cpu_vendor() == RECORDING_VENDOR:
+            assert run["digest"] == expected["digest"]
         return
     for record, golden in zip(got, expected["records"]):
         assert record.keys() == golden.keys()
@@ -212,7 +232,7 @@ def test_classifyapp_is_unchanged(clang22, tmp_path, capsys) -> None:  # noqa: A
 
 def test_a_dataflow_run_cut_within_an_epoch_resumes_to_the_same_weights(tmp_path, monkeypatch) -> None:
     """Cut by an exception after the first step of epoch 1 (``last.pt`` is written after every step), then run
-    again: the same records and weights as the uninterrupted golden run."""
+    again: the same records and weights as the uninterrupted golden run, and as an uninterrupted run here."""
     ddf = _golden.ddf_dataset(tmp_path)
     step, calls = torch.optim.AdamW.step, {"n": 0}
 
@@ -230,4 +250,8 @@ def test_a_dataflow_run_cut_within_an_epoch_resumes_to_the_same_weights(tmp_path
     assert sorted(state) == sorted(
         ["epoch", "examples", "pass", "cursor", "seconds", "partial", "grad_norms", "epoch_began"]
     )
-    _same("dataflow", _golden.dataflow_run(ddf, tmp_path / "run"))
+    resumed = _golden.dataflow_run(ddf, tmp_path / "run")
+    _same("dataflow", resumed)
+    # the golden digest is only compared on the recording vendor's CPUs: the same weights as an uninterrupted run
+    # on this machine, whatever its CPU
+    assert resumed["digest"] == _golden.dataflow_run(ddf, tmp_path / "whole")["digest"]
