@@ -156,6 +156,21 @@ class _GatedSum(torch.autograd.Function):
         return grad_table, grad_gates, None
 
 
+def _gru_update(gru: nn.GRUCell, inputs: Tensor, states: Tensor) -> Tensor:
+    """``gru(inputs, states)``; under the CPU's bfloat16 autocast, in float32 (issue 38 item 3).
+
+    Autocast runs ``GRUCell`` in bfloat16, and on the CPU its gates' ``tanh`` and ``sigmoid_`` then cost several times
+    their float32 time: on an Intel Xeon with AMX the cell took 14.6 ms under autocast against 8.2 ms in float32
+    ((10,000 x 34), one thread), more than the AMX products save, so bfloat16 inference was slower than float32
+    (`docs/results.md` §4). The message map's products stay in bfloat16; the recurrence, whose states carry the
+    result from step to step, keeps float32. Outside CPU autocast (float32, or a GPU's autocast) nothing changes.
+    """
+    if inputs.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
+        with torch.autocast("cpu", enabled=False):
+            return gru(inputs.float(), states.float())
+    return gru(inputs, states)
+
+
 class TypedGGNNConv(MessagePassing):
     r"""ProGraML's typed GGNN layer (one message module + one GRU, applied ``num_steps`` times with shared weights).
 
@@ -338,12 +353,12 @@ class TypedGGNNConv(MessagePassing):
         if self.meet_linear is not None:
             aggregated = aggregated + self.meet(x, edges)
         if groups is None:
-            new = self.grus[0](aggregated, x)
+            new = _gru_update(self.grus[0], aggregated, x)
         else:
             new = x.new_zeros(x.shape)
             for gru, idx in zip(self.grus, groups, strict=True):
                 if idx.numel():
-                    new = new.index_copy(0, idx, gru(aggregated[idx], x[idx]))
+                    new = new.index_copy(0, idx, _gru_update(gru, aggregated[idx], x[idx]))
         if self.dropout:
             new = F.dropout(new, p=self.dropout, training=self.training)
         return new

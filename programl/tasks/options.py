@@ -66,8 +66,9 @@ class TaskOptions(Options):
         "fp32",
         group=SCHEDULE_GROUP,
         choices=PRECISIONS,
-        help="bf16: run the training steps' forward pass under bfloat16 autocast (weights, optimizer and scoring stay "
-        "float32; about 2 times faster for the POJ-104 classifier on a CPU with AVX-512 BF16)",
+        help="bf16: run the training steps' forward pass under bfloat16 autocast (weights, optimizer, the GGNN's GRU "
+        "on the CPU and scoring stay float32; about 2 times faster for the POJ-104 classifier on a CPU with AVX-512 "
+        "BF16)",
     )
 
 
