@@ -33,6 +33,13 @@ Usage::
     python benchmarks/train.py --graphs /path/to/graphs --max-graphs 2000
     python benchmarks/train.py --dataset /path/to/ddf22 --analysis reachability --threads 1
     python benchmarks/train.py --model rgcn --device cpu --batches 3 -o train.json
+    python benchmarks/train.py --model pyg-gated --device cuda     # PyG's GatedGraphConv on the same batches
+
+``--model pyg-gated`` is the reference point issue 38 item 3 names: PyG's own ``GatedGraphConv`` (Li et al.'s GGNN
+as torch-geometric ships it) on the same batches, shaped like the data-flow GGNN where it can be (the same 32-wide
+text embedding plus the two root-selector columns, 34 channels, T steps, mean aggregation, a linear readout of
+``[h0; hT]``), and unlike it where PyG's layer is: one edge type (ProGraML's six typed, positioned message maps
+become one) and a weight per step instead of one shared over all steps.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
 from torch_geometric.data import Batch, Data
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -56,6 +64,34 @@ from programl.models import DataflowGGNN, DataflowRGCN  # noqa: E402
 from programl.tasks.options import PRECISIONS  # noqa: E402
 from programl.training.runtime import autocast  # noqa: E402
 
+
+class PygGatedGraphConv(nn.Module):
+    """PyG's ``GatedGraphConv`` on the data-flow batches (module docstring, ``--model pyg-gated``): the baseline the
+    typed GGNN's speed is compared with. The same call and loss as :class:`DataflowGGNN`; ``steps`` is fixed when
+    built (PyG's layer holds one weight per step)."""
+
+    def __init__(self, vocabulary_size: int, *, steps: int = 30, embedding_dim: int = 32, hidden: int = 34):
+        super().__init__()
+        from torch_geometric.nn import GatedGraphConv
+
+        self.embedding = nn.Embedding(vocabulary_size + 1, embedding_dim)
+        self.conv = GatedGraphConv(hidden, num_layers=steps, aggr="mean")
+        self.readout = nn.Linear(2 * hidden, 2)
+        self.hidden = hidden
+
+    def forward(self, batch, num_steps: int | None = None) -> torch.Tensor:
+        if num_steps is not None and num_steps != self.conv.num_layers:
+            raise ValueError(f"built for {self.conv.num_layers} steps, asked for {num_steps}")
+        selector = nn.functional.one_hot(batch.root.long(), 2).to(self.embedding.weight.dtype)
+        h0 = torch.cat([self.embedding(batch.x), selector], dim=1)
+        h0 = nn.functional.pad(h0, (0, self.hidden - h0.shape[1]))
+        return self.readout(torch.cat([h0, self.conv(h0, batch.edge_index)], dim=1))
+
+    def loss(self, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return nn.functional.cross_entropy(logits, y)
+
+
+MODELS = {"ggnn": DataflowGGNN, "rgcn": DataflowRGCN, "pyg-gated": PygGatedGraphConv}
 PAPER_TRAIN_NODES_PER_S = 581 / 0.026  # 26 ms per 581-node graph on a GTX 1080
 MEAN_GRAPH_NODES = 581
 
@@ -226,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--model", choices=("ggnn", "rgcn"), default="ggnn")
+    parser.add_argument(
+        "--model", choices=tuple(MODELS), default="ggnn", help="pyg-gated: PyG's GatedGraphConv (module docstring)"
+    )
     parser.add_argument("--device", default="auto", help="auto (cuda if available), cpu, cuda, cuda:1 ...")
     parser.add_argument("--steps", type=int, default=30, help="message-passing steps T (default 30)")
     parser.add_argument("--max-nodes", type=int, default=10_000, help="node budget per batch (default 10,000)")
@@ -280,8 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     nodes = sum(int(e.num_nodes) for e in examples)
     edges = sum(int(e.edge_index.shape[1]) for e in examples)
 
-    model_cls = DataflowGGNN if args.model == "ggnn" else DataflowRGCN
-    model = model_cls(vocabulary_size).to(device)
+    model_cls = MODELS[args.model]
+    model = model_cls(vocabulary_size, steps=args.steps) if args.model == "pyg-gated" else model_cls(vocabulary_size)
+    model = model.to(device)
     parameters = sum(p.numel() for p in model.parameters())
     baseline_mb = peak_rss_mb()
     phase = {"steps": args.steps, "warmup": args.warmup, "precision": args.precision}
