@@ -234,3 +234,36 @@ def test_headline_links_go_to_the_rows_section(name: str) -> None:
     later = [o for lvl, _, o in headings if lvl <= level and o > offset]
     subsection = MARKDOWN[offset : later[0] if later else None]
     assert expected["ours"].split(" (")[0].replace(" %", "") in subsection
+
+
+def _fifteen_cells() -> list[list[str]]:
+    """The rows of §5's "The paper's table, cell by cell" (five analyses x three cells)."""
+    start = MARKDOWN.index("\n### The paper's table, cell by cell")
+    section = MARKDOWN[start : MARKDOWN.index("\n### ", start + 1)]
+    return [_cells(line) for line in section.splitlines() if line.startswith("| ") and "paper P / R / F1" not in line]
+
+
+def _verdict(ours: float, paper: float) -> str:
+    difference = round(ours - paper, 3)
+    return "above" if difference > 0 else "yes" if difference == 0 else "**no**"
+
+
+def test_the_fifteen_cells_are_the_json_beside_the_papers() -> None:
+    """One table of §5 holds every cell of SPEC §7.1 for the faithful model and the step-free variant: the paper's
+    precision, recall and F1 (``PAPER_TABLE``), ours from docs/results.json, and the verdict that follows."""
+    from programl.tasks.dataflow.train import PAPER_TABLE
+
+    rows = _fifteen_cells()
+    assert len(rows) == len(ANALYSES) * len(TABLE_CELLS)
+    for k, row in enumerate(rows):
+        analysis, cell = list(PAPER_TABLE)[k // 3], TABLE_CELLS[k % 3]
+        numbers = RESULTS["dataflow"][analysis]
+        faithful, step_free = numbers["table"][cell], numbers["step_free_table"][cell]
+        if k % 3 == 0:
+            assert row[0] == f"{analysis} (`{step_free['model']}`)"
+        assert row[1] == cell
+        paper = PAPER_TABLE[analysis][cell]
+        assert row[2] == " / ".join(f"{value:.3f}" for value in paper)
+        for (ours, verdict), result in zip(((row[3], row[4]), (row[5], row[6])), (faithful, step_free)):
+            assert ours.startswith(f"{result['f1']:.3f} ({result['pooled_f1']:.3f}); {result['examples']:,}; ")
+            assert verdict == _verdict(result["f1"], paper[2])
