@@ -27,6 +27,11 @@ Usage (needs ``make reference``: llvm2graph-10 and clang-14; 12 min for 48 files
 measurement of docs/results.md "Graphs of the original")::
 
     nice -n 10 .venv/bin/python benchmarks/original_graphs.py --count 48 --max-nodes 2000 --json original_graphs.json
+
+``--predict-defaults`` scores what ``programl predict dataflow`` runs when given no ``--model`` and no ``--steps``
+(the issue's "done when"): each analysis's step-free variant where one is installed, with its own inference (until
+stable, or T=30 over the control floods for liveness). The row ``all, same roots`` counts only the graphs whose
+sampled roots were found in both graphs, so that both sides label the same (root, node) pairs.
 """
 
 from __future__ import annotations
@@ -191,6 +196,17 @@ class Tally:
         }
 
 
+def predict_default_model(analysis: str) -> str:
+    """The shipped model ``programl predict dataflow --analysis ANALYSIS`` runs when given no ``--model`` and no
+    ``--steps`` (:meth:`programl.tasks.dataflow.spec.DataflowSpec.predict_default`)."""
+    from programl.pretrained.hub import PRETRAINED_DIR, find_pretrained, read_metadata
+    from programl.tasks import TASKS
+
+    found = find_pretrained("dataflow", analysis=analysis)
+    metadata = {name: read_metadata(PRETRAINED_DIR / name) for name in found}
+    return TASKS["dataflow"].predict_default(found, metadata, argparse.Namespace(steps=None))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
@@ -199,7 +215,17 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=48, help="IR files (default 48)")
     parser.add_argument("--max-nodes", type=int, default=2_000, help="skip larger inputs (by our graph's size; 2,000)")
     parser.add_argument("--seed", type=int, default=0, help="of the file sample")
-    parser.add_argument("--steps", type=int, default=30, help="message-passing steps (default 30)")
+    parser.add_argument(
+        "--steps",
+        default="30",
+        help="message-passing steps (default 30); 'model': each model's own inference, as programl predict runs it",
+    )
+    parser.add_argument(
+        "--predict-defaults",
+        action="store_true",
+        help="score the model programl predict picks for each analysis (its step-free variant where one is "
+        "installed) with its own inference (implies --steps model)",
+    )
     parser.add_argument("--analysis", action="append", choices=ANALYSES, help="default: all five")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/original-graphs-cache"), help="IR cache")
     parser.add_argument(
@@ -213,6 +239,9 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
     chosen = dict(item.split("=", 1) for item in args.model)
+    if args.predict_defaults:
+        args.steps = "model"
+    steps = None if args.steps == "model" else int(args.steps)
 
     binary, clang = find_llvm2graph(), find_clang14()
     if not binary or not clang:
@@ -225,10 +254,12 @@ def main() -> int:
 
     torch.set_num_threads(1)
     analyses = args.analysis or list(ANALYSES)
+    if args.predict_defaults:
+        chosen = {**{a: predict_default_model(a) for a in analyses}, **chosen}
     models = {a: pretrained(chosen.get(a, a)) for a in analyses}
     rows = sample(args.corpus / "manifest.jsonl", args.count, args.max_nodes, args.seed)
     args.cache.mkdir(parents=True, exist_ok=True)
-    filters = ("ddf30", "all", "ddf30 -O0", "ddf30 -O2")
+    filters = ("ddf30", "all", "ddf30 -O0", "ddf30 -O2", "all, same roots")
     tallies = {(a, w, f): Tally() for a in analyses for w in WAYS for f in filters}
     exact_agreement = {a: [0, 0] for a in analyses}
     texts: dict[str, Counter] = {"ours": Counter(), "original": Counter()}
@@ -286,11 +317,13 @@ def main() -> int:
             predicted = {}
             for way, mode in WAYS:
                 graph, result = graphs[way], results[way]
-                prediction = predict_dataflow(model, graph, roots=result.roots, steps=args.steps, typed_pointers=mode)
+                prediction = predict_dataflow(model, graph, roots=result.roots, steps=steps, typed_pointers=mode)
                 predicted[way, mode] = prediction.predicted
                 exact = result.labels.astype(bool)
                 short = result.step_counts <= 30
                 tallies[analysis, (way, mode), "all"].add(prediction.predicted, exact, dead[way])
+                if None not in roots:
+                    tallies[analysis, (way, mode), "all, same roots"].add(prediction.predicted, exact, dead[way])
                 if short.any():
                     level = "-O0" if "-O0." in row["name"] else "-O2"
                     for filt in ("ddf30", f"ddf30 {level}"):
@@ -321,7 +354,9 @@ def main() -> int:
             "in_vocabulary_mapped": mapped / total,
             "typed_pointer_texts": typed / total,
         }
-    print(f"\n{built} IR files built both ways ({dict(failures) or 'no failures'}); T={args.steps}")
+    inference = f"T={steps}" if steps is not None else "each model's own inference"
+    print(f"\n{built} IR files built both ways ({dict(failures) or 'no failures'}); {inference}")
+    print("models: " + ", ".join(f"{a} {m.name}" for a, m in models.items()))
     for way, c in coverage.items():
         print(
             f"{way}: {c['nodes']:,} nodes; texts with '*': {c['typed_pointer_texts']:.1%}; in the vocabulary: "
@@ -377,7 +412,7 @@ def main() -> int:
                 {
                     "files": built,
                     "failures": dict(failures),
-                    "steps": args.steps,
+                    "steps": steps if steps is not None else "model",
                     "models": {a: m.name for a, m in models.items()},
                     "coverage": coverage,
                     "dead_block_instructions": dict(dead_nodes),
