@@ -1,0 +1,33 @@
+"""benchmarks/original_graphs.py ``--predict-defaults`` scores the models ``programl predict dataflow`` runs when
+given no ``--model`` and no ``--steps`` (issue 36 item 5's "done when"): the same choice as the command's."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("torch_geometric")
+
+from programl.dataflow.names import ANALYSES  # noqa: E402
+from programl.pretrained.hub import PRETRAINED_DIR, find_pretrained, read_metadata  # noqa: E402
+from programl.tasks.dataflow.spec import STEP_FREE_MODES  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import original_graphs  # noqa: E402
+
+
+@pytest.mark.parametrize("analysis", ANALYSES)
+def test_the_default_model_is_the_step_free_variant_predict_runs(analysis: str) -> None:
+    name = original_graphs.predict_default_model(analysis)
+    assert name in find_pretrained("dataflow", analysis=analysis)
+    assert (read_metadata(PRETRAINED_DIR / name).get("inference") or {}).get("mode") in STEP_FREE_MODES
+    # programl predict --steps T picks the faithful model instead: the helper asks as a call without --steps
+    found = find_pretrained("dataflow", analysis=analysis)
+    metadata = {n: read_metadata(PRETRAINED_DIR / n) for n in found}
+    from programl.tasks import TASKS
+
+    assert TASKS["dataflow"].predict_default(found, metadata, argparse.Namespace(steps=30)) == analysis
