@@ -22,12 +22,13 @@ import original_graphs  # noqa: E402
 
 @pytest.mark.parametrize("analysis", ANALYSES)
 def test_the_default_model_is_the_step_free_variant_predict_runs(analysis: str) -> None:
-    name = original_graphs.predict_default_model(analysis)
-    assert name in find_pretrained("dataflow", analysis=analysis)
-    assert (read_metadata(PRETRAINED_DIR / name).get("inference") or {}).get("mode") in STEP_FREE_MODES
-    # programl predict --steps T picks the faithful model instead: the helper asks as a call without --steps
+    from programl.tasks import TASKS
+
     found = find_pretrained("dataflow", analysis=analysis)
     metadata = {n: read_metadata(PRETRAINED_DIR / n) for n in found}
-    from programl.tasks import TASKS
+    name = original_graphs.predict_default_model(analysis)
+    assert name in found
+    assert (metadata[name].get("inference") or {}).get("mode") in STEP_FREE_MODES
+    # programl predict --steps T picks the faithful model instead: the helper asks as a call without --steps
 
     assert TASKS["dataflow"].predict_default(found, metadata, argparse.Namespace(steps=30)) == analysis
