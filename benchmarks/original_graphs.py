@@ -199,12 +199,11 @@ class Tally:
 def predict_default_model(analysis: str) -> str:
     """The shipped model ``programl predict dataflow --analysis ANALYSIS`` runs when given no ``--model`` and no
     ``--steps`` (:meth:`programl.tasks.dataflow.spec.DataflowSpec.predict_default`)."""
-    from programl.pretrained.hub import PRETRAINED_DIR, find_pretrained, read_metadata
+    from programl.pretrained.hub import find_pretrained_metadata
     from programl.tasks import TASKS
 
-    found = find_pretrained("dataflow", analysis=analysis)
-    metadata = {name: read_metadata(PRETRAINED_DIR / name) for name in found}
-    return TASKS["dataflow"].predict_default(found, metadata, argparse.Namespace(steps=None))
+    found = find_pretrained_metadata("dataflow", analysis=analysis)
+    return TASKS["dataflow"].predict_default(list(found), found, argparse.Namespace(steps=None))
 
 
 def main() -> int:

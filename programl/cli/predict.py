@@ -37,7 +37,6 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from programl.cli.common import (
     Summary,
@@ -129,7 +128,7 @@ def _select_models(args: argparse.Namespace) -> list:
     """The pretrained models to run (loaded), or a :class:`~programl.exceptions.ProgramlError` that says why
     there are none."""
     from programl.exceptions import ProgramlError
-    from programl.pretrained.hub import PRETRAINED_DIR, find_pretrained, pretrained, pretrained_names, read_metadata
+    from programl.pretrained.hub import find_pretrained_metadata, pretrained, pretrained_names
 
     spec = TASKS[args.task]
     directory = args.model_dir
@@ -142,10 +141,9 @@ def _select_models(args: argparse.Namespace) -> list:
     wanted, explicit = spec.predict_wanted(args)
     names, missing = [], []
     for filters in wanted:
-        found = find_pretrained(args.task, directory=directory, **filters)
+        found = find_pretrained_metadata(args.task, directory=directory, **filters)
         if found:  # sorted: the model named after the analysis (the faithful one) before its variants
-            root = Path(directory) if directory is not None else PRETRAINED_DIR
-            names.append(spec.predict_default(found, {n: read_metadata(root / n) for n in found}, args))
+            names.append(spec.predict_default(list(found), found, args))
         else:
             missing.append(", ".join(map(str, filters.values())))  # "" for the task's one model
     if not names or (explicit and missing):

@@ -43,6 +43,7 @@ __all__ = [
     "PretrainedModel",
     "build_model",
     "find_pretrained",
+    "find_pretrained_metadata",
     "model_classes",
     "pretrained",
     "pretrained_names",
@@ -276,8 +277,20 @@ def find_pretrained(
 ) -> list[str]:
     """Names of the models in ``directory`` (default: the package's) for ``task`` (and ``analysis`` / ``platform``
     when given), sorted."""
+    return list(find_pretrained_metadata(task, analysis=analysis, platform=platform, directory=directory))
+
+
+def find_pretrained_metadata(
+    task: str,
+    *,
+    analysis: str | None = None,
+    platform: str | None = None,
+    directory: str | os.PathLike | None = None,
+) -> dict[str, dict[str, Any]]:
+    """The models :func:`find_pretrained` finds, each name (in its order) with its checked ``model.json``: what
+    :meth:`programl.tasks.base.TaskSpec.predict_default` chooses among."""
     root = Path(directory) if directory is not None else PRETRAINED_DIR
-    out = []
+    out = {}
     for d in _model_dirs(root):
         metadata = read_metadata(d)
         if metadata["task"] != task:
@@ -286,5 +299,5 @@ def find_pretrained(
             continue
         if platform is not None and metadata.get("platform") != platform:
             continue
-        out.append(d.name)
+        out[d.name] = metadata
     return out

@@ -21,7 +21,13 @@ import programl  # noqa: E402
 from programl.exceptions import AnalysisError, ProgramlError  # noqa: E402
 from programl.models import PretrainedModel, pretrained, pretrained_names  # noqa: E402
 from programl.pretrained.export import export_pretrained, model_spec  # noqa: E402
-from programl.pretrained.hub import PRETRAINED_DIR, build_model, find_pretrained  # noqa: E402
+from programl.pretrained.hub import (  # noqa: E402
+    PRETRAINED_DIR,
+    build_model,
+    find_pretrained,
+    find_pretrained_metadata,
+    read_metadata,
+)
 from programl.proto import ProgramGraph  # noqa: E402
 from tests.models import pretrained_runs as runs  # noqa: E402
 
@@ -258,6 +264,9 @@ def test_load_and_list(dataflow_export) -> None:
     assert pretrained_names(models) == ["reachability"]
     assert find_pretrained("dataflow", analysis="reachability", directory=models) == ["reachability"]
     assert find_pretrained("dataflow", analysis="liveness", directory=models) == []
+    found = find_pretrained_metadata("dataflow", analysis="reachability", directory=models)
+    assert found == {"reachability": read_metadata(models / "reachability")}
+    assert find_pretrained_metadata("devmap", directory=models) == {}
     model = pretrained("reachability", directory=models)
     assert isinstance(model, PretrainedModel) and not model.model.training
     assert model.task == "dataflow" and model.analysis == "reachability" and model.classes == ["false", "true"]
