@@ -65,7 +65,7 @@ def add_checkpoint_minutes_argument(group) -> None:
         type=float,
         default=10.0,
         metavar="M",
-        help="also write last.pt every M minutes within an epoch (default: 10)",
+        help="also write last.pt every M minutes within an epoch, with a line on how far the epoch is (default: 10)",
     )
 
 

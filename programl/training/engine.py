@@ -428,11 +428,12 @@ class Trainer:
             if not mid_epoch:
                 state["grad_norms"] = None
             steps: int | None = None
+            target: int | None = None
+            records = self.log.records
+            began_at = records[-1]["train_examples"] if records else 0  # the run's examples when the epoch began
             if budget.examples is not None:
                 target = budget.examples[epoch - 1]
                 if mid_epoch:
-                    records = self.log.records
-                    began_at = records[-1]["train_examples"] if records else 0
                     share_here = (target - state["examples"]) / max(target - began_at, 1)
                 batches = self._example_steps(target)
                 description = f"epoch {epoch}/{budget.num_epochs} (to {target:,} examples)"
@@ -463,6 +464,8 @@ class Trainer:
                     state["epoch"] = epoch - 1
                     self._save(self.last, began, partial=metrics)
                     last_save = time.perf_counter()
+                    if self.show:
+                        logger.info(self._checkpoint_line(epoch, steps, target, began_at, started))
             metrics.all_reduce(dist.all_reduce_sum)
             train = task.epoch_metrics(metrics.compute())
             validating = time.perf_counter()
@@ -513,6 +516,22 @@ class Trainer:
             show=self.show and self.bar == "batches",
         )
         return self.task.epoch_metrics(metrics.compute())
+
+    def _checkpoint_line(self, epoch: int, steps: int | None, target: int | None, began_at: int, started: float) -> str:
+        """Where a checkpoint within an epoch leaves it: how much of the epoch's training is done and about how long
+        the rest takes at the epoch's pace so far. The one sign of life in a log without a bar (stderr redirected,
+        as under ``nohup``), where an epoch may take an hour."""
+        if target is not None:  # an examples budget: the epoch ends at ``target`` examples
+            total, unit = target - began_at, "examples"
+            done = min(self.state["examples"] - began_at, total)  # the last step may go past the target
+        else:
+            done, total, unit = self.state["cursor"], steps or 0, "batches"
+        seconds = time.perf_counter() - started
+        line = f"epoch {epoch}/{self.budget.num_epochs}: last.pt written after {done:,} of {total:,} {unit}"
+        if done <= 0 or total <= 0:
+            return line
+        left = seconds * max(total - done, 0) / done / 60
+        return f"{line} ({100 * done / total:.0f} % in {seconds / 60:.0f} min), about {left:.0f} min of training left"
 
     def _seconds_into_epoch(self) -> float:
         """The training time of the current epoch before this process resumed it: the checkpoint's time less the

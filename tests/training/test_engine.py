@@ -8,6 +8,7 @@ import io
 import json
 import logging
 import math
+import re
 import sys
 
 import numpy as np
@@ -168,6 +169,31 @@ def test_resuming_within_an_epoch_is_bit_exact(tmp_path, schedule, examples, wor
         assert torch.equal(a, b)
     assert records(tmp_path / "whole") == records(tmp_path / "cut")
     assert whole.task.lrs[-len(resumed.task.lrs) :] == resumed.task.lrs  # the schedule went on where it stopped
+
+
+@pytest.mark.parametrize("examples", [False, True], ids=["epochs", "examples"])
+def test_a_checkpoint_within_an_epoch_says_where_the_epoch_stands(tmp_path, caplog, examples) -> None:
+    """A log without a bar (stderr redirected, as here) gets a line at each checkpoint within an epoch, counted
+    from the epoch's start also after a resumption, and nothing with ``show=False`` (``-q``)."""
+    budget = Budget(examples=[10, 30, 50]) if examples else Budget(epochs=3)
+    # the epoch's share: the second epoch's examples (from the first's overshoot, 12 by batches of 3, to 30), or its
+    # batches (7 of 20 examples by 3)
+    unit, total = ("examples", 18) if examples else ("batches", 7)
+    caplog.set_level(logging.INFO, logger="programl.training")
+    with pytest.raises(KeyboardInterrupt):  # after 9 steps: in the middle of the second epoch
+        fit(tmp_path, Toy(stop_at=9), budget=budget, checkpoint_minutes=0)
+    lines = [r.getMessage() for r in caplog.records if "last.pt written" in r.getMessage()]
+    assert lines and all(re.fullmatch(r"epoch [12]/3: last\.pt written after [\d,]+ of [\d,]+ \w+.*", x) for x in lines)
+    second = [x for x in lines if x.startswith("epoch 2/3")]
+    cut = int(re.search(r"after (\d+) of", second[-1]).group(1))
+    assert f"of {total} {unit}" in second[-1] and "min of training left" in second[-1]
+    caplog.clear()
+    fit(tmp_path, budget=budget, checkpoint_minutes=0)  # resumed: the epoch's count goes on from the cut
+    resumed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("epoch 2/3: last.pt")]
+    assert int(re.search(r"after (\d+) of", resumed[0]).group(1)) > cut
+    caplog.clear()
+    fit(tmp_path / "quiet", budget=budget, checkpoint_minutes=0, show=False)
+    assert not [r for r in caplog.records if "last.pt written" in r.getMessage()]
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine")
