@@ -38,7 +38,9 @@ def test_three_cells_fixed_and_until_stable(script, dataset: Path, tmp_path: Pat
     fixed, stable = result["reachability"], result["reachability (until stable)"]
     vocabulary = pretrained("reachability").directory / "vocab.csv"
     for cell, limit, steps in script["CELLS"]:
-        expected = len(DeepDataFlowDataset(dataset, "reachability", "test", max_steps=limit, vocabulary_path=vocabulary))
+        expected = len(
+            DeepDataFlowDataset(dataset, "reachability", "test", max_steps=limit, vocabulary_path=vocabulary)
+        )
         assert fixed["table"][cell]["examples"] == stable["table"][cell]["examples"] == expected
         assert fixed["table"][cell]["steps"] == fixed["table"][cell]["mean_steps"] == steps
         assert stable["table"][cell]["steps"] == "stable" and stable["table"][cell]["mean_steps"] >= 30

@@ -130,7 +130,7 @@ class GGNNGraphClassifier(nn.Module):
             else None
         )
         if numbers_and_types:  # (no attribute at all when off: the state dict of the paper's model is unchanged;
-        # drawn last, so that the other parameters are the same draws with and without it)
+            # drawn last, so that the other parameters are the same draws with and without it)
             from programl.models.numbers_types import NumberTypeEmbedding
 
             self.numbers_and_types = NumberTypeEmbedding(hidden_channels)
