@@ -29,5 +29,4 @@ def test_the_default_model_is_the_step_free_variant_predict_runs(analysis: str) 
     assert name in metadata
     assert (metadata[name].get("inference") or {}).get("mode") in STEP_FREE_MODES
     # programl predict --steps T picks the faithful model instead: the helper asks as a call without --steps
-
     assert TASKS["dataflow"].predict_default(list(metadata), metadata, argparse.Namespace(steps=30)) == analysis
