@@ -54,8 +54,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--model",
         metavar="NAME|DIR",
-        help="with --analysis: the pretrained model whose predictions to show (default: the installed one for the "
-        "analysis, if any)",
+        help="with --analysis: the pretrained model whose predictions to show (default: the one `programl predict` "
+        "runs for the analysis: its step-free variant where one is installed, else its faithful model)",
     )
     parser.add_argument("--no-model", action="store_true", help="with --analysis: the exact labels only")
     parser.add_argument(
@@ -116,16 +116,18 @@ def _load_model(args: argparse.Namespace):
         if not args.quiet:
             print(f"programl view: {_ml_message('a model', missing)}; showing the exact labels only", file=sys.stderr)
         return None
-    from programl.pretrained.hub import find_pretrained, pretrained
+    from programl.pretrained.hub import find_pretrained_metadata, pretrained
+    from programl.tasks.registry import TASKS
 
     if args.model:
         return pretrained(args.model)
-    names = find_pretrained("dataflow", analysis=args.analysis)
-    if not names:
+    found = find_pretrained_metadata("dataflow", analysis=args.analysis)
+    if not found:
         if not args.quiet:
             print(f"programl view: no pretrained {args.analysis} model; showing the exact labels only", file=sys.stderr)
         return None
-    return pretrained(names[0])
+    # the model `programl predict dataflow --analysis A` runs (no --steps): its step-free variant where installed
+    return pretrained(TASKS["dataflow"].predict_default(list(found), found, argparse.Namespace(steps=None)))
 
 
 def run(args: argparse.Namespace) -> int:
