@@ -54,7 +54,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--model",
         metavar="NAME|DIR",
-        help="with --analysis: the pretrained model whose predictions to show (default: the one `programl predict` "
+        help="with --analysis: the pretrained model whose predictions to show (default: the one programl predict "
         "runs for the analysis: its step-free variant where one is installed, else its faithful model)",
     )
     parser.add_argument("--no-model", action="store_true", help="with --analysis: the exact labels only")
