@@ -199,11 +199,12 @@ class Tally:
 def predict_default_model(analysis: str) -> str:
     """The shipped model ``programl predict dataflow --analysis ANALYSIS`` runs when given no ``--model`` and no
     ``--steps`` (:meth:`programl.tasks.dataflow.spec.DataflowSpec.predict_default`)."""
-    from programl.pretrained.hub import find_pretrained_metadata
-    from programl.tasks import TASKS
+    from programl.tasks.dataflow.spec import default_model_name
 
-    found = find_pretrained_metadata("dataflow", analysis=analysis)
-    return TASKS["dataflow"].predict_default(list(found), found, argparse.Namespace(steps=None))
+    name = default_model_name(analysis)
+    if name is None:
+        raise SystemExit(f"original_graphs.py: no pretrained {analysis} model is installed")
+    return name
 
 
 def main() -> int:

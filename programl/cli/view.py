@@ -116,18 +116,17 @@ def _load_model(args: argparse.Namespace):
         if not args.quiet:
             print(f"programl view: {_ml_message('a model', missing)}; showing the exact labels only", file=sys.stderr)
         return None
-    from programl.pretrained.hub import find_pretrained_metadata, pretrained
-    from programl.tasks.registry import TASKS
+    from programl.pretrained.hub import pretrained
+    from programl.tasks.dataflow.spec import default_model_name
 
     if args.model:
         return pretrained(args.model)
-    found = find_pretrained_metadata("dataflow", analysis=args.analysis)
-    if not found:
+    name = default_model_name(args.analysis)  # what `programl predict` runs: the step-free variant where installed
+    if name is None:
         if not args.quiet:
             print(f"programl view: no pretrained {args.analysis} model; showing the exact labels only", file=sys.stderr)
         return None
-    # the model `programl predict dataflow --analysis A` runs (no --steps): its step-free variant where installed
-    return pretrained(TASKS["dataflow"].predict_default(list(found), found, argparse.Namespace(steps=None)))
+    return pretrained(name)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -30,6 +30,7 @@ __all__ = [
     "STEP_FREE_GROUP",
     "STEP_FREE_MODES",
     "STEP_POLICIES",
+    "default_model_name",
     "TRAIN_SCHEDULE",
     "DataflowOptions",
     "DataflowSpec",
@@ -94,6 +95,25 @@ STEP_FREE_GROUP = "step count (not in the paper; issue 36)"
 STEP_FREE_MODES = ("until_stable", "control_floods")
 #: The values of ``--step-policy`` (:class:`DataflowOptions`).
 STEP_POLICIES = ("fixed", "cover")
+
+
+def _choose_model(names: list[str], metadata: Mapping[str, Mapping[str, Any]], steps: int | None) -> str:
+    """:meth:`DataflowSpec.predict_default` for a call with ``--steps steps`` (None: without it)."""
+    if steps is None:
+        for name in names:
+            if (metadata[name].get("inference") or {}).get("mode") in STEP_FREE_MODES:
+                return name
+    return names[0]
+
+
+def default_model_name(analysis: str) -> str | None:
+    """The installed model ``programl predict dataflow --analysis ANALYSIS`` runs when given no ``--model`` and no
+    ``--steps`` (:meth:`DataflowSpec.predict_default`), None when the analysis has none: ``programl view``'s
+    default and ``benchmarks/original_graphs.py --predict-defaults``'s."""
+    from programl.pretrained.hub import find_pretrained_metadata
+
+    found = find_pretrained_metadata("dataflow", analysis=analysis)
+    return _choose_model(list(found), found, None) if found else None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -608,11 +628,7 @@ examples:
         ``until_stable``, or ``control_floods`` for liveness: it holds at every step count, issue 36 item 2), else
         the faithful model; with ``--steps T`` the faithful model, which the paper ran at a fixed T (a step-free
         model diverges far past the steps it was trained to hold)."""
-        if args.steps is None:
-            for name in names:
-                if (metadata[name].get("inference") or {}).get("mode") in STEP_FREE_MODES:
-                    return name
-        return names[0]
+        return _choose_model(names, metadata, args.steps)
 
     def check_predict_model(self, model, args: argparse.Namespace) -> None:
         if args.analysis and model.analysis not in args.analysis:
