@@ -135,6 +135,10 @@ def test_tiny_training_beats_chance_on_held_out_programs(dataset, tmp_path, caps
     assert classifyapp.evaluate_main(parse("evaluate", "--run-dir", run, "--split", "test", "-q")) == 0
     evaluation = json.loads((run / "evaluation_best.json").read_text())
     assert evaluation["test"]["error"] == pytest.approx(result["test"]["error"])
+    # every error is in one of the (at most 3) pairs of the 3 classes, named 1..3 as the source's folders
+    pairs = evaluation["test"]["confused_pairs"]
+    assert sum(p["count"] for p in pairs) == round(evaluation["test"]["error"] * 9)
+    assert all(1 <= a < b <= 3 for a, b in (p["classes"] for p in pairs))
 
     # a run still training holds its directory; --out evaluates it all the same, only reading it
     with RunLock(run):
@@ -396,3 +400,16 @@ def test_training_from_processed_files_alone_on_the_default_device(tmp_path, mon
     assert result["scope"]["programs"] == {"train": 18, "val": 6, "test": 6}
     assert result["test"]["count"] == 6 and result["test"]["accuracy"] >= 4 / 6  # chance is 1/3
     assert "legacy" not in result and sorted(p.name for p in root.iterdir()) == ["processed"]
+
+
+def test_confused_pairs_sum_both_directions_most_first() -> None:
+    """Class 3 taken for 5 once and 5 for 3 twice is one pair of 3 errors, ahead of the pair (1, 2) with 1; right
+    answers count nowhere; classes are the labels plus one (POJ-104's folders), shares of all errors."""
+    targets = np.array([2, 4, 4, 0, 7, 7])
+    predictions = np.array([4, 2, 2, 1, 7, 7])
+    assert classifyapp.confused_pairs(targets, predictions) == [
+        {"classes": [3, 5], "count": 3, "share": 0.75},
+        {"classes": [1, 2], "count": 1, "share": 0.25},
+    ]
+    assert classifyapp.confused_pairs(targets, predictions, top=1) == [{"classes": [3, 5], "count": 3, "share": 0.75}]
+    assert classifyapp.confused_pairs(targets, targets) == []

@@ -260,7 +260,7 @@ examples:
 
     def scores(self, files: RunFiles) -> dict[str, Any]:
         result = files.result
-        drop = ("confusion_matrix", "per_class_accuracy", "rows", "predictions")
+        drop = ("confusion_matrix", "per_class_accuracy", "confused_pairs", "rows", "predictions")
         keep = ("checkpoint", "checkpoint_epoch", "best_epoch", "best_val_accuracy")
         out = {k: result[k] for k in keep if k in result}
         for split in ("test", "val", "legacy"):

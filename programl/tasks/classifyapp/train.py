@@ -33,6 +33,7 @@ Run directory::
     last.pt, best.pt                    resumption checkpoint, best-validation model
     result.json                         test (and legacy) top-1 error of best.pt, with the scope of the run
     confusion.png                       104 x 104 confusion matrix of the test split
+    evaluation_<checkpoint>.json        ``programl evaluate``: each split's error and most confused class pairs
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import hashlib
 import logging
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +104,9 @@ logger = logging.getLogger(__name__)
 #: Test error % on POJ-104 (ICML table, SPEC §7.4).
 PUBLISHED_ERROR = {"TBCNN": 6.00, "NCC (inst2vec)": 5.17, "XFG": 4.29, "ProGraML": 3.38}
 
+
+#: How many class pairs ``evaluate`` lists per split (:func:`confused_pairs`).
+CONFUSED_PAIRS = 10
 
 #: What ``evaluate`` reads of a run's options (those of runs written before the schedule options, too).
 _CONFIG_KEYS = tuple(k for k in ClassifyappOptions.keys() if k not in SCHEDULE_DEFAULTS)
@@ -260,6 +265,22 @@ class _Collecting(AccuracyAccumulator):
         out["predictions"] = torch.cat(self.predictions).numpy() if self.predictions else np.zeros(0, dtype=np.int64)
         out["targets"] = torch.cat(self.targets).numpy() if self.targets else np.zeros(0, dtype=np.int64)
         return out
+
+
+def confused_pairs(targets: np.ndarray, predictions: np.ndarray, top: int = CONFUSED_PAIRS) -> list[dict[str, Any]]:
+    """The class pairs a model confuses most: each unordered pair's errors in both directions, most first (ties by
+    class). Classes are POJ-104's folder names (the label plus one, as ``confusion.png`` names them); ``share`` is the
+    pair's part of all errors. POJ-104 holds programs of the same problem under two labels (``docs/results.md`` §7,
+    "Where the errors are"): such pairs head this list.
+
+    >>> confused_pairs(np.array([0, 0, 1, 2, 2]), np.array([1, 0, 0, 2, 0]))
+    [{'classes': [1, 2], 'count': 2, 'share': 0.6667}, {'classes': [1, 3], 'count': 1, 'share': 0.3333}]
+    """
+    wrong = targets != predictions
+    pairs = Counter((min(t, p), max(t, p)) for t, p in zip(targets[wrong].tolist(), predictions[wrong].tolist()))
+    ranked = sorted(pairs.items(), key=lambda item: (-item[1], item[0]))[:top]
+    total = sum(pairs.values())
+    return [{"classes": [a + 1, b + 1], "count": n, "share": round(n / total, 4)} for (a, b), n in ranked]
 
 
 class _ClassifyappTask(TrainingTask):
@@ -463,6 +484,7 @@ def _evaluate(
             "accuracy": result["accuracy"],
             "loss": result["loss"],
             "count": result["count"],
+            "confused_pairs": confused_pairs(result["targets"], result["predictions"]),
         }
         if name == "test" and dist.is_main:
             cm = np.zeros((NUM_CLASSES, NUM_CLASSES), dtype=np.int64)
