@@ -413,3 +413,15 @@ def test_confused_pairs_sum_both_directions_most_first() -> None:
     ]
     assert classifyapp.confused_pairs(targets, predictions, top=1) == [{"classes": [3, 5], "count": 3, "share": 0.75}]
     assert classifyapp.confused_pairs(targets, targets) == []
+
+
+def test_the_printed_result_names_the_most_confused_pairs() -> None:
+    """The result line, then per split its first three pairs; a split without errors adds no line."""
+    pairs = [{"classes": [26, 62], "count": 74, "share": 0.16}, {"classes": [13, 53], "count": 40, "share": 0.09}]
+    result = {
+        "test": {"error": 0.0, "count": 5, "confused_pairs": []},
+        "val": {"error": 0.047, "count": 10006, "confused_pairs": pairs},
+    }
+    lines = classifyapp._result_line(result).splitlines()
+    assert lines[0].startswith("classifyapp: test top-1 error 0.00 % (5 graphs); val top-1 error 4.70 % (10006 graphs)")
+    assert lines[1:] == ["  val: most confused class pairs (errors both ways): 26/62 74, 13/53 40"]

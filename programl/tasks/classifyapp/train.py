@@ -515,7 +515,13 @@ def _result_line(result: dict[str, Any]) -> str:
         if name in result
     ]
     paper = ", ".join(f"{k} {v:.2f} %" for k, v in PUBLISHED_ERROR.items())
-    return "classifyapp: " + "; ".join(parts) + f"  [published: {paper}]"
+    lines = ["classifyapp: " + "; ".join(parts) + f"  [published: {paper}]"]
+    for name in ("test", "val", "legacy"):
+        pairs = result.get(name, {}).get("confused_pairs", [])[:3]
+        if pairs:
+            most = ", ".join(f"{a}/{b} {p['count']}" for p in pairs for a, b in [p["classes"]])
+            lines.append(f"  {name}: most confused class pairs (errors both ways): {most}")
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------------------------
