@@ -12,7 +12,9 @@ each unordered pair of classes with its errors in both directions, most first) a
 
 For each pair and each kind of literal, a logistic regression on the counts of each whole literal is fitted on the
 pair's *training* programs and scored on its *validation* programs (the data set's own split, ``split_programs`` with
-its seed; test programs are never read), beside the majority class of those validation programs. A pair whose two
+its seed; test programs are never read, even when the pairs are the test split's), beside the majority class of those
+validation programs. "Errors per program of the pair" divides the pair's errors by its programs in the scored split
+(those that did not compile included). A pair whose two
 classes are the same problem under two labels stays near the majority rate with every feature; one that the
 literals separate is a pair the graph could separate if it carried them.
 
@@ -86,6 +88,7 @@ def analyse(evaluation: dict, split: str, source: Path, pairs: int, seed: int, v
         parts = {name: [by_id[i] for i in ids[name] if by_id[i].label in pair] for name in ("train", "val")}
         val_labels = [p.label for p in parts["val"]]
         row["val_programs"] = len(val_labels)
+        row["split_programs"] = sum(by_id[i].label in pair for i in ids[split])  # those of the scored split
         row["majority"] = round(max(val_labels.count(c) for c in pair) / len(val_labels), 4)
         found = {name: [(p.label, literals(p.text)) for p in group] for name, group in parts.items()}
         for kind in ("strings", "numbers"):
@@ -109,7 +112,7 @@ def table(result: dict) -> str:
     for row in result["pairs"]:
         a, b = row["classes"]
         lines.append(
-            f"| {a} / {b} | {row['count']} | {100 * row['share']:.1f} % | {row['count'] / row['val_programs']:.2f} "
+            f"| {a} / {b} | {row['count']} | {100 * row['share']:.1f} % | {row['count'] / row['split_programs']:.2f} "
             f"| {100 * row['majority']:.1f} % "
             f"| {100 * row['strings']:.1f} % | {100 * row['numbers']:.1f} % |"
         )
@@ -119,7 +122,7 @@ def table(result: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("evaluation", type=Path, help="evaluation_<checkpoint>.json of programl evaluate")
-    parser.add_argument("--split", default="val", choices=("val", "test", "legacy"), help="default: val")
+    parser.add_argument("--split", default="val", choices=("val", "test"), help="whose pairs (default: val)")
     parser.add_argument("--source", type=Path, required=True, help="poj104.tar.xz, its directory or a codexglue/")
     parser.add_argument("--pairs", type=int, default=10, help="how many of the most confused pairs (default: 10)")
     parser.add_argument("--seed", type=int, default=204, help="the data set's split seed (default: 204)")
