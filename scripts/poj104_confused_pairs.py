@@ -14,9 +14,9 @@ For each pair and each kind of literal, a logistic regression on the counts of e
 pair's *training* programs and scored on its *validation* programs (the data set's own split, ``split_programs`` with
 its seed; test programs are never read, even when the pairs are the test split's), beside the majority class of those
 validation programs. "Errors per program of the pair" divides the pair's errors by its programs in the scored split
-(those that did not compile included). A pair whose two
-classes are the same problem under two labels stays near the majority rate with every feature; one that the
-literals separate is a pair the graph could separate if it carried them.
+(those that did not compile included). A pair whose two classes are the same problem under two labels stays near the
+majority rate with every feature; one that the literals separate is a pair the graph could separate if it carried
+them.
 
 Usage::
 
@@ -69,8 +69,7 @@ def separability(train: list[tuple[int, list[str]]], val: list[tuple[int, list[s
     vectorizer = CountVectorizer(analyzer=lambda tokens: tokens or ["<none>"], lowercase=False)
     x_train = vectorizer.fit_transform([tokens for _, tokens in train])
     model = LogisticRegression(max_iter=5000).fit(x_train, [label for label, _ in train])
-    predicted = model.predict(vectorizer.transform([tokens for _, tokens in val]))
-    return sum(int(p == label) for p, (label, _) in zip(predicted, val, strict=True)) / len(val)
+    return float(model.score(vectorizer.transform([tokens for _, tokens in val]), [label for label, _ in val]))
 
 
 def analyse(evaluation: dict, split: str, source: Path, pairs: int, seed: int, verify: bool) -> dict:
