@@ -17,7 +17,11 @@ The processed ``.pt`` and ``.json`` files are the data set: copied under ``proce
 archive, no clang and no graph file (a GPU machine). ``raw/`` is fetched only when something must be processed.
 
 Examples (``Data``): ``x`` (ids into :attr:`POJ104.texts`; see :mod:`programl.datasets.transforms`),
-``node_type``, ``edge_index``, ``edge_flow``, ``edge_pos``, ``y`` (1,) long (class - 1).
+``node_type``, ``edge_index``, ``edge_flow``, ``edge_pos``, ``y`` (1,) long (class - 1). With
+``numbers_and_types=True`` also ``x_num`` (N, 10) and ``x_type`` (N, 6) long: each constant's value and each vector,
+array or struct type's shape (``docs/numbers_types.md``; not in ProGraML, off by default), added to the built graphs
+when they are collated (:func:`programl.graph_builder.numbers_types.annotate` without the module's struct bodies, as
+``programl predict`` adds them to a graph built without them), into processed files of their own (``-nt``).
 
 Split: the seeded per-class 3:1:1 split by program (:func:`programl.data.poj104.split_programs`), so every setting of
 a program lands in the same split; ``size`` keeps the first ``size`` programs of each class in 3:1:1 proportion
@@ -87,6 +91,8 @@ class POJ104(SafeProcessing, InMemoryDataset):
         build: Compile and build the graphs that are missing (False: collate those already built; module
             docstring).
         build_dir: Where the graphs are built (default ``processed/build``; module docstring).
+        numbers_and_types: Add ``x_num`` / ``x_type`` (module docstring; not in ProGraML, off by default). The built
+            graphs are shared; the processed files are not.
         transform, pre_transform, pre_filter, force_reload: As for every PyG data set.
         log: As for every PyG data set; also progress bars (on a terminal) and a summary line of the build.
 
@@ -111,6 +117,7 @@ class POJ104(SafeProcessing, InMemoryDataset):
         verify: bool = True,
         build: bool = True,
         build_dir: str | os.PathLike | None = None,
+        numbers_and_types: bool = False,
         transform: Callable[[Data], Data] | None = None,
         pre_transform: Callable[[Data], Data] | None = None,
         pre_filter: Callable[[Data], bool] | None = None,
@@ -132,6 +139,7 @@ class POJ104(SafeProcessing, InMemoryDataset):
         self.mirrors = list(mirrors) if mirrors is not None else [shared_data("poj104"), shared_data("legacy-ir")]
         self.jobs, self.verify, self.build = jobs, verify, build
         self._build_dir = Path(build_dir) if build_dir is not None else None
+        self.numbers_and_types = bool(numbers_and_types)
         super().__init__(str(root), transform, pre_transform, pre_filter, log=log, force_reload=force_reload)
         meta = load_processed(
             self,
@@ -161,7 +169,9 @@ class POJ104(SafeProcessing, InMemoryDataset):
 
     @property
     def processed_file_names(self) -> list[str]:
-        return _file_names(self.split, self.size, self.classes, self.settings, self.seed, self.eval_settings)
+        return _file_names(
+            self.split, self.size, self.classes, self.settings, self.seed, self.eval_settings, self.numbers_and_types
+        )
 
     def split_settings(self, split: str) -> tuple[int, ...]:
         """The optimisation settings of ``split``'s graphs."""
@@ -178,14 +188,14 @@ class POJ104(SafeProcessing, InMemoryDataset):
         settings: Sequence[int] = (0,),
         eval_settings: Sequence[int] | None = None,
         seed: int = 204,
+        numbers_and_types: bool = False,
     ) -> bool:
         """Whether ``root`` holds the processed files of this selection (so that opening it reads them, with no raw
         file and no build)."""
         classes = sorted(set(int(c) for c in classes)) if classes is not None else None
         settings = _poj104.canonical_settings(settings)
-        names = _file_names(
-            split, size, classes, settings, seed, _poj104.distinct_eval_settings(settings, eval_settings)
-        )
+        eval_settings = _poj104.distinct_eval_settings(settings, eval_settings)
+        names = _file_names(split, size, classes, settings, seed, eval_settings, numbers_and_types)
         return all((Path(root) / "processed" / name).is_file() for name in names)
 
     @property
@@ -287,10 +297,16 @@ class POJ104(SafeProcessing, InMemoryDataset):
         from programl.proto import ProgramGraph
 
         try:
-            d = to_pyg(ProgramGraph.FromString(path.read_bytes()), table)
+            graph = ProgramGraph.FromString(path.read_bytes())
+            if self.numbers_and_types:
+                from programl.graph_builder.numbers_types import annotate
+
+                annotate(graph)
+            d = to_pyg(graph, table, numbers_and_types=self.numbers_and_types)
         except (DecodeError, ValueError, IndexError) as error:
             raise ProgramlError(f"{path}: not a readable ProgramGraph ({error}); delete it to build it again") from None
-        example = Data(**{k: d[k] for k in _KEEP}, num_nodes=d.num_nodes)
+        keep = _KEEP + (("x_num", "x_type") if self.numbers_and_types else ())
+        example = Data(**{k: d[k] for k in keep}, num_nodes=d.num_nodes)
         example.y = d.graph_y.view(1).to(torch.long)
         if self.pre_filter is not None and not self.pre_filter(example):
             return None
@@ -352,17 +368,19 @@ def _file_names(
     settings: tuple[int, ...],
     seed: int,
     eval_settings: tuple[int, ...] | None = None,
+    numbers_and_types: bool = False,
 ) -> list[str]:
     """The processed files of a selection (:attr:`POJ104.processed_file_names`): named by a hash of the options
     (``eval_settings`` enters the hash only when given, so the names of single-setting selections stay as they
-    were)."""
+    were), with ``-nt`` after the stem for ``numbers_and_types``."""
+    nt = "-nt" if numbers_and_types else ""
     if split == _LEGACY:
-        return ["poj104-legacy.pt", "poj104-legacy.json"]
+        return [f"poj104-legacy{nt}.pt", f"poj104-legacy{nt}.json"]
     key: list = [size, classes, settings, seed]
     if eval_settings is not None:
         key.append(eval_settings)
     options = json.dumps(key)
-    stem = f"poj104-{hashlib.sha256(options.encode()).hexdigest()[:12]}"
+    stem = f"poj104-{hashlib.sha256(options.encode()).hexdigest()[:12]}{nt}"
     return [f"{stem}-{name}.pt" for name in _SPLITS] + [f"{stem}.json"]
 
 

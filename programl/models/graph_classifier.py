@@ -8,7 +8,8 @@ The network follows the graph-level branch of ProGraML (``GGNN_POJ104_Config`` /
   ``message_weight_sharing = update_weight_sharing = 2``); ``layer_schedule`` gives any other pattern, e.g.
   ``[0, 1, 0, 1, 0, 1]`` for the paper's devmap model (6 steps, even and odd layers shared);
 * optional numbers and types (``numbers_and_types``; not in ProGraML, issue 40 item 2): the node input is the text
-  embedding plus :class:`~programl.models.numbers_types.NumberTypeEmbedding` of ``x_num`` / ``x_type``;
+  embedding plus :class:`~programl.models.numbers_types.NumberTypeEmbedding` of ``x_num`` / ``x_type``; weights of
+  a model without them (``--init-from``) load into it with that embedding at zero, so it starts from their logits;
 * optional per-node-type GRUs (``node_type_gru``; the branch's ``use_node_types``; here constants get their own GRU
   instead of the branch's all-zero state);
 * graph readout: the gated node readout summed over the nodes of each graph -> (B, C) graph logits;
@@ -134,6 +135,20 @@ class GGNNGraphClassifier(nn.Module):
             from programl.models.numbers_types import NumberTypeEmbedding
 
             self.numbers_and_types = NumberTypeEmbedding(hidden_channels)
+
+    @property
+    def init_from_missing_ok(self) -> tuple[str, ...]:
+        """What ``--init-from`` weights may lack: the numbers-and-types embedding, when the model has one (weights
+        of the paper's model then start it; :meth:`init_from_missing`)."""
+        return ("numbers_and_types.",) if "numbers_and_types" in self._modules else ()
+
+    def init_from_missing(self, keys: list[str]) -> None:
+        """Start the numbers-and-types embedding at zero when the ``--init-from`` weights lacked it (``keys``): the
+        model then begins computing the loaded model's logits, and learns from there what the numbers add."""
+        if "numbers_and_types" in self._modules and any(k.startswith("numbers_and_types.") for k in keys):
+            with torch.no_grad():
+                for parameter in self.numbers_and_types.parameters():
+                    parameter.zero_()
 
     def node_states(self, data: Data) -> tuple[Tensor, Tensor]:
         """Initial and final node states ``(h0, hT)``, each (N, D)."""

@@ -442,9 +442,10 @@ def predict_classifyapp(pretrained, graph, *, top: int = 5, typed_pointers: str 
     top = _check_integer("top", top, 1)
     _check_has_instructions(graph)
     check_graph(graph)
-    data = _encode(graph, pretrained.vocabulary, pretrained.device, typed_pointers)
+    data = _encode(graph, pretrained.vocabulary, "cpu", typed_pointers)
+    _add_numbers_and_types(pretrained.model, graph, data)
     with torch.no_grad():
-        logits = pretrained.model(data).logits.cpu()
+        logits = pretrained.model(data.to(pretrained.device)).logits.cpu()
     probabilities = torch.softmax(logits, dim=-1)[0].numpy()
     order = np.argsort(-probabilities, kind="stable")[:top]
     classes = pretrained.classes

@@ -227,7 +227,8 @@ def _check_same_vocabulary(path: Path, vocabulary) -> None:
 
 
 def _load_model_state(model, state: Mapping[str, Any], missing_ok: tuple[str, ...]) -> None:
-    """``model.load_state_dict(state)``, strict except for missing keys under the ``missing_ok`` prefixes."""
+    """``model.load_state_dict(state)``, strict except for missing keys under the ``missing_ok`` prefixes; a model
+    with ``init_from_missing(keys)`` is then told which keys the weights lacked (e.g. to start them at zero)."""
     if not missing_ok:
         model.load_state_dict(state)
         return
@@ -236,6 +237,9 @@ def _load_model_state(model, state: Mapping[str, Any], missing_ok: tuple[str, ..
     if missing or result.unexpected_keys:
         keys = ", ".join((missing + list(result.unexpected_keys))[:3])
         raise KeyError(f"missing or unexpected parameters: {keys}")
+    start = getattr(model, "init_from_missing", None)  # a model's say in how its parts the weights lack begin
+    if result.missing_keys and start is not None:
+        start(list(result.missing_keys))
 
 
 def _first_sentence(error: BaseException) -> str:

@@ -324,6 +324,7 @@ def test_poj104_options_get_their_own_processed_files(poj_root: Path) -> None:
         "settings": dict(size=5, classes=[1, 2, 3], settings=(0, 1)),
         "seed": dict(size=5, classes=[1, 2, 3], seed=1),
         "eval_settings": dict(size=5, classes=[1, 2, 3], settings=(0, 1), eval_settings=(0,)),
+        "numbers_and_types": dict(size=5, classes=[1, 2, 3], numbers_and_types=True),
     }
     for what, options in other.items():
         assert not names & set(_probe(options).processed_file_names), what
@@ -340,6 +341,7 @@ def _probe(options: dict) -> POJ104:
     probe.split, probe.size, probe.seed = "val", options.get("size"), options.get("seed", 204)
     probe.classes, probe.settings = sorted(options["classes"]), tuple(options.get("settings", (0,)))
     probe.eval_settings = options.get("eval_settings")
+    probe.numbers_and_types = options.get("numbers_and_types", False)
     return probe
 
 

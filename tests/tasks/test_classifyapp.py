@@ -425,3 +425,75 @@ def test_the_printed_result_names_the_most_confused_pairs() -> None:
     lines = classifyapp._result_line(result).splitlines()
     assert lines[0].startswith("classifyapp: test top-1 error 0.00 % (5 graphs); val top-1 error 4.70 % (10006 graphs)")
     assert lines[1:] == ["  val: most confused class pairs (errors both ways): 26/62 74, 13/53 40"]
+
+
+def test_numbers_and_types_start_from_the_paper_models_weights_and_learn_them(dataset, tmp_path) -> None:
+    """``--numbers-and-types`` (issue 40 item 2, beside devmap's): the examples carry ``x_num`` / ``x_type`` in
+    processed files of their own; weights of the paper's model start such a model (``--init-from``) with the new
+    embedding at zero, so it first computes their logits exactly; training then moves it off zero; the run is
+    evaluated and exported with the option, and ``predict`` annotates a plain graph for it."""
+    from torch_geometric.loader import DataLoader
+
+    from programl.datasets import POJ104
+    from programl.pretrained.export import export_pretrained
+    from programl.pretrained.hub import pretrained
+    from programl.pretrained.inference import predict_classifyapp
+    from programl.proto import ProgramGraph
+    from programl.training.checkpoint import load_initial_weights
+
+    source, data_dir = dataset
+    data = tmp_path / "data"
+    shutil.copytree(data_dir, data, ignore=shutil.ignore_patterns("raw", "processed"))
+    plain = tmp_path / "plain"
+    assert classifyapp.train_main(parse("train", *tiny((source, data), plain, "--epochs", "2"))) == 0
+    run = tmp_path / "numbers"
+    argv = tiny((source, data), run, "--epochs", "2", "--numbers-and-types", "--init-from", plain / "best.pt")
+    assert classifyapp.train_main(parse("train", *argv)) == 0
+
+    config = json.loads((run / "config.json").read_text())["model"]
+    assert config["numbers_and_types"] is True
+    processed = sorted(p.name for p in (data / "processed").glob("poj104-*.pt"))
+    assert len(processed) == 6 and sum(name.endswith("-nt-train.pt") for name in processed) == 1
+    val = POJ104(data, "val", build_dir=data, build=False, verify=False, numbers_and_types=True)
+    example = val[0]
+    assert example.x_num.shape == (example.num_nodes, 10) and example.x_type.shape == (example.num_nodes, 6)
+    assert int((example.x_num[:, 0] > 0).sum()) > 0  # the programs' constants carry their values
+
+    # the paper's weights in the larger model: the same logits as the paper's model, the new embedding at zero
+    vocabulary = classifyapp._load_vocabulary(plain / "vocab.csv")
+    classifyapp._encode({"val": val}, vocabulary)
+    batch = next(iter(DataLoader(val, batch_size=9)))
+    paper = classifyapp._make_model(json.loads((plain / "config.json").read_text())["model"], len(vocabulary))
+    load_checkpoint(plain / "best.pt", model=paper, restore_rng=False)
+    larger = classifyapp._make_model(config, len(vocabulary))
+    load_initial_weights(plain / "best.pt", model=larger, missing_ok=larger.init_from_missing_ok)
+    assert all(not p.detach().any() for p in larger.numbers_and_types.parameters())
+    paper.eval(), larger.eval()
+    with torch.no_grad():
+        assert torch.equal(paper(batch).logits, larger(batch).logits)
+    # trained: the embedding has moved off zero
+    trained = load_checkpoint(run / "last.pt", restore_rng=False)["model"]
+    assert float(trained["numbers_and_types.digits.weight"].abs().sum()) > 0
+
+    assert classifyapp.evaluate_main(parse("evaluate", "--run-dir", run, "--split", "test", "-q")) == 0
+    assert json.loads((run / "evaluation_best.json").read_text())["test"]["count"] == 9
+    model = pretrained(export_pretrained(run, "classifyapp-nt", output_dir=tmp_path / "models"))
+    assert json.loads((tmp_path / "models" / "classifyapp-nt" / "model.json").read_text())["model"]["kwargs"][
+        "numbers_and_types"
+    ]
+    graph = ProgramGraph.FromString(next((data / "graphs").glob("1.*.ProgramGraph.pb")).read_bytes())
+    prediction = predict_classifyapp(model, graph, top=3)  # a graph built without them: annotated for the model
+    assert len(prediction.classes) == 3 and sum(prediction.probabilities) <= 1 + 1e-6
+
+
+def test_numbers_and_types_are_a_ggnn_option() -> None:
+    from programl.tasks.classifyapp.spec import ClassifyappSpec
+
+    config = {"model": "rgcn", "hidden": 8, "layer_timesteps": [1], "dropout": 0.0, "numbers_and_types": True}
+    with pytest.raises(ProgramlError, match="ggnn option"):
+        ClassifyappSpec().model_spec(config, 10)
+    paper = ClassifyappSpec().model_spec({**config, "model": "ggnn", "no_positions": False, "node_type_gru": False}, 10)
+    assert paper["kwargs"]["numbers_and_types"] is True
+    del config["numbers_and_types"]
+    plain = ClassifyappSpec().model_spec({**config, "model": "ggnn", "no_positions": False, "node_type_gru": False}, 10)
+    assert "numbers_and_types" not in plain["kwargs"]  # the paper's model.json as it was

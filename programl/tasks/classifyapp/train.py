@@ -108,8 +108,11 @@ PUBLISHED_ERROR = {"TBCNN": 6.00, "NCC (inst2vec)": 5.17, "XFG": 4.29, "ProGraML
 #: How many class pairs ``evaluate`` lists per split (:func:`confused_pairs`).
 CONFUSED_PAIRS = 10
 
+#: The options that runs written before them are taken to have had off (``--numbers-and-types``).
+_MODEL_DEFAULTS = ClassifyappOptions.defaults("numbers_and_types")
+
 #: What ``evaluate`` reads of a run's options (those of runs written before the schedule options, too).
-_CONFIG_KEYS = tuple(k for k in ClassifyappOptions.keys() if k not in SCHEDULE_DEFAULTS)
+_CONFIG_KEYS = tuple(k for k in ClassifyappOptions.keys() if k not in {**SCHEDULE_DEFAULTS, **_MODEL_DEFAULTS})
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -190,23 +193,24 @@ def _open_splits(
         "seed": config["split_seed"],
     }
     common = {"build_dir": _build_dir(root), "build": build, "verify": verify, "jobs": jobs, "log": show}
+    numbers = {"numbers_and_types": True} if config.get("numbers_and_types", False) else {}
     out: Splits = {}
     main = [name for name in names if name != "legacy"]
     if main:
-        processed = POJ104.is_processed(root, **options)
+        processed = POJ104.is_processed(root, **options, **numbers)
         if source is None and not processed and not _has_raw(root, poj104.ARCHIVE, "codexglue"):
             raise UsageError(
                 f"{root}: the POJ-104 data set must be processed and no source was found: give --source PATH "
                 f"({poj104.ARCHIVE}, its directory or a codexglue/ directory)"
             )
         mirrors = [source] if source is not None else []
-        out.update({name: POJ104(root, name, mirrors=mirrors, **options, **common) for name in main})
+        out.update({name: POJ104(root, name, mirrors=mirrors, **options, **common, **numbers) for name in main})
     if "legacy" in names:
         built = bool(poj104.legacy_examples(_build_dir(root) or root / "processed" / "build"))
         at_hand = legacy_source is not None or _has_raw(root, poj104.LEGACY_ARCHIVE)
-        if POJ104.is_processed(root, "legacy") or built or (build and at_hand):
+        if POJ104.is_processed(root, "legacy", **numbers) or built or (build and at_hand):
             mirrors = [legacy_source] if legacy_source is not None else []
-            out["legacy"] = POJ104(root, "legacy", mirrors=mirrors, **{**common, "build": build and at_hand})
+            out["legacy"] = POJ104(root, "legacy", mirrors=mirrors, **{**common, "build": build and at_hand}, **numbers)
     return out
 
 
@@ -379,7 +383,7 @@ def _train(args: argparse.Namespace, dist) -> int:
     run_dir = Path(args.run_dir)
     data_dir = Path(os.path.expanduser(args.data_dir))
     resuming = (run_dir / "last.pt").is_file() and not args.restart
-    same_run = {"ignore": ("epochs",), "defaults": SCHEDULE_DEFAULTS}
+    same_run = {"ignore": ("epochs",), "defaults": {**SCHEDULE_DEFAULTS, **_MODEL_DEFAULTS}}
     saved: dict[str, Any] = {}
     if resuming:
         saved = check_same_run(run_dir, "classifyapp", config, **same_run)
