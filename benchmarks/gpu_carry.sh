@@ -11,7 +11,8 @@
 #       POJ_ARGS="--epochs 40 ..." bash benchmarks/gpu.sh
 #   # and back here: cat OUT/last.pt.part-* > RUN_DIR/last.pt (and the log files of summary.tar.gz), then resume.
 #
-# The data archive is made once per OUT (delete it when the data set changes). The run resumes on the GPU as the
+# The data archive is made once per OUT (delete it when the data set changes, or for a run of the other kind:
+# faithful or --numbers-and-types). The run resumes on the GPU as the
 # same run because its config.json records the sha256 of the processed files it trained on: resume it here once
 # after any change to them, so that config.json names the files being carried.
 set -euo pipefail
@@ -28,8 +29,24 @@ done
 [ -d "$ROOT/processed" ] || { echo "$0: $ROOT/processed: not found (a POJ-104 data set root?)" >&2; exit 1; }
 mkdir -p "$OUT/run"
 
+# Only the processed files of the run's kind: a --numbers-and-types run reads the -nt files, any other run the
+# faithful ones; both together may not fit beside last.pt (every program at -O0: the -nt validation file is 7.4 MB
+# of xz, the faithful one 6.7 MB).
+NT=$(python3 -c 'import json, sys; print(int(bool(json.load(open(sys.argv[1]))["model"].get("numbers_and_types"))))' \
+    "$RUN/config.json")
+FILES=()
+for f in "$ROOT"/processed/*; do
+    name=${f##*/}
+    case "$name" in
+        build) continue ;;
+        pre_filter.pt | pre_transform.pt) ;;
+        *-nt.* | *-nt-*) [ "$NT" = 1 ] || continue ;;
+        *) [ "$NT" = 0 ] || continue ;;
+    esac
+    FILES+=("processed/$name")
+done
 if [ ! -f "$OUT/poj104-data.tar.xz" ]; then
-    tar -C "$ROOT" --exclude processed/build -cf - processed | xz -T0 -6 >"$OUT/poj104-data.tar.xz.part"
+    tar -C "$ROOT" -cf - "${FILES[@]}" | xz -T0 -6 >"$OUT/poj104-data.tar.xz.part"
     mv "$OUT/poj104-data.tar.xz.part" "$OUT/poj104-data.tar.xz"
 fi
 

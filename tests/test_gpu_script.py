@@ -154,6 +154,30 @@ def test_a_run_of_this_machine_packed_for_the_gpu_resumes_there(tmp_path) -> Non
     )
     assert packed.returncode == 0, packed.stderr
     assert sorted(p.name for p in (carry / "run").iterdir()) == ["last.pt.part-aa", "summary.tar.gz"]
+    # only the processed files of the run's kind travel: a --numbers-and-types run's -nt files, or the faithful ones
+    faithful = _packed(carry / "poj104-data.tar.xz")
+    assert faithful and not [n for n in faithful if "-nt" in n] and "processed/build" not in "".join(faithful)
+    (root / "processed" / "poj104-0123456789ab-nt-train.pt").write_bytes(b"x")
+    numbers = tmp_path / "numbers-run"
+    shutil.copytree(run, numbers)
+    config = json.loads((numbers / "config.json").read_text())
+    config["model"]["numbers_and_types"] = True
+    (numbers / "config.json").write_text(json.dumps(config))
+    assert (
+        subprocess.run(
+            ["bash", str(ROOT / "benchmarks" / "gpu_carry.sh"), str(numbers), str(root), str(tmp_path / "nt")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        ).returncode
+        == 0
+    )
+    assert _packed(tmp_path / "nt" / "poj104-data.tar.xz") == [
+        "processed/poj104-0123456789ab-nt-train.pt",
+        "processed/pre_filter.pt",
+        "processed/pre_transform.pt",
+    ]
+    assert _packed(carry / "poj104-data.tar.xz") == faithful
     done = gpu_script(
         tmp_path,
         tmp_path / "out",
@@ -166,3 +190,11 @@ def test_a_run_of_this_machine_packed_for_the_gpu_resumes_there(tmp_path) -> Non
     resumed = (tmp_path / "there" / "log.jsonl").read_text().splitlines()
     assert resumed[:2] == (run / "log.jsonl").read_text().splitlines()  # epochs 1-2 are this machine's
     assert [json.loads(line)["epoch"] for line in resumed] == [1, 2, 3, 4]
+
+
+def _packed(archive) -> list[str]:
+    """The file names in a .tar.xz, sorted."""
+    import tarfile
+
+    with tarfile.open(archive) as tar:
+        return sorted(m.name for m in tar.getmembers() if m.isfile())
