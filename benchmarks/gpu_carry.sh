@@ -29,19 +29,21 @@ done
 [ -d "$ROOT/processed" ] || { echo "$0: $ROOT/processed: not found (a POJ-104 data set root?)" >&2; exit 1; }
 mkdir -p "$OUT/run"
 
-# Only the processed files of the run's kind: a --numbers-and-types run reads the -nt files, any other run the
-# faithful ones; both together may not fit beside last.pt (every program at -O0: the -nt validation file is 7.4 MB
-# of xz, the faithful one 6.7 MB).
-NT=$(python3 -c 'import json, sys; print(int(bool(json.load(open(sys.argv[1]))["model"].get("numbers_and_types"))))' \
-    "$RUN/config.json")
+# Only the processed files of the run's kind: a --numbers-and-types run reads the -nt files, a --string-bytes run
+# the -str files (both: -nt-str), any other run the faithful ones; two kinds together may not fit beside last.pt
+# (every program at -O0: the -nt validation file is 7.4 MB of xz, the faithful one 6.7 MB).
+KIND=$(python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))["model"]
+print(("-nt" if m.get("numbers_and_types") else "") + ("-str" if m.get("string_bytes") else ""))' "$RUN/config.json")
 FILES=()
 for f in "$ROOT"/processed/*; do
     name=${f##*/}
     case "$name" in
         build) continue ;;
         pre_filter.pt | pre_transform.pt) ;;
-        *-nt.* | *-nt-*) [ "$NT" = 1 ] || continue ;;
-        *) [ "$NT" = 0 ] || continue ;;
+        *)
+            kind=$(sed -E 's/^poj104-(legacy|[0-9a-f]{12})((-nt)?(-str)?)(-train|-val|-test)?\.(pt|json)$/=\2/' <<<"$name")
+            [ "$kind" = "=$KIND" ] || continue
+            ;;
     esac
     FILES+=("processed/$name")
 done

@@ -157,26 +157,28 @@ def test_a_run_of_this_machine_packed_for_the_gpu_resumes_there(tmp_path) -> Non
     # only the processed files of the run's kind travel: a --numbers-and-types run's -nt files, or the faithful ones
     faithful = _packed(carry / "poj104-data.tar.xz")
     assert faithful and not [n for n in faithful if "-nt" in n] and "processed/build" not in "".join(faithful)
-    (root / "processed" / "poj104-0123456789ab-nt-train.pt").write_bytes(b"x")
-    numbers = tmp_path / "numbers-run"
-    shutil.copytree(run, numbers)
-    config = json.loads((numbers / "config.json").read_text())
-    config["model"]["numbers_and_types"] = True
-    (numbers / "config.json").write_text(json.dumps(config))
-    assert (
-        subprocess.run(
-            ["bash", str(ROOT / "benchmarks" / "gpu_carry.sh"), str(numbers), str(root), str(tmp_path / "nt")],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        ).returncode
-        == 0
-    )
-    assert _packed(tmp_path / "nt" / "poj104-data.tar.xz") == [
-        "processed/poj104-0123456789ab-nt-train.pt",
-        "processed/pre_filter.pt",
-        "processed/pre_transform.pt",
-    ]
+    for name in ("poj104-0123456789ab-nt-train.pt", "poj104-0123456789ab-nt-str-train.pt", "poj104-legacy-str.pt"):
+        (root / "processed" / name).write_bytes(b"x")
+    for options, kind in ((["numbers_and_types"], "nt"), (["numbers_and_types", "string_bytes"], "nt-str")):
+        other = tmp_path / f"{kind}-run"
+        shutil.copytree(run, other)
+        config = json.loads((other / "config.json").read_text())
+        config["model"].update({option: True for option in options})
+        (other / "config.json").write_text(json.dumps(config))
+        assert (
+            subprocess.run(
+                ["bash", str(ROOT / "benchmarks" / "gpu_carry.sh"), str(other), str(root), str(tmp_path / kind)],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            ).returncode
+            == 0
+        )
+        assert _packed(tmp_path / kind / "poj104-data.tar.xz") == [
+            f"processed/poj104-0123456789ab-{kind}-train.pt",
+            "processed/pre_filter.pt",
+            "processed/pre_transform.pt",
+        ]
     assert _packed(carry / "poj104-data.tar.xz") == faithful
     done = gpu_script(
         tmp_path,

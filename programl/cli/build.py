@@ -59,6 +59,7 @@ examples:
   clang-22 -S -emit-llvm -o - x.c | programl build - --format json
   programl build module_0000.hlo.pb -o graphs   XLA HLO: a serialized HloProto, as xla2graph reads
   programl build k.cl --numbers-and-types       + constants' values, vector/array/struct shapes (not in ProGraML)
+  programl build a.c --string-bytes             + the bytes of string constants (not in ProGraML)
 """
 
 
@@ -84,6 +85,12 @@ def add_parser(subparsers) -> None:
         action="store_true",
         help="not in ProGraML: add node features number_digits (the value of numeric constants) and type_shape "
         "(vector, array and struct types); see docs/numbers_types.md (off: the faithful graph)",
+    )
+    parser.add_argument(
+        "--string-bytes",
+        action="store_true",
+        help="not in ProGraML: add the node feature string_bytes (the first bytes of each string constant); see "
+        "docs/numbers_types.md (off: the faithful graph)",
     )
     parser.add_argument("--force", action="store_true", help="rebuild outputs that are up to date")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
@@ -206,6 +213,7 @@ def freshness_options(args: argparse.Namespace, path: str, fmt: str, flags: tupl
         "llvm": LLVM_VERSION,
         # only when set, so that the outputs of the faithful graph keep their freshness keys
         **({"numbers_and_types": True} if getattr(args, "numbers_and_types", False) else {}),
+        **({"string_bytes": True} if getattr(args, "string_bytes", False) else {}),
     }
 
 
@@ -254,7 +262,11 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(parser, "-j must be positive")
     fmt = args.format or ("pb" if args.output else "pbtxt")
     options = BuildOptions(
-        args.instructions_only, args.ignore_call_returns, args.strict, getattr(args, "numbers_and_types", False)
+        args.instructions_only,
+        args.ignore_call_returns,
+        args.strict,
+        getattr(args, "numbers_and_types", False),
+        getattr(args, "string_bytes", False),
     )
     flags = tuple(getattr(args, "extra_args", ()) or ())
     try:

@@ -39,7 +39,7 @@ from programl.data import devmap as _devmap
 from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
 from programl.datasets.processed import SafeProcessing, load_processed
-from programl.datasets.transforms import TextTable, split_sizes, split_vocabulary
+from programl.datasets.transforms import TextTable, graph_example, split_sizes, split_vocabulary
 
 __all__ = ["DevMap"]
 
@@ -159,7 +159,6 @@ class DevMap(SafeProcessing, InMemoryDataset):
     def process(self) -> None:
         """Build the graphs (:func:`programl.data.devmap.build_devmap`) and collate them."""
         from programl.exceptions import ProgramlError
-        from programl.io.pyg import to_pyg
 
         raw = Path(self.raw_dir)
         for mirror in self.mirrors:  # the generated clang-22 manifest has no URL: take it from a mirror if there
@@ -180,14 +179,8 @@ class DevMap(SafeProcessing, InMemoryDataset):
         data = _devmap.load_devmap(raw, build, self.platform, self.variant, rows=self.rows)
         table = TextTable()
         examples = []
-        keep = _KEEP + (("x_num", "x_type") if self.numbers_and_types else ())
         for row, graph in zip(data.rows, data.graphs):
-            if self.numbers_and_types:
-                from programl.graph_builder.numbers_types import annotate
-
-                annotate(graph)
-            d = to_pyg(graph, table, numbers_and_types=self.numbers_and_types)
-            example = Data(**{k: d[k] for k in keep}, num_nodes=d.num_nodes)
+            example = graph_example(graph, table, _KEEP, numbers_and_types=self.numbers_and_types)
             example.y = torch.tensor([row.label], dtype=torch.long)
             example.runtimes = torch.tensor([[row.runtime_cpu, row.runtime_gpu]], dtype=torch.float64)
             example.row = torch.tensor([row.row], dtype=torch.long)

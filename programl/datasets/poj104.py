@@ -21,7 +21,9 @@ Examples (``Data``): ``x`` (ids into :attr:`POJ104.texts`; see :mod:`programl.da
 ``numbers_and_types=True`` also ``x_num`` (N, 10) and ``x_type`` (N, 6) long: each constant's value and each vector,
 array or struct type's shape (``docs/numbers_types.md``; not in ProGraML, off by default), added to the built graphs
 when they are collated (:func:`programl.graph_builder.numbers_types.annotate` without the module's struct bodies, as
-``programl predict`` adds them to a graph built without them), into processed files of their own (``-nt``).
+``programl predict`` adds them to a graph built without them), into processed files of their own (``-nt``). With
+``string_bytes=True`` also ``x_str`` (N, 17) long: the first bytes of each string constant
+(:mod:`programl.graph_builder.string_bytes`), likewise (``-str``).
 
 Split: the seeded per-class 3:1:1 split by program (:func:`programl.data.poj104.split_programs`), so every setting of
 a program lands in the same split; ``size`` keeps the first ``size`` programs of each class in 3:1:1 proportion
@@ -54,7 +56,7 @@ from programl.data import poj104 as _poj104
 from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
 from programl.datasets.processed import SafeProcessing, load_processed
-from programl.datasets.transforms import TextTable, split_sizes, split_vocabulary
+from programl.datasets.transforms import TextTable, graph_example, split_sizes, split_vocabulary
 from programl.util.progress import progress
 
 __all__ = ["POJ104"]
@@ -93,6 +95,7 @@ class POJ104(SafeProcessing, InMemoryDataset):
         build_dir: Where the graphs are built (default ``processed/build``; module docstring).
         numbers_and_types: Add ``x_num`` / ``x_type`` (module docstring; not in ProGraML, off by default). The built
             graphs are shared; the processed files are not.
+        string_bytes: Add ``x_str`` (module docstring; not in ProGraML, off by default); likewise.
         transform, pre_transform, pre_filter, force_reload: As for every PyG data set.
         log: As for every PyG data set; also progress bars (on a terminal) and a summary line of the build.
 
@@ -118,6 +121,7 @@ class POJ104(SafeProcessing, InMemoryDataset):
         build: bool = True,
         build_dir: str | os.PathLike | None = None,
         numbers_and_types: bool = False,
+        string_bytes: bool = False,
         transform: Callable[[Data], Data] | None = None,
         pre_transform: Callable[[Data], Data] | None = None,
         pre_filter: Callable[[Data], bool] | None = None,
@@ -140,6 +144,7 @@ class POJ104(SafeProcessing, InMemoryDataset):
         self.jobs, self.verify, self.build = jobs, verify, build
         self._build_dir = Path(build_dir) if build_dir is not None else None
         self.numbers_and_types = bool(numbers_and_types)
+        self.string_bytes = bool(string_bytes)
         super().__init__(str(root), transform, pre_transform, pre_filter, log=log, force_reload=force_reload)
         meta = load_processed(
             self,
@@ -170,7 +175,14 @@ class POJ104(SafeProcessing, InMemoryDataset):
     @property
     def processed_file_names(self) -> list[str]:
         return _file_names(
-            self.split, self.size, self.classes, self.settings, self.seed, self.eval_settings, self.numbers_and_types
+            self.split,
+            self.size,
+            self.classes,
+            self.settings,
+            self.seed,
+            self.eval_settings,
+            self.numbers_and_types,
+            self.string_bytes,
         )
 
     def split_settings(self, split: str) -> tuple[int, ...]:
@@ -189,13 +201,14 @@ class POJ104(SafeProcessing, InMemoryDataset):
         eval_settings: Sequence[int] | None = None,
         seed: int = 204,
         numbers_and_types: bool = False,
+        string_bytes: bool = False,
     ) -> bool:
         """Whether ``root`` holds the processed files of this selection (so that opening it reads them, with no raw
         file and no build)."""
         classes = sorted(set(int(c) for c in classes)) if classes is not None else None
         settings = _poj104.canonical_settings(settings)
         eval_settings = _poj104.distinct_eval_settings(settings, eval_settings)
-        names = _file_names(split, size, classes, settings, seed, eval_settings, numbers_and_types)
+        names = _file_names(split, size, classes, settings, seed, eval_settings, numbers_and_types, string_bytes)
         return all((Path(root) / "processed" / name).is_file() for name in names)
 
     @property
@@ -293,21 +306,21 @@ class POJ104(SafeProcessing, InMemoryDataset):
         from google.protobuf.message import DecodeError
 
         from programl.exceptions import ProgramlError
-        from programl.io.pyg import to_pyg
         from programl.proto import ProgramGraph
 
         try:
             graph = ProgramGraph.FromString(path.read_bytes())
-            if self.numbers_and_types:
-                from programl.graph_builder.numbers_types import annotate
-
-                annotate(graph)
-            d = to_pyg(graph, table, numbers_and_types=self.numbers_and_types)
+            example = graph_example(
+                graph,
+                table,
+                (*_KEEP, "graph_y"),
+                numbers_and_types=self.numbers_and_types,
+                string_bytes=self.string_bytes,
+            )
         except (DecodeError, ValueError, IndexError) as error:
             raise ProgramlError(f"{path}: not a readable ProgramGraph ({error}); delete it to build it again") from None
-        keep = _KEEP + (("x_num", "x_type") if self.numbers_and_types else ())
-        example = Data(**{k: d[k] for k in keep}, num_nodes=d.num_nodes)
-        example.y = d.graph_y.view(1).to(torch.long)
+        example.y = example.graph_y.view(1).to(torch.long)
+        del example.graph_y
         if self.pre_filter is not None and not self.pre_filter(example):
             return None
         return self.pre_transform(example) if self.pre_transform is not None else example
@@ -369,11 +382,12 @@ def _file_names(
     seed: int,
     eval_settings: tuple[int, ...] | None = None,
     numbers_and_types: bool = False,
+    string_bytes: bool = False,
 ) -> list[str]:
     """The processed files of a selection (:attr:`POJ104.processed_file_names`): named by a hash of the options
     (``eval_settings`` enters the hash only when given, so the names of single-setting selections stay as they
-    were), with ``-nt`` after the stem for ``numbers_and_types``."""
-    nt = "-nt" if numbers_and_types else ""
+    were), with ``-nt`` after the stem for ``numbers_and_types`` and ``-str`` for ``string_bytes``."""
+    nt = ("-nt" if numbers_and_types else "") + ("-str" if string_bytes else "")
     if split == _LEGACY:
         return [f"poj104-legacy{nt}.pt", f"poj104-legacy{nt}.json"]
     key: list = [size, classes, settings, seed]

@@ -28,7 +28,14 @@ from torch_geometric.transforms import BaseTransform
 
 from programl.data.vocabulary import Vocabulary
 
-__all__ = ["AddDeadBranches", "EncodeVocabulary", "TextTable", "count_vocabulary", "split_vocabulary"]
+__all__ = [
+    "AddDeadBranches",
+    "EncodeVocabulary",
+    "TextTable",
+    "count_vocabulary",
+    "graph_example",
+    "split_vocabulary",
+]
 
 
 class TextTable(dict):
@@ -50,6 +57,32 @@ class TextTable(dict):
     @property
     def texts(self) -> list[str]:
         return list(self)
+
+
+def graph_example(
+    graph,
+    table: TextTable,
+    keep: Sequence[str],
+    *,
+    numbers_and_types: bool = False,
+    string_bytes: bool = False,
+) -> Data:
+    """A built graph as a data set example: the attributes ``keep`` of :func:`programl.io.pyg.to_pyg` (node texts
+    added to ``table``), and with ``numbers_and_types`` / ``string_bytes`` the graph annotated first (in place) and
+    ``x_num`` / ``x_type`` / ``x_str`` kept too (``docs/numbers_types.md``; not in ProGraML)."""
+    from programl.io.pyg import to_pyg
+
+    if numbers_and_types:
+        from programl.graph_builder.numbers_types import annotate
+
+        annotate(graph)
+    if string_bytes:
+        from programl.graph_builder import string_bytes as strings
+
+        strings.annotate(graph)
+    d = to_pyg(graph, table, numbers_and_types=numbers_and_types, string_bytes=string_bytes)
+    keep = (*keep, *(("x_num", "x_type") if numbers_and_types else ()), *(("x_str",) if string_bytes else ()))
+    return Data(**{k: d[k] for k in keep}, num_nodes=d.num_nodes)
 
 
 def count_vocabulary(texts: Sequence[str], ids: Iterable[torch.Tensor]) -> Vocabulary:

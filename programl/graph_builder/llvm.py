@@ -104,12 +104,16 @@ class BuildOptions:
             ``number_digits`` (the value of numeric constants) and ``type_shape`` (vector, array and struct types)
             and the module feature ``numbers_and_types`` (:mod:`programl.graph_builder.numbers_types`). Off: the
             faithful graph, byte for byte.
+        string_bytes: Not in ProGraML (issue 40 item 4, ``docs/numbers_types.md``): add the node feature
+            ``string_bytes`` (the bytes of string constants) and its module feature
+            (:mod:`programl.graph_builder.string_bytes`). Off: the faithful graph, byte for byte.
     """
 
     instructions_only: bool = False
     ignore_call_returns: bool = False
     strict: bool = False
     numbers_and_types: bool = False
+    string_bytes: bool = False
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -473,6 +477,10 @@ def build_graph(
         from programl.graph_builder.numbers_types import annotate, struct_definitions
 
         annotate(graph, struct_definitions(printed))
+    if options.string_bytes:
+        from programl.graph_builder import string_bytes
+
+        string_bytes.annotate(graph)
     return graph
 
 

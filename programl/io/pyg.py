@@ -32,6 +32,8 @@ attribute          shape       meaning
                                when the graph has numbers and types (``numbers_and_types``, below)
 ``x_type``         (N, 6) long  ``type_shape`` of each node (``[kind, elements, scalars, bits, element_bits,
                                element_is_float]``; all 0: no vector, array or struct), likewise
+``x_str``          (N, 17) long ``string_bytes`` of each node (``[length, b1 + 1, ..., b16 + 1]``; all 0: no string),
+                               when the graph has string bytes (``string_bytes``, below)
 =================  ==========  ======================================================================================
 
 Shapes are chosen so that :class:`torch_geometric.data.Batch` concatenates them naturally: node and edge tensors along
@@ -114,6 +116,7 @@ _RESERVED = frozenset(
         "face",
         "x_num",
         "x_type",
+        "x_str",
     }
 )
 
@@ -304,9 +307,23 @@ def _numbers_and_types(graph: ProgramGraph) -> dict[str, torch.Tensor]:
     return {"x_num": torch.from_numpy(number), "x_type": torch.from_numpy(shape)}
 
 
-def _check_numbers_and_types(value: bool | None) -> None:
+def _string_bytes(graph: ProgramGraph) -> torch.Tensor:
+    """``x_str`` (N, 17) long from the ``string_bytes`` node features (zero rows where a node has none;
+    :mod:`programl.graph_builder.string_bytes`)."""
+    from programl.graph_builder.string_bytes import STRING_FEATURE, STRING_WIDTH
+
+    out = np.zeros((len(graph.node), STRING_WIDTH), dtype=np.int64)
+    for i, node in enumerate(graph.node):
+        features = node.features.feature
+        if STRING_FEATURE in features:
+            values = features[STRING_FEATURE].int64_list.value[:STRING_WIDTH]
+            out[i, : len(values)] = values
+    return torch.from_numpy(out)
+
+
+def _check_tristate(name: str, value: bool | None) -> None:
     if value not in (None, True, False):
-        raise ValueError(f"numbers_and_types must be None, True or False, not {value!r}")
+        raise ValueError(f"{name} must be None, True or False, not {value!r}")
 
 
 def _base_attributes(
@@ -316,6 +333,7 @@ def _base_attributes(
     keep_text: bool | None,
     typed_pointers: str = "auto",
     numbers_and_types: bool | None = None,
+    string_bytes: bool | None = None,
 ) -> dict[str, Any]:
     attrs: dict[str, Any] = {
         "x": torch.from_numpy(arrays.vocab_ids(vocabulary, typed_pointers)),
@@ -328,13 +346,20 @@ def _base_attributes(
     if keep_text or (keep_text is None and vocabulary is None):
         attrs["text"] = list(arrays.node_text)
     _add_graph_attributes(attrs, graph)
-    _check_numbers_and_types(numbers_and_types)
+    _check_tristate("numbers_and_types", numbers_and_types)
+    _check_tristate("string_bytes", string_bytes)
     if numbers_and_types is None:
         from programl.graph_builder.numbers_types import is_annotated
 
         numbers_and_types = is_annotated(graph)
     if numbers_and_types:
         attrs.update(_numbers_and_types(graph))
+    if string_bytes is None:
+        from programl.graph_builder import string_bytes as strings
+
+        string_bytes = strings.is_annotated(graph)
+    if string_bytes:
+        attrs["x_str"] = _string_bytes(graph)
     return attrs
 
 
@@ -346,6 +371,7 @@ def to_pyg(
     keep_text: bool | None = None,
     typed_pointers: str = "auto",
     numbers_and_types: bool | None = None,
+    string_bytes: bool | None = None,
 ) -> Data:
     """Convert a ProgramGraph (and optionally one data-flow label record) into a PyG ``Data``.
 
@@ -371,6 +397,8 @@ def to_pyg(
             ``programl build --numbers-and-types``, ``docs/numbers_types.md``). None (default): when the graph has
             them (its module feature ``numbers_and_types``); True: always (zeros for a graph without them, so that
             a data set batches); False: never.
+        string_bytes: Add ``x_str`` (the ``string_bytes`` node feature of ``programl build --string-bytes``), in the
+            same three ways (the module feature ``string_bytes``).
 
     Returns:
         A ``Data`` with the attributes listed in the module docstring.
@@ -380,7 +408,7 @@ def to_pyg(
         ValueError: ``typed_pointers`` is not ``auto``, ``map`` or ``keep``.
     """
     arrays = GraphArrays(graph)
-    attrs = _base_attributes(arrays, graph, vocabulary, keep_text, typed_pointers, numbers_and_types)
+    attrs = _base_attributes(arrays, graph, vocabulary, keep_text, typed_pointers, numbers_and_types, string_bytes)
     if labels is not None:
         attrs.update(_label_attributes(labels, arrays.num_nodes))
     return Data(**attrs)

@@ -10,6 +10,8 @@ The network follows the graph-level branch of ProGraML (``GGNN_POJ104_Config`` /
 * optional numbers and types (``numbers_and_types``; not in ProGraML, issue 40 item 2): the node input is the text
   embedding plus :class:`~programl.models.numbers_types.NumberTypeEmbedding` of ``x_num`` / ``x_type``; weights of
   a model without them (``--init-from``) load into it with that embedding at zero, so it starts from their logits;
+  likewise string constants' bytes (``string_bytes``, issue 40 item 4:
+  :class:`~programl.models.numbers_types.StringBytesEmbedding` of ``x_str``);
 * optional per-node-type GRUs (``node_type_gru``; the branch's ``use_node_types``; here constants get their own GRU
   instead of the branch's all-zero state);
 * graph readout: the gated node readout summed over the nodes of each graph -> (B, C) graph logits;
@@ -72,6 +74,8 @@ class GGNNGraphClassifier(nn.Module):
         max_position: Rows of the position table (1024).
         numbers_and_types: Add the embedding of ``x_num`` / ``x_type`` (constants' values, vector/array/struct
             shapes) to the node input; off by default (the paper's model).
+        string_bytes: Add the embedding of ``x_str`` (string constants' first bytes) to the node input; off by
+            default (the paper's model).
     """
 
     def __init__(
@@ -95,6 +99,7 @@ class GGNNGraphClassifier(nn.Module):
         intermediate_loss_weight: float = 0.2,
         max_position: int = 1024,
         numbers_and_types: bool = False,
+        string_bytes: bool = False,
     ) -> None:
         super().__init__()
         if layer_schedule is None:
@@ -135,26 +140,35 @@ class GGNNGraphClassifier(nn.Module):
             from programl.models.numbers_types import NumberTypeEmbedding
 
             self.numbers_and_types = NumberTypeEmbedding(hidden_channels)
+        if string_bytes:  # (likewise, after the numbers)
+            from programl.models.numbers_types import StringBytesEmbedding
+
+            self.string_bytes = StringBytesEmbedding(hidden_channels)
+
+    _OPTIONAL_INPUTS = ("numbers_and_types", "string_bytes")
 
     @property
     def init_from_missing_ok(self) -> tuple[str, ...]:
-        """What ``--init-from`` weights may lack: the numbers-and-types embedding, when the model has one (weights
-        of the paper's model then start it; :meth:`init_from_missing`)."""
-        return ("numbers_and_types.",) if "numbers_and_types" in self._modules else ()
+        """What ``--init-from`` weights may lack: the numbers-and-types and string-bytes embeddings the model has
+        (weights of a model without them then start it; :meth:`init_from_missing`)."""
+        return tuple(f"{name}." for name in self._OPTIONAL_INPUTS if name in self._modules)
 
     def init_from_missing(self, keys: list[str]) -> None:
-        """Start the numbers-and-types embedding at zero when the ``--init-from`` weights lacked it (``keys``): the
-        model then begins computing the loaded model's logits, and learns from there what the numbers add."""
-        if "numbers_and_types" in self._modules and any(k.startswith("numbers_and_types.") for k in keys):
-            with torch.no_grad():
-                for parameter in self.numbers_and_types.parameters():
-                    parameter.zero_()
+        """Start each optional input embedding that the ``--init-from`` weights lacked (``keys``) at zero: the
+        model then begins computing the loaded model's logits, and learns from there what the new inputs add."""
+        for name in self._OPTIONAL_INPUTS:
+            if name in self._modules and any(k.startswith(f"{name}.") for k in keys):
+                with torch.no_grad():
+                    for parameter in self._modules[name].parameters():
+                        parameter.zero_()
 
     def node_states(self, data: Data) -> tuple[Tensor, Tensor]:
         """Initial and final node states ``(h0, hT)``, each (N, D)."""
         h0 = self.embedding(data.x)
         if "numbers_and_types" in self._modules:
             h0 = h0 + self.numbers_and_types(data.x_num, data.x_type)
+        if "string_bytes" in self._modules:
+            h0 = h0 + self.string_bytes(data.x_str)
         edge_pos = getattr(data, "edge_pos", None)
         node_type = getattr(data, "node_type", None) if self.node_type_gru else None
         # The edge bookkeeping does not depend on the parameters: build it once for all layers.

@@ -9,6 +9,10 @@ embedding of its own, and a node's vector is their sum (zero for a node without 
   position (7 x 10), as PERFOGRAPH embeds digits by their place;
 * type shape ``[kind, elements, scalars, bits, element_bits, element_is_float]``: kind (3), the four counts as
   ``floor(log2(1 + v))`` buckets (0..31, one table each), and whether the elements are floating point.
+
+:class:`StringBytesEmbedding` reads ``x_str`` (N, 17), the ``string_bytes`` node feature
+(:mod:`programl.graph_builder.string_bytes`): the length as a ``floor(log2(1 + v))`` bucket and one table per byte
+place (16 x 257: a byte's value plus one, 0 past the end), summed; zero for a node without a string.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-__all__ = ["NumberTypeEmbedding"]
+__all__ = ["NumberTypeEmbedding", "StringBytesEmbedding"]
 
 _DIGITS = 7
 _EXPONENT = 64
@@ -63,3 +67,31 @@ class NumberTypeEmbedding(nn.Module):
         buckets = _log2_bucket(x_type[:, 1:5]) + _BUCKETS * torch.arange(4, device=x_type.device)
         shape = self.type_kind(shape_kind) + self.counts(buckets).sum(dim=1) + self.is_float(x_type[:, 5].clamp(0, 1))
         return number * (kind > 0).unsqueeze(1).to(number.dtype) + shape * (shape_kind > 0).unsqueeze(1).to(shape.dtype)
+
+
+_PLACES = 16
+_BYTE_IDS = 257
+
+
+class StringBytesEmbedding(nn.Module):
+    """Sum of the embeddings of a string constant's length and first bytes, each by its place (module docstring).
+
+    Args:
+        channels: D, the node-state size.
+    """
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.length = nn.Embedding(_BUCKETS, channels)
+        self.bytes = nn.Embedding(_PLACES * _BYTE_IDS, channels)
+        for table in (self.length, self.bytes):  # 17 words summed: start them small (as NumberTypeEmbedding)
+            nn.init.normal_(table.weight, std=(1 + _PLACES) ** -0.5)
+
+    def forward(self, x_str: Tensor) -> Tensor:
+        """(N, D) from ``x_str`` (N, 17) long."""
+        length = x_str[:, 0]
+        places = x_str[:, 1 : 1 + _PLACES].clamp(0, _BYTE_IDS - 1) + _BYTE_IDS * torch.arange(
+            _PLACES, device=x_str.device
+        )
+        out = self.length(_log2_bucket(length)) + self.bytes(places).sum(dim=1)
+        return out * (length > 0).unsqueeze(1).to(out.dtype)

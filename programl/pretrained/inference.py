@@ -334,20 +334,28 @@ class DevmapPrediction:
         }
 
 
-def _add_numbers_and_types(model, graph, data) -> None:
-    """``x_num`` / ``x_type`` for a model that reads them (``--numbers-and-types``), from the graph's features or,
-    for a graph built without them, annotated here (:mod:`programl.graph_builder.numbers_types`)."""
-    from programl.models.numbers_types import NumberTypeEmbedding
+def _add_optional_inputs(model, graph, data) -> None:
+    """``x_num`` / ``x_type`` and ``x_str`` for a model that reads them (``--numbers-and-types``,
+    ``--string-bytes``), from the graph's features or, for a graph built without them, annotated here on a copy
+    (:mod:`programl.graph_builder.numbers_types`, :mod:`programl.graph_builder.string_bytes`)."""
+    from programl.models.numbers_types import NumberTypeEmbedding, StringBytesEmbedding
 
-    if getattr(data, "x_num", None) is not None or not any(isinstance(m, NumberTypeEmbedding) for m in model.modules()):
-        return
-    from programl.graph_builder.numbers_types import annotate, is_annotated
-    from programl.io.pyg import _numbers_and_types
+    kinds = {type(m) for m in model.modules()}
+    if NumberTypeEmbedding in kinds and getattr(data, "x_num", None) is None:
+        from programl.graph_builder.numbers_types import annotate, is_annotated
+        from programl.io.pyg import _numbers_and_types
 
-    if not is_annotated(graph):
-        graph = annotate(type(graph).FromString(graph.SerializeToString()))
-    extra = _numbers_and_types(graph)
-    data.x_num, data.x_type = extra["x_num"], extra["x_type"]
+        if not is_annotated(graph):
+            graph = annotate(type(graph).FromString(graph.SerializeToString()))
+        extra = _numbers_and_types(graph)
+        data.x_num, data.x_type = extra["x_num"], extra["x_type"]
+    if StringBytesEmbedding in kinds and getattr(data, "x_str", None) is None:
+        from programl.graph_builder import string_bytes
+        from programl.io.pyg import _string_bytes
+
+        if not string_bytes.is_annotated(graph):
+            graph = string_bytes.annotate(type(graph).FromString(graph.SerializeToString()))
+        data.x_str = _string_bytes(graph)
 
 
 def predict_devmap(
@@ -393,7 +401,7 @@ def predict_devmap(
             raise ProgramlError(f"--{key} must be a finite number >= 0, not {value}")
         values[key] = int(value)
     data = _encode(graph, pretrained.vocabulary, "cpu", typed_pointers)
-    _add_numbers_and_types(pretrained.model, graph, data)
+    _add_optional_inputs(pretrained.model, graph, data)
     data.graph_x = torch.tensor([[float(values["transfer"]), float(values["wgsize"])]], dtype=torch.float32)
     with torch.no_grad():
         logits = pretrained.model(data.to(pretrained.device)).logits.cpu()
@@ -443,7 +451,7 @@ def predict_classifyapp(pretrained, graph, *, top: int = 5, typed_pointers: str 
     _check_has_instructions(graph)
     check_graph(graph)
     data = _encode(graph, pretrained.vocabulary, "cpu", typed_pointers)
-    _add_numbers_and_types(pretrained.model, graph, data)
+    _add_optional_inputs(pretrained.model, graph, data)
     with torch.no_grad():
         logits = pretrained.model(data.to(pretrained.device)).logits.cpu()
     probabilities = torch.softmax(logits, dim=-1)[0].numpy()

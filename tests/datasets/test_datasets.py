@@ -325,9 +325,13 @@ def test_poj104_options_get_their_own_processed_files(poj_root: Path) -> None:
         "seed": dict(size=5, classes=[1, 2, 3], seed=1),
         "eval_settings": dict(size=5, classes=[1, 2, 3], settings=(0, 1), eval_settings=(0,)),
         "numbers_and_types": dict(size=5, classes=[1, 2, 3], numbers_and_types=True),
+        "string_bytes": dict(size=5, classes=[1, 2, 3], string_bytes=True),
+        "both": dict(size=5, classes=[1, 2, 3], numbers_and_types=True, string_bytes=True),
     }
     for what, options in other.items():
         assert not names & set(_probe(options).processed_file_names), what
+    kinds = [set(_probe(other[k]).processed_file_names) for k in ("numbers_and_types", "string_bytes", "both")]
+    assert not kinds[0] & kinds[1] and not kinds[0] & kinds[2] and not kinds[1] & kinds[2]
     # training on variants and scoring on -O0 is not the data set of the variants in every split
     variants = dict(size=5, classes=[1, 2, 3], settings=(0, 1))
     assert set(_probe(variants).processed_file_names).isdisjoint(
@@ -342,6 +346,7 @@ def _probe(options: dict) -> POJ104:
     probe.classes, probe.settings = sorted(options["classes"]), tuple(options.get("settings", (0,)))
     probe.eval_settings = options.get("eval_settings")
     probe.numbers_and_types = options.get("numbers_and_types", False)
+    probe.string_bytes = options.get("string_bytes", False)
     return probe
 
 

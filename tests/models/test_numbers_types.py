@@ -10,7 +10,7 @@ from programl.graph_builder.llvm import BuildOptions, graph_from_ir
 from programl.graph_builder.numbers_types import annotate
 from programl.io.pyg import to_pyg
 from programl.models.graph_classifier import GGNNGraphClassifier
-from programl.models.numbers_types import NumberTypeEmbedding
+from programl.models.numbers_types import NumberTypeEmbedding, StringBytesEmbedding
 
 IR = """\
 define void @k(ptr %p, <4 x float> %v) {
@@ -80,6 +80,50 @@ def test_classifier_option_off_keeps_the_paper_model_and_on_reads_them():
     assert torch.allclose(plain(data).logits, rich(zeroed).logits)
     rich.loss(rich(data), data.graph_y).backward()
     assert rich.numbers_and_types.exponent.weight.grad.abs().sum() > 0
+
+
+STRINGS = """\
+@.str = private unnamed_addr constant [4 x i8] c"%d\\0A\\00", align 1
+declare i32 @printf(ptr, ...)
+define i32 @main() {
+  %a = call i32 (ptr, ...) @printf(ptr @.str, i32 1024)
+  ret i32 0
+}
+"""
+
+
+def test_string_embedding_is_zero_without_a_string_and_differs_by_byte_and_place():
+    torch.manual_seed(0)
+    embedding = StringBytesEmbedding(8)
+    x_str = torch.zeros((4, 17), dtype=torch.long)
+    x_str[1, :4] = torch.tensor([3, 38, 101, 1])  # "%d\0"
+    x_str[2, :4] = torch.tensor([3, 101, 38, 1])  # "d%\0": the same bytes, other places
+    x_str[3, :4] = torch.tensor([3, 33, 101, 1])  # " d\0"
+    out = embedding(x_str)
+    assert out.shape == (4, 8) and torch.equal(out[0], torch.zeros(8))
+    assert not torch.allclose(out[1], out[2]) and not torch.allclose(out[1], out[3])
+    out.sum().backward()
+    assert embedding.bytes.weight.grad.abs().sum() > 0
+
+
+def test_classifier_string_bytes_start_at_zero_from_weights_without_them():
+    """Weights of a model without the string embedding (the paper's, or a numbers-and-types model's) start one with
+    it at zero (``init_from_missing``): the same logits; then it learns (a gradient reaches the byte tables)."""
+    graph = graph_from_ir(STRINGS, options=BuildOptions(numbers_and_types=True, string_bytes=True))
+    data = to_pyg(graph, {})
+    assert int((data.x_str[:, 0] > 0).sum()) == 1
+    data.graph_y = torch.tensor([1])
+    torch.manual_seed(0)
+    numbers = GGNNGraphClassifier(5, 2, hidden_channels=8, layer_timesteps=[1], numbers_and_types=True)
+    both = GGNNGraphClassifier(5, 2, hidden_channels=8, layer_timesteps=[1], numbers_and_types=True, string_bytes=True)
+    assert both.init_from_missing_ok == ("numbers_and_types.", "string_bytes.")
+    missing = both.load_state_dict(numbers.state_dict(), strict=False).missing_keys
+    assert missing and all(k.startswith("string_bytes.") for k in missing)
+    both.init_from_missing(missing)
+    assert torch.equal(numbers(data).logits, both(data).logits)
+    assert float(both.numbers_and_types.digits.weight.abs().sum()) > 0  # loaded, not zeroed
+    both.loss(both(data), data.graph_y).backward()
+    assert both.string_bytes.bytes.weight.grad.abs().sum() > 0
 
 
 def test_devmap_task_option_reaches_the_model_spec():

@@ -485,6 +485,33 @@ def test_numbers_and_types_start_from_the_paper_models_weights_and_learn_them(da
     prediction = predict_classifyapp(model, graph, top=3)  # a graph built without them: annotated for the model
     assert len(prediction.classes) == 3 and sum(prediction.probabilities) <= 1 + 1e-6
 
+    # --string-bytes (issue 40 item 4) from the numbers-and-types run: its own processed files, the string
+    # embedding at zero (the numbers run's logits exactly), then learned; predict annotates a plain graph again
+    strings = tmp_path / "strings"
+    argv = tiny((source, data), strings, "--epochs", "2", "--numbers-and-types", "--string-bytes", "--init-from", run)
+    assert classifyapp.train_main(parse("train", *argv)) == 0
+    config = json.loads((strings / "config.json").read_text())["model"]
+    assert config["string_bytes"] is True and config["numbers_and_types"] is True
+    assert len(list((data / "processed").glob("poj104-*-nt-str-*.pt"))) == 3
+    val = POJ104(data, "val", build_dir=data, build=False, verify=False, numbers_and_types=True, string_bytes=True)
+    example = val[0]
+    assert example.x_str.shape == (example.num_nodes, 17) and int((example.x_str[:, 0] > 0).sum()) > 0  # printf's
+    classifyapp._encode({"val": val}, vocabulary)
+    batch = next(iter(DataLoader(val, batch_size=9)))
+    numbers = classifyapp._make_model(json.loads((run / "config.json").read_text())["model"], len(vocabulary))
+    load_checkpoint(run / "best.pt", model=numbers, restore_rng=False)
+    both = classifyapp._make_model(config, len(vocabulary))
+    load_initial_weights(run / "best.pt", model=both, missing_ok=both.init_from_missing_ok)
+    assert all(not p.detach().any() for p in both.string_bytes.parameters())
+    numbers.eval(), both.eval()
+    with torch.no_grad():
+        assert torch.equal(numbers(batch).logits, both(batch).logits)
+    trained = load_checkpoint(strings / "last.pt", restore_rng=False)["model"]
+    assert float(trained["string_bytes.bytes.weight"].abs().sum()) > 0
+    model = pretrained(export_pretrained(strings, "classifyapp-str", output_dir=tmp_path / "models"))
+    prediction = predict_classifyapp(model, graph, top=3)
+    assert len(prediction.classes) == 3 and sum(prediction.probabilities) <= 1 + 1e-6
+
 
 def test_numbers_and_types_are_a_ggnn_option() -> None:
     from programl.tasks.classifyapp.spec import ClassifyappSpec
@@ -497,3 +524,6 @@ def test_numbers_and_types_are_a_ggnn_option() -> None:
     del config["numbers_and_types"]
     plain = ClassifyappSpec().model_spec({**config, "model": "ggnn", "no_positions": False, "node_type_gru": False}, 10)
     assert "numbers_and_types" not in plain["kwargs"]  # the paper's model.json as it was
+    assert "string_bytes" not in plain["kwargs"]
+    with pytest.raises(ProgramlError, match="--string-bytes is a ggnn option"):
+        ClassifyappSpec().model_spec({**config, "string_bytes": True}, 10)

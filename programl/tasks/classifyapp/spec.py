@@ -91,6 +91,12 @@ class ClassifyappOptions(TaskOptions):
         help="give the network the value of each numeric constant and the shape of each vector, array and struct "
         "type as node inputs (ggnn; docs/numbers_types.md; not in the paper)",
     )
+    string_bytes: bool = option(
+        False,
+        group=MODEL_GROUP,
+        help="give the network the first bytes of each string constant as node inputs (ggnn; docs/numbers_types.md; "
+        "not in the paper)",
+    )
     dropout: float = option(
         0.2, group=MODEL_GROUP, low=0.0, high=1.0 - 1e-9, range_text="in [0, 1)", help="graph-state dropout"
     )
@@ -232,10 +238,11 @@ examples:
             "layer_timesteps": list(o["layer_timesteps"]),
             "dropout": o["dropout"],
         }
-        numbers_and_types = bool(config.get("numbers_and_types", False))
+        optional = {k: True for k in ("numbers_and_types", "string_bytes") if config.get(k, False)}
         if o["model"] == "rgcn":
-            if numbers_and_types:
-                raise ProgramlError(f"{where}: --numbers-and-types is a ggnn option (the rgcn does not read them)")
+            for key in optional:
+                flag = "--" + key.replace("_", "-")
+                raise ProgramlError(f"{where}: {flag} is a ggnn option (the rgcn does not read them)")
             return {"class": "RGCNGraphClassifier", "args": [vocabulary_size, NUM_CLASSES], "kwargs": common}
         if o["model"] != "ggnn":
             raise ProgramlError(f"{where}: unknown classifyapp model {o['model']!r}")
@@ -248,7 +255,7 @@ examples:
                 "use_positions": not extra["no_positions"],
                 "node_type_gru": extra["node_type_gru"],
                 # (only when on: the model.json of the paper's model stays as it was)
-                **({"numbers_and_types": True} if numbers_and_types else {}),
+                **optional,
             },
         }
 

@@ -108,8 +108,8 @@ PUBLISHED_ERROR = {"TBCNN": 6.00, "NCC (inst2vec)": 5.17, "XFG": 4.29, "ProGraML
 #: How many class pairs ``evaluate`` lists per split (:func:`confused_pairs`).
 CONFUSED_PAIRS = 10
 
-#: The options that runs written before them are taken to have had off (``--numbers-and-types``).
-_MODEL_DEFAULTS = ClassifyappOptions.defaults("numbers_and_types")
+#: The options that runs written before them are taken to have had off (``--numbers-and-types``, ``--string-bytes``).
+_MODEL_DEFAULTS = ClassifyappOptions.defaults("numbers_and_types", "string_bytes")
 
 #: What ``evaluate`` reads of a run's options (those of runs written before the schedule options, too).
 _CONFIG_KEYS = tuple(k for k in ClassifyappOptions.keys() if k not in {**SCHEDULE_DEFAULTS, **_MODEL_DEFAULTS})
@@ -193,7 +193,7 @@ def _open_splits(
         "seed": config["split_seed"],
     }
     common = {"build_dir": _build_dir(root), "build": build, "verify": verify, "jobs": jobs, "log": show}
-    numbers = {"numbers_and_types": True} if config.get("numbers_and_types", False) else {}
+    numbers = {k: bool(config.get(k, False)) for k in ("numbers_and_types", "string_bytes")}
     out: Splits = {}
     main = [name for name in names if name != "legacy"]
     if main:
