@@ -489,9 +489,16 @@ def test_numbers_and_types_start_from_the_paper_models_weights_and_learn_them(da
     # embedding at zero (the numbers run's logits exactly), then learned; predict annotates a plain graph again
     strings = tmp_path / "strings"
     argv = tiny((source, data), strings, "--epochs", "2", "--numbers-and-types", "--string-bytes", "--init-from", run)
-    assert classifyapp.train_main(parse("train", *argv)) == 0
+    assert classifyapp.train_main(parse("train", *argv, "--new-inputs-lr", "0.01")) == 0
     config = json.loads((strings / "config.json").read_text())["model"]
-    assert config["string_bytes"] is True and config["numbers_and_types"] is True
+    assert config["string_bytes"] is True and config["numbers_and_types"] is True and config["new_inputs_lr"] == 0.01
+    groups = load_checkpoint(strings / "last.pt", restore_rng=False)["optimizer"]["param_groups"]
+    assert len(groups) == 2 and groups[1]["lr"] / groups[0]["lr"] == pytest.approx(0.01 / config["lr"])
+    resumed = tiny(
+        (source, data), strings, "--epochs", "3", "--numbers-and-types", "--string-bytes", "--init-from", run
+    )
+    assert classifyapp.train_main(parse("train", *resumed, "--new-inputs-lr", "0.01")) == 0  # the two groups resume
+    assert [json.loads(line)["epoch"] for line in (strings / "log.jsonl").read_text().splitlines()] == [1, 2, 3]
     assert len(list((data / "processed").glob("poj104-*-nt-str-*.pt"))) == 3
     val = POJ104(data, "val", build_dir=data, build=False, verify=False, numbers_and_types=True, string_bytes=True)
     example = val[0]
@@ -527,3 +534,18 @@ def test_numbers_and_types_are_a_ggnn_option() -> None:
     assert "string_bytes" not in plain["kwargs"]
     with pytest.raises(ProgramlError, match="--string-bytes is a ggnn option"):
         ClassifyappSpec().model_spec({**config, "string_bytes": True}, 10)
+
+
+def test_new_inputs_lr_puts_the_optional_embeddings_in_a_group_of_their_own() -> None:
+    from programl.models.graph_classifier import GGNNGraphClassifier
+    from programl.tasks.classifyapp.train import _parameter_groups
+
+    both = GGNNGraphClassifier(5, 2, hidden_channels=8, layer_timesteps=[1], numbers_and_types=True, string_bytes=True)
+    groups = _parameter_groups(both, 1e-3)
+    names = {id(p): n for n, p in both.named_parameters()}
+    assert [g.get("lr") for g in groups] == [None, 1e-3]
+    assert {names[id(p)].split(".")[0] for p in groups[1]["params"]} == {"numbers_and_types", "string_bytes"}
+    assert len(groups[0]["params"]) + len(groups[1]["params"]) == len(list(both.parameters()))
+    # without the option, or without such embeddings: one group, as before
+    assert len(_parameter_groups(both, None)) == 1
+    assert len(_parameter_groups(GGNNGraphClassifier(5, 2, hidden_channels=8, layer_timesteps=[1]), 1e-3)) == 1

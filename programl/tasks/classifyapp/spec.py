@@ -104,6 +104,15 @@ class ClassifyappOptions(TaskOptions):
         2.5e-4, group=OPTIMISATION_GROUP, low=math.ulp(0.0), help="AdamW learning rate", default_text="2.5e-4"
     )
     weight_decay: float = option(0.01, group=OPTIMISATION_GROUP, low=0.0, help="AdamW weight decay")
+    new_inputs_lr: float | None = option(
+        None,
+        group=OPTIMISATION_GROUP,
+        metavar="LR",
+        low=math.ulp(0.0),
+        help="AdamW learning rate of the --numbers-and-types and --string-bytes embeddings: from --init-from weights "
+        "without them they start at zero, and at a fine-tuning --lr they would hardly move in a short run",
+        default_text="--lr",
+    )
     batch_graphs: int = option(128, group=OPTIMISATION_GROUP, low=1, help="graphs per batch at most")
     batch_nodes: int = option(200_000, group=OPTIMISATION_GROUP, low=1, help="nodes per batch at most")
     seed: int

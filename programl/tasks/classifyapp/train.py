@@ -287,6 +287,21 @@ def confused_pairs(targets: np.ndarray, predictions: np.ndarray, top: int = CONF
     return [{"classes": [a + 1, b + 1], "count": n, "share": round(n / total, 4)} for (a, b), n in ranked]
 
 
+def _parameter_groups(model, new_inputs_lr: float | None) -> list[dict[str, Any]]:
+    """AdamW's parameter groups: one, or with ``new_inputs_lr`` a second of the optional input embeddings
+    (``--numbers-and-types``, ``--string-bytes``: the model's ``init_from_missing_ok`` prefixes) at that rate. The
+    warm-up and decay scale both groups alike (the engine keeps each group's base rate)."""
+    prefixes = tuple(getattr(model, "init_from_missing_ok", ()))
+    named = list(model.named_parameters())
+    new = [p for name, p in named if prefixes and name.startswith(prefixes)]
+    if new_inputs_lr is None or not new:
+        return [{"params": [p for _, p in named]}]
+    return [
+        {"params": [p for name, p in named if not name.startswith(prefixes)]},
+        {"params": new, "lr": new_inputs_lr},
+    ]
+
+
 class _ClassifyappTask(TrainingTask):
     """POJ-104 for the engine (SPEC §6.6): graph batches in an order seeded by (seed, epoch), dropout re-seeded per
     epoch and process, AdamW, top-1 accuracy; the epoch of the best validation accuracy."""
@@ -305,7 +320,9 @@ class _ClassifyappTask(TrainingTask):
 
         model = _make_model(self.config, self.vocabulary_size).to(device)
         return model, torch.optim.AdamW(
-            model.parameters(), lr=self.config["lr"], weight_decay=self.config["weight_decay"]
+            _parameter_groups(model, self.config.get("new_inputs_lr")),
+            lr=self.config["lr"],
+            weight_decay=self.config["weight_decay"],
         )
 
     def epoch_seed(self, epoch: int, rank: int) -> int:
