@@ -439,7 +439,6 @@ def test_numbers_and_types_start_from_the_paper_models_weights_and_learn_them(da
     from programl.pretrained.hub import pretrained
     from programl.pretrained.inference import predict_classifyapp
     from programl.proto import ProgramGraph
-    from programl.training.checkpoint import load_initial_weights
 
     source, data_dir = dataset
     data = tmp_path / "data"
@@ -462,15 +461,9 @@ def test_numbers_and_types_start_from_the_paper_models_weights_and_learn_them(da
     # the paper's weights in the larger model: the same logits as the paper's model, the new embedding at zero
     vocabulary = classifyapp._load_vocabulary(plain / "vocab.csv")
     classifyapp._encode({"val": val}, vocabulary)
-    batch = next(iter(DataLoader(val, batch_size=9)))
-    paper = classifyapp._make_model(json.loads((plain / "config.json").read_text())["model"], len(vocabulary))
-    load_checkpoint(plain / "best.pt", model=paper, restore_rng=False)
-    larger = classifyapp._make_model(config, len(vocabulary))
-    load_initial_weights(plain / "best.pt", model=larger, missing_ok=larger.init_from_missing_ok)
-    assert all(not p.detach().any() for p in larger.numbers_and_types.parameters())
-    paper.eval(), larger.eval()
-    with torch.no_grad():
-        assert torch.equal(paper(batch).logits, larger(batch).logits)
+    _starts_from_the_loaded_logits(
+        plain, config, vocabulary, next(iter(DataLoader(val, batch_size=9))), "numbers_and_types"
+    )
     # trained: the embedding has moved off zero
     trained = load_checkpoint(run / "last.pt", restore_rng=False)["model"]
     assert float(trained["numbers_and_types.digits.weight"].abs().sum()) > 0
@@ -504,20 +497,27 @@ def test_numbers_and_types_start_from_the_paper_models_weights_and_learn_them(da
     example = val[0]
     assert example.x_str.shape == (example.num_nodes, 17) and int((example.x_str[:, 0] > 0).sum()) > 0  # printf's
     classifyapp._encode({"val": val}, vocabulary)
-    batch = next(iter(DataLoader(val, batch_size=9)))
-    numbers = classifyapp._make_model(json.loads((run / "config.json").read_text())["model"], len(vocabulary))
-    load_checkpoint(run / "best.pt", model=numbers, restore_rng=False)
-    both = classifyapp._make_model(config, len(vocabulary))
-    load_initial_weights(run / "best.pt", model=both, missing_ok=both.init_from_missing_ok)
-    assert all(not p.detach().any() for p in both.string_bytes.parameters())
-    numbers.eval(), both.eval()
-    with torch.no_grad():
-        assert torch.equal(numbers(batch).logits, both(batch).logits)
+    _starts_from_the_loaded_logits(run, config, vocabulary, next(iter(DataLoader(val, batch_size=9))), "string_bytes")
     trained = load_checkpoint(strings / "last.pt", restore_rng=False)["model"]
     assert float(trained["string_bytes.bytes.weight"].abs().sum()) > 0
     model = pretrained(export_pretrained(strings, "classifyapp-str", output_dir=tmp_path / "models"))
     prediction = predict_classifyapp(model, graph, top=3)
     assert len(prediction.classes) == 3 and sum(prediction.probabilities) <= 1 + 1e-6
+
+
+def _starts_from_the_loaded_logits(loaded_run, config: dict, vocabulary, batch, new: str) -> None:
+    """``loaded_run``'s best weights in a model of ``config``, which adds the input embedding ``new``: that embedding
+    starts at zero, so the larger model computes the loaded model's logits exactly."""
+    from programl.training.checkpoint import load_initial_weights
+
+    loaded = classifyapp._make_model(json.loads((loaded_run / "config.json").read_text())["model"], len(vocabulary))
+    load_checkpoint(loaded_run / "best.pt", model=loaded, restore_rng=False)
+    larger = classifyapp._make_model(config, len(vocabulary))
+    load_initial_weights(loaded_run / "best.pt", model=larger, missing_ok=larger.init_from_missing_ok)
+    assert all(not p.detach().any() for p in getattr(larger, new).parameters())
+    loaded.eval(), larger.eval()
+    with torch.no_grad():
+        assert torch.equal(loaded(batch).logits, larger(batch).logits)
 
 
 def test_numbers_and_types_are_a_ggnn_option() -> None:
