@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from programl.graph_builder.numbers_types import _full_text, _set_features
 from programl.proto import Node, ProgramGraph
 
 __all__ = [
@@ -74,13 +75,6 @@ def encode_string(data: bytes) -> list[int]:
     return [len(data), *head, *([0] * (PLACES - len(head)))]
 
 
-def _full_text(node: Node) -> str:
-    feature = node.features.feature.get("full_text")
-    if feature is None or not feature.bytes_list.value:
-        return ""
-    return feature.bytes_list.value[0].decode("utf-8", "replace")
-
-
 def annotate(graph: ProgramGraph) -> ProgramGraph:
     """Add the ``string_bytes`` node feature to every CONSTANT node that holds a character array, and the
     ``string_bytes`` module feature, to ``graph`` (in place; also returned). Idempotent."""
@@ -89,13 +83,9 @@ def annotate(graph: ProgramGraph) -> ProgramGraph:
             continue
         data = string_of(_full_text(node))
         if data is not None:
-            feature = node.features.feature[STRING_FEATURE]
-            feature.int64_list.ClearField("value")
-            feature.int64_list.value.extend(encode_string(data))
+            _set_features(node.features, STRING_FEATURE, encode_string(data))
     for module in graph.module:
-        feature = module.features.feature[MARKER]
-        feature.int64_list.ClearField("value")
-        feature.int64_list.value.append(VERSION)
+        _set_features(module.features, MARKER, [VERSION])
     return graph
 
 

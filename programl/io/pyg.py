@@ -288,23 +288,27 @@ def _label_attributes(record: ProgramGraphFeatures, num_nodes: int) -> dict[str,
     return out
 
 
+def _feature_rows(graph: ProgramGraph, key: str, width: int) -> torch.Tensor:
+    """(N, width) long of the int64 node feature ``key`` (its first ``width`` values; zero rows where a node has
+    none)."""
+    out = np.zeros((len(graph.node), width), dtype=np.int64)
+    for i, node in enumerate(graph.node):
+        features = node.features.feature
+        if key in features:
+            values = features[key].int64_list.value[:width]
+            out[i, : len(values)] = values
+    return torch.from_numpy(out)
+
+
 def _numbers_and_types(graph: ProgramGraph) -> dict[str, torch.Tensor]:
     """``x_num`` (N, 10) and ``x_type`` (N, 6) long from the ``number_digits`` / ``type_shape`` node features (zero
     rows where a node has none; :mod:`programl.graph_builder.numbers_types`)."""
     from programl.graph_builder.numbers_types import NUMBER_FEATURE, NUMBER_WIDTH, TYPE_FEATURE, TYPE_WIDTH
 
-    n = len(graph.node)
-    number = np.zeros((n, NUMBER_WIDTH), dtype=np.int64)
-    shape = np.zeros((n, TYPE_WIDTH), dtype=np.int64)
-    for i, node in enumerate(graph.node):
-        features = node.features.feature
-        if NUMBER_FEATURE in features:
-            values = features[NUMBER_FEATURE].int64_list.value[:NUMBER_WIDTH]
-            number[i, : len(values)] = values
-        if TYPE_FEATURE in features:
-            values = features[TYPE_FEATURE].int64_list.value[:TYPE_WIDTH]
-            shape[i, : len(values)] = values
-    return {"x_num": torch.from_numpy(number), "x_type": torch.from_numpy(shape)}
+    return {
+        "x_num": _feature_rows(graph, NUMBER_FEATURE, NUMBER_WIDTH),
+        "x_type": _feature_rows(graph, TYPE_FEATURE, TYPE_WIDTH),
+    }
 
 
 def _string_bytes(graph: ProgramGraph) -> torch.Tensor:
@@ -312,13 +316,7 @@ def _string_bytes(graph: ProgramGraph) -> torch.Tensor:
     :mod:`programl.graph_builder.string_bytes`)."""
     from programl.graph_builder.string_bytes import STRING_FEATURE, STRING_WIDTH
 
-    out = np.zeros((len(graph.node), STRING_WIDTH), dtype=np.int64)
-    for i, node in enumerate(graph.node):
-        features = node.features.feature
-        if STRING_FEATURE in features:
-            values = features[STRING_FEATURE].int64_list.value[:STRING_WIDTH]
-            out[i, : len(values)] = values
-    return torch.from_numpy(out)
+    return _feature_rows(graph, STRING_FEATURE, STRING_WIDTH)
 
 
 def _check_tristate(name: str, value: bool | None) -> None:
