@@ -6,6 +6,9 @@
 # Run it before the device call: the packing costs no device time.
 #
 #   bash benchmarks/gpu_carry.sh RUN_DIR DATA_ROOT [OUT]        # OUT defaults to out/device
+#   bash benchmarks/gpu_carry.sh --kind KIND DATA_ROOT [OUT]     # the data alone, for gpu.sh's POJ_CYCLES (which start
+#                                                                # from the shipped model): KIND faithful, -nt, -str
+#                                                                # or -nt-str (the shipped classifyapp reads -nt-str)
 #   # then on the device (carry: out/device and .whl), with the run's own options in POJ_ARGS so that it resumes:
 #   CHECKS=0 POJ_DATA=out/device/poj104-data.tar.xz POJ_RUN_FROM=out/device/run POJ_MINUTES=8 \
 #       POJ_ARGS="--epochs 40 ..." bash benchmarks/gpu.sh
@@ -16,23 +19,37 @@
 # same run because its config.json records the sha256 of the processed files it trained on: resume it here once
 # after any change to them, so that config.json names the files being carried.
 set -euo pipefail
-if [ $# -lt 2 ]; then
+usage() {
     echo "usage: $0 RUN_DIR DATA_ROOT [OUT]" >&2
+    echo "       $0 --kind faithful|-nt|-str|-nt-str DATA_ROOT [OUT]" >&2
     exit 2
+}
+RUN=
+if [ "${1:-}" = --kind ]; then
+    [ $# -ge 3 ] || usage
+    case "$2" in
+        faithful) KIND= ;;
+        -nt | -str | -nt-str) KIND=$2 ;;
+        *) usage ;;
+    esac
+    shift 2
+else
+    [ $# -ge 2 ] || usage
+    RUN=$1
+    shift
+    for f in "$RUN/config.json" "$RUN/vocab.csv" "$RUN/last.pt"; do
+        [ -f "$f" ] || { echo "$0: $f: not found (a run directory of programl train classifyapp?)" >&2; exit 1; }
+    done
 fi
-RUN=$1
-ROOT=$2
-OUT=${3:-out/device}
-for f in "$RUN/config.json" "$RUN/vocab.csv" "$RUN/last.pt"; do
-    [ -f "$f" ] || { echo "$0: $f: not found (a run directory of programl train classifyapp?)" >&2; exit 1; }
-done
+ROOT=$1
+OUT=${2:-out/device}
 [ -d "$ROOT/processed" ] || { echo "$0: $ROOT/processed: not found (a POJ-104 data set root?)" >&2; exit 1; }
-mkdir -p "$OUT/run"
+mkdir -p "$OUT"
 
 # Only the processed files of the run's kind: a --numbers-and-types run reads the -nt files, a --string-bytes run
 # the -str files (both: -nt-str), any other run the faithful ones; two kinds together may not fit beside last.pt
 # (every program at -O0: the -nt validation file is 7.4 MB of xz, the faithful one 6.7 MB).
-KIND=$(python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))["model"]
+[ -z "$RUN" ] || KIND=$(python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))["model"]
 print(("-nt" if m.get("numbers_and_types") else "") + ("-str" if m.get("string_bytes") else ""))' "$RUN/config.json")
 FILES=()
 for f in "$ROOT"/processed/*; do
@@ -51,7 +68,13 @@ if [ ! -f "$OUT/poj104-data.tar.xz" ]; then
     tar -C "$ROOT" -cf - "${FILES[@]}" | xz -T0 -6 >"$OUT/poj104-data.tar.xz.part"
     mv "$OUT/poj104-data.tar.xz.part" "$OUT/poj104-data.tar.xz"
 fi
+if [ -z "$RUN" ]; then
+    du -sh "$OUT/poj104-data.tar.xz"
+    du -sb "$OUT/poj104-data.tar.xz" | awk '{ if ($1 > 64 * 1024 * 1024) { print "over the 64 MiB a device call carries"; exit 1 } }'
+    exit
+fi
 
+mkdir -p "$OUT/run"
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 mkdir "$STAGE/summary"

@@ -200,3 +200,74 @@ def _packed(archive) -> list[str]:
 
     with tarfile.open(archive) as tar:
         return sorted(m.name for m in tar.getmembers() if m.isfile())
+
+
+@pytest.mark.slow  # make test-all
+def test_a_chain_of_cycles_from_a_shipped_model_exports_each_one_that_beats_the_last(tmp_path) -> None:
+    """POJ_CYCLES: fine-tuning cycles chained from an exported model (as from the shipped classifyapp), the data packed
+    by `gpu_carry.sh --kind`; a cycle below the bar is exported and starts the next; one that is not ends the chain."""
+    if shutil.which("xz") is None:
+        pytest.skip("xz not installed")
+    root = synthetic_data_set(tmp_path / "poj")
+    run = tmp_path / "here"
+    trained = subprocess.run(
+        [sys.executable, "-m", "programl", "train", "classifyapp", "--data-dir", str(root), "--run-dir", str(run)]
+        + ["--device", "cpu", "--epochs", "1", *SMALL.split()],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert trained.returncode == 0, trained.stderr
+    shipped = tmp_path / "shipped"
+    export = [sys.executable, "-m", "programl", "export-pretrained", str(run), "classifyapp", "-o", str(shipped)]
+    assert subprocess.run(export, cwd=ROOT, capture_output=True, timeout=300).returncode == 0
+    carry = tmp_path / "carry"
+    for wrong in (["--kind", "-xyz", str(root)], ["--kind", "-nt"]):
+        usage = subprocess.run(
+            ["bash", str(ROOT / "benchmarks" / "gpu_carry.sh"), *wrong], capture_output=True, text=True
+        )
+        assert usage.returncode == 2 and "--kind" in usage.stderr
+    packed = subprocess.run(
+        ["bash", str(ROOT / "benchmarks" / "gpu_carry.sh"), "--kind", "faithful", str(root), str(carry)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert packed.returncode == 0, packed.stderr
+    assert sorted(p.name for p in carry.iterdir()) == ["poj104-data.tar.xz"]  # the data alone: no run travels
+
+    def cycles(out: Path, beat: str) -> tuple[list[str], Path]:
+        done = gpu_script(
+            tmp_path,
+            out,
+            tmp_path / f"run-{out.name}",
+            1,
+            POJ_DATA=str(carry / "poj104-data.tar.xz"),
+            POJ_CYCLES="2",
+            POJ_BEAT=beat,
+            POJ_INIT=str(shipped / "classifyapp"),
+            POJ_COMMIT="abc1234",
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        with tarfile.open(out / "summary.tar.gz") as archive:
+            lines = archive.extractfile("summary/cycles.txt").read().decode().splitlines()
+            assert "summary/cycle1-log.jsonl" in archive.getnames()
+        return [line for line in lines if line.startswith("cycle ")], out
+
+    # every cycle beats a bar of 100 % until one does not beat its predecessor's error (or both do)
+    lines, out = cycles(tmp_path / "out", "100")
+    assert lines[0].startswith("cycle 1: validation error ") and "below 100 %: exported (" in lines[0]
+    assert sorted(p.name for p in (out / "classifyapp").iterdir()) == [
+        "MODEL_CARD.md",
+        "model.json",
+        "vocab.csv",
+        "weights.pt",
+    ]
+    card = json.loads((out / "classifyapp" / "model.json").read_text())
+    assert "Cycle " in card["compute"]["note"] and "abc1234" in (out / "classifyapp" / "MODEL_CARD.md").read_text()
+    assert len(lines) == 2 and ("exported" in lines[1] or "the chain stops" in lines[1])
+    # a bar no cycle can pass: nothing is exported, and the chain stops after the first cycle
+    lines, out = cycles(tmp_path / "none", "0")
+    assert len(lines) == 1 and lines[0].endswith("not below 0 %: the chain stops")
+    assert not (out / "classifyapp").exists()
