@@ -128,19 +128,7 @@ def test_the_step_timer_runs_on_the_cpu(tmp_path, precision) -> None:
 def test_a_run_of_this_machine_packed_for_the_gpu_resumes_there(tmp_path) -> None:
     """benchmarks/gpu_carry.sh packs a run trained here (and its data set's processed files) in the layout gpu.sh
     reads; gpu.sh, under another data root as on a lent machine, goes on with the same run."""
-    if shutil.which("xz") is None:
-        pytest.skip("xz not installed")
-    root = synthetic_data_set(tmp_path / "poj")
-    run = tmp_path / "here"
-    trained = subprocess.run(
-        [sys.executable, "-m", "programl", "train", "classifyapp", "--data-dir", str(root), "--run-dir", str(run)]
-        + ["--device", "cpu", "--epochs", "2", *SMALL.split()],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert trained.returncode == 0, trained.stderr
+    root, run = _trained_here(tmp_path, epochs=2)
     carry = tmp_path / "carry"
     usage = subprocess.run(
         ["bash", str(ROOT / "benchmarks" / "gpu_carry.sh"), str(run)], capture_output=True, text=True
@@ -206,19 +194,7 @@ def _packed(archive) -> list[str]:
 def test_a_chain_of_cycles_from_a_shipped_model_exports_each_one_that_beats_the_last(tmp_path) -> None:
     """POJ_CYCLES: fine-tuning cycles chained from an exported model (as from the shipped classifyapp), the data packed
     by `gpu_carry.sh --kind`; a cycle below the bar is exported and starts the next; one that is not ends the chain."""
-    if shutil.which("xz") is None:
-        pytest.skip("xz not installed")
-    root = synthetic_data_set(tmp_path / "poj")
-    run = tmp_path / "here"
-    trained = subprocess.run(
-        [sys.executable, "-m", "programl", "train", "classifyapp", "--data-dir", str(root), "--run-dir", str(run)]
-        + ["--device", "cpu", "--epochs", "1", *SMALL.split()],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert trained.returncode == 0, trained.stderr
+    root, run = _trained_here(tmp_path, epochs=1)
     shipped = tmp_path / "shipped"
     export = [sys.executable, "-m", "programl", "export-pretrained", str(run), "classifyapp", "-o", str(shipped)]
     assert subprocess.run(export, cwd=ROOT, capture_output=True, timeout=300).returncode == 0
@@ -271,3 +247,22 @@ def test_a_chain_of_cycles_from_a_shipped_model_exports_each_one_that_beats_the_
     lines, out = cycles(tmp_path / "none", "0")
     assert len(lines) == 1 and lines[0].endswith("not below 0 %: the chain stops")
     assert not (out / "classifyapp").exists()
+
+
+def _trained_here(tmp_path: Path, epochs: int) -> tuple[Path, Path]:
+    """A synthetic POJ-104 data set root and a small run trained on it on this CPU (skips without xz, which the
+    packing needs)."""
+    if shutil.which("xz") is None:
+        pytest.skip("xz not installed")
+    root = synthetic_data_set(tmp_path / "poj")
+    run = tmp_path / "here"
+    trained = subprocess.run(
+        [sys.executable, "-m", "programl", "train", "classifyapp", "--data-dir", str(root), "--run-dir", str(run)]
+        + ["--device", "cpu", "--epochs", str(epochs), *SMALL.split()],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert trained.returncode == 0, trained.stderr
+    return root, run
