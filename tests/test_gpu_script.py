@@ -141,6 +141,7 @@ def test_a_run_of_this_machine_packed_for_the_gpu_resumes_there(tmp_path) -> Non
         timeout=300,
     )
     assert packed.returncode == 0, packed.stderr
+    assert "of the 64 MiB a device call carries" in packed.stdout  # the tree, the data and the run, counted together
     assert sorted(p.name for p in (carry / "run").iterdir()) == ["last.pt.part-aa", "summary.tar.gz"]
     # only the processed files of the run's kind travel: a --numbers-and-types run's -nt files, or the faithful ones
     faithful = _packed(carry / "poj104-data.tar.xz")
