@@ -12,6 +12,9 @@ A run whose directory is gone is given by its table instead, ``--csv LABEL=FILE`
 ``seconds``, ``val_error`` in percent, e.g. ``docs/poj104-bf16-run.csv``): a row whose ``where`` names CPU threads
 ("CPU, 2 threads") counts its seconds times those threads; a GPU epoch counts as the median CPU epoch of the table
 (its CPU-equivalent), so such a curve is drawn against CPU-hours like the others. Its seconds include validation.
+Several tables joined by commas (``LABEL=FILE,FILE``) are one run, each continuing the one before (e.g. fine-tuning
+cycles from the run's weights, ``docs/poj104-cycles-run.csv``). An optional ``test_error`` column (percent) draws a
+test star at each row that has one (a model read on the test split then); the last is the arm's test error.
 
 Printed, and written with ``--json``: per arm, the epochs, CPU-hours, best validation error, test error, the
 CPU-hours at which the arm first reached each ``--level`` (validation error in percent, read off the curve with
@@ -100,28 +103,39 @@ def read_arm(label: str, run_dir: Path) -> dict:
 
 
 def read_table(label: str, path: Path) -> dict:
-    """An arm from a run's per-epoch table (module docstring: ``--csv``)."""
-    with open(path, newline="") as stream:
-        rows = list(csv.DictReader(stream))
+    """An arm from a run's per-epoch table, or tables joined by commas (module docstring: ``--csv``)."""
+    rows = []
+    for part in str(path).split(","):
+        with open(part, newline="") as stream:
+            rows += list(csv.DictReader(stream))
     if not rows:
         raise ValueError(f"{path}: no epochs")
     try:
         cpu = {}
-        for row in rows:
+        for index, row in enumerate(rows):
             threads = re.search(r"(\d+) threads?", row["where"])
             if threads:
-                cpu[row["epoch"]] = float(row["seconds"]) * int(threads.group(1)) / 3600.0
-        if not cpu:
-            raise ValueError(f"{path}: no CPU epoch to measure the others by")
-        median = statistics.median(cpu.values())
-        hours, total = [], 0.0
-        for row in rows:
-            total += cpu.get(row["epoch"], median)
-            hours.append(total)
+                cpu[index] = float(row["seconds"]) * int(threads.group(1)) / 3600.0
         errors = [float(row["val_error"]) for row in rows]
+        tested = [
+            (index, float(row["test_error"])) for index, row in enumerate(rows) if (row.get("test_error") or "").strip()
+        ]
     except (KeyError, TypeError) as error:
         raise ValueError(f"{path}: needs the columns epoch, where, seconds and val_error ({error})") from None
-    return _curve(label, path, hours, errors)
+    except ValueError as error:
+        raise ValueError(f"{path}: not a number ({error})") from None
+    if not cpu:
+        raise ValueError(f"{path}: no CPU epoch to measure the others by")
+    median = statistics.median(cpu.values())
+    hours, total = [], 0.0
+    for index in range(len(rows)):
+        total += cpu.get(index, median)
+        hours.append(total)
+    tests = [{"epoch": index + 1, "hours": hours[index], "error": error} for index, error in tested]
+    arm = _curve(label, path, hours, errors)
+    if tests:
+        arm["test"], arm["tests"] = tests[-1], tests
+    return arm
 
 
 def hours_to_reach(arm: dict, level: float) -> float | None:
@@ -237,15 +251,16 @@ def plot(arms: list[dict], output: Path, title: str) -> None:
     for number, arm in enumerate(arms):
         color = f"C{number}"
         axes.plot(arm["hours"], arm["val"], marker="o", markersize=3, color=color, label=f"{arm['label']}, validation")
-        if arm["test"]:
+        tests = arm.get("tests") or ([arm["test"]] if arm["test"] else [])
+        if tests:
             axes.plot(
-                arm["test"]["hours"],
-                arm["test"]["error"],
+                [test["hours"] for test in tests],
+                [test["error"] for test in tests],
                 marker="*",
                 markersize=14,
                 color=color,
                 linestyle="none",
-                label=f"{arm['label']}, test (best checkpoint)",
+                label=f"{arm['label']}, test (best checkpoint{'s' if len(tests) > 1 else ''})",
             )
     axes.axhline(
         PAPER_ERROR, color="black", linestyle="--", linewidth=1, label=f"the paper's test error ({PAPER_ERROR} %)"
@@ -254,7 +269,12 @@ def plot(arms: list[dict], output: Path, title: str) -> None:
     axes.set_yscale("log")
     axes.set_yticks([3, 5, 10, 20, 40, 80], labels=["3", "5", "10", "20", "40", "80"])
     axes.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    axes.set_xlabel("training CPU-hours (epoch time less validation, times threads; log scale)")
+    axes.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    axes.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+    axes.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    axes.set_xlabel(
+        "training CPU-hours (times threads; a run directory without validation, a table with it; log scale)"
+    )
     axes.set_ylabel("error % (log scale)")
     axes.set_title(title)
     axes.grid(alpha=0.3, which="both")

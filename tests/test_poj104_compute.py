@@ -87,6 +87,27 @@ def test_a_run_known_by_its_table_counts_gpu_epochs_as_the_median_cpu_epoch(tmp_
     assert "--fit names no arm: x" in capsys.readouterr().err
 
 
+def test_tables_joined_by_commas_are_one_run_with_a_test_star_per_row_that_has_one(tmp_path, capsys):
+    """A fine-tuning cycle's table continues the run's (``--csv LABEL=RUN.csv,CYCLES.csv``); its CPU-hours add on."""
+    run, cycles = tmp_path / "run.csv", tmp_path / "cycles.csv"
+    run.write_text('epoch,where,seconds,train_error,val_error\n1,"CPU, 2 threads",1800,50,40\n2,H200,100,30,20\n')
+    cycles.write_text(
+        'epoch,where,seconds,train_error,val_error,test_error\n1,"CPU, 2 threads",900,20,15,\n'
+        '2,"CPU, 2 threads",900,18,12,13.5\n'
+    )
+    arm = SCRIPT["read_table"]("t", Path(f"{run},{cycles}"))
+    # CPU rows: 1.0, 0.5 and 0.5 hours (the epochs repeat across the tables; each row counts once); the GPU row: 0.5
+    assert arm["hours"] == pytest.approx([1.0, 1.5, 2.0, 2.5]) and arm["val"] == [40, 20, 15, 12]
+    assert arm["test"] == {"epoch": 4, "hours": pytest.approx(2.5), "error": 13.5} and len(arm["tests"]) == 1
+    out = tmp_path / "c.png"
+    assert SCRIPT["main"](["--csv", f"t={run},{cycles}", "-o", str(out)]) == 0
+    assert "| t | 4 | 2.50 | 12.00 % (epoch 4) | 13.50 % |" in capsys.readouterr().out
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    cycles.write_text('epoch,where,seconds,train_error,val_error,test_error\n1,"CPU, 2 threads",900,20,15,low\n')
+    assert SCRIPT["main"](["--csv", f"t={run},{cycles}"]) == 1
+    assert "not a number" in capsys.readouterr().err
+
+
 def test_fitted_hours_solve_the_fit_or_say_never():
     fit = {"floor": 1.0, "a": 8.0, "b": 1.0}
     assert SCRIPT["fitted_hours"](fit, 3.0) == pytest.approx(4.0)  # 1 + 8 / 4 = 3
