@@ -31,7 +31,7 @@ check_fits() {
     local repo tree
     repo=$(cd "$(dirname "$0")/.." && pwd)
     tree=$(cd "$repo" && { git ls-files -co --exclude-standard -z 2>/dev/null || true; } |
-        du -cb --files0-from=- 2>/dev/null | tail -n 1 | cut -f1)
+        du -cb --files0-from=- 2>/dev/null | tail -n 1 | cut -f1) || true # a tracked file deleted from the tree fails du; its total stands
     [ ! -d "$repo/.whl" ] || tree=$((${tree:-0} + $(du -sb "$repo/.whl" | cut -f1)))
     du -sbc "$@" | awk -v tree="${tree:-0}" 'END {
         total = $1 + tree
