@@ -30,8 +30,9 @@ check_fits() {
     du -sh "$@"
     local repo tree
     repo=$(cd "$(dirname "$0")/.." && pwd)
+    # (a tracked file deleted from the tree fails du under pipefail; its total stands)
     tree=$(cd "$repo" && { git ls-files -co --exclude-standard -z 2>/dev/null || true; } |
-        du -cb --files0-from=- 2>/dev/null | tail -n 1 | cut -f1) || true # a tracked file deleted from the tree fails du; its total stands
+        du -cb --files0-from=- 2>/dev/null | tail -n 1 | cut -f1) || true
     [ ! -d "$repo/.whl" ] || tree=$((${tree:-0} + $(du -sb "$repo/.whl" | cut -f1)))
     du -sbc "$@" | awk -v tree="${tree:-0}" 'END {
         total = $1 + tree

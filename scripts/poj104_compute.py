@@ -67,7 +67,8 @@ def parse_arm(text: str) -> tuple[str, Path]:
 
 
 def _curve(label: str, source: Path, hours: list[float], errors: list[float]) -> dict:
-    """An arm: its cumulative CPU-hours and validation errors (%) per epoch, its best epoch; no test star yet."""
+    """An arm: its cumulative CPU-hours and validation errors (%) per epoch, its best epoch; no test star yet
+    (``tests``: the stars; ``test``: the last of them, the arm's test error)."""
     best = min(errors)
     return {
         "label": label,
@@ -78,6 +79,7 @@ def _curve(label: str, source: Path, hours: list[float], errors: list[float]) ->
         "best_val": best,
         "best_epoch": errors.index(best) + 1,
         "test": None,
+        "tests": [],
     }
 
 
@@ -99,6 +101,7 @@ def read_arm(label: str, run_dir: Path) -> dict:
         epoch = result.get("checkpoint_epoch", result.get("best_epoch"))
         if isinstance(result.get("test"), dict) and isinstance(epoch, int) and 1 <= epoch <= len(records):
             arm["test"] = {"epoch": epoch, "hours": hours[epoch - 1], "error": 100.0 * result["test"]["error"]}
+            arm["tests"] = [arm["test"]]
     return arm
 
 
@@ -251,7 +254,7 @@ def plot(arms: list[dict], output: Path, title: str) -> None:
     for number, arm in enumerate(arms):
         color = f"C{number}"
         axes.plot(arm["hours"], arm["val"], marker="o", markersize=3, color=color, label=f"{arm['label']}, validation")
-        tests = arm.get("tests") or ([arm["test"]] if arm["test"] else [])
+        tests = arm["tests"]
         if tests:
             axes.plot(
                 [test["hours"] for test in tests],
