@@ -13,7 +13,7 @@ A run whose directory is gone is given by its table instead, ``--csv LABEL=FILE`
 ("CPU, 2 threads") counts its seconds times those threads; a GPU epoch counts as the median CPU epoch of the table
 (its CPU-equivalent), so such a curve is drawn against CPU-hours like the others. Its seconds include validation.
 Several tables joined by commas (``LABEL=FILE,FILE``) are one run, each continuing the one before (e.g. fine-tuning
-cycles from the run's weights, ``docs/poj104-cycles-run.csv``). An optional ``test_error`` column (percent) draws a
+cycles from the run's weights, ``docs/poj104-cycles-1-3-run.csv``). An optional ``test_error`` column (percent) draws a
 test star at each row that has one (a model read on the test split then); the last is the arm's test error.
 
 Printed, and written with ``--json``: per arm, the epochs, CPU-hours, best validation error, test error, the
