@@ -15,8 +15,9 @@ Examples (``Data``): ``x`` (ids into :attr:`DevMap.texts`; see :mod:`programl.da
 float32 (raw ``[transfer, wgsize]``; the paper's model takes their log1p; exact in ``transfer_bytes`` and ``wgsize``,
 (1,) long), ``runtimes`` (1, 2) float (CPU, GPU
 seconds) and ``row`` (1,) long (the CSV row). With ``numbers_and_types=True`` also ``x_num`` (N, 10) and ``x_type``
-(N, 6) long: the value of each numeric constant and the shape of each vector, array and struct type
-(:mod:`programl.graph_builder.numbers_types`, ``docs/numbers_types.md``), in a processed file of its own.
+(N, 6) int32 (:func:`~programl.datasets.transforms.compact_features`): the value of each numeric constant and the
+shape of each vector, array and struct type (:mod:`programl.graph_builder.numbers_types`, ``docs/numbers_types.md``),
+in a processed file of its own.
 
 ``split`` with ``fold``: the paper's rotating 80/10/10 split ``fold`` of a seeded stratified ``folds``-fold partition
 of the loaded rows (:func:`programl.data.devmap.cross_validation_splits`); it selects examples, the processed file is

@@ -18,11 +18,12 @@ archive, no clang and no graph file (a GPU machine). ``raw/`` is fetched only wh
 
 Examples (``Data``): ``x`` (ids into :attr:`POJ104.texts`; see :mod:`programl.datasets.transforms`),
 ``node_type``, ``edge_index``, ``edge_flow``, ``edge_pos``, ``y`` (1,) long (class - 1). With
-``numbers_and_types=True`` also ``x_num`` (N, 10) and ``x_type`` (N, 6) long: each constant's value and each vector,
+``numbers_and_types=True`` also ``x_num`` (N, 10) and ``x_type`` (N, 6) int32 (stored narrow:
+:func:`~programl.datasets.transforms.compact_features`): each constant's value and each vector,
 array or struct type's shape (``docs/numbers_types.md``; not in ProGraML, off by default), added to the built graphs
 when they are collated (:func:`programl.graph_builder.numbers_types.annotate` without the module's struct bodies, as
 ``programl predict`` adds them to a graph built without them), into processed files of their own (``-nt``). With
-``string_bytes=True`` also ``x_str`` (N, 17) long: the first bytes of each string constant
+``string_bytes=True`` also ``x_str`` (N, 17) int32: the first bytes of each string constant
 (:mod:`programl.graph_builder.string_bytes`), likewise (``-str``).
 
 Split: the seeded per-class 3:1:1 split by program (:func:`programl.data.poj104.split_programs`), so every setting of

@@ -69,7 +69,8 @@ def graph_example(
 ) -> Data:
     """A built graph as a data set example: the attributes ``keep`` of :func:`programl.io.pyg.to_pyg` (node texts
     added to ``table``), and with ``numbers_and_types`` / ``string_bytes`` the graph annotated first (in place) and
-    ``x_num`` / ``x_type`` / ``x_str`` kept too (``docs/numbers_types.md``; not in ProGraML)."""
+    ``x_num`` / ``x_type`` / ``x_str`` kept too (``docs/numbers_types.md``; not in ProGraML), stored as int32
+    (:func:`compact_features`)."""
     from programl.io.pyg import to_pyg
 
     if numbers_and_types:
@@ -81,8 +82,20 @@ def graph_example(
 
         strings.annotate(graph)
     d = to_pyg(graph, table, numbers_and_types=numbers_and_types, string_bytes=string_bytes)
-    keep = (*keep, *(("x_num", "x_type") if numbers_and_types else ()), *(("x_str",) if string_bytes else ()))
-    return Data(**{k: d[k] for k in keep}, num_nodes=d.num_nodes)
+    extra = (*(("x_num", "x_type") if numbers_and_types else ()), *(("x_str",) if string_bytes else ()))
+    return Data(**{k: d[k] for k in keep}, **{k: compact_features(d[k]) for k in extra}, num_nodes=d.num_nodes)
+
+
+_INT32_MAX = 2**31 - 1
+
+
+def compact_features(values: torch.Tensor) -> torch.Tensor:
+    """``x_num`` / ``x_type`` / ``x_str`` of :func:`programl.io.pyg.to_pyg` (int64) as int32, the form a data set
+    stores: a third of a POJ-104 example's bytes were these columns' zeros. Values above 2**31 - 1 (a type's element
+    count or bit width, a string's length; nothing else comes near) are clamped to it, which the models cannot tell
+    apart: they read such a count by its log2 bucket, capped at 31 (:mod:`programl.models.numbers_types`). Digits,
+    signs, exponents (|e| <= 64) and byte ids are kept exactly."""
+    return values.clamp(max=_INT32_MAX).to(torch.int32)
 
 
 def count_vocabulary(texts: Sequence[str], ids: Iterable[torch.Tensor]) -> Vocabulary:

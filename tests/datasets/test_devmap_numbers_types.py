@@ -23,3 +23,4 @@ def test_devmap_numbers_and_types(shared_data: Path, tmp_path: Path) -> None:
         assert b.x_num.shape == (b.num_nodes, 10) and b.x_type.shape == (b.num_nodes, 6)
     assert sum(int((d.x_num[:, 0] > 0).sum()) for d in rich) > 0
     assert plain.texts == rich.texts
+    assert rich[0].x_num.dtype == torch.int32 and rich[0].x_type.dtype == torch.int32  # compact_features

@@ -145,3 +145,28 @@ def test_devmap_task_option_reaches_the_model_spec():
     spec = DevmapSpec().model_spec({**config, "numbers_and_types": True}, 10)
     assert spec["kwargs"]["numbers_and_types"] is True
     assert DevmapOptions.defaults("numbers_and_types") == {"numbers_and_types": False}
+
+
+def test_data_sets_store_the_columns_as_int32_and_the_model_reads_them_alike():
+    """``compact_features`` (the data sets' stored form): int32, every value kept but counts above 2**31 - 1,
+    which are clamped to it and land in the same log2 bucket; the classifier's logits are those of the int64 form."""
+    from programl.datasets.transforms import compact_features, graph_example
+
+    graph = graph_from_ir(STRINGS, options=BuildOptions(numbers_and_types=True, string_bytes=True))
+    wide = to_pyg(graph, {})
+    example = graph_example(
+        graph, {}, ("x", "edge_index", "edge_flow", "edge_pos"), numbers_and_types=True, string_bytes=True
+    )
+    for key in ("x_num", "x_type", "x_str"):
+        assert example[key].dtype == torch.int32 and torch.equal(example[key].long(), wide[key]), key
+    huge = torch.tensor([[2, 12_800_000_000, 400_000_000, 12_800_000_000, 32, 0]])
+    assert compact_features(huge).tolist() == [[2, 2**31 - 1, 400_000_000, 2**31 - 1, 32, 0]]
+    from programl.models.numbers_types import _log2_bucket
+
+    assert torch.equal(_log2_bucket(huge), _log2_bucket(compact_features(huge)))
+    torch.manual_seed(0)
+    model = GGNNGraphClassifier(8, 2, hidden_channels=8, layer_timesteps=[1], numbers_and_types=True, string_bytes=True)
+    narrow = wide.clone()
+    for key in ("x_num", "x_type", "x_str"):
+        narrow[key] = compact_features(wide[key])
+    assert torch.equal(model(wide).logits, model(narrow).logits)
