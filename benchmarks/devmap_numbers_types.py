@@ -1,8 +1,9 @@
 """Devmap ablation of the numbers and types in the graph (issue 40 item 2; ``docs/numbers_types.md``).
 
 What the graph adds, and what numbers and types add to it, measured with the forest of ``benchmarks/heuristics.py``
-(500 trees, scikit-learn defaults, seed 0) on the rotating 10-fold splits of ``programl train devmap`` (fold seed
-204), each fold's test rows tested once, nothing tuned. A forest reads a fixed-width vector, so each graph is
+(500 trees, scikit-learn defaults; ``--seeds``, default 0) on the rotating 10-fold splits of ``programl train
+devmap`` (``--fold-seed``, default 204; several give several partitions), each fold's test rows tested once, nothing
+tuned. A forest reads a fixed-width vector, so each graph is
 summarised by features derived from it:
 
 * ``graph``: its size: nodes, edges, nodes per type (instruction, variable, constant), edges per flow (control,
@@ -16,12 +17,13 @@ summarised by features derived from it:
 * ``texts``: the count of every node text (the bag of words of ``rf-aux+texts``).
 
 Rows: graph; graph + numbers/types; graph + aux; graph + numbers/types + aux; graph + aux + texts;
-graph + numbers/types + aux + texts. Prints a markdown table (mean ± standard deviation over the folds) and writes
-JSON.
+graph + numbers/types + aux + texts. Prints a markdown table (the mean over every fold and forest seed, ± the
+standard deviation over the folds of their mean over the seeds, the seeds' range) and writes JSON.
 
 Usage::
 
     python benchmarks/devmap_numbers_types.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap
+    python benchmarks/devmap_numbers_types.py --seeds 0 1 2 3 4      # the table of docs/results.md
 
 The graphs must have been built (``programl train devmap`` builds them, or ``programl.data.devmap.build_devmap``).
 """
@@ -114,54 +116,76 @@ def feature_blocks(data) -> dict[str, np.ndarray]:
     }
 
 
+def forest_row(x: np.ndarray, labels, runtimes, splits, seeds, trees: int) -> dict:
+    """One ablation row: a forest per (partition, fold, forest seed), each fold's test rows predicted once.
+
+    ``splits`` is a list of (fold seed, fold index, split). Accuracy: the mean over every (fold, seed); ± the standard
+    deviation over the folds of their mean over the seeds; the seeds' range of the mean over the folds."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    folds = []
+    for fold_seed, fold, split in splits:
+        static = int(np.bincount(labels[split.train], minlength=2).argmax())
+        by_seed = {}
+        for seed in seeds:
+            forest = RandomForestClassifier(n_estimators=trees, random_state=seed, n_jobs=1)
+            pred = forest.fit(x[split.train], labels[split.train]).predict(x[split.test])
+            by_seed[seed] = devmap_metrics(labels[split.test], pred, runtimes[split.test], static)
+        folds.append({"fold_seed": fold_seed, "fold": fold, "by_seed": by_seed})
+    acc = np.array([[f["by_seed"][s]["accuracy"] for s in seeds] for f in folds])  # (folds, seeds)
+    f1 = np.array([[f["by_seed"][s]["f1"] for s in seeds] for f in folds])
+    return {
+        "features": x.shape[1],
+        "accuracy_mean": float(acc.mean()),
+        "accuracy_std": float(acc.mean(axis=1).std()),
+        "accuracy_by_seed": acc.mean(axis=0).tolist(),
+        "f1_mean": float(f1.mean()),
+        "f1_std": float(f1.mean(axis=1).std()),
+        "folds": folds,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source-dir", default="../shared/data/devmap")
     parser.add_argument("--data-dir", default=os.path.expanduser("~/.cache/programl/devmap"))
     parser.add_argument("--variant", default="ncc", choices=("ncc", "clang22"))
+    parser.add_argument("--platforms", nargs="+", default=list(PLATFORMS), choices=PLATFORMS)
     parser.add_argument("--folds", type=int, default=10)
-    parser.add_argument("--fold-seed", type=int, default=204)
+    parser.add_argument("--fold-seed", type=int, nargs="+", default=[204], help="one partition per seed")
     parser.add_argument("--trees", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=0, help="the forest's seed")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="the forests' seeds")
+    parser.add_argument("--rows", type=int, nargs="+", help="only these CSV rows (a quick check; not a result)")
     parser.add_argument("-o", "--output", default="bench-results/devmap_numbers_types.json")
     args = parser.parse_args(argv)
-    from sklearn.ensemble import RandomForestClassifier
 
     started = time.perf_counter()
     results: dict[str, dict] = {}
-    print(f"| features | platform | accuracy % (mean ± std over {args.folds} folds) | weighted F1 |")
+    seeds = f"forest seed{'s' if len(args.seeds) > 1 else ''} {', '.join(map(str, args.seeds))}"
+    print(f"| features | platform | accuracy % (mean ± std over the folds; {seeds}: range) | weighted F1 |")
     print("|---|---|---|---|")
-    for platform in PLATFORMS:
+    for platform in args.platforms:
         try:
-            data = load_devmap(args.source_dir, args.data_dir, platform, args.variant)
+            data = load_devmap(args.source_dir, args.data_dir, platform, args.variant, rows=args.rows)
         except ProgramlError as error:
             print(f"devmap_numbers_types.py: {error}", file=sys.stderr)
             return 1
         blocks = feature_blocks(data)
         labels, runtimes = data.labels, data.runtimes
-        splits = cross_validation_splits(labels, args.folds, args.fold_seed)
+        splits = [
+            (fold_seed, fold, split)
+            for fold_seed in args.fold_seed
+            for fold, split in enumerate(cross_validation_splits(labels, args.folds, fold_seed))
+        ]
         results[platform] = {}
         for name, parts in ROWS:
             x = np.hstack([blocks[p] for p in parts])
-            folds = []
-            for split in splits:
-                static = int(np.bincount(labels[split.train], minlength=2).argmax())
-                forest = RandomForestClassifier(n_estimators=args.trees, random_state=args.seed, n_jobs=1)
-                pred = forest.fit(x[split.train], labels[split.train]).predict(x[split.test])
-                folds.append(devmap_metrics(labels[split.test], pred, runtimes[split.test], static))
-            acc = np.array([f["accuracy"] for f in folds])
-            f1 = np.array([f["f1"] for f in folds])
-            results[platform][name] = {
-                "features": x.shape[1],
-                "accuracy_mean": acc.mean(),
-                "accuracy_std": acc.std(),
-                "f1_mean": f1.mean(),
-                "f1_std": f1.std(),
-                "folds": folds,
-            }
+            row = results[platform][name] = forest_row(x, labels, runtimes, splits, args.seeds, args.trees)
+            by_seed = 100 * np.array(row["accuracy_by_seed"])
+            spread = f" ({by_seed.min():.1f}-{by_seed.max():.1f})" if len(args.seeds) > 1 else ""
             print(
-                f"| {name} | {platform} | {100 * acc.mean():.1f} ± {100 * acc.std():.1f} | "
-                f"{f1.mean():.2f} ± {f1.std():.2f} |",
+                f"| {name} | {platform} | {100 * row['accuracy_mean']:.1f} ± {100 * row['accuracy_std']:.1f}{spread} | "
+                f"{row['f1_mean']:.2f} ± {row['f1_std']:.2f} |",
                 flush=True,
             )
     out = Path(args.output)
@@ -172,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         "folds": args.folds,
         "fold_seed": args.fold_seed,
         "trees": args.trees,
-        "seed": args.seed,
+        "seeds": args.seeds,
+        "rows": args.rows,
         "seconds": seconds,
         "results": results,
     }
