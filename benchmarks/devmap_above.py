@@ -67,7 +67,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from devmap_numbers_types import numbers_types_features  # noqa: E402
+from devmap_numbers_types import numbers_types_features, paired_difference  # noqa: E402
 from heuristics import features  # noqa: E402
 
 from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap  # noqa: E402
@@ -395,10 +395,8 @@ def compare(summary: dict[str, dict], against=("forest", "ir2vec", "ir2vec_symbo
         for name in against:
             if name not in summary[platform]:
                 continue
-            diff = 100 * (ours - np.array(summary[platform][name]["accuracy_by_fold"]))
-            se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
-            counts = f"{(diff > 1e-9).sum()} / {(np.abs(diff) <= 1e-9).sum()} / {(diff < -1e-9).sum()}"
-            rows.append((platform, LABELS.get(name, name), f"{diff.mean():+.2f}", f"{se:.2f}", counts))
+            mean, se, counts = paired_difference(ours, summary[platform][name]["accuracy_by_fold"])
+            rows.append((platform, LABELS.get(name, name), f"{mean:+.2f}", f"{se:.2f}", " / ".join(map(str, counts))))
     return rows
 
 

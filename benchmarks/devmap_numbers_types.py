@@ -18,7 +18,8 @@ summarised by features derived from it:
 
 Rows: graph; graph + numbers/types; graph + aux; graph + numbers/types + aux; graph + aux + texts;
 graph + numbers/types + aux + texts. Prints a markdown table (the mean over every fold and forest seed, ± the
-standard deviation over the folds of their mean over the seeds, the seeds' range) and writes JSON.
+standard deviation over the folds of their mean over the seeds, the seeds' range), then what the numbers and types
+add to each row without them, paired per fold, and writes JSON.
 
 Usage::
 
@@ -145,6 +146,32 @@ def forest_row(x: np.ndarray, labels, runtimes, splits, seeds, trees: int) -> di
     }
 
 
+def fold_accuracy(row: dict) -> np.ndarray:
+    """Each fold's accuracy, the mean over its forest seeds (a row of :func:`forest_row`, also read back from JSON)."""
+    return np.array([np.mean([m["accuracy"] for m in f["by_seed"].values()]) for f in row["folds"]])
+
+
+def paired_difference(ours, theirs) -> tuple[float, float, tuple[int, int, int]]:
+    """Per-fold accuracies ``ours`` minus ``theirs`` on the same folds: the mean difference (points), its standard
+    error over the folds (sample standard deviation over sqrt(folds)) and the folds above / level / below."""
+    diff = 100 * (np.asarray(ours) - np.asarray(theirs))
+    se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else float("nan")
+    counts = (int((diff > 1e-9).sum()), int((np.abs(diff) <= 1e-9).sum()), int((diff < -1e-9).sum()))
+    return float(diff.mean()), se, counts
+
+
+def numbers_types_gains(rows: dict[str, dict]) -> dict[str, dict]:
+    """What the numbers and types add to each row without them (``rows``: one platform's rows by name)."""
+    by_parts = {parts: name for name, parts in ROWS}
+    gains = {}
+    for name, parts in ROWS:
+        if "nt" in parts:
+            base = by_parts[tuple(p for p in parts if p != "nt")]
+            mean, se, counts = paired_difference(fold_accuracy(rows[name]), fold_accuracy(rows[base]))
+            gains[base] = {"difference": mean, "standard_error": se, "above_level_below": counts}
+    return gains
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source-dir", default="../shared/data/devmap")
@@ -187,6 +214,18 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {name} | {platform} | {100 * row['accuracy_mean']:.1f} ± {100 * row['accuracy_std']:.1f}{spread} | "
                 f"{row['f1_mean']:.2f} ± {row['f1_std']:.2f} |",
                 flush=True,
+            )
+    print(
+        "\n| numbers/types added to | platform | mean per-fold difference (points) ± standard error | folds above / "
+        "level / below |"
+    )
+    print("|---|---|---|---|")
+    for platform, rows in results.items():
+        for base, gain in numbers_types_gains(rows).items():
+            above, level, below = gain["above_level_below"]
+            print(
+                f"| {base} | {platform} | {gain['difference']:+.2f} ± {gain['standard_error']:.2f} | "
+                f"{above} / {level} / {below} |"
             )
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -45,7 +45,21 @@ def test_rows_seeds_and_partitions_on_real_rows(shared_data, tmp_path, capsys):
     # the graph's size is 8 numbers, the numbers/types 20 aggregates, the auxiliary inputs 2
     assert widths["graph"] == 8 and widths["graph + numbers/types"] == 28 and widths["graph + aux"] == 10
     printed = capsys.readouterr().out
-    assert printed.count("| graph + aux + texts |") == 2 and "forest seeds 0, 1" in printed
+    rows_table, gains_table = printed.split("\n\n")[:2]
+    assert rows_table.count("| graph + aux + texts |") == 2 and "forest seeds 0, 1" in rows_table
+    assert gains_table.count("| graph + aux + texts |") == 2
+    # what the numbers and types add, paired per fold: each row with them against the same row without
+    for platform in ("amd", "nvidia"):
+        table = result["results"][platform]
+        gains = BENCH["numbers_types_gains"](table)
+        assert list(gains) == ["graph", "graph + aux", "graph + aux + texts"]
+        folds = BENCH["fold_accuracy"]
+        diff = 100 * (folds(table["graph + numbers/types + aux"]) - folds(table["graph + aux"]))
+        assert gains["graph + aux"]["difference"] == pytest.approx(diff.mean())
+        assert sum(gains["graph + aux"]["above_level_below"]) == 6
+        gain = gains["graph"]
+        line = f"| graph | {platform} | {gain['difference']:+.2f} ± {gain['standard_error']:.2f} |"
+        assert line in gains_table
 
 
 def test_one_seed_reproduces_itself(shared_data, tmp_path):
