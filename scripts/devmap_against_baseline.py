@@ -1,8 +1,10 @@
-"""A devmap result against a non-graph baseline, fold by fold (SPEC §6.5; issue 11's "at least level with the best
-non-graph baseline on the same folds").
+"""A devmap result against a non-graph baseline or another run, fold by fold (SPEC §6.5; issue 11's "at least level
+with the best non-graph baseline on the same folds"; issue 40's ablations: one design with and without an input).
 
 Reads a ``summary.json`` that ``programl train devmap`` or ``programl evaluate devmap --ensemble --out DIR`` wrote
-and the JSON of ``benchmarks/heuristics.py``, checks that both used the same folds (count and fold seed), and prints
+and, as the baseline, either the JSON of ``benchmarks/heuristics.py`` (``--method`` picks its method) or a second
+such ``summary.json`` (a run to compare against), checks that both used the same folds (count and fold seed), and
+prints
 per platform: both accuracies per fold, on how many folds the model is above, level with or below the baseline, the
 mean per-fold difference and its standard error (the sample standard deviation of the differences over sqrt(folds)).
 Where the folds are equal in size (devmap's ten folds hold 68 kernels each), the mean of the fold accuracies is the
@@ -10,6 +12,7 @@ accuracy over all kernels.
 
     python scripts/devmap_against_baseline.py /work/runs/devmap-avg-ensemble-amd/summary.json \\
         /work/runs/heuristics-mlp.json --method rf-aux+texts
+    python scripts/devmap_against_baseline.py runs/with/summary.json runs/without/summary.json
 
 Exit 1 with one line when a file is missing or damaged or the folds differ.
 """
@@ -80,15 +83,29 @@ def compare(model: list[float], baseline: list[float]) -> dict:
     }
 
 
+def is_run_summary(data: dict) -> bool:
+    """Whether a JSON object is a devmap run's ``summary.json`` (else it is read as heuristics.py's JSON)."""
+    return "platforms" in data and "config" in data
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("summary", type=Path, help="summary.json of a devmap run or ensemble")
-    parser.add_argument("heuristics", type=Path, help="the JSON written by benchmarks/heuristics.py")
-    parser.add_argument("--method", default="rf-aux+texts", help="the baseline (default: rf-aux+texts, the forest)")
+    parser.add_argument(
+        "heuristics", type=Path, help="the JSON written by benchmarks/heuristics.py, or a second run's summary.json"
+    )
+    parser.add_argument(
+        "--method", default="rf-aux+texts", help="heuristics.py's baseline (default: rf-aux+texts, the forest)"
+    )
     args = parser.parse_args(argv)
     try:
         model, folds, seed = model_folds(_read_object(args.summary), args.summary)
-        base, base_folds, base_seed = baseline_folds(_read_object(args.heuristics), args.method, args.heuristics)
+        baseline = _read_object(args.heuristics)
+        if is_run_summary(baseline):
+            base, base_folds, base_seed = model_folds(baseline, args.heuristics)
+            args.method = "baseline run"
+        else:
+            base, base_folds, base_seed = baseline_folds(baseline, args.method, args.heuristics)
         if (folds, seed) != (base_folds, base_seed):
             raise CompareError(
                 f"{args.summary}: {folds} folds of seed {seed}, but {args.heuristics} has {base_folds} of seed "

@@ -83,3 +83,25 @@ def test_damaged_and_missing_files_are_one_line(tmp_path, capsys):
     _files(tmp_path, [0.9] * 4, [0.8] * 4)
     assert SCRIPT["main"]([str(summary), str(heuristics), "--method", "mlp"]) == 1
     assert "no method 'mlp'" in capsys.readouterr().err
+
+
+def test_a_run_against_another_run(tmp_path, capsys):
+    """The baseline may be a second run's summary.json (an ablation: one design with and without an input)."""
+    summary, _ = _files(tmp_path, [0.9, 0.8, 0.7, 0.6], [0.8] * 4)
+    other = tmp_path / "other.json"
+    other.write_text(
+        json.dumps(
+            {"config": {"folds": 4, "fold_seed": 204}, "platforms": {"amd": {"per_fold": {"accuracy": [0.8] * 4}}}}
+        )
+    )
+    assert SCRIPT["main"]([str(summary), str(other)]) == 0
+    out = capsys.readouterr().out
+    assert "| platform | model % | baseline run % |" in out
+    assert "| amd | 75.0 | 80.0 | 1 / 1 / 2 | -5.00 (6.45) |" in out
+    other.write_text(
+        json.dumps(
+            {"config": {"folds": 4, "fold_seed": 1}, "platforms": {"amd": {"per_fold": {"accuracy": [0.8] * 4}}}}
+        )
+    )
+    assert SCRIPT["main"]([str(summary), str(other)]) == 1
+    assert "not the same folds" in capsys.readouterr().err
