@@ -46,6 +46,7 @@ from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.graph_builder.numbers_types import NUMBER_FEATURE, TYPE_FEATURE, annotate  # noqa: E402
 from programl.tasks.devmap.train import devmap_metrics  # noqa: E402
+from programl.util import scores  # noqa: E402
 
 ROWS = (
     ("graph", ("graph",)),
@@ -153,11 +154,9 @@ def fold_accuracy(row: dict) -> np.ndarray:
 
 def paired_difference(ours, theirs) -> tuple[float, float, tuple[int, int, int]]:
     """Per-fold accuracies ``ours`` minus ``theirs`` on the same folds: the mean difference (points), its standard
-    error over the folds (sample standard deviation over sqrt(folds)) and the folds above / level / below."""
-    diff = 100 * (np.asarray(ours) - np.asarray(theirs))
-    se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else float("nan")
-    counts = (int((diff > 1e-9).sum()), int((np.abs(diff) <= 1e-9).sum()), int((diff < -1e-9).sum()))
-    return float(diff.mean()), se, counts
+    error over the folds and the folds above / level / below (:func:`programl.util.scores.paired_difference`)."""
+    d = scores.paired_difference(ours, theirs)
+    return d.mean, d.standard_error, d.counts
 
 
 def numbers_types_gains(rows: dict[str, dict]) -> dict[str, dict]:

@@ -20,12 +20,12 @@ Exit 1 with one line when a file is missing or damaged or the folds differ.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
 from programl.exceptions import ProgramlError
 from programl.util.fs import read_json
+from programl.util.scores import paired_difference
 
 
 class CompareError(Exception):
@@ -66,20 +66,17 @@ def baseline_folds(heuristics: dict, method: str, path: Path) -> tuple[dict[str,
 
 
 def compare(model: list[float], baseline: list[float]) -> dict:
-    """Fold-by-fold comparison of two equal-length lists of accuracies (fractions); differences in points."""
-    differences = [100.0 * (m - b) for m, b in zip(model, baseline, strict=True)]
-    n = len(differences)
-    mean = sum(differences) / n
-    spread = math.sqrt(sum((d - mean) ** 2 for d in differences) / (n - 1)) if n > 1 else float("nan")
-    tolerance = 1e-9
+    """Fold-by-fold comparison of two equal-length lists of accuracies (fractions); differences in points
+    (:func:`programl.util.scores.paired_difference`)."""
+    d = paired_difference(model, baseline)
     return {
-        "model": 100.0 * sum(model) / n,
-        "baseline": 100.0 * sum(baseline) / n,
-        "above": sum(d > tolerance for d in differences),
-        "level": sum(abs(d) <= tolerance for d in differences),
-        "below": sum(d < -tolerance for d in differences),
-        "mean_difference": mean,
-        "standard_error": spread / math.sqrt(n),
+        "model": 100.0 * sum(model) / len(model),
+        "baseline": 100.0 * sum(baseline) / len(baseline),
+        "above": d.above,
+        "level": d.level,
+        "below": d.below,
+        "mean_difference": d.mean,
+        "standard_error": d.standard_error,
     }
 
 

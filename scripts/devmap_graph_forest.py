@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.tasks.devmap.train import devmap_metrics  # noqa: E402
+from programl.util import scores  # noqa: E402
 from programl.util.fs import atomic_write_bytes, atomic_write_text  # noqa: E402
 
 HEURISTICS = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "heuristics.py"))
@@ -122,10 +123,9 @@ def forest_pair(
 
 def paired_difference(with_graph: list[float], without: list[float]) -> tuple[float, float]:
     """Mean of the per-seed differences and its standard error (sample standard deviation over sqrt(seeds);
-    NaN for one seed)."""
-    d = np.asarray(with_graph) - np.asarray(without)
-    se = float(np.std(d, ddof=1) / math.sqrt(d.size)) if d.size > 1 else math.nan
-    return float(d.mean()), se
+    NaN for one seed; :func:`programl.util.scores.paired_difference`)."""
+    d = scores.paired_difference(with_graph, without, scale=1.0)
+    return d.mean, d.standard_error
 
 
 def main(argv: list[str] | None = None) -> int:
