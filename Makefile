@@ -10,12 +10,13 @@ PYTEST_ARGS ?=
 # Test processes (pytest-xdist): the 2-core CI machine runs two; `make test TEST_WORKERS=8` on a larger one.
 TEST_WORKERS ?= 2
 
-.PHONY: setup toolchain reference demo test test-all docs bench proto clean help
+.PHONY: setup toolchain reference demo test test-all test-studies docs bench proto clean help
 
 help:
 	@echo "make demo   - set everything up, build graphs for examples/, print a summary, write an SVG, and run a pretrained model on one"
 	@echo "make test   - set everything up and run the test suite (CI; the slow end-to-end tests are left out)"
 	@echo "make test-all - the same with the slow end-to-end tests (pytest -m slow: about 10 more CPU-minutes)"
+	@echo "make test-studies - the tests of the studies in studies/ (not part of make test)"
 	@echo "make docs   - build the documentation site into docs/_build/html (offline; warnings are errors)"
 	@echo "make bench  - run the benchmarks in benchmarks/"
 	@echo "make proto  - regenerate programl/proto/*_pb2.py and programl/third_party/tensorflow/xla_pb2.py"
@@ -59,6 +60,10 @@ test: setup reference
 
 test-all: setup reference
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --durations=20 $(PYTEST_ARGS)
+
+# The studies (studies/README.md) keep their scripts running: their tests, outside testpaths, so make test skips them.
+test-studies: setup reference
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --durations=20 $(PYTEST_ARGS) studies/tests
 
 # The site (docs/conf.py): Sphinx + MyST + sphinx-gallery (the tutorials run), offline. tests/docs builds it too.
 docs: setup

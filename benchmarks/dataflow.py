@@ -31,7 +31,7 @@ small multiple of the graph's own size.
 
     python benchmarks/dataflow.py --plot bench-results/dataflow.png       # the build benchmark's corpus
     python benchmarks/dataflow.py path/to/ir/ --limit 200
-    python benchmarks/dataflow.py --graphs /tmp/graphs                     # prebuilt graphs
+    python benchmarks/dataflow.py --graphs graphs/                         # prebuilt graphs
     python benchmarks/dataflow.py --big-function 160000 --no-corpus        # one 480k-node function alone
 """
 

@@ -33,7 +33,7 @@ every graph and analysis. Then it prints the ratios (size before / after; time b
 
 Usage::
 
-    nice -n 10 .venv/bin/python benchmarks/dataset_build.py --data /work/data --poj 500 --opencl 30 -j 2 \\
+    nice -n 10 .venv/bin/python benchmarks/dataset_build.py --data ../shared/data --poj 500 --opencl 30 -j 2 \\
         --repeat 2 [--out DIR --keep] [--json FILE]
 """
 

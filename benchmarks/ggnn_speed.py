@@ -19,7 +19,7 @@ Usage::
 
     python benchmarks/ggnn_speed.py --threads 2                      # before = the commit before issue 38 item 3
     python benchmarks/ggnn_speed.py --threads 1 --rounds 5 --before HEAD~3
-    python benchmarks/ggnn_speed.py --threads 2 --dataset /work/data/ddf22-600 --analysis reachability
+    python benchmarks/ggnn_speed.py --threads 2 --dataset data/ddf22-600 --analysis reachability
 
 Run it on a machine whose other load is steady, or pause that load: the ratio is robust to steady load, the
 absolute nodes/s are not.

@@ -8,14 +8,16 @@
 #   POJ_DATA=out/device/poj104-data.tar.xz POJ_MINUTES=6 bash benchmarks/gpu.sh
 #   CHECKS=0 POJ_DATA=... POJ_MINUTES=8 bash benchmarks/gpu.sh   # the same machine again: continue the run only
 #   a run begun on a CPU here: benchmarks/gpu_carry.sh RUN_DIR DATA_ROOT packs it and its data as POJ_RUN_FROM, POJ_DATA
-#   fine-tuning cycles from the shipped classifyapp model (docs/results.md §7, "A session-sized cycle"), chained:
+#   fine-tuning cycles from the shipped classifyapp model (docs/results.md §7; studies/history/results-history.md §7,
+#   "A session-sized cycle"), chained:
 #   CHECKS=0 POJ_DATA=... POJ_CYCLES=3 POJ_BEAT=3.54 POJ_MINUTES=9 POJ_ARGS="<the cycle's options>" bash benchmarks/gpu.sh
 #
-# Inputs (environment): PYTHON (default python3); wheels in .whl/, installed into /tmp/site first (protobuf >= 5.29
+# Inputs (environment): PYTHON (default python3); TMPDIR (default /tmp), the scratch folder of the machine; wheels in
+# .whl/, installed into $TMPDIR/site first (protobuf >= 5.29
 # for the committed gencode); POJ_DATA, a tar archive (.tar.xz or not) of a POJ-104 data set root's processed files
 # (processed/poj104-*.pt and .json, as above: the data of `programl train classifyapp --data-dir ROOT`; 25 MB for
-# every program at -O0); POJ_ROOT, the data set root it is unpacked into (default /tmp/poj104-data); POJ_RUN, the
-# run directory (default /tmp/poj104: both survive while the machine is warm; a run resumed from another root's
+# every program at -O0); POJ_ROOT, the data set root it is unpacked into (default $TMPDIR/poj104-data); POJ_RUN,
+# the run directory (default $TMPDIR/poj104: both survive while the machine is warm; a run resumed from another root's
 # copy of the same files is the same run); POJ_RUN_FROM, the outputs of an earlier call carried back in (the run
 # continues from them; its best.pt may be left out); POJ_MINUTES, this call's training time (default 6: the run stops before an epoch that would
 # end past it; `--time-limit` counts a run's time over all its resumptions, so the script adds the time already in
@@ -36,12 +38,13 @@ OUT=${OUT:-out/gpu}
 mkdir -p "$OUT/summary"
 S=$OUT/summary
 PY=${PYTHON:-python3}
+TMP=${TMPDIR:-/tmp}
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 if ls .whl/*.whl >/dev/null 2>&1; then
-    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-        && export PYTHONPATH=/tmp/site:$PYTHONPATH
+    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$TMP/site" .whl/*.whl \
+        && export PYTHONPATH=$TMP/site:$PYTHONPATH
 fi
-RUN=${POJ_RUN:-/tmp/poj104}
+RUN=${POJ_RUN:-$TMP/poj104}
 
 if [ "${CHECKS:-1}" != 0 ]; then
     {
@@ -106,7 +109,7 @@ print(min(100 * json.loads(line)['val_error'] for line in open(sys.argv[1])))" "
 # 3. POJ-104 at the full protocol from the data set's processed files: first where one training step spends its
 # time, then the run (programl train classifyapp, the paper's classifier, 25 epochs)
 if [ -n "${POJ_DATA:-}" ]; then
-    ROOT=${POJ_ROOT:-/tmp/poj104-data}  # kept while the machine is warm: a second call skips this
+    ROOT=${POJ_ROOT:-$TMP/poj104-data}  # kept while the machine is warm: a second call skips this
     if [ ! -d "$ROOT/processed" ]; then
         rm -rf "$ROOT.part" && mkdir -p "$ROOT.part" "$ROOT"
         case "$POJ_DATA" in
@@ -116,7 +119,7 @@ if [ -n "${POJ_DATA:-}" ]; then
         rm -rf "$ROOT.part"
     fi
     if [ "${CHECKS:-1}" != 0 ]; then
-        timeout 240 $PY benchmarks/classifyapp_step.py --data-dir "$ROOT" --device "${POJ_DEVICE:-cuda}" --profile \
+        timeout 240 $PY studies/classifyapp_step.py --data-dir "$ROOT" --device "${POJ_DEVICE:-cuda}" --profile \
             -o "$S/classifyapp-step.json" >"$S/classifyapp-step.txt" 2>&1
         head -9 "$S/classifyapp-step.txt"
     fi

@@ -18,7 +18,7 @@ The ratio printed is loading / training examples per second (the target: >= 3).
 
 Usage::
 
-    python benchmarks/loader.py --dataset /work/data/ddf22-wide --analysis reachability --threads 2 --together
+    python benchmarks/loader.py --dataset data/ddf22-wide --analysis reachability --threads 2 --together
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ per node).
 
 Usage::
 
-    python benchmarks/classifyapp_step.py --data-dir ~/.cache/programl/poj104 --threads 2
-    python benchmarks/classifyapp_step.py --data-dir ~/.cache/programl/poj104 --threads 2 --precision bf16
-    python benchmarks/classifyapp_step.py --device cuda --profile -o step.json
+    python studies/classifyapp_step.py --data-dir ~/.cache/programl/poj104 --threads 2
+    python studies/classifyapp_step.py --data-dir ~/.cache/programl/poj104 --threads 2 --precision bf16
+    python studies/classifyapp_step.py --device cuda --profile -o step.json
 """
 
 from __future__ import annotations

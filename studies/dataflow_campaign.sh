@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One data-flow analysis of issue 11's campaign, from data to shipped model, in one command that can be run again
-# after any interruption (every step resumes; docs/runs.md, "Issue 11").
+# after any interruption (every step resumes; studies/runs.md, "Issue 11").
 #
-#   scripts/dataflow_campaign.sh ANALYSIS [DATA_DIR] [RUN_ROOT]
+#   studies/dataflow_campaign.sh ANALYSIS [DATA_DIR] [RUN_ROOT]
 #
 # 1. builds DeepDataFlow-22 in DATA_DIR (default data/ddf22; SIZE=N for a --size N build, empty: all 104,534 inputs),
 #    resuming a partial build (some inputs never compile: the build then exits 1 with its data set complete);
@@ -15,7 +15,7 @@
 #    first epoch past TIME_LIMIT minutes (then testing the best checkpoint), checkpointing every 5 minutes
 #    (RUN_ROOT/ANALYSIS; rerun = resume);
 # 3. installs the best checkpoint as the pretrained model ANALYSIS (programl export-pretrained --force);
-# 4. prints the results table of every finished run under RUN_ROOT (scripts/dataflow_results_table.py; a run that was
+# 4. prints the results table of every finished run under RUN_ROOT (studies/dataflow_results_table.py; a run that was
 #    stopped has no result.json and is left out).
 #
 # Settings by environment: PROGRAML (.venv/bin/programl), PYTHON (.venv/bin/python), SHARED (../shared/data),
@@ -79,4 +79,4 @@ say "export the best checkpoint as the pretrained model '$ANALYSIS'"
 
 say "results"
 finished=("$RUNS"/*/result.json)
-"$PYTHON" scripts/dataflow_results_table.py "${finished[@]%/result.json}"
+"$PYTHON" studies/dataflow_results_table.py "${finished[@]%/result.json}"

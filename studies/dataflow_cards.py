@@ -12,8 +12,8 @@ hand-completed cards of the faithful models keep their other words, and the sect
 
 Usage::
 
-    python scripts/dataflow_cards.py            # after docs/results.json changed
-    python scripts/dataflow_cards.py --check    # exit 1 when a card or model.json is behind docs/results.json
+    python studies/dataflow_cards.py            # after docs/results.json changed
+    python studies/dataflow_cards.py --check    # exit 1 when a card or model.json is behind docs/results.json
 """
 
 from __future__ import annotations

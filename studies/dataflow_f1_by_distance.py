@@ -5,13 +5,13 @@ Runs a pretrained data-flow model (a shipped name such as ``liveness``, or a mod
 DeepDataFlow data set at one or more step counts T and buckets every node of every example by its distance from the
 example's root (0-5, 6-10, 11-20, 21-30, 31-60, 61-200, >200, unreachable): true positives, false negatives, false
 positives, precision, recall, F1, and the bucket's share of all positives and of all misses. Two distances
-(:mod:`programl.dataflow.distance` defines them exactly): ``hops``, over every edge ignoring direction (a T-step GGNN
+(:mod:`studies.distance` defines them exactly): ``hops``, over every edge ignoring direction (a T-step GGNN
 cannot tell the root of a node more than T hops away), and ``control``, the forward control-flow distance (for
 liveness: to the nearest use of a value, plus one).
 
 Usage::
 
-    python scripts/dataflow_f1_by_distance.py --model liveness --dataset ddf22 --max-examples 500 \\
+    python studies/dataflow_f1_by_distance.py --model liveness --dataset ddf22 --max-examples 500 \\
         --steps 30 200 --max-steps all --json out/liveness.json --plot out/liveness.png
 """
 
@@ -23,6 +23,8 @@ import runpy
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 #: ``--max-steps`` values that mean "no filter".
 _NO_FILTER = ("all", "none", "0")
@@ -156,7 +158,7 @@ def plot(result: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from programl.dataflow.distance import BUCKETS
+    from studies.distance import BUCKETS
 
     runs = list(result["results"].values())
     names = list(runs[0]["distances"])

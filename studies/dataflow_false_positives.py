@@ -3,13 +3,13 @@
 the root or have its text (:mod:`programl.models.false_positives`; issue 11 item 4).
 
 Runs a pretrained data-flow model (a shipped name such as ``subexpressions``, or a model directory) on a split of a
-DeepDataFlow data set, with the examples chosen as ``scripts/dataflow_f1_by_distance.py`` chooses them. This is how
+DeepDataFlow data set, with the examples chosen as ``studies/dataflow_f1_by_distance.py`` chooses them. This is how
 the faithful subexpressions model's false positives were found to be instructions of another opcode than the root
 that share an operand with it (``docs/results.md`` §5).
 
 Usage::
 
-    python scripts/dataflow_false_positives.py --model subexpressions --dataset data/ddf22-full --split val \\
+    python studies/dataflow_false_positives.py --model subexpressions --dataset data/ddf22-full --split val \\
         --max-examples 5000 --json out/subexpressions-fp.json
 """
 

@@ -10,7 +10,7 @@ largest graph and with the loss, and the batches with the largest norms.
 
 Usage::
 
-    python scripts/dataflow_grad_probe.py runs/campaign/reachability/best.pt --dataset data/ddf22-full \\
+    python studies/dataflow_grad_probe.py runs/campaign/reachability/best.pt --dataset data/ddf22-full \\
         --from 20000 --to 50000 --every 10 --json out/probe.json
 """
 

@@ -20,7 +20,7 @@ labels written beside them as protobuf files, which readers take first
 
 Usage::
 
-    python scripts/dataflow_more_roots.py --base data/ddf22-full --out data/ddf22-roots --seeds 1 2 3 -j 2
+    python studies/dataflow_more_roots.py --base data/ddf22-full --out data/ddf22-roots --seeds 1 2 3 -j 2
     programl train dataflow --analysis subexpressions --dataset data/ddf22-roots/root ...
 """
 

@@ -14,7 +14,7 @@ checks them against ``docs/results.md``).
 
 Usage::
 
-    python scripts/dataflow_results_table.py runs/reachability runs/dominance ... [--json docs/results.json]
+    python studies/dataflow_results_table.py runs/reachability runs/dominance ... [--json docs/results.json]
 """
 
 from __future__ import annotations

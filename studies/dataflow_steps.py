@@ -9,15 +9,15 @@ each wrong example's kind: it halted before its flood finished (right later), it
 never right. This is how ``docs/results.md`` §5 "Dominance trained to hold its fixed point" tells the halting's
 failures from the model's::
 
-    python scripts/dataflow_steps.py record /work/data/ddf22-3000 --model dominance-step-free --split val \\
+    python studies/dataflow_steps.py record data/ddf22-3000 --model dominance-step-free --split val \\
         --examples 440 --steps 1500 --out dom.jsonl
-    python scripts/dataflow_steps.py replay dom.jsonl --patience 60 120 240 --latch both
+    python studies/dataflow_steps.py replay dom.jsonl --patience 60 120 240 --latch both
 
 ``curve`` reads one or more records and prints, per step, the pooled recall and precision over their examples, and
 for each record the step at which each example first lost a true node it had found (once it had found them all):
 when a recurrence trained at a fixed T stops holding, a fixed-T model's "clock" (``docs/results.md`` §5)::
 
-    python scripts/dataflow_steps.py curve datadep.jsonl datadep-step-free.jsonl --plot recall-by-step.png
+    python studies/dataflow_steps.py curve datadep.jsonl datadep-step-free.jsonl --plot recall-by-step.png
 """
 
 from __future__ import annotations

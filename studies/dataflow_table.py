@@ -4,10 +4,10 @@ over all nodes, on the DeepDataFlow-22 test split.
 
 Usage::
 
-    python scripts/dataflow_table.py DDF22_BUILD --models reachability datadep ... --json table.json
-    python scripts/dataflow_table.py DDF22_BUILD --models DIR --stable        # a step-free variant, until stable
-    python scripts/dataflow_table.py DDF22_BUILD --models liveness --cells DDF-30 --by-size --plot size.png
-    python scripts/dataflow_table.py DDF22_BUILD --models liveness --steps 30    # every cell at T=30
+    python studies/dataflow_table.py DDF22_BUILD --models reachability datadep ... --json table.json
+    python studies/dataflow_table.py DDF22_BUILD --models DIR --stable        # a step-free variant, until stable
+    python studies/dataflow_table.py DDF22_BUILD --models liveness --cells DDF-30 --by-size --plot size.png
+    python studies/dataflow_table.py DDF22_BUILD --models liveness --steps 30    # every cell at T=30
 
 ``--by-size`` also scores each cell's examples by the size of their graph (nodes: up to 100, 101-200, 201-500,
 501-1,000, more; issue 36 item 3: "liveness F1 >= 0.97 on graphs of more than 500 nodes, by graph size, as a table
@@ -15,7 +15,7 @@ and a plot"), the same inference, every example of the bucket (``--examples`` sa
 ``--plot`` draws F1 against graph size, one line per model and cell.
 
 ``--floods-from NAME`` (a model trained with ``--control-floods``, issue 36 item 3): the floods it reads come from
-the reachability model ``NAME`` (:class:`~programl.models.control_floods.LearnedControlFloods`, until stable where
+the reachability model ``NAME`` (:class:`~studies.learned_floods.LearnedControlFloods`, until stable where
 its ``model.json`` says so) instead of being computed exactly; the two models must share a vocabulary.
 
 ``--stable`` scores each cell until the predictions stop changing (the step-free variant's own inference:
@@ -242,7 +242,7 @@ def table(result: dict) -> str:
 
 def use_learned_floods(model, name: str) -> None:
     """Give ``model`` (a ``--control-floods`` model) the floods that the reachability model ``name`` predicts."""
-    from programl.models.control_floods import LearnedControlFloods
+    from studies.learned_floods import LearnedControlFloods
 
     if getattr(model.model, "flood_embedding", None) is None:
         raise SystemExit(f"--floods-from: {model.name} does not read control floods")

@@ -17,7 +17,7 @@ is POJ-104 and the DevMap kernels), so every example scored is code the models n
 
 Usage::
 
-    python scripts/dataflow_until_stable.py /work/data/ddf22-wide --json until_stable.json
+    python studies/dataflow_until_stable.py data/ddf22-wide --json until_stable.json
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The outer protocol is ``programl train devmap``'s: the seeded stratified 10-fold
 (:func:`programl.data.devmap.cross_validation_splits`, fold seed 204); outer split ``k`` tests once on fold ``k``
 and trains on the other folds (``--train-on train+val``, the default: the 9 folds that are not the test fold, as
 a plain 10-fold cross-validation; ``--train-on train``: only the split's 8 training folds, as the GGNN and
-``benchmarks/devmap_peers.py``). Every choice is made **inside** the outer training rows: a stratified
+``studies/devmap_peers.py``). Every choice is made **inside** the outer training rows: a stratified
 ``--inner-folds``-fold cross-validation of those rows alone (seeded by the model seed) scores each candidate below
 by its out-of-fold accuracy, the best is refitted on all the outer training rows and predicts the test fold once.
 The outer test rows are never passed to a fit, to a feature that reads labels, or to the choice
@@ -12,12 +12,12 @@ The outer test rows are never passed to a fit, to a feature that reads labels, o
 
 Candidates (each gives P(GPU) of its query rows):
 
-* ``forest``: ``benchmarks/heuristics.py``'s ``rf-aux+texts`` (500 trees on ``log1p`` of ``transfer`` and
+* ``forest``: ``studies/heuristics.py``'s ``rf-aux+texts`` (500 trees on ``log1p`` of ``transfer`` and
   ``wgsize``, the graph's node-text counts and sizes), the best non-graph baseline of the earlier tables;
 * ``forest_kernel``: a forest (300 trees) on the same columns plus ``log(transfer / wgsize)`` and the *kernel
   neighbour* columns (:func:`kernel_features`);
 * ``xgb``: XGBoost (200 rounds, depth 4, learning rate 0.1, row and column subsampling 0.8) on the forest's columns
-  plus ``log(transfer / wgsize)`` and the 20 numbers/types aggregates of ``benchmarks/devmap_numbers_types.py``;
+  plus ``log(transfer / wgsize)`` and the 20 numbers/types aggregates of ``studies/devmap_numbers_types.py``;
 * ``xgb_kernel``: the same XGBoost on the forest's columns, ``log(transfer / wgsize)`` and the kernel neighbour
   columns;
 * ``xgb_ir2vec``: the same XGBoost on the forest's columns, ``log(transfer / wgsize)`` and the IR2Vec Flow-Aware
@@ -38,17 +38,17 @@ there is none). The kernel of a row is its node-text count vector (the same prog
 same counts: 249 distinct vectors among the 680 rows, 256 benchmark names).
 
 Baselines on the same outer training rows and model seeds, side by side: ``forest`` (the candidate above, scored
-whether chosen or not), IR2Vec Flow-Aware / Symbolic with its paper's XGBoost (``benchmarks/devmap_peers.py``'s
+whether chosen or not), IR2Vec Flow-Aware / Symbolic with its paper's XGBoost (``studies/devmap_peers.py``'s
 ``ir2vec_predict``), ``static``. Every candidate's outer test accuracy is printed too, as a diagnostic only: the
 nested choice does not read it.
 
 Usage::
 
-    python benchmarks/devmap_above.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap
-    python benchmarks/devmap_above.py --seeds 0 --rows 0 1 2 ... --no-ir2vec     # a quick check; not a result
+    python studies/devmap_above.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap
+    python studies/devmap_above.py --seeds 0 --rows 0 1 2 ... --no-ir2vec     # a quick check; not a result
 
 The graphs must have been built (``programl train devmap`` builds them, or ``programl.data.devmap.build_devmap``);
-IR2Vec embeddings are cached as ``benchmarks/devmap_peers.py`` caches them.
+IR2Vec embeddings are cached as ``studies/devmap_peers.py`` caches them.
 """
 
 from __future__ import annotations
@@ -252,7 +252,7 @@ def choose(blocks, labels, ratio, outer_train, inner_folds: int, seed: int, name
 def outer_splits(labels: np.ndarray, folds: int, fold_seeds, train_on: str) -> list[tuple]:
     """``(fold seed, fold, train rows, test rows)`` of every outer split: the stratified ``folds``-fold partition of
     each fold seed (training on the 9 other folds, or on the split's 8 training folds), or, for the fold seed
-    ``"perfograph"``, PERFOGRAPH's ten random stratified 90/10 splits (``benchmarks/devmap_peers.py``)."""
+    ``"perfograph"``, PERFOGRAPH's ten random stratified 90/10 splits (``studies/devmap_peers.py``)."""
     out = []
     for fold_seed in fold_seeds:
         if fold_seed == "perfograph":

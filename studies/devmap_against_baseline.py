@@ -2,7 +2,7 @@
 with the best non-graph baseline on the same folds"; issue 40's ablations: one design with and without an input).
 
 Reads a ``summary.json`` that ``programl train devmap`` or ``programl evaluate devmap --ensemble --out DIR`` wrote
-and, as the baseline, either the JSON of ``benchmarks/heuristics.py`` (``--method`` picks its method) or a second
+and, as the baseline, either the JSON of ``studies/heuristics.py`` (``--method`` picks its method) or a second
 such ``summary.json`` (a run to compare against), checks that both used the same folds (count and fold seed), and
 prints
 per platform: both accuracies per fold, on how many folds the model is above, level with or below the baseline, the
@@ -10,9 +10,9 @@ mean per-fold difference and its standard error (the sample standard deviation o
 Where the folds are equal in size (devmap's ten folds hold 68 kernels each), the mean of the fold accuracies is the
 accuracy over all kernels.
 
-    python scripts/devmap_against_baseline.py /work/runs/devmap-avg-ensemble-amd/summary.json \\
-        /work/runs/heuristics-mlp.json --method rf-aux+texts
-    python scripts/devmap_against_baseline.py runs/with/summary.json runs/without/summary.json
+    python studies/devmap_against_baseline.py runs/devmap-avg-ensemble-amd/summary.json \\
+        runs/heuristics-mlp.json --method rf-aux+texts
+    python studies/devmap_against_baseline.py runs/with/summary.json runs/without/summary.json
 
 Exit 1 with one line when a file is missing or damaged or the folds differ.
 """
@@ -23,9 +23,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from programl.exceptions import ProgramlError
-from programl.util.fs import read_json
-from programl.util.scores import paired_difference
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from programl.exceptions import ProgramlError  # noqa: E402
+from programl.util.fs import read_json  # noqa: E402
+from studies.paired import paired_difference  # noqa: E402
 
 
 class CompareError(Exception):
@@ -62,12 +64,12 @@ def baseline_folds(heuristics: dict, method: str, path: Path) -> tuple[dict[str,
         folds = {name: [float(f["accuracy"]) for f in entry[method]["folds"]] for name, entry in results.items()}
         return folds, int(heuristics["folds"]), int(heuristics["fold_seed"])
     except (KeyError, TypeError, ValueError) as error:
-        raise CompareError(f"{path}: not the JSON of benchmarks/heuristics.py (no {error})") from None
+        raise CompareError(f"{path}: not the JSON of studies/heuristics.py (no {error})") from None
 
 
 def compare(model: list[float], baseline: list[float]) -> dict:
     """Fold-by-fold comparison of two equal-length lists of accuracies (fractions); differences in points
-    (:func:`programl.util.scores.paired_difference`)."""
+    (:func:`studies.paired.paired_difference`)."""
     d = paired_difference(model, baseline)
     return {
         "model": 100.0 * sum(model) / len(model),
@@ -89,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("summary", type=Path, help="summary.json of a devmap run or ensemble")
     parser.add_argument(
-        "heuristics", type=Path, help="the JSON written by benchmarks/heuristics.py, or a second run's summary.json"
+        "heuristics", type=Path, help="the JSON written by studies/heuristics.py, or a second run's summary.json"
     )
     parser.add_argument(
         "--method", default="rf-aux+texts", help="heuristics.py's baseline (default: rf-aux+texts, the forest)"

@@ -14,7 +14,7 @@ kernels with every epoch's model, and scores the test folds under several rules,
 Usage::
 
     programl train devmap --platform amd --variant ncc ... --epochs 50 --average-last 50 --run-dir runs/devmap-all
-    python scripts/devmap_epoch_rules.py --run-dir runs/devmap-all --platform amd --json rules-amd.json
+    python studies/devmap_epoch_rules.py --run-dir runs/devmap-all --platform amd --json rules-amd.json
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """devmap by a random forest that also reads the program graph (not in the paper; issue 11, item 5).
 
-The forest of ``benchmarks/heuristics.py`` (``rf-aux+texts``: 500 trees on the two auxiliary inputs, the counts of
+The forest of ``studies/heuristics.py`` (``rf-aux+texts``: 500 trees on the two auxiliary inputs, the counts of
 every node text and the node and edge counts) gets K more columns: the first K principal components of a
 label-free representation of each kernel's ProGraML graph, the final states of the five shipped faithful data-flow
 GGNNs (``programl.models.pretrained``: reachability, dominance, datadep, liveness, subexpressions; 30 steps, no
@@ -11,7 +11,7 @@ paired. Prints per platform the two accuracies, their per-seed difference (mean 
 and the folds on which the forest with the graph is above, level with or below the one without (fold accuracies
 averaged over the seeds); writes JSON.
 
-    python scripts/devmap_graph_forest.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap \\
+    python studies/devmap_graph_forest.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap \\
         --forest-seeds 10 11 12 13 14 15 16 17 18 19 --cache states.npz -o graph-forest.json
 
 The pooled states took 1,043 s of one CPU thread for 1,085 graphs; devmap's 1,360 rows (both platforms) hold 580
@@ -39,10 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.tasks.devmap.train import devmap_metrics  # noqa: E402
-from programl.util import scores  # noqa: E402
 from programl.util.fs import atomic_write_bytes, atomic_write_text  # noqa: E402
+from studies import paired  # noqa: E402
 
-HEURISTICS = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "heuristics.py"))
+HEURISTICS = runpy.run_path(str(Path(__file__).with_name("heuristics.py")))
 ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
 WITHOUT, WITH = "rf-aux+texts", "rf-aux+texts+graph"
 
@@ -123,8 +123,8 @@ def forest_pair(
 
 def paired_difference(with_graph: list[float], without: list[float]) -> tuple[float, float]:
     """Mean of the per-seed differences and its standard error (sample standard deviation over sqrt(seeds);
-    NaN for one seed; :func:`programl.util.scores.paired_difference`)."""
-    d = scores.paired_difference(with_graph, without, scale=1.0)
+    NaN for one seed; :func:`studies.paired.paired_difference`)."""
+    d = paired.paired_difference(with_graph, without, scale=1.0)
     return d.mean, d.standard_error
 
 

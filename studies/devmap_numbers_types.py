@@ -1,6 +1,6 @@
 """Devmap ablation of the numbers and types in the graph (issue 40 item 2; ``docs/numbers_types.md``).
 
-What the graph adds, and what numbers and types add to it, measured with the forest of ``benchmarks/heuristics.py``
+What the graph adds, and what numbers and types add to it, measured with the forest of ``studies/heuristics.py``
 (500 trees, scikit-learn defaults; ``--seeds``, default 0) on the rotating 10-fold splits of ``programl train
 devmap`` (``--fold-seed``, default 204; several give several partitions), each fold's test rows tested once, nothing
 tuned. A forest reads a fixed-width vector, so each graph is
@@ -23,8 +23,8 @@ add to each row without them, paired per fold, and writes JSON.
 
 Usage::
 
-    python benchmarks/devmap_numbers_types.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap
-    python benchmarks/devmap_numbers_types.py --seeds 0 1 2 3 4      # the table of docs/results.md
+    python studies/devmap_numbers_types.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap
+    python studies/devmap_numbers_types.py --seeds 0 1 2 3 4      # the table of docs/results.md
 
 The graphs must have been built (``programl train devmap`` builds them, or ``programl.data.devmap.build_devmap``).
 """
@@ -46,7 +46,7 @@ from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.graph_builder.numbers_types import NUMBER_FEATURE, TYPE_FEATURE, annotate  # noqa: E402
 from programl.tasks.devmap.train import devmap_metrics  # noqa: E402
-from programl.util import scores  # noqa: E402
+from studies import paired  # noqa: E402
 
 ROWS = (
     ("graph", ("graph",)),
@@ -154,8 +154,8 @@ def fold_accuracy(row: dict) -> np.ndarray:
 
 def paired_difference(ours, theirs) -> tuple[float, float, tuple[int, int, int]]:
     """Per-fold accuracies ``ours`` minus ``theirs`` on the same folds: the mean difference (points), its standard
-    error over the folds and the folds above / level / below (:func:`programl.util.scores.paired_difference`)."""
-    d = scores.paired_difference(ours, theirs)
+    error over the folds and the folds above / level / below (:func:`studies.paired.paired_difference`)."""
+    d = paired.paired_difference(ours, theirs)
     return d.mean, d.standard_error, d.counts
 
 

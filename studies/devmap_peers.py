@@ -15,11 +15,11 @@ Two tables, each row scored on the same rows of ``cgo17-<platform>.csv`` (680 pe
      ``xgboost.XGBClassifier(max_depth=10, learning_rate=0.5, n_estimators=70)``, xgboost's other defaults,
      ``random_state`` = the model seed. A kernel whose IR IR2Vec cannot read keeps its row with a missing embedding
      (NaN, which XGBoost routes as missing) and is reported.
-   * ``forest`` / ``forest_aux``: ``benchmarks/heuristics.py``'s ``rf-aux+texts`` / ``rf-aux`` (500 trees on
+   * ``forest`` / ``forest_aux``: ``studies/heuristics.py``'s ``rf-aux+texts`` / ``rf-aux`` (500 trees on
      ``log1p`` of the two inputs, plus for ``forest`` the ProGraML graph's node-text counts and sizes).
    * ``static``: the training rows' majority device.
    * the graph models' accuracies as ``docs/results.json`` records them (measured by ``programl train devmap`` and
-     ``scripts/devmap_graph_forest.py`` on the same folds; not re-run here).
+     ``studies/devmap_graph_forest.py`` on the same folds; not re-run here).
 
 2. **PERFOGRAPH's protocol**, labelled as such: ten random stratified 90/10 splits (``train_test_split`` seeds 0-9),
    each method trained on the 90 % and tested on the 10 % (68 rows), model seed 0; the best of the ten test
@@ -27,8 +27,8 @@ Two tables, each row scored on the same rows of ``cgo17-<platform>.csv`` (680 pe
 
 Usage::
 
-    python benchmarks/devmap_peers.py --data-dir ~/.cache/programl/devmap          # IR2Vec reads NCC's IR
-    python benchmarks/devmap_peers.py --ir clang14 -o bench-results/devmap_peers_clang14.json
+    python studies/devmap_peers.py --data-dir ~/.cache/programl/devmap          # IR2Vec reads NCC's IR
+    python studies/devmap_peers.py --ir clang14 -o bench-results/devmap_peers_clang14.json
 
 ``--ir ncc`` embeds NCC's released IR (``task_devmap.zip``; the files the IR2Vec authors used), ``--ir clangN``
 compiles each kernel with ``clang-N`` and the manifest's flags (as the ``clang22`` graphs are made). The graphs
@@ -143,7 +143,7 @@ def ir2vec_predict(x: np.ndarray, labels: np.ndarray, train: np.ndarray, test: n
 
 
 def forest_predict(x: np.ndarray, labels: np.ndarray, train: np.ndarray, test: np.ndarray, seed: int) -> np.ndarray:
-    """``benchmarks/heuristics.py``'s forest: 500 trees, scikit-learn's defaults, one thread."""
+    """``studies/heuristics.py``'s forest: 500 trees, scikit-learn's defaults, one thread."""
     from sklearn.ensemble import RandomForestClassifier
 
     forest = RandomForestClassifier(n_estimators=500, random_state=seed, n_jobs=1)

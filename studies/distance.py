@@ -25,7 +25,7 @@ of a model's node predictions (positive class: label 1), with precision, recall 
 share of all positives and of all misses; every node falls in exactly one bucket, so the pooled counts are those of
 all nodes (:meth:`DistanceScores.pooled` is the pooled precision/recall/F1 of SPEC §6.1's ``pooled_*``).
 
-No torch here: ``scripts/distance_scores.py`` runs a model over a data set and feeds this module.
+No torch here: ``studies/distance_scores.py`` runs a model over a data set and feeds this module.
 """
 
 from __future__ import annotations

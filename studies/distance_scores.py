@@ -4,22 +4,26 @@
 :func:`score_by_distance` runs a pretrained data-flow model (:func:`programl.models.pretrained`) over the examples of
 a :class:`~programl.datasets.DeepDataFlowDataset` read with the model's vocabulary, at one or more step counts T,
 in batches of disjoint graphs (the predictions do not depend on the batching), and adds every example's nodes to a
-:class:`~programl.dataflow.distance.DistanceScores` per (T, distance): ``hops`` (what a T-step GGNN can see) and
-``control`` (the analysis's forward control-flow distance); :mod:`programl.dataflow.distance` defines both.
+:class:`~studies.distance.DistanceScores` per (T, distance): ``hops`` (what a T-step GGNN can see) and
+``control`` (the analysis's forward control-flow distance); :mod:`studies.distance` defines both.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from torch_geometric.data import Batch
 
-from programl.dataflow.columnar import GraphView
-from programl.dataflow.distance import DISTANCES, DistanceScores, root_distances
-from programl.exceptions import ProgramlError
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from programl.dataflow.columnar import GraphView  # noqa: E402
+from programl.exceptions import ProgramlError  # noqa: E402
+from studies.distance import DISTANCES, DistanceScores, root_distances  # noqa: E402
 
 __all__ = ["example_view", "score_by_distance", "scores_to_dict"]
 

@@ -21,9 +21,9 @@ that the published tables report) and writes JSON.
 
 Usage::
 
-    python benchmarks/heuristics.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap
-    python benchmarks/heuristics.py --variant clang22 -o heuristics.json
-    python benchmarks/heuristics.py --forest-seeds 0 1 2 3 4 5 6 7 8 9 --mlp-seeds -o forests.json   # the seed spread
+    python studies/heuristics.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap
+    python studies/heuristics.py --variant clang22 -o heuristics.json
+    python studies/heuristics.py --forest-seeds 0 1 2 3 4 5 6 7 8 9 --mlp-seeds -o forests.json   # the seed spread
 
 The graphs must have been built (``programl train devmap`` builds them, or ``programl.data.devmap.build_devmap``).
 """

@@ -146,4 +146,4 @@ def _worker(mode: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--worker":
         sys.exit(_worker(sys.argv[2]))
-    sys.exit(f"usage: {sys.argv[0]} --worker MODE < paths (used by benchmarks/devmap_peers.py)")
+    sys.exit(f"usage: {sys.argv[0]} --worker MODE < paths (used by studies/devmap_peers.py)")

@@ -2,7 +2,7 @@
 """The shipped data-flow models on graphs built by the original ProGraML 0.3.2 (issue 36 item 5, "Graphs of the
 original"; SPEC Policy 1, §4, §6.1; docs/llvm22.md).
 
-Held-out programs: a seeded sample of the C and C++ files of the wide corpus (``/work/data/ddf22-wide``: zstd,
+Held-out programs: a seeded sample of the C and C++ files of the wide corpus (``data/ddf22-wide``: zstd,
 Brotli, Lua, Box2D, Chipmunk, ERFA, PyCryptodome; code the shipped models, trained on DeepDataFlow-22, never saw),
 compiled by clang-14 at the level and with the flags the corpus manifest records, to IR that LLVM 10 reads
 (``-Xclang -disable-noundef-analysis``, then ``noundef``/``mustprogress``/``willreturn`` stripped, as the
@@ -26,7 +26,7 @@ keeps a block after ``unreachable`` or ``return`` at -O0) and the false positive
 Usage (needs ``make reference``: llvm2graph-10 and clang-14; 12 min for 48 files on two loaded cores, the
 measurement of docs/results.md "Graphs of the original")::
 
-    nice -n 10 .venv/bin/python benchmarks/original_graphs.py --count 48 --max-nodes 2000 --json original_graphs.json
+    nice -n 10 .venv/bin/python studies/original_graphs.py --count 48 --max-nodes 2000 --json original_graphs.json
 
 ``--predict-defaults`` scores what ``programl predict dataflow`` runs when given no ``--model`` and no ``--steps``
 (the issue's "done when"): each analysis's step-free variant where one is installed, with its own inference (until
@@ -40,6 +40,7 @@ import argparse
 import glob
 import json
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -58,7 +59,7 @@ from programl.io.typed_pointers import has_typed_pointer_texts, llvm22_text  # n
 from programl.proto import Edge, Node  # noqa: E402
 from tests.graph_builder.reference import find_clang14, find_llvm2graph, llvm10_ir, reference_graph  # noqa: E402
 
-CORPUS = Path("/work/data/ddf22-wide")
+CORPUS = Path("data/ddf22-wide")
 WAYS = (("ours", "auto"), ("original", "auto"), ("original", "keep"))
 
 
@@ -227,7 +228,9 @@ def main() -> int:
         "installed) with its own inference (implies --steps model)",
     )
     parser.add_argument("--analysis", action="append", choices=ANALYSES, help="default: all five")
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/original-graphs-cache"), help="IR cache")
+    parser.add_argument(
+        "--cache", type=Path, default=Path(tempfile.gettempdir()) / "original-graphs-cache", help="IR cache"
+    )
     parser.add_argument(
         "--model",
         action="append",

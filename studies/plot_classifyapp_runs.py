@@ -7,13 +7,14 @@ started from its epoch N). Each run's epochs continue the count of the one befor
 optimisation settings, and a run's ``result.json`` (the test error of its best checkpoint, SPEC §6.6) is drawn as a
 star at that checkpoint's epoch. The dashed line is the paper's test error (3.38 %, SPEC §7.4 / paper Table 5).
 ``--reference CSV`` draws another training's curve in grey beside them, from a file with the columns ``epoch``,
-``train_error`` and ``val_error`` in percent (e.g. ``docs/poj104-float32-run.csv``, a run whose directory is gone).
+``train_error`` and ``val_error`` in percent (e.g. ``studies/data/poj104-float32-run.csv``, a run whose directory is
+gone).
 
 Usage::
 
-    python scripts/plot_classifyapp_runs.py /work/runs/poj104:7 /work/runs/poj104-cos -o docs/img/poj104-full.png
-    python scripts/plot_classifyapp_runs.py /work/runs/poj104:7 /work/runs/poj104-cos -o docs/img/poj104-bf16.png \
-        --reference docs/poj104-float32-run.csv --reference-label "the float32 run (lost in epoch 22)"
+    python studies/plot_classifyapp_runs.py runs/poj104:7 runs/poj104-cos -o studies/img/poj104-full.png
+    python studies/plot_classifyapp_runs.py runs/poj104:7 runs/poj104-cos -o studies/img/poj104-bf16.png \
+        --reference studies/data/poj104-float32-run.csv --reference-label "the float32 run (lost in epoch 22)"
 """
 
 from __future__ import annotations

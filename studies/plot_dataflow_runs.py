@@ -10,8 +10,8 @@ epoch (``train_grad_norm_max``, logged by runs with ``--clip-grad-norm``: the no
 
 Usage::
 
-    python scripts/plot_dataflow_runs.py runs/reachability runs/dominance ... -o docs/img/dataflow-learning.png
-    python scripts/plot_dataflow_runs.py runs/datadep-* --label settings --grad-norms -o docs/img/datadep-lr.png
+    python studies/plot_dataflow_runs.py runs/reachability runs/dominance ... -o studies/img/dataflow-learning.png
+    python studies/plot_dataflow_runs.py runs/datadep-* --label settings --grad-norms -o docs/img/datadep-lr.png
 """
 
 from __future__ import annotations

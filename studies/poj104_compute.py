@@ -9,12 +9,13 @@ as a star at that epoch's compute. Records without ``val_seconds`` (runs from be
 epoch.
 
 A run whose directory is gone is given by its table instead, ``--csv LABEL=FILE`` (columns ``epoch``, ``where``,
-``seconds``, ``val_error`` in percent, e.g. ``docs/poj104-bf16-run.csv``): a row whose ``where`` names CPU threads
-("CPU, 2 threads") counts its seconds times those threads; a GPU epoch counts as the median CPU epoch of the table
-(its CPU-equivalent), so such a curve is drawn against CPU-hours like the others. Its seconds include validation.
-Several tables joined by commas (``LABEL=FILE,FILE``) are one run, each continuing the one before (e.g. fine-tuning
-cycles from the run's weights, ``docs/poj104-cycles-1-3-run.csv``). An optional ``test_error`` column (percent) draws a
-test star at each row that has one (a model read on the test split then); the last is the arm's test error.
+``seconds``, ``val_error`` in percent, e.g. ``studies/data/poj104-bf16-run.csv``): a row whose ``where`` names CPU
+threads ("CPU, 2 threads") counts its seconds times those threads; a GPU epoch counts as the median CPU epoch of the
+table (its CPU-equivalent), so such a curve is drawn against CPU-hours like the others. Its seconds include
+validation. Several tables joined by commas (``LABEL=FILE,FILE``) are one run, each continuing the one before (e.g.
+fine-tuning cycles from the run's weights, ``studies/data/poj104-cycles-1-3-run.csv``). An optional ``test_error``
+column (percent) draws a test star at each row that has one (a model read on the test split then); the last is
+the arm's test error.
 
 Printed, and written with ``--json``: per arm, the epochs, CPU-hours, best validation error, test error, the
 CPU-hours at which the arm first reached each ``--level`` (validation error in percent, read off the curve with
@@ -31,7 +32,7 @@ that are still falling.
 
 Usage::
 
-    python scripts/poj104_compute.py "O0=runs/A" "O0-O3=runs/B" -o docs/img/poj104-compute.png --json out.json
+    python studies/poj104_compute.py "O0=runs/A" "O0-O3=runs/B" -o studies/img/poj104-compute.png --json out.json
 """
 
 from __future__ import annotations

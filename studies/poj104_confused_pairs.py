@@ -21,7 +21,7 @@ them.
 Usage::
 
     programl evaluate classifyapp --run-dir RUN --split val --out EVAL
-    python scripts/poj104_confused_pairs.py EVAL/evaluation_best.json --source ../shared/data/poj104 --json pairs.json
+    python studies/poj104_confused_pairs.py EVAL/evaluation_best.json --source ../shared/data/poj104 --json pairs.json
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Validation and test examples are the base build's, untouched.
 
 Usage::
 
-    python scripts/subexpressions_linked_kernels.py --base data/ddf22-full --out data/ddf22-subx \\
+    python studies/subexpressions_linked_kernels.py --base data/ddf22-full --out data/ddf22-subx \\
         --modules 120 --seed 204 -j 2
     programl train dataflow --analysis subexpressions --dataset data/ddf22-subx ...
 """

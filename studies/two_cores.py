@@ -15,8 +15,8 @@ load moves from one repeat to the next; each row reports every repeat and their 
 
 Usage::
 
-    python benchmarks/two_cores.py --dataset /path/to/ddf22 --analysis reachability --repeats 2
-    python benchmarks/two_cores.py --dataset /path/to/ddf22 -o bench-results/two_cores.json
+    python studies/two_cores.py --dataset /path/to/ddf22 --analysis reachability --repeats 2
+    python studies/two_cores.py --dataset /path/to/ddf22 -o bench-results/two_cores.json
 
 Run it on an otherwise idle machine: the point is how the two cores are best used, so nothing else may use them.
 """

@@ -19,7 +19,7 @@ The table goes to stdout (Markdown); ``--json`` writes the same numbers.
 
 Usage::
 
-    python scripts/wide_corpus_report.py /work/data/ddf22-wide --json wide.json [--dead-blocks] [--by-compiler]
+    python studies/wide_corpus_report.py data/ddf22-wide --json wide.json [--dead-blocks] [--by-compiler]
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ per-batch F1 and the pooled F1 (one confusion matrix over the sample), with the 
 
 Usage::
 
-    python scripts/wide_corpus_scores.py /work/data/ddf22-wide --json wide_scores.json
-    python scripts/wide_corpus_scores.py /work/data/ddf22-wide --step-free --tests stable:all   # the step-free variants
-    python scripts/wide_corpus_scores.py /work/data/ddf22-wide --model liveness-floods --tests 30:30 30:all
+    python studies/wide_corpus_scores.py data/ddf22-wide --json wide_scores.json
+    python studies/wide_corpus_scores.py data/ddf22-wide --step-free --tests stable:all   # the step-free variants
+    python studies/wide_corpus_scores.py data/ddf22-wide --model liveness-floods --tests 30:30 30:all
 """
 
 from __future__ import annotations

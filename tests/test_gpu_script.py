@@ -86,44 +86,6 @@ def test_a_run_from_processed_files_returns_what_resumes_it_on_another_machine(t
     assert json.loads((tmp_path / "run2" / "result.json").read_text())["test"]["count"] == 6
 
 
-@pytest.mark.parametrize("precision", ["fp32", "bf16"])
-def test_the_step_timer_runs_on_the_cpu(tmp_path, precision) -> None:
-    """benchmarks/classifyapp_step.py (which gpu.sh runs before the POJ-104 run) on a processed data set, on this
-    CPU, in float32 and under bfloat16 autocast."""
-    root = synthetic_data_set(tmp_path / "poj")
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "classifyapp_step.py"),
-            "--data-dir",
-            str(root),
-            "--device",
-            "cpu",
-            "--batch-graphs",
-            "4",
-            "--batches",
-            "2",
-            "--warmup",
-            "1",
-            "--threads",
-            "1",
-            "--precision",
-            precision,
-            "-o",
-            str(tmp_path / "s.json"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    record = json.loads((tmp_path / "s.json").read_text())
-    assert set(record["median_seconds"]) == {"collate", "to_device", "forward", "backward", "optimizer"}
-    assert record["step_seconds"] == pytest.approx(sum(record["median_seconds"].values()))
-    assert record["precision"] == precision and done.stdout.splitlines()[0].endswith(precision)
-    assert "s per POJ-104 epoch" in done.stdout and record["source"] == str(root)
-
-
 @pytest.mark.slow  # make test-all
 def test_a_run_of_this_machine_packed_for_the_gpu_resumes_there(tmp_path) -> None:
     """benchmarks/gpu_carry.sh packs a run trained here (and its data set's processed files) in the layout gpu.sh

@@ -1,4 +1,4 @@
-"""scripts/dataflow_campaign.sh: data set, training, export and table for one analysis, resumed by running it again
+"""studies/dataflow_campaign.sh: data set, training, export and table for one analysis, resumed by running it again
 (issue 11 item 3). A size-2 DeepDataFlow-22 build and a 100-example budget: a real run, in seconds."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "dataflow_campaign.sh"
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "studies" / "dataflow_campaign.sh"
 SHARED = Path(os.environ.get("PROGRAML_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 needs_data = [

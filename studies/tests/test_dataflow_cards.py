@@ -1,4 +1,4 @@
-"""scripts/dataflow_cards.py (issue 36 item 6): the shipped data-flow models' cards carry the paper's table that
+"""studies/dataflow_cards.py (issue 36 item 6): the shipped data-flow models' cards carry the paper's table that
 docs/results.json publishes, and a change of results.json shows as a card that is behind."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "scripts" / "dataflow_cards.py"
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "studies" / "dataflow_cards.py"
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""scripts/dataflow_f1_by_distance.py end to end: the shipped liveness model on a tiny DeepDataFlow data set
+"""studies/dataflow_f1_by_distance.py end to end: the shipped liveness model on a tiny DeepDataFlow data set
 (tests/data/_ddf.py, no compiler needed): tables, JSON, PNG, the sample and the step filter; one-line errors."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ pytest.importorskip("matplotlib")
 
 from tests.data._ddf import tiny_dataset  # noqa: E402
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "dataflow_f1_by_distance.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "dataflow_f1_by_distance.py"
 
 
 @pytest.fixture(scope="module")

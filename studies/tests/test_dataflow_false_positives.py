@@ -1,4 +1,4 @@
-"""scripts/dataflow_false_positives.py and scripts/false_positive_kinds.py on a small DeepDataFlow data set of
+"""studies/dataflow_false_positives.py and studies/false_positive_kinds.py on a small DeepDataFlow data set of
 generated IR (no compiler needed) that holds the faithful subexpressions model's failure (docs/results.md §5): a group
 of `store i32 1, ptr @g` beside many loads of `@g`. The shipped faithful model flags the loads with a store root; the
 root-context variant does not. Counts that add up, JSON, one-line errors."""
@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 pytest.importorskip("torch_geometric")
 
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "dataflow_false_positives.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "dataflow_false_positives.py"
 
 
 @pytest.fixture(scope="module")

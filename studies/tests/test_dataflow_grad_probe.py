@@ -1,4 +1,4 @@
-"""scripts/dataflow_grad_probe.py end to end: a two-epoch run on a tiny DeepDataFlow data set (tests/data/_ddf.py,
+"""studies/dataflow_grad_probe.py end to end: a two-epoch run on a tiny DeepDataFlow data set (tests/data/_ddf.py,
 no compiler needed), then the probe of its checkpoint: the batches of the run's own plan, their norms, the JSON."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ pytest.importorskip("torch_geometric")
 from programl.tasks.dataflow import train as dataflow  # noqa: E402
 from tests.data._ddf import tiny_dataset  # noqa: E402
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "dataflow_grad_probe.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "dataflow_grad_probe.py"
 
 
 @pytest.fixture(scope="module")

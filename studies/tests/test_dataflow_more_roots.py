@@ -1,4 +1,4 @@
-"""scripts/dataflow_more_roots.py end to end on a tiny DeepDataFlow data set (tests/data/_ddf.py, no compiler
+"""studies/dataflow_more_roots.py end to end on a tiny DeepDataFlow data set (tests/data/_ddf.py, no compiler
 needed): more distinct training roots, the base's examples kept first, validation and test untouched, reruns
 byte-identical, one-line errors."""
 
@@ -16,7 +16,7 @@ from programl.data.deepdataflow.layout import Layout
 from programl.dataflow.records import load_labels
 from tests.data._ddf import tiny_dataset
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "dataflow_more_roots.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "dataflow_more_roots.py"
 SUFFIX = ".ProgramGraphFeaturesList.pb"
 
 

@@ -1,4 +1,4 @@
-"""scripts/dataflow_results_table.py: the markdown rows and the ``docs/results.json`` entries of finished dataflow
+"""studies/dataflow_results_table.py: the markdown rows and the ``docs/results.json`` entries of finished dataflow
 runs; a damaged run or JSON file is one line, and the JSON file is written whole or not at all."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import runpy
 from pathlib import Path
 
-SCRIPT = runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "dataflow_results_table.py"))
+SCRIPT = runpy.run_path(str(Path(__file__).resolve().parents[1] / "dataflow_results_table.py"))
 
 
 def _run(directory: Path) -> Path:

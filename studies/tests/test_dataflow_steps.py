@@ -1,4 +1,4 @@
-"""scripts/dataflow_steps.py (issue 36 item 2): the per-step record of a model's errors, and halting rules replayed on
+"""studies/dataflow_steps.py (issue 36 item 2): the per-step record of a model's errors, and halting rules replayed on
 it, must agree with the model's own until-stable pass (``forward_until_stable``) example by example, plain and
 latched, on the tiny DeepDataFlow data set (tests/data/_ddf.py, no compiler needed)."""
 
@@ -14,7 +14,7 @@ pytest.importorskip("torch")
 
 from tests.data._ddf import tiny_dataset  # noqa: E402
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "dataflow_steps.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "dataflow_steps.py"
 
 
 @pytest.fixture(scope="module")

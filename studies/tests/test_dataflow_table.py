@@ -1,4 +1,4 @@
-"""scripts/dataflow_table.py end to end (issue 36 item 1): the paper's three cells (DDF-30 at T=30, DDF-60 at T=60,
+"""studies/dataflow_table.py end to end (issue 36 item 1): the paper's three cells (DDF-30 at T=30, DDF-60 at T=60,
 DDF at T=200) and the until-stable variant of each, for a shipped model on the tiny DeepDataFlow data set
 (tests/data/_ddf.py, no compiler needed); the full build's test filter keeps only the groups it ranks as test."""
 
@@ -14,7 +14,7 @@ pytest.importorskip("torch")
 
 from tests.data._ddf import tiny_dataset  # noqa: E402
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "dataflow_table.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "dataflow_table.py"
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""scripts/dataflow_until_stable.py end to end (issue 36 item 2): fixed T against running until the predictions
+"""studies/dataflow_until_stable.py end to end (issue 36 item 2): fixed T against running until the predictions
 stop changing, by step bucket, on the tiny DeepDataFlow data set (tests/data/_ddf.py, no compiler needed)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 
 from tests.data._ddf import tiny_dataset  # noqa: E402
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "dataflow_until_stable.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "dataflow_until_stable.py"
 
 
 def test_buckets_modes_and_steps(tmp_path: Path, capsys) -> None:

@@ -1,4 +1,4 @@
-"""benchmarks/devmap_above.py (issue 40, item 3): the nested cross-validation never reads an outer test row (its
+"""studies/devmap_above.py (issue 40, item 3): the nested cross-validation never reads an outer test row (its
 folds are subsets of the outer training rows; changing the test rows' labels and runtimes changes no choice and
 no prediction), the kernel neighbour columns never read a row's own label, and the script runs end to end on real
 devmap rows."""
@@ -24,7 +24,7 @@ from programl.data.devmap import (  # noqa: E402
     stratified_rows,
 )
 
-ABOVE = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "devmap_above.py"))
+ABOVE = runpy.run_path(str(Path(__file__).resolve().parents[1] / "devmap_above.py"))
 
 
 @pytest.fixture(autouse=True)

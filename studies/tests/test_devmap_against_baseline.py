@@ -1,4 +1,4 @@
-"""scripts/devmap_against_baseline.py: a devmap summary against a heuristics.py baseline, fold by fold."""
+"""studies/devmap_against_baseline.py: a devmap summary against a heuristics.py baseline, fold by fold."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "devmap_against_baseline.py"))
+SCRIPT = runpy.run_path(str(Path(__file__).resolve().parents[1] / "devmap_against_baseline.py"))
 
 
 def _files(tmp_path, model, baseline, folds=4, seed=204, baseline_seed=204):

@@ -1,4 +1,4 @@
-"""scripts/devmap_epoch_rules.py on a tiny devmap run that kept every epoch's weights (SPEC §6.5): its best-validation
+"""studies/devmap_epoch_rules.py on a tiny devmap run that kept every epoch's weights (SPEC §6.5): its best-validation
 rule picks the epoch the training picked and scores what best.pt scores; its mean of all epochs is the run's
 --average-last result; a run without every epoch's weights is one line."""
 
@@ -22,7 +22,7 @@ from programl.datasets import DevMap, EncodeVocabulary  # noqa: E402
 from programl.tasks.devmap import train as devmap  # noqa: E402
 from programl.training import load_checkpoint  # noqa: E402
 
-RULES = runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "devmap_epoch_rules.py"), run_name="x")
+RULES = runpy.run_path(str(Path(__file__).resolve().parents[1] / "devmap_epoch_rules.py"), run_name="x")
 
 
 def _train(shared_data, run_dir: Path, data_dir: Path, *extra: str) -> None:

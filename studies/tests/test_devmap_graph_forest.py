@@ -1,4 +1,4 @@
-"""scripts/devmap_graph_forest.py: the devmap forest with the pooled states of the shipped data-flow GGNNs."""
+"""studies/devmap_graph_forest.py: the devmap forest with the pooled states of the shipped data-flow GGNNs."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ pytest.importorskip("sklearn")
 import programl  # noqa: E402
 from programl.data.devmap import cross_validation_splits  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = runpy.run_path(str(ROOT / "scripts" / "devmap_graph_forest.py"))
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = runpy.run_path(str(ROOT / "studies" / "devmap_graph_forest.py"))
 
 
 def _graphs():

@@ -1,4 +1,4 @@
-"""benchmarks/devmap_numbers_types.py (issue 40, item 2): the ablation's rows on real devmap rows, several forest
+"""studies/devmap_numbers_types.py (issue 40, item 2): the ablation's rows on real devmap rows, several forest
 seeds and partitions, each fold's test rows predicted once per seed; the summary is the mean of what the JSON holds."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ if importlib.util.find_spec("sklearn") is None:
 
 from programl.data.devmap import build_devmap, read_platform_csv, stratified_rows  # noqa: E402
 
-BENCH = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "devmap_numbers_types.py"))
+BENCH = runpy.run_path(str(Path(__file__).resolve().parents[1] / "devmap_numbers_types.py"))
 
 
 def test_rows_seeds_and_partitions_on_real_rows(shared_data, tmp_path, capsys):

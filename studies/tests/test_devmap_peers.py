@@ -1,4 +1,4 @@
-"""benchmarks/devmap_peers.py and benchmarks/ir2vec_embed.py (issue 40, item 1): IR2Vec embeds what it can read,
+"""studies/devmap_peers.py and studies/ir2vec_embed.py (issue 40, item 1): IR2Vec embeds what it can read,
 reports a file it cannot read (file and reason) without ending the run, caches each result on disk and resumes;
 the IR2Vec paper's classifier scales on the training rows only and learns; PERFOGRAPH's splits are 90/10."""
 
@@ -20,7 +20,7 @@ CLANG14 = shutil.which("clang-14")
 if CLANG14 is None:
     pytest.skip("clang-14 is not on the PATH (scripts/ensure-apt.sh --optional clang-14)", allow_module_level=True)
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[1]
 EMBED = runpy.run_path(str(BENCHMARKS / "ir2vec_embed.py"))
 PEERS = runpy.run_path(str(BENCHMARKS / "devmap_peers.py"))
 

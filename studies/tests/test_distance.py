@@ -1,4 +1,4 @@
-"""Distances from a data-flow root and scores bucketed by them (programl/dataflow/distance.py): hand-made graphs with
+"""Distances from a data-flow root and scores bucketed by them (studies/distance.py): hand-made graphs with
 known distances, networkx as the oracle on random graphs, and the analyses' own labels as invariants."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from programl.dataflow import AnalysisError, GraphView, analyze_arrays, eligible_roots
-from programl.dataflow.distance import (
+from studies.distance import (
     BUCKETS,
     UNREACHABLE,
     DistanceScores,

@@ -1,4 +1,4 @@
-"""A data-flow model scored by distance from the root (scripts/distance_scores.py) on a tiny DeepDataFlow
+"""A data-flow model scored by distance from the root (studies/distance_scores.py) on a tiny DeepDataFlow
 data set (tests/data/_ddf.py, no compiler needed) with the shipped liveness model: the bucketed counts pool to the
 confusion matrix of all nodes, as the training metrics pool it."""
 
@@ -13,14 +13,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from programl.dataflow.distance import BUCKETS, hop_distances  # noqa: E402
 from programl.datasets.directory import DeepDataFlowDataset  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.models import MetricsAccumulator, pretrained  # noqa: E402
 from programl.proto import ProgramGraph  # noqa: E402
+from studies.distance import BUCKETS, hop_distances  # noqa: E402
 from tests.data._ddf import tiny_dataset  # noqa: E402
 
-_STUDY = runpy.run_path(str(Path(__file__).resolve().parents[2] / "scripts" / "distance_scores.py"))
+_STUDY = runpy.run_path(str(Path(__file__).resolve().parents[1] / "distance_scores.py"))
 example_view, score_by_distance, scores_to_dict = (
     _STUDY[n] for n in ("example_view", "score_by_distance", "scores_to_dict")
 )

@@ -1,4 +1,4 @@
-"""benchmarks/heuristics.py's ``mlp-bits+texts`` baseline (the devmap GGNN's head without the graph, SPEC §6.5):
+"""studies/heuristics.py's ``mlp-bits+texts`` baseline (the devmap GGNN's head without the graph, SPEC §6.5):
 it learns a step in an auxiliary input and a text count, and it is deterministic for a seed."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ pytest.importorskip("sklearn")
 
 from programl.data.devmap import cross_validation_splits  # noqa: E402
 
-HEURISTICS = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "heuristics.py"))
+HEURISTICS = runpy.run_path(str(Path(__file__).resolve().parents[1] / "heuristics.py"))
 
 
 def _problem(n: int = 300):
@@ -49,7 +49,7 @@ def test_mlp_is_deterministic_and_seeded():
 
 def test_missing_graphs_are_one_line(tmp_path, capsys):
     """Without built graphs the script says so in one line and exits 1 (no traceback)."""
-    source = Path(__file__).resolve().parents[2] / "shared" / "data" / "devmap"
+    source = Path(__file__).resolve().parents[3] / "shared" / "data" / "devmap"
     if not source.is_dir():
         pytest.skip(f"no devmap data at {source}")
     status = HEURISTICS["main"](["--source-dir", str(source), "--data-dir", str(tmp_path), "--mlp-seeds"])

@@ -1,4 +1,4 @@
-"""benchmarks/original_graphs.py ``--predict-defaults`` scores the models ``programl predict dataflow`` runs when
+"""studies/original_graphs.py ``--predict-defaults`` scores the models ``programl predict dataflow`` runs when
 given no ``--model`` and no ``--steps`` (issue 36 item 5's "done when"): the same choice as the command's."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from programl.dataflow.names import ANALYSES  # noqa: E402
 from programl.pretrained.hub import find_pretrained_metadata  # noqa: E402
 from programl.tasks.dataflow.spec import STEP_FREE_MODES  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import original_graphs  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""scripts/plot_classifyapp_runs.py: runs that carry one POJ-104 training on, drawn as one curve."""
+"""studies/plot_classifyapp_runs.py: runs that carry one POJ-104 training on, drawn as one curve."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "plot_classifyapp_runs.py"))
+SCRIPT = runpy.run_path(str(Path(__file__).resolve().parents[1] / "plot_classifyapp_runs.py"))
 
 
 def _run(directory: Path, errors: list[float], model: dict, result_epoch: int | None = None) -> Path:
@@ -80,5 +80,5 @@ def test_a_reference_curve_is_read_and_drawn_or_refused_in_one_line(tmp_path, ca
     assert SCRIPT["main"]([str(run), "-o", str(out), "--reference", str(reference)]) == 1
     assert "needs the columns epoch, train_error and val_error" in capsys.readouterr().err
     # the published float32 run's file reads
-    published = SCRIPT["read_reference"](Path(__file__).resolve().parents[1] / "docs" / "poj104-float32-run.csv")
+    published = SCRIPT["read_reference"](Path(__file__).resolve().parents[1] / "data" / "poj104-float32-run.csv")
     assert published["epoch"] == list(range(1, 22)) and published["val_error"][-1] == 4.9

@@ -1,4 +1,4 @@
-"""scripts/plot_dataflow_runs.py: one PNG from the logs of several dataflow runs; a missing log is an error."""
+"""studies/plot_dataflow_runs.py: one PNG from the logs of several dataflow runs; a missing log is an error."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "plot_dataflow_runs.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "plot_dataflow_runs.py"
 
 
 def load_script():

@@ -1,4 +1,4 @@
-"""scripts/poj104_compute.py: ways of training POJ-104 compared at equal compute."""
+"""studies/poj104_compute.py: ways of training POJ-104 compared at equal compute."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "poj104_compute.py"))
+SCRIPT = runpy.run_path(str(Path(__file__).resolve().parents[1] / "poj104_compute.py"))
 
 
 def _run(directory: Path, errors: list[float], seconds: float, threads: int = 1, test_epoch: int | None = None):

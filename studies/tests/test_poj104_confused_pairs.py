@@ -1,4 +1,4 @@
-"""scripts/poj104_confused_pairs.py: the most confused POJ-104 class pairs, and whether the literals the graph drops
+"""studies/poj104_confused_pairs.py: the most confused POJ-104 class pairs, and whether the literals the graph drops
 tell them apart, on the data set's own training and validation programs."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-SCRIPT = runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "poj104_confused_pairs.py"))
+SCRIPT = runpy.run_path(str(Path(__file__).resolve().parents[1] / "poj104_confused_pairs.py"))
 
 # the same program in three classes: 1 and 2 differ only in a printf format, 1 and 3 in nothing at all
 PROGRAM = """int main() {{

@@ -1,4 +1,4 @@
-"""scripts/wide_corpus_scores.py end to end (issue 36 item 4): the shipped models scored per source of a tiny
+"""studies/wide_corpus_scores.py end to end (issue 36 item 4): the shipped models scored per source of a tiny
 DeepDataFlow data set (tests/data/_ddf.py, no compiler needed; its sources are its files)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 
 from tests.data._ddf import tiny_dataset  # noqa: E402
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "wide_corpus_scores.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "wide_corpus_scores.py"
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,6 @@
-import math
-
 import pytest
 
-from programl.util.scores import paired_difference, precision_recall_f1, ratio
+from programl.util.scores import precision_recall_f1, ratio
 
 
 def test_ratio_of_zero_denominator_is_zero():
@@ -32,16 +30,3 @@ def test_agrees_with_scikit_learn():
     assert scores["precision"] == pytest.approx(metrics.precision_score(true, pred))
     assert scores["recall"] == pytest.approx(metrics.recall_score(true, pred))
     assert scores["f1"] == pytest.approx(metrics.f1_score(true, pred))
-
-
-def test_paired_difference_in_points():
-    d = paired_difference([0.9, 0.8, 0.7, 0.6], [0.8, 0.8, 0.8, 0.8])
-    assert d.counts == (1, 1, 2)
-    differences = [10.0, 0.0, -10.0, -20.0]
-    mean = sum(differences) / 4
-    assert d.mean == pytest.approx(mean)
-    assert d.standard_error == pytest.approx(math.sqrt(sum((x - mean) ** 2 for x in differences) / 3) / 2)
-    one = paired_difference([0.9], [0.8], scale=1.0)
-    assert one.mean == pytest.approx(0.1) and math.isnan(one.standard_error) and one.counts == (1, 0, 0)
-    with pytest.raises(ValueError, match="equal, at least one"):
-        paired_difference([0.9, 0.8], [0.8])
