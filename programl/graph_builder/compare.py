@@ -31,7 +31,11 @@ __all__ = [
 ]
 
 _TYPED_POINTER = re.compile(r"(?:%\"[^\"]*\"|%?[\w.$\"-]+|\{[^{}]*\}|\[[^\[\]]*\]|<[^<>]*>)\s*(?:\([^()]*\))?\*+")
-_INTRINSIC_POINTER = re.compile(r"\.p(\d+)(?:i\d+|f\d+|s_[\w]+s|f_[\w]+f|v\d+\w+|a\d+\w+|[A-Za-z_]\w*)?(?=\.|$)")
+_INTRINSIC_POINTER = re.compile(
+    r"\.p(\d+)(?:i\d+|f\d+|s_[\w.$-]+?s(?=\.|$)|f_[\w]+f|v\d+\w+|a\d+\w+|[A-Za-z_]\w*)?(?=\.|$)"
+)
+# a vector of typed pointers in a mangled name: `.v4p0i32` -> `.v4p0`, `.nxv2p0f64` -> `.nxv2p0`
+_INTRINSIC_POINTER_VECTOR = re.compile(r"\.((?:nx)?v\d+)p(\d+)(?:s_[\w.$-]+?s(?=\.|$)|[A-Za-z_]\w*)(?=\.|$)")
 
 
 def normalize_type_text(text: str) -> str:
@@ -52,8 +56,19 @@ _RENAMED_INTRINSICS = {
     "llvm.stackrestore": "llvm.stackrestore.p0",
     "llvm.va_start": "llvm.va_start.p0",
     "llvm.va_end": "llvm.va_end.p0",
-    "llvm.va_copy": "llvm.va_copy.p0.p0",
+    "llvm.va_copy": "llvm.va_copy.p0",  # overloaded on one pointer type: both operands have it
+    "llvm.thread.pointer": "llvm.thread.pointer.p0",
+    "llvm.var.annotation": "llvm.var.annotation.p0.p0",  # overloaded on the annotated and the string pointer
+    "llvm.flt.rounds": "llvm.get.rounding",
 }
+# (LLVM 10 name after the `.p0` normalisation, LLVM 22 name) for intrinsics whose mangling or name changed otherwise
+_RENAMED_INTRINSIC_PATTERNS = [
+    (re.compile(r"(llvm\.annotation\.i\d+)"), r"\1.p0"),  # overloaded on the string pointer too
+    (re.compile(r"(llvm\.ptr\.annotation\.p\d+)"), r"\1.p0"),
+    (re.compile(r"llvm\.ptrmask\.p(\d+)\.p\1\.(i\d+)"), r"llvm.ptrmask.p\1.\2"),  # result and operand are one type
+    (re.compile(r"llvm\.experimental\.vector\.reduce\.v2\.(fadd|fmul)\.\w+?\.(\w+)"), r"llvm.vector.reduce.\1.\2"),
+    (re.compile(r"llvm\.experimental\.vector\.reduce\.(\w+\.\w+)"), r"llvm.vector.reduce.\1"),
+]
 
 
 def normalize_function_name(name: str) -> str:
@@ -61,8 +76,13 @@ def normalize_function_name(name: str) -> str:
     if not name.startswith("llvm."):
         return name
     name = _INTRINSIC_POINTER.sub(lambda m: f".p{m.group(1)}", name)
+    name = _INTRINSIC_POINTER_VECTOR.sub(lambda m: f".{m.group(1)}p{m.group(2)}", name)
     if re.fullmatch(r"llvm\.powi\.(f\d+|x86_fp80|fp128|ppc_fp128)", name):  # overloaded on the exponent (LLVM 13)
         return name + ".i32"
+    for pattern, replacement in _RENAMED_INTRINSIC_PATTERNS:
+        match = pattern.fullmatch(name)
+        if match:
+            return match.expand(replacement)
     return _RENAMED_INTRINSICS.get(name, name)
 
 
@@ -151,7 +171,10 @@ UPGRADE_EFFECTS = {
     "opaque-pointer-texts": "every pointer type prints as `ptr` (Policy 1): `i32*` -> `ptr`, "
     "`[4 x i8*]` -> `[4 x ptr]`",
     "intrinsic-rename": "intrinsics overloaded on pointer types are named `.p0` (`llvm.memset.p0i8.i64` -> "
-    "`llvm.memset.p0.i64`; `llvm.stacksave` -> `llvm.stacksave.p0`), and `llvm.powi.f64` -> `llvm.powi.f64.i32`",
+    "`llvm.memset.p0.i64`, `llvm.masked.gather.v4i32.v4p0i32` -> `llvm.masked.gather.v4i32.v4p0`; "
+    "`llvm.stacksave` -> `llvm.stacksave.p0`, `llvm.va_copy` -> `llvm.va_copy.p0`, `llvm.var.annotation` -> "
+    "`llvm.var.annotation.p0.p0`), `llvm.powi.f64` -> `llvm.powi.f64.i32`, `llvm.flt.rounds` -> "
+    "`llvm.get.rounding`, `llvm.experimental.vector.reduce.*` -> `llvm.vector.reduce.*`",
     "constant-gep-folding": "a constant `getelementptr` with all-zero indices is the base global itself "
     "(one CONSTANT node instead of two)",
     "pointer-bitcast-folding": "a constant `bitcast` between pointer types is its operand itself, a global or "
@@ -164,15 +187,31 @@ UPGRADE_EFFECTS = {
     "`%struct.S* null`, `i32* undef`; casts to a pointer type such as `(int *)1` and `(char *)1`, `i32* inttoptr "
     "(i64 1 to i32*)` and `i8* inttoptr (i64 1 to i8*)`) are one constant (`ptr null`, `ptr inttoptr (i64 1 to "
     "ptr)`): one CONSTANT node instead of several",
+    "aggregate-constant-merging": "aggregate and vector constants that differed only in their pointer types "
+    "(`{ i8*, i8 } undef` and `{ i32*, i8 } undef`, `<2 x T*> undef`, `[N x T*] zeroinitializer`, `{ i32*, i32 } "
+    "{ i32* @g, i32 1 }` and `{ i8*, i32 } { i8* bitcast (i32* @g to i8*), i32 1 }`) are one constant (`{ ptr, i8 } "
+    "undef`): one CONSTANT node instead of several",
     "shufflevector-mask": "a `shufflevector` mask is no longer an operand (LLVM 11+): no CONSTANT use at position 2",
+    "masked-alignment-operand": "`llvm.masked.load/store/gather/scatter` carry their alignment as an `align` "
+    "attribute, not an `i32` operand (LLVM 22): the constant's use goes and the operands after it move down one "
+    "position (`llvm.masked.expandload/compressstore` never had it)",
+    "annotation-null-operand": "`llvm.var.annotation` and `llvm.ptr.annotation` gained a fifth operand, the "
+    "annotation's arguments (LLVM 14): the upgrade passes `ptr null`, a DATA edge at position 4 from that constant",
     "lifetime-size-operand": "`llvm.lifetime.start/end` lost their size operand (LLVM 22): the size constant's use "
     "goes, the pointer moves from position 1 to 0, and LLVM 22 leaves unused `llvm.lifetime.start/end.i64` "
     "declarations in the module",
     "lifetime-gep-stripping": "the pointer of an upgraded `llvm.lifetime.start/end` is stripped to the `alloca` "
     "through all-zero-index `getelementptr` instructions too (`stripPointerCasts`; -O2 C++ and Cython code): its "
     "variable's producer is the `alloca`, not the `getelementptr`",
+    "lifetime-marker-removal": "an `llvm.lifetime.start/end` whose pointer is not an `alloca` behind its casts (an "
+    "argument, a global, a coroutine frame's `getelementptr`) is deleted by the upgrade (LLVM 22): its INSTRUCTION "
+    "node, operands and CALL edges go (CONTROL edges join its neighbours), and so does the intrinsic's declaration "
+    "when no marker of it is left",
 }
 
+_UNDEFINED = "; undefined function"  # the text of a declaration's placeholder node
+_MASKED_MEMORY = re.compile(r"@llvm\.masked\.(load|store|gather|scatter)\.")
+_ANNOTATION = re.compile(r"@llvm\.(?:var\.annotation|ptr\.annotation\.[\w.]+)\(")
 _SIMPLE_CONSTANT = re.compile(r"^(.*\*) (null|undef|poison|zeroinitializer)$")
 _GLOBAL_DEFINITION = re.compile(r'^(@(?:"[^"]*"|[-\w.$]+)) = ')
 
@@ -188,6 +227,42 @@ def _pointer_constant_key(full_text: str) -> str | None:
     if type_text.endswith("*") and value.split(" ", 1)[0] in _CASTS and value.endswith(")"):
         return "ptr " + _identity(value)
     return None
+
+
+_AGGREGATE_BRACKETS = {"{": "}", "[": "]", "<": ">"}
+
+
+def _aggregate_constant_key(full_text: str) -> str | None:
+    """What a constant of an aggregate or vector type that holds pointers is in LLVM 22 (``{ ptr, i8 } undef``,
+    ``[2 x ptr] zeroinitializer``, ``{ ptr, i32 } { ptr @g, i32 1 }``); None for anything else, and for a string
+    or a global variable (aggregate-constant-merging)."""
+    text = full_text.strip()
+    if '"' in text or _GLOBAL_DEFINITION.match(text):
+        return None
+    value = _split_type_and_value(text)
+    type_text = text[: -len(value)].strip() if value != text else ""
+    if not type_text or type_text.endswith("*") or "*" not in type_text or type_text[0] not in _AGGREGATE_BRACKETS:
+        return None
+    return f"{normalize_type_text(type_text)} {_aggregate_value(value)}"
+
+
+def _aggregate_value(value: str) -> str:
+    """The elements of an aggregate constant's value as LLVM 22 has them (``{ i8* null, i8 1 }`` -> ``{ ptr null, i8
+    1 }``, an element ``i8* bitcast (i32* @g to i8*)`` -> ``@g``); a plain value (``undef``) is itself."""
+    packed = value.startswith("<{") and value.endswith("}>")
+    inner = value[2:-2] if packed else value[1:-1]
+    if not packed and (len(value) < 2 or _AGGREGATE_BRACKETS.get(value[0]) != value[-1]):
+        return value
+    elements = []
+    for element in _top_level_commas(inner):
+        element_value = _split_type_and_value(element)
+        if element_value != element and element_value[:1] in _AGGREGATE_BRACKETS:
+            element_type = element[: -len(element_value)].strip()
+            elements.append(f"{normalize_type_text(element_type)} {_aggregate_value(element_value)}")
+        else:
+            elements.append(_identity(element))
+    opening, closing = ("<{", "}>") if packed else (value[0], value[-1])
+    return f"{opening} {', '.join(elements)} {closing}"
 
 
 def _split_type_and_value(text: str) -> str:
@@ -221,7 +296,9 @@ def _top_level_commas(text: str) -> list[str]:
 
 def _folded_base(full_text: str) -> tuple[str, str] | None:
     """For a constant LLVM 22 folds into its operand, (the operand's identity, effect); else None."""
-    value = _split_type_and_value(full_text.strip())
+    value = full_text.strip()
+    if not value.startswith(("bitcast (", "getelementptr (", "getelementptr inbounds (")):  # typed: drop the type
+        value = _split_type_and_value(value)
     if value.startswith("bitcast (") and value.endswith(")"):
         inner = value[len("bitcast (") : -1]
         operand, _, target = inner.rpartition(" to ")
@@ -314,13 +391,15 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
     for index, node in enumerate(nodes):
         if node.type != Node.CONSTANT or drop[index]:
             continue
-        key = _pointer_constant_key(_full_text(node))
+        key, effect = _pointer_constant_key(_full_text(node)), "pointer-constant-merging"
+        if key is None:
+            key, effect = _aggregate_constant_key(_full_text(node)), "aggregate-constant-merging"
         if key is None:
             continue
         if key in same_value:
             replace[index] = same_value[key]
             drop[index] = True
-            effects["pointer-constant-merging"] += 1
+            effects[effect] += 1
         else:
             same_value[key] = index
 
@@ -330,7 +409,7 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
     for index, node in enumerate(nodes):
         if node.type == Node.INSTRUCTION and (
             _full_text(node).startswith("call void @llvm.dbg.")
-            or (node.function in dbg_functions and node.text == "; undefined function")
+            or (node.function in dbg_functions and node.text == _UNDEFINED)
         ):
             drop[index] = True
             effects["debug-intrinsics-to-records"] += 1
@@ -379,11 +458,41 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
                     break
                 feeding = operand_zero[producer]
                 if feeding not in producer_edge:
+                    producer = None  # a cast of an argument or a constant
                     break
                 producer = graph.edge[producer_edge[feeding]].source
-            if producer is not None:
-                new_producer[producer_edge[variable]] = producer
-                effects["lifetime-gep-stripping"] += through_gep
+            if producer is None or nodes[producer].text != "alloca":
+                # not an alloca behind the casts: LLVM 22's upgrade deletes the marker, and the pointer's use
+                drop[edge.target] = True
+                if variable in producer_edge:
+                    drop[variable] = True
+                effects["lifetime-marker-removal"] += 1
+                continue
+            new_producer[producer_edge[variable]] = producer
+            effects["lifetime-gep-stripping"] += through_gep
+    for edge in graph.edge:
+        if edge.flow == Edge.CONTROL and edge.position == 0 and edge.source in lifetime_calls and drop[edge.source]:
+            control_next[edge.source] = edge.target
+    # a lifetime intrinsic whose every marker is deleted (or that has none) has no declaration in LLVM 22
+    placeholders = {i: n.function for i, n in enumerate(nodes) if n.type == Node.INSTRUCTION and n.text == _UNDEFINED}
+    callee = {e.source: placeholders[e.target] for e in graph.edge if e.flow == Edge.CALL and e.target in placeholders}
+    removed_functions = {f for f in lifetime_functions if all(drop[c] for c in lifetime_calls if callee.get(c) == f)}
+    for index, function in placeholders.items():
+        drop[index] = drop[index] or function in removed_functions
+
+    # masked memory intrinsics: the alignment operand's position (LLVM 22 makes it an attribute)
+    masked_alignment: dict[int, int] = {}
+    annotations: list[int] = []  # llvm.ptr/var.annotation calls: LLVM 22 appends a `ptr null` operand
+    for index, node in enumerate(nodes):
+        if node.type == Node.INSTRUCTION and node.text == "call":
+            match = _MASKED_MEMORY.search(_full_text(node))
+            if match:
+                masked_alignment[index] = 1 if match.group(1) in ("load", "gather") else 2
+            elif _ANNOTATION.search(_full_text(node)):
+                annotations.append(index)
+    if annotations:  # only the LLVM 10 form, four operands; clang 14 already writes the fifth
+        fifth = {e.target for e in graph.edge if e.flow == Edge.DATA and e.position == 4}
+        annotations = [call for call in annotations if call not in fifth]
 
     result = ProgramGraph()
     result.CopyFrom(graph)
@@ -400,6 +509,14 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
             effects["shufflevector-mask"] += 1
             continue
         position = edge.position
+        if drop[target] and nodes[target].type == Node.INSTRUCTION:
+            if edge.flow == Edge.DATA or (edge.flow == Edge.CALL and nodes[source].text == _UNDEFINED):
+                continue  # a deleted call's operands and its callee's return edge (a function entry moves on)
+        if edge.flow == Edge.DATA and target in masked_alignment:
+            if position == masked_alignment[target]:
+                effects["masked-alignment-operand"] += 1
+                continue
+            position -= position > masked_alignment[target]
         if edge.flow == Edge.DATA and target in lifetime_calls:
             if position == 0:
                 effects["lifetime-size-operand"] += 1
@@ -417,7 +534,16 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
         copy.CopyFrom(edge)
         copy.source, copy.target = new_index[source], new_index[target]
         copy.position = position
-    _drop_unused_constants(result)
+    if annotations:
+        null = _null_pointer_node(result, nodes)
+        for call in annotations:
+            result.edge.add(flow=Edge.DATA, position=4, source=null, target=new_index[call])
+            effects["annotation-null-operand"] += 1
+    _drop_unused_values(result)
+    for function in sorted(removed_functions, reverse=True):
+        del result.function[function]
+        for node in result.node:
+            node.function -= node.function > function
     for function in sorted(lifetime_functions):
         # LLVM 22 keeps a stray declaration `llvm.lifetime.<start|end>.i64` next to the upgraded intrinsic
         name = re.sub(r"\.p\d+\w*$", ".i64", graph.function[function].name)
@@ -425,7 +551,7 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
             continue
         result.function.add(name=name)
         placeholder = len(result.node)
-        result.node.add(type=Node.INSTRUCTION, text="; undefined function", function=len(result.function) - 1)
+        result.node.add(type=Node.INSTRUCTION, text=_UNDEFINED, function=len(result.function) - 1)
         result.node[placeholder].features.feature["full_text"].bytes_list.value.append(b"")
         result.edge.add(flow=Edge.CALL, source=0, target=placeholder)
         result.edge.add(flow=Edge.CALL, source=placeholder, target=0)
@@ -442,13 +568,25 @@ def _zero_index_gep(instruction: str) -> bool:
     return len(fields) > 2 and all(f.split()[-1] == "0" for f in fields[2:])
 
 
-def _drop_unused_constants(graph: ProgramGraph) -> None:
-    """Remove CONSTANT nodes left without edges (their only uses were removed)."""
+def _null_pointer_node(graph: ProgramGraph, original) -> int:
+    """The index of the constant ``i8* null`` (``ptr null`` once pointer constants are merged) in a rewritten graph;
+    added, as the original builder adds a constant (after every block: block = the number of blocks), if absent."""
+    for index, node in enumerate(graph.node):
+        if node.type == Node.CONSTANT and _pointer_constant_key(_full_text(node)) == "ptr null":
+            return index
+    blocks = max((n.block + 1 for n in original if n.type == Node.INSTRUCTION and n.text != _UNDEFINED), default=0)
+    node = graph.node.add(type=Node.CONSTANT, text="i8*", block=blocks)
+    node.features.feature["full_text"].bytes_list.value.append(b"i8* null")
+    return len(graph.node) - 1
+
+
+def _drop_unused_values(graph: ProgramGraph) -> None:
+    """Remove CONSTANT and VARIABLE nodes left without edges (their only uses were removed)."""
     used = set()
     for edge in graph.edge:
         used.add(edge.source)
         used.add(edge.target)
-    keep = [i for i, n in enumerate(graph.node) if n.type != Node.CONSTANT or i in used]
+    keep = [i for i, n in enumerate(graph.node) if n.type == Node.INSTRUCTION or i in used]
     if len(keep) == len(graph.node):
         return
     new_index = {old: new for new, old in enumerate(keep)}
