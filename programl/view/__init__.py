@@ -5,8 +5,9 @@ constants red diamonds; control, data and call edges blue, red and green, as :fu
 one frame per function with its basic blocks laid out along the control flow (:mod:`programl.view.layout`). Functions
 fold and unfold (graphs of more than :data:`EXPAND_LIMIT` nodes open folded); the user zooms,
 searches nodes by text, filters edges by flow and node types, and reads each node's text, full text and source line
-(where the IR has debug information: :mod:`programl.view.debuginfo`). Given an analysis, the user picks a root and sees
-the exact labels (SPEC §4) beside a pretrained model's predictions, its mistakes highlighted.
+(where the IR has debug information, from the input itself, the files below its directory and those below a
+``source_root``, as the page is made to be shared: :mod:`programl.view.debuginfo`). Given an analysis, the user
+picks a root and sees the exact labels (SPEC §4) beside a pretrained model's predictions, its mistakes highlighted.
 
 Nothing is fetched when a page is opened: Cytoscape.js (MIT, ``programl/view/vendor``) is inlined.
 

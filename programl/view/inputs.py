@@ -4,6 +4,9 @@ Sources (C, C++, OpenCL, CUDA: clang-22; Fortran: flang-22) are compiled with ``
 as ``programl build`` builds IR; textual IR (``.ll``) is read as it is (its own debug information, if any, gives the
 lines); saved graphs (``*.ProgramGraph.pb|pbtxt|json``) and everything else ``programl build`` reads (bitcode, XLA
 HLO) are read or built as ``programl build`` does, without source lines.
+
+Source lines come only from the input itself, the files below its directory and those below the ``source_root``
+directories (:mod:`programl.view.debuginfo` says which files are never read).
 """
 
 from __future__ import annotations
@@ -21,7 +24,12 @@ GRAPH_MARK = ".ProgramGraph"
 
 
 def read_input(
-    path: str, flags: Sequence[str] = (), *, debug_info: bool = True, timeout: float | None = 300
+    path: str,
+    flags: Sequence[str] = (),
+    *,
+    debug_info: bool = True,
+    timeout: float | None = 300,
+    source_root: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
 ) -> tuple[ProgramGraph, SourceLocations]:
     """The graph of the file ``path`` and the source locations of its instructions.
 
@@ -31,15 +39,14 @@ def read_input(
         flags: More compiler flags for a source file.
         debug_info: Compile sources with ``-g`` (the graph is the same; the page then shows source lines).
         timeout: Seconds the compiler may run.
+        source_root: A directory (or several) whose source files the lines may come from too, besides the input's
+            own directory (:func:`~programl.view.debuginfo.source_locations`).
 
     Raises:
         GraphCreationError: The file is missing, does not compile or is not IR (``file:line:col`` where known).
         UnsupportedCompiler: The compiler it needs is not installed.
     """
-    from programl.cli.build import FORTRAN_SUFFIXES, SOURCE_SUFFIXES
     from programl.exceptions import GraphCreationError
-    from programl.graph_builder import clang, flang
-    from programl.graph_builder.llvm import graph_from_ir
 
     name = os.path.basename(path)
     suffix = os.path.splitext(name)[1].lower()
@@ -47,10 +54,14 @@ def read_input(
         raise GraphCreationError("is a directory", path)
     if not os.path.exists(path):
         raise GraphCreationError("no such file", path)
-    if GRAPH_MARK in name:
+    if GRAPH_MARK in name:  # read without loading LLVM
         from programl.io.files import read_graph
 
         return read_graph(path), SourceLocations()
+    from programl.cli.build import FORTRAN_SUFFIXES, SOURCE_SUFFIXES
+    from programl.graph_builder import clang, flang
+    from programl.graph_builder.llvm import graph_from_ir
+
     extra = ["-g"] if debug_info and not any(flag.startswith("-g") for flag in flags) else []
     if suffix in SOURCE_SUFFIXES:
         ir = clang.compile_file(path, [*flags, *extra], timeout=timeout)
@@ -72,4 +83,4 @@ def read_input(
         task = Task(path, None, None, "pb", None, tuple(flags), timeout if timeout is not None else 300.0, None)
         return ProgramGraph.FromString(build_one(task, BuildOptions())[2]), SourceLocations()
     graph = graph_from_ir(ir, path=path, module_name=path)
-    return graph, source_locations(ir, graph, near=path)
+    return graph, source_locations(ir, graph, near=path, source_root=source_root)
