@@ -179,6 +179,8 @@ def analysis_data(
     Raises:
         AnalysisError: No eligible root, or a given root that is not eligible.
         ProgramlError: The model is not a data-flow model of ``analysis``.
+        ModuleNotFoundError: ``model`` is a name or directory, and PyTorch or torch-geometric is not installed (one
+            line saying which extra to install).
     """
     from programl.dataflow.analyze import analyze_arrays
     from programl.dataflow.names import check_analysis
@@ -195,8 +197,15 @@ def analysis_data(
         out["exact"] = _bits(analyze_arrays(graph, analysis, roots=chosen).labels)
         return out
     if isinstance(model, (str, os.PathLike)):
-        from programl.pretrained.hub import pretrained
+        try:
+            from programl.pretrained.hub import pretrained
+        except ModuleNotFoundError as error:  # installed without the ml extra: one line, saying which to install
+            from programl import _ml_import_error
 
+            replacement = _ml_import_error("programl.view with a model", error)
+            if replacement is None:
+                raise
+            raise replacement from None
         model = pretrained(model)
     if model.analysis != analysis:  # None for a model of another task
         what = f"{model.task} ({model.analysis})" if model.analysis else model.task
@@ -237,8 +246,15 @@ def to_html(
     seed: int = 0,
     locations: SourceLocations | None = None,
     expand: str | None = None,
+    labels: dict[str, Any] | None = None,
 ) -> str:
     """The page of ``graph``: one self-contained HTML document (no network when it is opened).
+
+    The page embeds the source lines ``locations`` holds, and nothing else of the machine it is made on:
+    :func:`programl.view.read_input` and :func:`~programl.view.debuginfo.source_locations` read only the input
+    itself and the files below its directory or a ``source_root`` (:mod:`programl.view.debuginfo`). A model given
+    here runs in this process, without a time or memory limit (``programl view`` runs it in a worker process under
+    ``--timeout`` and ``--max-memory``, and passes its ``labels``).
 
     Args:
         graph: A ``ProgramGraph``.
@@ -249,21 +265,28 @@ def to_html(
         roots, max_roots, seed: Which roots to label (:func:`analysis_data`).
         locations: Source locations of the instructions (:func:`programl.view.debuginfo.source_locations`).
         expand: Which functions are expanded when the page opens (:func:`graph_data`).
+        labels: Instead of ``analysis`` and ``model``: the labels :func:`analysis_data` made of ``graph`` elsewhere
+            (``programl view`` makes them in a worker process, under its limits).
 
     Raises:
         AnalysisError: No eligible root for ``analysis``, or a root that is not eligible.
         ProgramlError: ``model`` is not a data-flow model of ``analysis``.
         GraphTransformError: A corrupt graph (an edge to a node that does not exist).
+        ModuleNotFoundError: ``model`` is a name or directory, and PyTorch or torch-geometric is not installed (one
+            line saying which extra to install).
+        ValueError: ``model`` without ``analysis``, or ``labels`` with either.
 
     >>> import programl, programl.view
     >>> page = programl.view.to_html(programl.from_cpp("int f(int x) { return x + 1; }"))  # doctest: +SKIP
     """
     if model is not None and analysis is None:
         raise ValueError("a model needs an analysis (analysis='reachability', ...)")
+    if labels is not None and analysis is not None:
+        raise ValueError("labels are the labels of an analysis: give one or the other")
     data = graph_data(graph, title=title, locations=locations, expand=expand)
-    data["analysis"] = (
-        analysis_data(graph, analysis, model=model, roots=roots, max_roots=max_roots, seed=seed) if analysis else None
-    )
+    if analysis:
+        labels = analysis_data(graph, analysis, model=model, roots=roots, max_roots=max_roots, seed=seed)
+    data["analysis"] = labels
     from programl import __version__
 
     data["generator"] = f"programl {__version__}"
