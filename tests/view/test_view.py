@@ -192,10 +192,11 @@ def test_without_model_the_page_shows_what_predict_runs(tmp_path, capsys) -> Non
 
 def test_cli_writes_one_page_per_input(tmp_path, clang22, capsys, monkeypatch) -> None:
     from programl.cli import main
+    from programl.io import write_graph
 
     monkeypatch.chdir(REPO_ROOT)
     saved = tmp_path / "dot.ProgramGraph.pb"
-    programl.io.write_graph(str(saved), programl.from_llvm_ir((REPO_ROOT / "examples" / "dot_product.ll").read_text()))
+    write_graph(str(saved), programl.from_llvm_ir((REPO_ROOT / "examples" / "dot_product.ll").read_text()))
     out = tmp_path / "pages"
     code = main(["view", "examples/fizzbuzz.c", str(saved), "-o", str(out), "--analysis", "dominance", "--no-model"])
     assert code == 0
