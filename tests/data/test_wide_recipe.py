@@ -1,14 +1,18 @@
 """The ``archive`` source kind of recipes (DeepDataFlow-22 wide, issue 36 item 4): a local tar.gz made here stands in
-for a PyPI sdist or a Debian ``.orig.tar`` (``file://`` URL; nothing is downloaded from the internet). C files go
-through clang-22 and clang-14, Fortran through flang-22; a file that does not compile is a recorded failure."""
+for a PyPI sdist or a Debian ``.orig.tar`` (served on a loopback HTTP server; nothing is downloaded from the
+internet). C files go through clang-22 and clang-14, Fortran through flang-22; a file that does not compile is a
+recorded failure."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import http.server
 import io
 import json
 import shutil
 import tarfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -61,11 +65,36 @@ def make_archive(path: Path, files: dict[str, str] = FILES) -> str:
 
 
 @pytest.fixture
-def upstream(tmp_path: Path) -> tuple[str, str]:
-    """(file:// URL, sha256) of the archive as its publisher serves it."""
+def upstream(tmp_path: Path):
+    """(http:// URL on a loopback server, sha256) of the archive as its publisher serves it (a recipe's URL is
+    http(s): a file:// URL in a shared recipe would name a file of the machine that builds it)."""
     path = tmp_path / "upstream" / "lib-1.0.tar.gz"
     path.parent.mkdir()
-    return path.as_uri(), make_archive(path)
+    sha256 = make_archive(path)
+    with serve(path.parent) as base:
+        yield f"{base}/{path.name}", sha256
+
+
+@contextlib.contextmanager
+def serve(directory: Path):
+    """A loopback HTTP server over ``directory``; yields its base URL."""
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(directory), **kwargs)
+
+        def log_message(self, *args):  # quiet
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=10)
 
 
 def source(upstream, **more) -> dict:
@@ -163,7 +192,7 @@ def test_the_wide_recipe_is_well_formed() -> None:
     assert len({s["name"] for s in archive_sources}) >= 6
     languages = set()
     for s in archive_sources:
-        archives._check(s)
+        archives.check_archive_source(s)
         assert s["url"].startswith(("https://files.pythonhosted.org/", "http://deb.debian.org/debian/pool/"))
         assert s["provenance"]
         languages |= set(s["compilers"])

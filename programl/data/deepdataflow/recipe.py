@@ -30,6 +30,23 @@ Source kinds:
   and Fortran files compiled by each listed compiler (``clang-22``, ``clang-14``, ``flang-22``) at each setting
   (:mod:`programl.data.deepdataflow.sources`; ``datasets/deepdataflow22-wide``). A size takes the first files in a
   seeded order (after the source's own ``max_files``).
+
+A recipe is made to be shared, so a received one is checked whole (:func:`check_recipe`, by :func:`load_recipe` and
+:func:`recipe_inputs`) before anything is downloaded, unpacked or compiled, and anything else is one
+:class:`~programl.exceptions.ProgramlError` line:
+
+* **Fields**: the keys of the recipe and of each source kind are known ones, each of its JSON type (``seed`` an
+  integer from 0, ``max_roots`` from 1, ``analyses`` names of analyses, ``settings`` a list of lists of flags,
+  ``flags`` and ``defines`` lists of strings ...).
+* **Paths** (``path``, an archive's ``includes``, ``files`` and ``exclude``): relative and normalised (no leading
+  ``/``, no ``.``, ``..`` or empty part), so they stay inside ``--data`` (or the unpacked tree); an archive's
+  download cache is inside ``<data>/downloads/``, and the other kinds read nothing from there (the one place a
+  recipe writes to).
+* **Flags** (``settings``, ``flags``, and ``defines`` as ``-D`` flags): :func:`check_recipe_flags`: what
+  :func:`programl.graph_builder.clang.check_flags` refuses on the command line, every flag that makes a compiler load
+  or run other code (``-fplugin=``, ``-fpass-plugin=``, ``-Xclang``, ``-mllvm``, ``-Wl,``, ``-B``, ``--config`` ...)
+  or write or embed files (``-ftime-trace``, ``-fmodules`` ...), and any flag outside the families a recipe needs
+  (``-O``, ``-D``, ``-U``, ``-std=``, ``-f``, ``-W``, ``-m``, ``-g``, ``-cl-``, ``--target=`` ...), each one argument.
 """
 
 from __future__ import annotations
@@ -38,6 +55,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -45,7 +63,24 @@ from typing import Any
 from programl.data.deepdataflow.inputs import Input, discover_inputs, setting_tag
 from programl.exceptions import ProgramlError
 
-__all__ = ["PCH_FLAGS", "load_recipe", "recipe_inputs", "recipe_settings", "source_of"]
+__all__ = [
+    "DOWNLOADS",
+    "MAX_RECIPE_BYTES",
+    "PCH_FLAGS",
+    "check_defines",
+    "check_describing",
+    "check_field",
+    "check_recipe",
+    "check_recipe_flags",
+    "check_relative_path",
+    "check_settings",
+    "check_strings",
+    "check_url",
+    "load_recipe",
+    "recipe_inputs",
+    "recipe_settings",
+    "source_of",
+]
 
 #: Flags for precompiling POJ-104's headers only (not for compiling programs): the header's pending template
 #: instantiations are made once, in the PCH, rather than at the end of every program. That takes a -O0 compile of
@@ -55,19 +90,281 @@ __all__ = ["PCH_FLAGS", "load_recipe", "recipe_inputs", "recipe_settings", "sour
 #: its own PCH files beside the new ones.
 PCH_FLAGS = ("-fpch-instantiate-templates",)
 
+#: The largest recipe file read (a recipe is a few kilobytes).
+MAX_RECIPE_BYTES = 1 << 20
+
+#: The keys of a recipe.
+_RECIPE_KEYS = frozenset({"name", "description", "notes", "seed", "max_roots", "analyses", "sources"})
+#: Keys any source may have that only describe it (strings).
+_DESCRIBING = frozenset({"name", "description", "notes", "provenance", "licence", "license", "homepage"})
+#: The keys of each source kind but ``archive`` (:mod:`programl.data.deepdataflow.sources` checks its own).
+_SOURCE_KEYS = {
+    "poj104": _DESCRIBING | {"kind", "path", "sha256", "url", "settings"},
+    "devmap": _DESCRIBING | {"kind", "path", "settings"},
+    "files": _DESCRIBING | {"kind", "path", "settings", "flags"},
+}
+#: The folder of ``--data`` that archive sources download into: the one place a recipe writes to.
+DOWNLOADS = "downloads"
+
+#: Flags that make a compiler load or run other code: plugins, pass-throughs to the compiler's internals or to other
+#: tools (``-Xclang -load -Xclang x.so``, ``-mllvm -load=x.so``, ``-Wl,``, ``-Wp,``), other programs, tool sets or
+#: configuration files (``-B``, ``--config``, ``-specs``, ``-ccc-``, ``--driver-mode``), response files (``@file``).
+_CODE_FLAGS = (
+    "-fplugin", "-fpass-plugin", "-load", "-plugin", "-add-plugin", "-X", "-mllvm", "--mllvm", "-B", "--prefix",
+    "--config", "-specs", "--specs", "-wrapper", "-ccc-", "--gcc-toolchain", "--gcc-install-dir", "--gcc-triple",
+    "-resource-dir", "--resource-dir", "-cc1", "-fc1", "--driver-mode", "-fuse-ld", "--ld-path", "@",
+)  # fmt: skip
+_PASS_ON = re.compile(r"-W[A-Za-z]+,")  # -Wl,..., -Wa,..., -Wp,... hand flags to another tool
+#: Flags that make a compiler write files (beside those :func:`~programl.graph_builder.clang.check_flags` refuses)
+#: or embed a named file in its output.
+_FILE_FLAGS = (
+    "-ftime-trace", "-fsave-optimization-record", "-foptimization-record", "-fcrash-diagnostics", "-fmodule",
+    "-fimplicit-module", "-fcxx-modules", "-fproc-stat-report", "-fstack-usage", "-fthinlto", "-fdump",
+    "-fdebug-module-writer", "-fembed", "-gen-", "-module", "-serialize-diagnostics", "--serialize-diagnostics",
+    "-save-", "--save-", "-dump", "-working-directory", "-J",
+)  # fmt: skip
+#: The flags a recipe may give, each one argument (a value joined to its flag).
+_RECIPE_FLAG = re.compile(
+    r"-O(?:[0-4sgz]|fast)?"
+    r"|-D[A-Za-z_][A-Za-z0-9_]*(?:\([A-Za-z0-9_,.]*\))?(?:=\S*)?|-U[A-Za-z_][A-Za-z0-9_]*"
+    r"|-std=[A-Za-z0-9+_.-]+|-f[a-z]\S*|-W[a-z]\S*|-m[a-z]\S*|-cl-[a-z]\S*"
+    r"|-g(?:[0-3]|gdb[0-3]?|lldb|dwarf(?:-[2-5])?|line-tables-only|line-directives-only|column-info|no-[a-z-]+)?"
+    r"|--(?:target|cuda-gpu-arch|offload-arch)=[A-Za-z0-9_.,:+-]+"
+    r"|-(?:w|pedantic|pedantic-errors|ansi|pthread|nostdinc|nostdinc\+\+|nostdlibinc|nobuiltininc|cpp|nocpp)"
+)
+#: A define, ``-D`` and this: a macro name, its parameters, ``=`` and a value without spaces.
+_DEFINE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\([A-Za-z0-9_,.]*\))?(?:=\S*)?")
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, at most 60 characters (a received value is shown escaped, on one line)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_field(value: Any, kind: type | tuple[type, ...], what: str, minimum: int | None = None) -> Any:
+    """``value`` if it is of the JSON type ``kind`` (an ``int`` is no ``bool``; a ``str`` is not empty; an ``int`` is
+    at least ``minimum``).
+
+    Raises:
+        ProgramlError: One line naming ``what`` and the type wanted.
+    """
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {str: "a non-empty string", int: "an integer", list: "a list", dict: "an object"}
+    wanted = " or ".join(names.get(k, k.__name__) for k in kinds)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise ProgramlError(f"{what} must be {wanted}, not {type(value).__name__} {_shown(value)}")
+    if isinstance(value, str) and not value:
+        raise ProgramlError(f"{what} must be {wanted}")
+    if isinstance(value, int) and minimum is not None and value < minimum:
+        raise ProgramlError(f"{what} must be at least {minimum}, not {value}")
+    return value
+
+
+def check_strings(value: Any, what: str, empty: bool = True) -> list[str]:
+    """``value`` if it is a list of non-empty strings (not empty unless ``empty``).
+
+    Raises:
+        ProgramlError: One line naming ``what``.
+    """
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value) or not (empty or value):
+        wanted = "a list of strings" if empty else "a non-empty list of strings"
+        raise ProgramlError(f"{what} must be {wanted}, not {_shown(value)}")
+    return value
+
+
+def check_relative_path(value: Any, what: str) -> str:
+    """``value`` if it is a relative, normalised POSIX path (no leading ``/``, no ``.``, ``..`` or empty part, no
+    ``\\`` or control character), so that it stays inside the folder it is joined to.
+
+    Raises:
+        ProgramlError: One line naming ``what``.
+    """
+    check_field(value, str, what)
+    parts = value.split("/")
+    if value.startswith("/") or "\\" in value or _UNPRINTABLE.search(value) or {"", ".", ".."} & set(parts):
+        raise ProgramlError(
+            f"{what} {_shown(value)} must be a relative path inside its folder (no leading '/', no '.', '..' or "
+            "empty part)"
+        )
+    return value
+
+
+def check_recipe_flags(flags: Any, what: str) -> tuple[str, ...]:
+    """``flags`` if it is a list of compiler flags a recipe may give (module docstring).
+
+    A recipe's flags pass :func:`programl.graph_builder.clang.check_flags` (what the command line's flags pass) and
+    more, because a recipe comes from someone else: a flag that makes a compiler load or run other code, or write or
+    embed a file, is refused, and so is any flag outside the families a recipe needs (:data:`_RECIPE_FLAG`). Each
+    flag is one argument: a value is joined to its flag (``-DN=4``, ``-std=c99``, ``--target=spir64``), so no flag
+    takes the next argument as its value.
+
+    Raises:
+        ProgramlError: One line naming ``what`` and the flag.
+    """
+    from programl.graph_builder.clang import CompilerError, check_flags
+
+    check_strings(flags, what)
+    for flag in flags:
+        if _UNPRINTABLE.search(flag) or flag != flag.strip() or any(c.isspace() for c in flag):
+            raise ProgramlError(f"{what}: flag {_shown(flag)} must be one argument, without spaces")
+        if flag.startswith(_CODE_FLAGS) or _PASS_ON.match(flag):
+            raise ProgramlError(f"{what}: flag {_shown(flag)} is refused: it makes the compiler load or run other code")
+        if flag.startswith(_FILE_FLAGS):
+            raise ProgramlError(f"{what}: flag {_shown(flag)} is refused: it makes the compiler write or embed files")
+    try:
+        check_flags(flags)
+    except CompilerError as error:
+        raise ProgramlError(f"{what}: {error.message}") from None
+    for flag in flags:
+        if not _RECIPE_FLAG.fullmatch(flag):
+            raise ProgramlError(
+                f"{what}: flag {_shown(flag)} is not one a recipe may give (one argument each, a value joined to "
+                "its flag: -O2, -DN=4, -UX, -std=c99, -f..., -W..., -m..., -g, -cl-..., --target=...)"
+            )
+    return tuple(flags)
+
+
+def check_settings(value: Any, what: str) -> list[tuple[str, ...]]:
+    """``value`` if it is a non-empty list of settings, each a list of flags (:func:`check_recipe_flags`).
+
+    Raises:
+        ProgramlError: One line naming ``what``.
+    """
+    if not isinstance(value, list) or not value:
+        raise ProgramlError(f"{what} must be a non-empty list of settings (lists of flags), not {_shown(value)}")
+    return [check_recipe_flags(setting, f"{what}[{i}]") for i, setting in enumerate(value)]
+
+
+def check_defines(value: Any, what: str) -> list[str]:
+    """``value`` if it is a list of macro definitions (``NAME``, ``NAME=value``, ``NAME(a,b)=value``; no spaces).
+
+    Raises:
+        ProgramlError: One line naming ``what``.
+    """
+    for define in check_strings(value, what):
+        if not _DEFINE.fullmatch(define):
+            raise ProgramlError(
+                f"{what}: {_shown(define)} is not a macro definition (NAME or NAME=value, without spaces)"
+            )
+        check_recipe_flags([f"-D{define}"], what)
+    return value
+
+
+def check_url(value: Any, what: str) -> str:
+    """``value`` if it is an ``http://`` or ``https://`` URL (a recipe is shared: a ``file://`` URL would name a
+    file of the machine that builds it).
+
+    Raises:
+        ProgramlError: One line naming ``what``.
+    """
+    from urllib.parse import urlparse
+
+    check_field(value, str, what)
+    parsed = urlparse(value)
+    if parsed.scheme.lower() not in ("http", "https") or not parsed.netloc or _UNPRINTABLE.search(value):
+        raise ProgramlError(f"{what} {_shown(value)} must be an http:// or https:// URL")
+    return value
+
+
+def _check_sha256(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{64}", value):
+        raise ProgramlError(f"{what} must be 64 lower-case hex digits, not {_shown(value)}")
+    return value
+
+
+def check_describing(source: dict[str, Any], where: str) -> None:
+    """The describing keys of a source (:data:`_DESCRIBING`), if present, are non-empty strings."""
+    for key in sorted(_DESCRIBING & set(source)):
+        check_field(source[key], str, f"{where}: '{key}'")
+
+
+def _check_source(source: dict[str, Any], kind: str, where: str) -> None:
+    """Raise ProgramlError for a malformed ``poj104``, ``devmap`` or ``files`` source."""
+    unknown = set(source) - _SOURCE_KEYS[kind]
+    if unknown:
+        raise ProgramlError(f"{where}: unknown keys {', '.join(_shown(k) for k in sorted(unknown))}")
+    check_describing(source, where)
+    path = check_relative_path(source.get("path"), f"{where}: 'path'")
+    if path.split("/")[0] == DOWNLOADS:
+        raise ProgramlError(f"{where}: 'path' {_shown(path)} is in {DOWNLOADS}/, the archive sources' download cache")
+    if "settings" in source:
+        check_settings(source["settings"], f"{where}: 'settings'")
+    if "flags" in source:
+        check_recipe_flags(source["flags"], f"{where}: 'flags'")
+    if "sha256" in source:
+        _check_sha256(source["sha256"], f"{where}: 'sha256'")
+    if "url" in source:
+        check_url(source["url"], f"{where}: 'url'")
+
+
+def check_recipe(recipe: Any) -> None:
+    """Check a recipe whole before anything is downloaded or compiled (module docstring): its keys, their JSON types,
+    its paths and its flags.
+
+    Raises:
+        ProgramlError: One line saying what is wrong and where (``source 2 (files): 'flags': ...``).
+    """
+    from programl.dataflow.names import ANALYSES
+
+    check_field(recipe, dict, "a recipe")
+    unknown = set(recipe) - _RECIPE_KEYS
+    if unknown:
+        raise ProgramlError(f"unknown recipe keys {', '.join(_shown(k) for k in sorted(unknown))}")
+    for key in ("name", "description", "notes"):
+        if key in recipe:
+            check_field(recipe[key], str, f"'{key}'")
+    if "seed" in recipe:
+        check_field(recipe["seed"], int, "'seed'", minimum=0)
+        if recipe["seed"] >= 1 << 63:
+            raise ProgramlError(f"'seed' must be below 2**63, not {recipe['seed']}")
+    if "max_roots" in recipe:
+        check_field(recipe["max_roots"], int, "'max_roots'", minimum=1)
+    if "analyses" in recipe:
+        for analysis in check_strings(recipe["analyses"], "'analyses'", empty=False):
+            if analysis not in ANALYSES:
+                raise ProgramlError(f"'analyses': unknown analysis {_shown(analysis)} (expected {', '.join(ANALYSES)})")
+    sources = recipe.get("sources")
+    if not isinstance(sources, list) or not sources:
+        raise ProgramlError(f"'sources' must be a non-empty list of sources, not {_shown(sources)}")
+    for index, source in enumerate(sources):
+        check_field(source, dict, f"source {index + 1}")
+        kind = source.get("kind")
+        known = isinstance(kind, str) and (kind in _SOURCE_KEYS or kind == "archive")
+        where = f"source {index + 1} ({kind if known else _shown(kind)})"
+        if not known:
+            raise ProgramlError(f"{where}: unknown source kind (expected poj104, devmap, files or archive)")
+        if kind == "archive":
+            from programl.data.deepdataflow.sources import check_archive_source
+
+            check_archive_source(source)
+        else:
+            _check_source(source, kind, where)
+
 
 def load_recipe(path: str | os.PathLike) -> dict[str, Any]:
     """Read a recipe file.
 
     Raises:
-        ProgramlError: The file is not a readable recipe.
+        ProgramlError: The file is not a readable recipe, or not a well-formed one (:func:`check_recipe`); one line
+            that names the file.
     """
     try:
-        recipe = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise ProgramlError(f"{path}: not a readable recipe ({error})") from None
+        with open(path, "rb") as f:
+            data = f.read(MAX_RECIPE_BYTES + 1)
+        if len(data) > MAX_RECIPE_BYTES:
+            raise ProgramlError(f"{path}: not a recipe (larger than {MAX_RECIPE_BYTES:,} bytes)")
+        recipe = json.loads(data.decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as error:  # ValueError: JSON, UTF-8
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ProgramlError(f"{path}: not a readable recipe ({reason})") from None
     if not isinstance(recipe, dict) or not isinstance(recipe.get("sources"), list):
         raise ProgramlError(f"{path}: a recipe is a JSON object with a list of 'sources'")
+    try:
+        check_recipe(recipe)
+    except ProgramlError as error:
+        raise ProgramlError(f"{path}: {error}") from None
     return recipe
 
 
@@ -181,10 +478,12 @@ def recipe_inputs(
         progress: A progress bar over the sources (on a terminal) and a line for each archive downloaded.
 
     Raises:
-        ProgramlError: A source is missing, fails its checksum, or has an unknown kind.
+        ProgramlError: The recipe is malformed (:func:`check_recipe`: before any source is read, downloaded or
+            unpacked), or a source is missing or fails its checksum.
     """
     from programl.util.progress import progress as progress_bar
 
+    check_recipe(recipe)
     data_dir, work_dir = Path(data_dir), Path(work_dir)
     seed = int(recipe.get("seed", 204))
     inputs: list[Input] = []
