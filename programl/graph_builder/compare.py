@@ -63,6 +63,7 @@ _RENAMED_INTRINSICS = {
 }
 # (LLVM 10 name after the `.p0` normalisation, LLVM 22 name) for intrinsics whose mangling or name changed otherwise
 _RENAMED_INTRINSIC_PATTERNS = [
+    (re.compile(r"llvm\.x86\.avx512\.cmp\.(p[ds]\.\d+)"), r"llvm.x86.avx512.mask.cmp.\1"),  # with a mask operand
     (re.compile(r"(llvm\.annotation\.i\d+)"), r"\1.p0"),  # overloaded on the string pointer too
     (re.compile(r"(llvm\.ptr\.annotation\.p\d+)"), r"\1.p0"),
     (re.compile(r"llvm\.ptrmask\.p(\d+)\.p\1\.(i\d+)"), r"llvm.ptrmask.p\1.\2"),  # result and operand are one type
@@ -203,6 +204,9 @@ UPGRADE_EFFECTS = {
     "lifetime-gep-stripping": "the pointer of an upgraded `llvm.lifetime.start/end` is stripped to the `alloca` "
     "through all-zero-index `getelementptr` instructions too (`stripPointerCasts`; -O2 C++ and Cython code): its "
     "variable's producer is the `alloca`, not the `getelementptr`",
+    "x86-compare-mask-operand": "`llvm.x86.avx512.cmp.pd/ps.128/256/512` (LLVM 10; clang 12+ writes the LLVM 22 "
+    "form) are `llvm.x86.avx512.mask.cmp.*` with an all-ones `<N x i1>` mask operand (LLVM 12): a DATA edge at "
+    "position 3 from that constant, and the 512-bit forms' rounding operand moves from 3 to 4",
     "lifetime-marker-removal": "an `llvm.lifetime.start/end` whose pointer is not an `alloca` behind its casts (an "
     "argument, a global, a coroutine frame's `getelementptr`) is deleted by the upgrade (LLVM 22): its INSTRUCTION "
     "node, operands and CALL edges go (CONTROL edges join its neighbours), and so does the intrinsic's declaration "
@@ -211,6 +215,10 @@ UPGRADE_EFFECTS = {
 
 _UNDEFINED = "; undefined function"  # the text of a declaration's placeholder node
 _MASKED_MEMORY = re.compile(r"@llvm\.masked\.(load|store|gather|scatter)\.")
+_AVX512_COMPARE = re.compile(r"@llvm\.x86\.avx512\.cmp\.(pd|ps)\.(128|256|512)\(")
+_AVX512_COMPARE_LANES = {
+    (kind, bits): int(bits) // (64 if kind == "pd" else 32) for kind in ("pd", "ps") for bits in ("128", "256", "512")
+}
 _ANNOTATION = re.compile(r"@llvm\.(?:var\.annotation|ptr\.annotation\.[\w.]+)\(")
 _SIMPLE_CONSTANT = re.compile(r"^(.*\*) (null|undef|poison|zeroinitializer)$")
 _GLOBAL_DEFINITION = re.compile(r'^(@(?:"[^"]*"|[-\w.$]+)) = ')
@@ -490,6 +498,12 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
                 masked_alignment[index] = 1 if match.group(1) in ("load", "gather") else 2
             elif _ANNOTATION.search(_full_text(node)):
                 annotations.append(index)
+    # llvm.x86.avx512.cmp.pd/ps.*: LLVM 22 calls llvm.x86.avx512.mask.cmp.* with an all-ones mask operand at 3
+    compare_masks = {
+        i: _AVX512_COMPARE_LANES[match.groups()]
+        for i, n in enumerate(nodes)
+        if n.type == Node.INSTRUCTION and n.text == "call" and (match := _AVX512_COMPARE.search(_full_text(n)))
+    }
     if annotations:  # only the LLVM 10 form, four operands; clang 14 already writes the fifth
         fifth = {e.target for e in graph.edge if e.flow == Edge.DATA and e.position == 4}
         annotations = [call for call in annotations if call not in fifth]
@@ -517,6 +531,8 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
                 effects["masked-alignment-operand"] += 1
                 continue
             position -= position > masked_alignment[target]
+        if edge.flow == Edge.DATA and target in compare_masks and position == 3:
+            position = 4  # the 512-bit form's rounding operand, after the mask
         if edge.flow == Edge.DATA and target in lifetime_calls:
             if position == 0:
                 effects["lifetime-size-operand"] += 1
@@ -535,10 +551,14 @@ def apply_llvm22_upgrade(graph: ProgramGraph) -> tuple[ProgramGraph, Counter]:
         copy.source, copy.target = new_index[source], new_index[target]
         copy.position = position
     if annotations:
-        null = _null_pointer_node(result, nodes)
+        null = _constant_node(result, nodes, "i8*", "null")
         for call in annotations:
             result.edge.add(flow=Edge.DATA, position=4, source=null, target=new_index[call])
             effects["annotation-null-operand"] += 1
+    for call, lanes in compare_masks.items():
+        mask = _constant_node(result, nodes, f"<{lanes} x i1>", f"<{', '.join(['i1 true'] * lanes)}>")
+        result.edge.add(flow=Edge.DATA, position=3, source=mask, target=new_index[call])
+        effects["x86-compare-mask-operand"] += 1
     _drop_unused_values(result)
     for function in sorted(removed_functions, reverse=True):
         del result.function[function]
@@ -568,15 +588,18 @@ def _zero_index_gep(instruction: str) -> bool:
     return len(fields) > 2 and all(f.split()[-1] == "0" for f in fields[2:])
 
 
-def _null_pointer_node(graph: ProgramGraph, original) -> int:
-    """The index of the constant ``i8* null`` (``ptr null`` once pointer constants are merged) in a rewritten graph;
-    added, as the original builder adds a constant (after every block: block = the number of blocks), if absent."""
+def _constant_node(graph: ProgramGraph, original, type_text: str, value: str) -> int:
+    """The index of the constant ``<type_text> <value>`` in a rewritten graph (``i8* null`` is ``ptr null`` once
+    pointer constants are merged); added, as the original builder adds a constant (after every block: block = the
+    number of blocks), if absent."""
+    full = f"{type_text} {value}"
+    key = _pointer_constant_key(full) or full
     for index, node in enumerate(graph.node):
-        if node.type == Node.CONSTANT and _pointer_constant_key(_full_text(node)) == "ptr null":
+        if node.type == Node.CONSTANT and (_pointer_constant_key(_full_text(node)) or _full_text(node)) == key:
             return index
     blocks = max((n.block + 1 for n in original if n.type == Node.INSTRUCTION and n.text != _UNDEFINED), default=0)
-    node = graph.node.add(type=Node.CONSTANT, text="i8*", block=blocks)
-    node.features.feature["full_text"].bytes_list.value.append(b"i8* null")
+    node = graph.node.add(type=Node.CONSTANT, text=type_text, block=blocks)
+    node.features.feature["full_text"].bytes_list.value.append(full.encode())
     return len(graph.node) - 1
 
 

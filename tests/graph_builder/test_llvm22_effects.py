@@ -464,6 +464,20 @@ spFlags: DISPFlagDefinition, unit: !0, retainedNodes: !2)
         """,
         {"debug-intrinsics-to-records": 4},
     ),
+    "x86_avx512_cmp": (
+        """
+        define i8 @f(<8 x double> %a, <8 x double> %b, <4 x float> %c, <4 x float> %d) {
+          %r = call <8 x i1> @llvm.x86.avx512.cmp.pd.512(<8 x double> %a, <8 x double> %b, i32 1, i32 4)
+          %s = bitcast <8 x i1> %r to i8
+          %t = call <4 x i1> @llvm.x86.avx512.cmp.ps.128(<4 x float> %c, <4 x float> %d, i32 2)
+          %u = call <8 x i1> @llvm.x86.avx512.cmp.pd.512(<8 x double> %b, <8 x double> %a, i32 5, i32 8)
+          ret i8 %s
+        }
+        declare <8 x i1> @llvm.x86.avx512.cmp.pd.512(<8 x double>, <8 x double>, i32, i32)
+        declare <4 x i1> @llvm.x86.avx512.cmp.ps.128(<4 x float>, <4 x float>, i32)
+        """,
+        {"intrinsic-rename": 2, "x86-compare-mask-operand": 3},
+    ),
     # removed from LLVM without an upgrade: LLVM 22 keeps the call to a function of that name
     "removed_coro_param_ssa_copy_matrix_columnwise_patchpoint": (
         """
@@ -578,6 +592,68 @@ def test_changed_intrinsics_as_clang14_writes_them(tmp_path: Path, opt: str) -> 
     effects = assert_agrees(llvm10_ir(source, [opt]))
     assert "annotation-null-operand" not in effects
     assert effects["intrinsic-rename"] >= 8
+
+
+def test_avx512_compare_gains_an_all_ones_mask_in_llvm22() -> None:
+    ours = graph_from_ir(textwrap.dedent(CHANGED["x86_avx512_cmp"][0]))
+    assert [f.name for f in ours.function][1:] == ["llvm.x86.avx512.mask.cmp.pd.512", "llvm.x86.avx512.mask.cmp.ps.128"]
+    assert [(p, text) for p, text, _ in uses(ours, "llvm.x86.avx512.mask.cmp.ps.128")] == [
+        (0, "<4 x float>"),
+        (1, "<4 x float>"),
+        (2, "i32"),
+        (3, "<4 x i1>"),
+    ]
+    assert [(p, text) for p, _, text in uses(ours, "llvm.x86.avx512.mask.cmp.pd.512")][6:] == [
+        (3, "<8 x i1> splat (i1 true)"),
+        (3, "<8 x i1> splat (i1 true)"),
+        (4, "i32 4"),
+        (4, "i32 8"),
+    ]
+
+
+# -- intrinsics LLVM 22 replaces by instructions: not rewritten (LLVM <= 11 IR for F16C and AVX-512 only) ----------
+
+#: (LLVM 10 IR, the instructions of @f in LLVM 22)
+EXPANDED = {
+    "vcvtph2ps_128": (
+        """
+        define <4 x float> @f(<8 x i16> %a) {
+          %r = call <4 x float> @llvm.x86.vcvtph2ps.128(<8 x i16> %a)
+          ret <4 x float> %r
+        }
+        declare <4 x float> @llvm.x86.vcvtph2ps.128(<8 x i16>)
+        """,
+        ["shufflevector", "bitcast", "fpext", "ret"],
+    ),
+    "avx512_mask_vcvtph2ps_128": (
+        """
+        define <4 x float> @f(<8 x i16> %a, <4 x float> %p, i8 %m) {
+          %r = call <4 x float> @llvm.x86.avx512.mask.vcvtph2ps.128(<8 x i16> %a, <4 x float> %p, i8 %m)
+          ret <4 x float> %r
+        }
+        declare <4 x float> @llvm.x86.avx512.mask.vcvtph2ps.128(<8 x i16>, <4 x float>, i8)
+        """,
+        ["shufflevector", "bitcast", "fpext", "bitcast", "shufflevector", "select", "ret"],
+    ),
+    "avx512bf16_cvtne2ps2bf16_128": (
+        """
+        define <8 x i16> @f(<4 x float> %a, <4 x float> %b) {
+          %r = call <8 x i16> @llvm.x86.avx512bf16.cvtne2ps2bf16.128(<4 x float> %a, <4 x float> %b)
+          ret <8 x i16> %r
+        }
+        declare <8 x i16> @llvm.x86.avx512bf16.cvtne2ps2bf16.128(<4 x float>, <4 x float>)
+        """,
+        ["call", "bitcast", "ret"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPANDED))
+def test_x86_intrinsics_llvm22_replaces_by_instructions(name: str) -> None:
+    """The known difference that no effect rewrites (docs/llvm22.md): LLVM 22 turns the call into instructions."""
+    ir, instructions = EXPANDED[name]
+    ours = graph_from_ir(textwrap.dedent(ir))
+    assert [n.text for n in ours.node[1:] if n.type == 0 and n.function == 0] == instructions
 
 
 # -- intrinsics LLVM 22 cannot read: no graph -------------------------------------------------------------------
