@@ -20,6 +20,13 @@ vector of one): a bounded scientific-notation digit encoding ``[kind, sign, expo
 Each component takes a handful of values, so a model embeds them as words (PERFOGRAPH embeds digits by position
 as well); integers of up to seven digits are exact, larger values keep seven significant digits.
 
+Every constant LLVM prints gets these features, however large: an integer of any width (``i20000`` constants of
+5,000 digits, more than Python's int-string limit converts) is read from its digits as a :class:`~decimal.Decimal`,
+and an ``x86_fp80`` or ``fp128`` value beyond a double's range (the largest finite one, about ``1.19e4932``, or a
+nonzero one below ``4.9e-324``) is computed from its bits to 40 significant digits; both keep their first seven
+significant digits and their sign, and their exponent is clipped to ``[-64, 64]`` like any other (the largest finite
+``x86_fp80`` is ``[2, 0, 64, 1, 1, 8, 9, 7, 3, 1]``).
+
 ``type_shape`` (int64 x 6), on nodes whose type is a vector, array or struct (VARIABLE / CONSTANT: the value's
 type; ``alloca``: the allocated type; ``getelementptr``: the source element type; a global variable's CONSTANT
 node: the global's value type): ``[kind, elements, scalars, bits, element_bits, element_is_float]``:
@@ -42,7 +49,7 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation, localcontext
 from typing import NamedTuple
 
 from programl.proto import Node, ProgramGraph
@@ -89,6 +96,7 @@ class TypeShape(NamedTuple):
 
 
 _SCALAR_VOID = TypeShape()
+_MAX_COUNT_DIGITS = 20  # an array length or an integer width LLVM prints fits in a u64
 
 
 class _TypeParser:
@@ -122,7 +130,7 @@ class _TypeParser:
             if text.startswith("vscale x ", at):
                 at += len("vscale x ")
             m = self._INT.match(text, at)
-            if not m or not text.startswith(" x ", m.end()):
+            if not m or len(m.group()) > _MAX_COUNT_DIGITS or not text.startswith(" x ", m.end()):
                 return None
             count = int(m.group())
             inner = self.parse(text, m.end() + 3, depth + 1)
@@ -159,7 +167,7 @@ class _TypeParser:
                 end = close + 1 if close >= 0 else end
             return TypeShape(0, 0, 1, _POINTER_BITS, _POINTER_BITS, 0), end
         if word[0] == "i" and word[1:].isdigit():
-            bits = int(word[1:])
+            bits = int(word[1:]) if len(word) <= _MAX_COUNT_DIGITS else 0  # (a graph's text need not be LLVM's)
             return TypeShape(0, 0, 1, bits, bits, 0), end
         if word in _FLOAT_BITS:
             bits = _FLOAT_BITS[word]
@@ -239,10 +247,27 @@ _FLOAT = re.compile(r"(half|bfloat|float|double|x86_fp80|fp128|ppc_fp128) (\S+)\
 _SPLAT = re.compile(r"<(?:vscale x )?\d+ x [^>]+> splat \((.*)\)\Z")
 
 
-def number_of(full_text: str) -> int | float | None:
+#: Integer constants of more digits are read as a Decimal: 640 is the least limit Python's int-string conversion
+#: (``sys.set_int_max_str_digits``) can have, and converting a longer string to an int costs time quadratic in its
+#: length (LLVM's widest integer, ``i8388607``, prints 2.5 million digits).
+_MAX_INT_DIGITS = 640
+
+
+def number_of(full_text: str) -> int | float | Decimal | None:
     """The number a CONSTANT node's ``full_text`` prints (``i32 -5``, ``float 1.000000e+00``, ``double
     0x3FB999999999999A``, ``<4 x i32> splat (i32 1)``), or None when it is not one (``ptr null``, globals,
-    constant expressions, aggregates, ``undef``/``poison``/``zeroinitializer``)."""
+    constant expressions, aggregates, ``undef``/``poison``/``zeroinitializer``).
+
+    An int or a float, except where neither holds the value: a :class:`~decimal.Decimal` for an integer of more
+    than 640 digits (exact) and for an ``x86_fp80`` or ``fp128`` value beyond a double's range (40 significant
+    digits; module docstring).
+    """
+    number = _number(full_text)
+    return None if number is None else number[0]
+
+
+def _number(full_text: str) -> tuple[int | float | Decimal, bool] | None:
+    """``(value, whether it is an integer constant)`` of :func:`number_of`."""
     text = full_text.strip()
     splat = _SPLAT.match(text)
     if splat:
@@ -250,14 +275,30 @@ def number_of(full_text: str) -> int | float | None:
     m = _INTEGER.match(text)
     if m:
         value = m.group(1)
-        return 1 if value == "true" else 0 if value == "false" else int(value)
+        if value in ("true", "false"):
+            return int(value == "true"), True
+        return (int(value) if len(value) <= _MAX_INT_DIGITS else Decimal(value)), True
     m = _FLOAT.match(text)
     if m:
-        return _float_literal(m.group(1), m.group(2))
+        value = _float_literal(m.group(1), m.group(2))
+        return None if value is None else (value, False)
     return None
 
 
-def _float_literal(type_: str, literal: str) -> float | None:
+def _scaled(mantissa: int, exponent: int) -> float | Decimal:
+    """``mantissa * 2**exponent`` as a float, or as a Decimal of 40 significant digits where a double cannot hold
+    it (above its largest value, or nonzero below its smallest)."""
+    try:
+        value = math.ldexp(mantissa, exponent)
+    except OverflowError:
+        value = math.inf
+    if value != math.inf and (value != 0.0 or mantissa == 0):
+        return value
+    with localcontext(Context(prec=40, Emax=MAX_EMAX, Emin=MIN_EMIN)):
+        return Decimal(mantissa) * Decimal(2) ** exponent
+
+
+def _float_literal(type_: str, literal: str) -> float | Decimal | None:
     if literal.startswith("0x"):
         digits = literal[2:]
         if digits[:1] in ("H", "R", "K", "L", "M"):  # half, bfloat, x86_fp80, fp128, ppc_fp128 bit patterns
@@ -277,8 +318,8 @@ def _float_literal(type_: str, literal: str) -> float | None:
                 sign, exponent, mantissa = bits >> 79 & 1, bits >> 64 & 0x7FFF, bits & ((1 << 64) - 1)
                 if exponent == 0x7FFF:
                     return math.nan
-                value = math.ldexp(mantissa, exponent - 16383 - 63) if mantissa else 0.0
-                return -value if sign else value
+                value = _scaled(mantissa, max(exponent, 1) - 16383 - 63)  # (a denormal's exponent is that of 1)
+                return _negated(value) if sign else value
             return None  # ppc_fp128 (a double-double): not decoded
         try:
             return _from_bits(int(digits, 16), 11, 52)  # LLVM prints float and double as the double's bits
@@ -290,7 +331,7 @@ def _float_literal(type_: str, literal: str) -> float | None:
         return None
 
 
-def _from_bits(bits: int, exponent_bits: int, fraction_bits: int) -> float:
+def _from_bits(bits: int, exponent_bits: int, fraction_bits: int) -> float | Decimal:
     sign = bits >> (exponent_bits + fraction_bits) & 1
     exponent = bits >> fraction_bits & ((1 << exponent_bits) - 1)
     fraction = bits & ((1 << fraction_bits) - 1)
@@ -298,23 +339,39 @@ def _from_bits(bits: int, exponent_bits: int, fraction_bits: int) -> float:
     if exponent == (1 << exponent_bits) - 1:
         value = math.inf if fraction == 0 else math.nan
     elif exponent == 0:
-        value = math.ldexp(fraction, 1 - bias - fraction_bits)
+        value = _scaled(fraction, 1 - bias - fraction_bits)
     else:
-        value = math.ldexp(fraction | (1 << fraction_bits), exponent - bias - fraction_bits)
-    return -value if sign else value
+        value = _scaled(fraction | (1 << fraction_bits), exponent - bias - fraction_bits)
+    return _negated(value) if sign else value
 
 
-def encode_number(value: int | float) -> list[int]:
-    """``[kind, sign, exponent, d1, ..., d7]`` (module docstring, ``number_digits``)."""
-    is_float = isinstance(value, float)
-    if is_float and not math.isfinite(value):
+def _negated(value: float | Decimal) -> float | Decimal:
+    return value.copy_negate() if isinstance(value, Decimal) else -value  # (unary minus rounds a Decimal)
+
+
+def encode_number(value: int | float | Decimal, *, integer: bool | None = None) -> list[int]:
+    """``[kind, sign, exponent, d1, ..., d7]`` (module docstring, ``number_digits``).
+
+    Args:
+        value: The number (:func:`number_of`); a Decimal of any size is encoded without converting it to an int or
+            a float.
+        integer: Whether ``value`` is an integer constant (kind 1) or a floating-point one (kind 2); default: an
+            int is an integer, a float or a Decimal floating point.
+    """
+    is_float = isinstance(value, (float, Decimal)) if integer is None else not integer
+    if isinstance(value, float) and not math.isfinite(value):
         return [3] + [0] * (NUMBER_WIDTH - 1)
     kind = 2 if is_float else 1
     negative = 1 if value < 0 else 0
     if value == 0:
         return [kind, negative] + [0] * (NUMBER_WIDTH - 2)
     try:
-        number = Decimal(repr(abs(value))) if is_float else Decimal(abs(value))
+        if isinstance(value, Decimal):
+            if not value.is_finite():
+                return [3] + [0] * (NUMBER_WIDTH - 1)
+            number = value.copy_abs()  # (exact: abs() would round to the context's precision first)
+        else:
+            number = Decimal(repr(abs(value))) if isinstance(value, float) else Decimal(abs(value))
         rounded = f"{number:.{DIGITS - 1}e}"  # "d.dddddde+XX"
     except (InvalidOperation, ValueError):
         return [3] + [0] * (NUMBER_WIDTH - 1)
@@ -388,9 +445,9 @@ def annotate(graph: ProgramGraph, structs: dict[str, str] | None = None) -> Prog
     parser = _TypeParser(structs)
     for node in graph.node:
         if node.type == Node.CONSTANT:
-            number = number_of(_full_text(node))
+            number = _number(_full_text(node))
             if number is not None:
-                _set(node, NUMBER_FEATURE, encode_number(number))
+                _set(node, NUMBER_FEATURE, encode_number(number[0], integer=number[1]))
         shape = type_shape(node, parser=parser)
         if shape is not None:
             _set(node, TYPE_FEATURE, [min(int(v), (1 << 62)) for v in shape])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from decimal import Decimal
 
 import pytest
 
@@ -189,3 +190,111 @@ def test_cli_flag(tmp_path):
         [sys.executable, "-m", "programl", "build", str(path), "--format", "pb"], capture_output=True, check=True
     ).stdout
     assert ProgramGraph.FromString(plain) == graph_from_ir(IR, path=str(path))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Constants no int or float holds: the graph builds, and they get their digits with the exponent clipped
+
+HUGE = "1" + "0" * 4999  # 5,000 digits: more than Python's int-string conversion takes (4,300)
+NINES = "9" * 5000
+HUGE_IR = f"""\
+define i20000 @wide(i20000 %x) {{
+  %y = add i20000 %x, {HUGE}
+  %z = add i20000 %y, -{NINES}
+  ret i20000 %z
+}}
+define x86_fp80 @fp80(x86_fp80 %x) {{
+  %y = fadd x86_fp80 %x, 0xK7FFEFFFFFFFFFFFFFFFF
+  %z = fmul x86_fp80 %y, 0xK00000000000000000001
+  ret x86_fp80 %z
+}}
+define fp128 @quad(fp128 %x) {{
+  %y = fadd fp128 %x, 0xLFFFFFFFFFFFFFFFF7FFEFFFFFFFFFFFF
+  %z = fsub fp128 %y, 0xLFFFFFFFFFFFFFFFFFFFEFFFFFFFFFFFF
+  %w = fmul fp128 %z, 0xL00000000000000003FFF000000000000
+  ret fp128 %w
+}}
+define i32 @small(i32 %x) {{
+  %y = add i32 %x, 7
+  ret i32 %y
+}}
+"""
+LARGEST_FINITE = [2, 0, 64, 1, 1, 8, 9, 7, 3, 1]  # 1.189731e4932, the largest finite x86_fp80 and fp128
+
+
+def test_constants_beyond_int_and_float_build_with_clipped_digits():
+    """A 5,000-digit integer constant (beyond Python's int-string limit) and the largest finite ``x86_fp80`` /
+    ``fp128`` constants (beyond a double: ``OverflowError``) lost the whole graph; now it builds, they get their
+    first seven digits with the exponent clipped to 64, and every other node is as without the option."""
+    plain = graph_from_ir(HUGE_IR)
+    rich = graph_from_ir(HUGE_IR, options=BuildOptions(numbers_and_types=True))
+    found = {text[:40] if len(text) > 99 else text: v[NUMBER_FEATURE] for text, v in features_by_text(rich).items()}
+    assert found[f"i20000 {HUGE}"[:40]] == [1, 0, 64, 1, 0, 0, 0, 0, 0, 0]
+    assert found[f"i20000 -{NINES}"[:40]] == [1, 1, 64, 1, 0, 0, 0, 0, 0, 0]  # rounds up to 1.000000e5000
+    assert found["x86_fp80 0xK7FFEFFFFFFFFFFFFFFFF"] == LARGEST_FINITE
+    assert found["x86_fp80 0xK00000000000000000001"] == [2, 0, -64, 3, 6, 4, 5, 2, 0, 0]  # 3.6e-4951, not 0
+    assert found["fp128 0xLFFFFFFFFFFFFFFFF7FFEFFFFFFFFFFFF"] == LARGEST_FINITE
+    assert found["fp128 0xLFFFFFFFFFFFFFFFFFFFEFFFFFFFFFFFF"] == [2, 1, *LARGEST_FINITE[2:]]  # the most negative
+    assert found["fp128 0xL00000000000000003FFF000000000000"] == [2, 0, 0, 1, 0, 0, 0, 0, 0, 0]
+    assert found["i32 7"] == [1, 0, 0, 7, 0, 0, 0, 0, 0, 0]
+    assert len(found) == 8
+    for node in rich.node:  # without the added features: the faithful graph, byte for byte
+        for key in (NUMBER_FEATURE, TYPE_FEATURE):
+            if key in node.features.feature:
+                del node.features.feature[key]
+    del rich.module[0].features.feature[MARKER]
+    assert rich.SerializeToString() == plain.SerializeToString()
+
+
+def test_number_of_beyond_int_and_float():
+    assert number_of(f"i20000 {HUGE}") == Decimal(HUGE) and number_of(f"i20000 -{NINES}") == Decimal(f"-{NINES}")
+    assert number_of("i64 -9223372036854775808") == -(2**63)  # still an int where an int holds it
+    largest = number_of("x86_fp80 0xK7FFEFFFFFFFFFFFFFFFF")
+    assert isinstance(largest, Decimal) and f"{largest:.19e}" == "1.1897314953572317650e+4932"
+    assert f"{number_of('x86_fp80 0xKFFFEFFFFFFFFFFFFFFFF'):.6e}" == "-1.189731e+4932"
+    assert encode_number(Decimal(HUGE)) == [2, 0, 64, 1, 0, 0, 0, 0, 0, 0]  # a Decimal is floating point ...
+    assert encode_number(Decimal(HUGE), integer=True)[0] == 1  # ... unless said
+    assert encode_number(Decimal("Infinity")) == [3, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+
+
+def test_a_lowered_int_string_limit_does_not_lose_the_graph():
+    """``sys.set_int_max_str_digits(640)`` (the least limit) and the largest ``i8192`` constant (2,466 digits)."""
+    largest = "5453740678" + "0" * 2456  # not its digits, but as many: LLVM prints what the IR says, modulo 2**8192
+    ir = f"define i8192 @f(i8192 %x) {{\n  %y = add i8192 %x, {largest}\n  ret i8192 %y\n}}\n"
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        graph = graph_from_ir(ir, options=BuildOptions(numbers_and_types=True))
+    finally:
+        sys.set_int_max_str_digits(before)
+    values = [v[NUMBER_FEATURE] for t, v in features_by_text(graph).items() if t.startswith("i8192 ")]
+    assert values == [[1, 0, 64, 5, 4, 5, 3, 7, 4, 1]]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["i" + "9" * 5000, "[" + "9" * 5000 + " x i8]", "<" + "1" * 30 + " x float>", "i32 " + "0" * 5000 + "7"],
+)
+def test_hostile_texts_of_a_graph_read_from_disk(text):
+    """:func:`annotate` runs on graphs read from disk, whose texts need not be what LLVM prints: none raises."""
+    graph = ProgramGraph()
+    node = graph.node.add(type=Node.CONSTANT, text=text.split(" ")[0])
+    node.features.feature["full_text"].bytes_list.value.append(text.encode())
+    graph.node.add(type=Node.VARIABLE, text=text)
+    annotate(graph)
+    digits = node.features.feature[NUMBER_FEATURE].int64_list.value
+    assert list(digits) == ([1, 0, 0, 7, 0, 0, 0, 0, 0, 0] if text.startswith("i32 ") else [])
+
+
+def test_cli_builds_the_graph_of_huge_constants(tmp_path):
+    path = tmp_path / "huge.ll"
+    path.write_text(HUGE_IR)
+    run = subprocess.run(
+        [sys.executable, "-m", "programl", "build", str(path), "--numbers-and-types", "--format", "pb"],
+        capture_output=True,
+    )
+    assert run.returncode == 0 and run.stderr == b"", run.stderr
+    graph = ProgramGraph.FromString(run.stdout)
+    assert is_annotated(graph) and graph == graph_from_ir(
+        HUGE_IR, path=str(path), options=BuildOptions(numbers_and_types=True)
+    )
