@@ -8,8 +8,8 @@
 #    resuming a partial build (some inputs never compile: the build then exits 1 with its data set complete);
 # 2. converts the analysis's splits to the memory-mapped PyG form with JOBS workers (once; training alone would
 #    convert with one, inside its time limit), then trains the faithful typed GGNN (SPEC §6.1: T=30, DDF-30, scored
-#    in 10,000-node batches) on both cores (--threads 2: as fast as DDP on two processes, docs/results.md §4) with
-#    the optimiser settings chosen in docs/results.md §5
+#    in 10,000-node batches) on both cores (--threads 2: as fast as DDP on two processes, studies/history/results-history.md §4) with
+#    the optimiser settings chosen in studies/history/results-history.md §5
 #    (LR 1e-3, WARMUP 2500 examples, CLIP 1, BATCH_NODES 2500; LR_DECAY cosine decays the rate to 0 at the last
 #    budget; validation and test at 10,000-node batches), to the example budgets of SCHEDULE, stopping after the
 #    first epoch past TIME_LIMIT minutes (then testing the best checkpoint), checkpointing every 5 minutes

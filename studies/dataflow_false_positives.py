@@ -5,7 +5,7 @@ the root or have its text (:mod:`programl.models.false_positives`; issue 11 item
 Runs a pretrained data-flow model (a shipped name such as ``subexpressions``, or a model directory) on a split of a
 DeepDataFlow data set, with the examples chosen as ``studies/dataflow_f1_by_distance.py`` chooses them. This is how
 the faithful subexpressions model's false positives were found to be instructions of another opcode than the root
-that share an operand with it (``docs/results.md`` §5).
+that share an operand with it (``studies/history/results-history.md`` §5).
 
 Usage::
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Where a data-flow run's gradient spikes come from (issue 11 item 4, docs/results.md §5 "The long runs").
+"""Where a data-flow run's gradient spikes come from (issue 11 item 4, studies/history/results-history.md §5 "The long
+runs").
 
 Loads a checkpoint of ``programl train dataflow`` and, without changing its weights, computes the loss and the
 gradient norm of the training batches the run would see between two example counts (the same batches in the same

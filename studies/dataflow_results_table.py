@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The data-flow table of ``docs/results.md`` §5 from finished ``programl train dataflow`` run directories.
+"""The data-flow table of ``studies/history/results-history.md`` §5 from finished ``programl train dataflow`` run
+directories.
 
 Reads each run's ``result.json`` (test of the best checkpoint, scored in the run's validation/test batches) and, when
 present, ``drop-T30.json`` (the same checkpoint at T=30 under the original code's batch policy, written by
@@ -10,7 +11,7 @@ ones.
 With ``--json docs/results.json`` it also writes each run's headline numbers into the ``"dataflow"`` entry of that
 file (other entries are kept): ``{"f1", "pooled_f1", "examples", "cpu_hours"}`` per analysis, ``examples`` being the
 training examples seen and ``cpu_hours`` the training and test time times processes (``tests/test_results_doc.py``
-checks them against ``docs/results.md``).
+checks them against ``studies/history/results-history.md``).
 
 Usage::
 

@@ -6,8 +6,8 @@ plain and latched (a node once predicted true after the model's T stays true:
 :meth:`~programl.models.DataflowGGNN.forward_until_stable` with ``latch``). ``replay`` then scores any until-stable
 halting (patience, latch, cap) on that record without the model, exactly as ``forward_until_stable`` halts, and names
 each wrong example's kind: it halted before its flood finished (right later), it drifted (right earlier), or it is
-never right. This is how ``docs/results.md`` §5 "Dominance trained to hold its fixed point" tells the halting's
-failures from the model's::
+never right. This is how ``studies/history/results-history.md`` §5 "Dominance trained to hold its fixed point" tells
+the halting's failures from the model's::
 
     python studies/dataflow_steps.py record data/ddf22-3000 --model dominance-step-free --split val \\
         --examples 440 --steps 1500 --out dom.jsonl
@@ -15,7 +15,8 @@ failures from the model's::
 
 ``curve`` reads one or more records and prints, per step, the pooled recall and precision over their examples, and
 for each record the step at which each example first lost a true node it had found (once it had found them all):
-when a recurrence trained at a fixed T stops holding, a fixed-T model's "clock" (``docs/results.md`` §5)::
+when a recurrence trained at a fixed T stops holding, a fixed-T model's "clock"
+(``studies/history/results-history.md`` §5)::
 
     python studies/dataflow_steps.py curve datadep.jsonl datadep-step-free.jsonl --plot recall-by-step.png
 """

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""How much a devmap result depends on the rule that picks each fold's model (``docs/results.md`` §6; issue 11 item 5).
+"""How much a devmap result depends on the rule that picks each fold's model (``studies/history/results-history.md`` §6;
+issue 11 item 5).
 
 Reads a ``programl train devmap`` run that kept every epoch's weights (``--average-last`` equal to ``--epochs``: the
 training is the same as without it, only the weights of each epoch stay), predicts each fold's validation and test

@@ -24,7 +24,7 @@ add to each row without them, paired per fold, and writes JSON.
 Usage::
 
     python studies/devmap_numbers_types.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap
-    python studies/devmap_numbers_types.py --seeds 0 1 2 3 4      # the table of docs/results.md
+    python studies/devmap_numbers_types.py --seeds 0 1 2 3 4      # the table of studies/history/results-history.md
 
 The graphs must have been built (``programl train devmap`` builds them, or ``programl.data.devmap.build_devmap``).
 """

@@ -4,7 +4,7 @@
 true that the analysis labels false: its text and its root's, whether it has the root's text, and whether it shares
 an operand with the root (a node with a data edge into both). For subexpressions (SPEC §4.6, "same opcode and the
 same operand nodes") this is what found the faithful GGNN's failure: its false positives share an operand with the
-root but have another opcode (``docs/results.md`` §5), which led to the root-context variant.
+root but have another opcode (``studies/history/results-history.md`` §5), which led to the root-context variant.
 """
 
 from __future__ import annotations

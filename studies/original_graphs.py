@@ -24,7 +24,7 @@ Also counted: the instructions in dead blocks (reached by no control edge from t
 keeps a block after ``unreachable`` or ``return`` at -O0) and the false positives the models give there.
 
 Usage (needs ``make reference``: llvm2graph-10 and clang-14; 12 min for 48 files on two loaded cores, the
-measurement of docs/results.md "Graphs of the original")::
+measurement of studies/history/results-history.md "Graphs of the original")::
 
     nice -n 10 .venv/bin/python studies/original_graphs.py --count 48 --max-nodes 2000 --json original_graphs.json
 

@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 """Training graphs with larger common-subexpression groups: linked modules of training kernels (issue 11 item 4).
 
-The subexpressions model misses the groups of SHOC S3D's ``ratx4_kernel`` (702 calls ``get_global_id(0)``, one
-group: same opcode, same operand node, the module's one ``i32 0`` constant, SPEC §4.6) and ``qssab_kernel`` (384):
-it finds every member of the groups of up to 361 calls that the training split holds (``qssa2_kernel``) and almost
-none from 384 on (``docs/results.md`` §5). No training graph has a larger group, because each kernel is its own
+The subexpressions model misses the groups of SHOC S3D's ``ratx4_kernel`` (702 calls ``get_global_id(0)``, one group:
+same opcode, same operand node, the module's one ``i32 0`` constant, SPEC §4.6) and ``qssab_kernel`` (384): it finds
+every member of the groups of up to 361 calls that the training split holds (``qssa2_kernel``) and almost none from 384
+on (``studies/history/results-history.md`` §5). No training graph has a larger group, because each kernel is its own
 module. This script links random sets of the *training split's* S3D kernels at -O0 into one module each
-(``llvm-link-22``; LLVM uniques constants per module, so the calls of all linked kernels share one constant node
-and form one group of their summed size), builds and labels them (``programl dataset build --analyses
-subexpressions``), and assembles a derived data set root: the base build's graphs and labels (symlinks), its
-training graphs that have subexpressions labels plus every linked module in ``train/``, its ``val/`` and ``test/``
-unchanged, its vocabulary, and its converted val/test splits (symlinks, so only ``train`` is converted again).
-Validation and test examples are the base build's, untouched.
+(``llvm-link-22``; LLVM uniques constants per module, so the calls of all linked kernels share one constant node and
+form one group of their summed size), builds and labels them (``programl dataset build --analyses subexpressions``), and
+assembles a derived data set root: the base build's graphs and labels (symlinks), its training graphs that have
+subexpressions labels plus every linked module in ``train/``, its ``val/`` and ``test/`` unchanged, its vocabulary, and
+its converted val/test splits (symlinks, so only ``train`` is converted again). Validation and test examples are the
+base build's, untouched.
 
 Usage::
 

@@ -1,5 +1,5 @@
 """studies/dataflow_false_positives.py and studies/false_positive_kinds.py on a small DeepDataFlow data set of
-generated IR (no compiler needed) that holds the faithful subexpressions model's failure (docs/results.md §5): a group
+generated IR (no compiler needed) that holds the faithful subexpressions model's failure (studies/history/results-history.md §5): a group
 of `store i32 1, ptr @g` beside many loads of `@g`. The shipped faithful model flags the loads with a store root; the
 root-context variant does not. Counts that add up, JSON, one-line errors."""
 

@@ -52,7 +52,7 @@ def _plain(page: Path) -> str:
 
 def test_pages(site: Path) -> None:
     for page in ("index", "getting-started", "graph", "view", "cli", "datasets", "training", "pretrained", "results",
-                 "runs", "compat", "llvm22", "security", "reliability", "auto_tutorials/index", "api/index"):  # fmt: skip
+                 "compat", "llvm22", "security", "reliability", "auto_tutorials/index", "api/index"):  # fmt: skip
         assert (site / f"{page}.html").is_file(), page
     assert "make demo" in _plain(site / "getting-started.html") and "make test" in _plain(site / "getting-started.html")
     assert (site / "searchindex.js").is_file() and (site / "search.html").is_file()
