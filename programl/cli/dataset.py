@@ -271,6 +271,15 @@ def run_build(args: argparse.Namespace) -> int:
         return usage_error(parser, "-j must be positive")
     if args.size is not None and args.size < 1:
         return usage_error(parser, "--size must be at least 1")
+    recipe = None
+    if args.recipe:  # a received recipe is checked whole before OUT is made or anything is fetched
+        from programl.data.deepdataflow.recipe import load_recipe
+
+        try:
+            recipe = load_recipe(args.recipe)
+        except ProgramlError as error:
+            print(f"programl dataset build: error: {error}", file=sys.stderr)
+            return EXIT_FAILED
     problem = output_directory_problem(output)
     if problem:
         return usage_error(parser, f"OUT {problem}")
@@ -278,10 +287,8 @@ def run_build(args: argparse.Namespace) -> int:
     settings = [tuple((s if s.startswith("-") else "-O" + s).split()) for s in args.settings or ["0"]]
     options: dict = {}
     try:
-        if args.recipe:
-            from programl.data.deepdataflow.recipe import load_recipe, recipe_inputs, recipe_settings
-
-            recipe = load_recipe(args.recipe)
+        if recipe is not None:
+            from programl.data.deepdataflow.recipe import recipe_inputs, recipe_settings
             from programl.data.download import shared_data
 
             data = args.data or shared_data("")

@@ -1,8 +1,9 @@
-"""``DeepDataFlow``: the DeepDataFlow-22 data-flow data set as a PyG ``Dataset`` on disk (SPEC §6.1, §9.1; issue 10).
+"""``DeepDataFlow``: the DeepDataFlow-22 data-flow data set as a PyG ``Dataset`` on disk
+(docs/spec/tasks.md#data-flow-protocol, docs/spec/datasets.md#deepdataflow-layout).
 
 POJ-104 C++ programs and the DevMap OpenCL kernels compiled by clang-22 at -O0 and -O2, labelled with the five
-analyses of SPEC §4, split 3:1:1 by source program (``datasets/deepdataflow22``). One example per (graph, label
-record) of one analysis: hundreds of thousands of examples at full size, so the data stay on disk, memory-mapped
+analyses of docs/spec/analyses.md, split 3:1:1 by source program (``datasets/deepdataflow22``). One example per (graph,
+label record) of one analysis: hundreds of thousands of examples at full size, so the data stay on disk, memory-mapped
 (:class:`programl.datasets.directory.DeepDataFlowDataset`, which this class wraps).
 
 PyG layout under ``root``::
@@ -64,7 +65,8 @@ DEEPDATAFLOW22: dict[str, Any] = {
 
 
 class DeepDataFlow(SafeProcessing, Dataset):
-    """One analysis and split of DeepDataFlow-22 (module docstring; SPEC §6.1, §9.1).
+    """One analysis and split of DeepDataFlow-22 (module docstring; docs/spec/tasks.md#data-flow-protocol,
+    docs/spec/datasets.md#deepdataflow-layout).
 
     Args:
         root: Data set directory (``raw/``, ``processed/``).
@@ -109,6 +111,10 @@ class DeepDataFlow(SafeProcessing, Dataset):
             raise ValueError(f"size must be at least 1, got {size}")
         self.analysis, self.split, self.size = analysis, split, size
         self.max_steps, self.max_nodes = max_steps, max_nodes
+        if recipe is not None:  # a recipe given by the caller is checked before download() joins its paths
+            from programl.data.deepdataflow.recipe import check_recipe
+
+            check_recipe(recipe)
         self.recipe = recipe if recipe is not None else DEEPDATAFLOW22
         self.mirrors = list(mirrors) if mirrors is not None else [shared_data("")]
         self.jobs = jobs
@@ -211,7 +217,7 @@ class DeepDataFlow(SafeProcessing, Dataset):
         return self.store.step_counts[np.asarray(self.indices(), dtype=np.int64)]
 
     def vocabulary(self) -> Vocabulary:
-        """The data set's vocabulary (of its training graphs, SPEC §5.1)."""
+        """The data set's vocabulary (of its training graphs, docs/spec/models.md#vocabulary)."""
         return Vocabulary.load(self.store.vocabulary_path)
 
     def __repr__(self) -> str:
