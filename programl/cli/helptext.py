@@ -1,5 +1,5 @@
-"""What ``--help`` shows of a docstring (DESIGN §6): plain text, without reStructuredText markup and without
-references to the SPEC or DESIGN, documents the installed package does not ship."""
+"""What ``--help`` shows of a docstring (docs/spec/design.md#command-line): plain text, without reStructuredText
+markup and without citations of the specification (``docs/spec/``), which the installed package does not ship."""
 
 from __future__ import annotations
 
@@ -23,9 +23,10 @@ SUMMARIES = {
 
 
 def help_text(text: str) -> str:
-    """``text`` as ``--help`` shows it: no reStructuredText markup (````x````, ``:mod:`x```) and no references to the
-    SPEC or DESIGN (``(SPEC §4, §9.1)``)."""
-    text = re.sub(r"\s*\((?:SPEC|DESIGN) §[^)]*\)", "", text)
+    """``text`` as ``--help`` shows it: no reStructuredText markup (````x````, ``:mod:`x```) and no parenthesis that
+    cites the specification (``(docs/spec/analyses.md, docs/spec/datasets.md#deepdataflow-layout)``, or a section of
+    the SPEC or DESIGN documents that it cited before)."""
+    text = re.sub(r"\s*\((?:docs/spec/|(?:SPEC|DESIGN) §)[^)]*\)", "", text)
     text = re.sub(r":\w+:`~?([^`]*)`", lambda m: m.group(1).rsplit(".", 1)[-1], text)
     return text.replace("``", "")
 
