@@ -1,6 +1,6 @@
 """programl: ProGraML program graphs from LLVM IR, C, C++, OpenCL, CUDA and Fortran; data-flow labels; GNNs.
 
-The public API mirrors programl 0.3.2 (SPEC §3, DESIGN §3), whose modules ``programl.create_ops``,
+The public API mirrors programl 0.3.2 (docs/spec/python-api.md), whose modules ``programl.create_ops``,
 ``programl.serialize_ops`` and ``programl.transform_ops`` also exist (docs/compat.md). Attributes are resolved
 lazily, so ``import programl`` stays cheap: nothing heavy (llvmlite, networkx, torch) is imported until the function
 that needs it is used.
@@ -27,7 +27,7 @@ CLANG_VERSIONS = ["10", "22"]
 
 # public name -> module that defines it
 _EXPORTS = {
-    # creation (SPEC §3.1)
+    # creation (docs/spec/python-api.md#creation)
     "from_llvm_ir": "programl.create",
     "from_bitcode": "programl.create",
     "from_clang": "programl.create",
@@ -36,14 +36,14 @@ _EXPORTS = {
     "from_xla_hlo_proto": "programl.create",
     "from_cuda": "programl.create",
     "from_fortran": "programl.create",
-    # serialization (SPEC §3.3)
+    # serialization (docs/spec/python-api.md#serialization)
     "save_graphs": "programl.io.serialize",
     "load_graphs": "programl.io.serialize",
     "to_bytes": "programl.io.serialize",
     "from_bytes": "programl.io.serialize",
     "to_string": "programl.io.serialize",
     "from_string": "programl.io.serialize",
-    # transforms (SPEC §3.2)
+    # transforms (docs/spec/python-api.md#transforms)
     "to_networkx": "programl.io.networkx_convert",
     "from_networkx": "programl.io.networkx_convert",
     "to_json": "programl.io.json_convert",

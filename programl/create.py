@@ -1,14 +1,14 @@
 """Creating program graphs: ``from_llvm_ir``, ``from_bitcode``, ``from_clang``, ``from_cpp``, ``from_opencl``,
 ``from_cuda``, ``from_fortran``.
 
-Mirrors programl 0.3.2's creation ops (SPEC §3.1, DESIGN §3): one input gives one :class:`ProgramGraph`; an
+Mirrors programl 0.3.2's creation ops (docs/spec/python-api.md#creation): one input gives one :class:`ProgramGraph`; an
 iterable of inputs gives a lazy generator that yields the graphs in input order, computed through ``executor``.
 With ``executor=None`` an iterable runs in a :class:`~programl.util.executor.TimeoutProcessPool` (one worker per
 CPU), where an input that runs past ``timeout`` seconds is killed and raises :class:`TimeoutError`; any object with
 ``submit()`` works instead (``concurrent.futures`` executors, dask's ``client.get_executor()``). A single input
 runs in this process; its ``timeout`` bounds the clang subprocess.
 
-Inputs are type-checked (issue 12, item 9): a value that is neither one input nor an iterable of inputs raises
+Inputs are type-checked: a value that is neither one input nor an iterable of inputs raises
 :class:`TypeError` at the call; an iterable's items are checked one by one, so a wrong item fails that input (its
 ``next()``) with :class:`TypeError` and the items before it still give their graphs. IR may be ``str`` or UTF-8
 bytes (``bytes``, ``bytearray``, ``memoryview``), bitcode only bytes, sources only ``str``.
@@ -464,7 +464,8 @@ def from_xla_hlo_proto(
     executor: Any = None,
     chunksize: int | None = None,
 ) -> GraphOrGraphs:
-    """Build graphs from XLA HLO modules, node for node as programl 0.3.2's ``xla2graph`` (SPEC §1.14).
+    """Build graphs from XLA HLO modules, node for node as programl 0.3.2's ``xla2graph``
+    (docs/spec/graph.md#xla-hlo-graphs).
 
     Args:
         hlos: One ``HloProto`` (:mod:`programl.third_party.tensorflow.xla_pb2`, or another class of the message

@@ -1,4 +1,5 @@
-"""programl 0.3.2's ``programl.create_ops`` module, for code written against it (issue 9; SPEC §3.1).
+"""programl 0.3.2's ``programl.create_ops`` module, for code written against it
+(docs/spec/python-api.md#creation).
 
 The creation functions are those of :mod:`programl.create`. 0.3.2 ran one binary per LLVM / clang version
 (``llvm2graph-10``, ``clang2graph-10`` ...); this package reads everything with LLVM 22 (llvmlite) and clang-22, so

@@ -1,4 +1,4 @@
-"""Exceptions of the public API (DESIGN §3; SPEC §3 for the three inherited from programl 0.3.2).
+"""Exceptions of the public API (docs/spec/python-api.md for the three inherited from programl 0.3.2).
 
 Every error the library raises on bad input is one of these, so that callers (and the CLI) can report it in one
 line. A :class:`GraphCreationError` raised for a parse error carries the file, line and column.
@@ -21,7 +21,7 @@ class ProgramlError(Exception):
 
 
 class UsageError(ProgramlError):
-    """A command-line option is wrong (the CLI prints usage and exits 2; DESIGN §6).
+    """A command-line option is wrong (the CLI prints usage and exits 2; docs/spec/design.md#conventions).
 
     A :class:`ProgramlError`, so code that reports library errors in one line reports this one too; the CLI catches
     it first, to exit 2 instead of 1.
@@ -68,4 +68,4 @@ class GraphTransformError(ProgramlError, ValueError):
 
 
 class AnalysisError(ProgramlError, ValueError):
-    """A data-flow analysis cannot label a graph (e.g. no eligible root node; SPEC §4.1)."""
+    """A data-flow analysis cannot label a graph (e.g. no eligible root node; docs/spec/analyses.md#common-rules)."""

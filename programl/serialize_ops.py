@@ -1,4 +1,5 @@
-"""programl 0.3.2's ``programl.serialize_ops`` module, for code written against it (issue 9; SPEC §3.3).
+"""programl 0.3.2's ``programl.serialize_ops`` module, for code written against it
+(docs/spec/python-api.md#serialization).
 
 The same six functions with the same arguments and results, from :mod:`programl.io.serialize`: ``ProgramGraphList``
 bytes (gzip by default), protobuf text, and files of them. See docs/compat.md for the differences.

@@ -1,8 +1,10 @@
-"""programl 0.3.2's ``programl.transform_ops`` module, for code written against it (issue 9; SPEC §3.2).
+"""programl 0.3.2's ``programl.transform_ops`` module, for code written against it
+(docs/spec/python-api.md#transforms).
 
 ``to_json``, ``to_networkx`` and ``to_dot`` are those of :mod:`programl.io` (lossless: parallel edges keep distinct
-keys, Policy 5). :func:`to_dgl` builds a DGL graph when ``dgl`` is installed and raises an ``ImportError`` that
-says how to get it when not (0.3.2 imported dgl when ``programl`` was imported, and failed with dgl >= 1.0).
+keys, docs/spec/policy.md#lossless-conversions). :func:`to_dgl` builds a DGL graph when ``dgl`` is installed and raises
+an ``ImportError`` that says how to get it when not (0.3.2 imported dgl when ``programl`` was imported, and failed with
+dgl >= 1.0).
 """
 
 from __future__ import annotations

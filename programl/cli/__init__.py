@@ -1,5 +1,5 @@
-"""The ``programl`` command line (DESIGN §6): ``programl build | analyze | convert | dataset | train | evaluate |
-predict | export-pretrained | view``.
+"""The ``programl`` command line (docs/spec/design.md#conventions): ``programl build | analyze | convert | dataset |
+train | evaluate | predict | export-pretrained | view``.
 
 Each subcommand lives in its own module exposing ``add_parser(subparsers)`` and ``run(args) -> int``; ``programl``
 imports only the module of the command it runs (``programl --help`` lists the commands from

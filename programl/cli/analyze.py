@@ -1,13 +1,14 @@
-"""``programl analyze``: data-flow labels for saved graphs, in the DeepDataFlow layout (SPEC §4, §4.7, §9.1).
+"""``programl analyze``: data-flow labels for saved graphs, in the DeepDataFlow layout
+(docs/spec/analyses.md#label-files, docs/spec/datasets.md#deepdataflow-layout).
 
 For each graph ``<name>.ProgramGraph.pb`` and each analysis, writes
-``<DIR>/labels/<analysis>/<name>.ProgramGraphFeaturesList.pb``: one record per sampled root (SPEC §2.5). A graph is
-read once and its columnar view shared by all analyses. Graphs run in worker processes (``-j``) with a timeout
-each and a memory limit (a single graph too: it is read and labelled in its worker); a bad graph is reported on one
-line and the batch goes on; writes are atomic and a rerun skips label files that are up to date: made from the same
-graph bytes with the same analysis, format, seed, ``--max-roots`` and programl version, as
-``DIR/.programl-fresh.jsonl`` says (:mod:`programl.util.freshness`). A graph with no eligible root for an analysis
-gets no label file for it (as in the original's dataset scripts): it is reported and counted, not treated as a
+``<DIR>/labels/<analysis>/<name>.ProgramGraphFeaturesList.pb``: one record per sampled root
+(docs/spec/wire-format.md#label-records). A graph is read once and its columnar view shared by all analyses. Graphs run
+in worker processes (``-j``) with a timeout each and a memory limit (a single graph too: it is read and labelled in its
+worker); a bad graph is reported on one line and the batch goes on; writes are atomic and a rerun skips label files that
+are up to date: made from the same graph bytes with the same analysis, format, seed, ``--max-roots`` and programl
+version, as ``DIR/.programl-fresh.jsonl`` says (:mod:`programl.util.freshness`). A graph with no eligible root for an
+analysis gets no label file for it (as in the original's dataset scripts): it is reported and counted, not treated as a
 failure, and listed in ``labels/<analysis>/no_eligible_root.txt``.
 """
 

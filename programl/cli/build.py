@@ -1,5 +1,5 @@
 """``programl build``: program graphs from LLVM IR (.ll), bitcode (.bc), C, C++, OpenCL, CUDA and Fortran sources
-(SPEC §1).
+(docs/spec/graph.md).
 
 Inputs are built in worker processes (``-j``), each with a timeout and a memory limit (a single input too: it gets
 the same isolation as many); a bad input is reported on one line (``file:line:col: error: ...``) and the others go
@@ -167,7 +167,8 @@ def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
         from programl.graph_builder.xla import graph_from_hlo_bytes, other_message_kind
 
         try:
-            graph = graph_from_hlo_bytes(data, path=path)  # the builder options do not apply (SPEC §1.14)
+            # the builder options do not apply (docs/spec/graph.md#xla-hlo-graphs)
+            graph = graph_from_hlo_bytes(data, path=path)
         except GraphCreationError:
             kind = other_message_kind(data)  # a .pb this project wrote: say what it is and what reads it
             if kind is not None:

@@ -1,5 +1,5 @@
-"""What every batch command shares (DESIGN §6): one-line errors, a progress bar, a summary line, exit codes, and
-the worker pool with its limits.
+"""What every batch command shares (docs/spec/design.md#conventions): one-line errors, a progress bar, a summary line,
+exit codes, and the worker pool with its limits.
 
 A batch never stops at a bad input: each input's outcome is reported on its own line (``file:line:col: error:
 message`` where the location is known; a file name with a newline or another unprintable character is quoted, as

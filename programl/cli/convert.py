@@ -1,6 +1,7 @@
 """``programl convert``: a saved graph (.pb, .pbtxt, .json, .gz) in another format (pb, pbtxt, json, dot, svg, png).
 
-Lossless between pb, pbtxt and json (SPEC Policy 5); dot/svg/png are pictures (SPEC §3.2 ``to_dot``).
+Lossless between pb, pbtxt and json (docs/spec/policy.md#lossless-conversions); dot/svg/png are pictures
+(docs/spec/python-api.md#transforms ``to_dot``).
 
 A batch like ``programl build``'s: each graph is read and converted in a worker process (``-j``) under ``--timeout``
 and ``--max-memory`` (a single graph too, so a FIFO nobody writes to, or Graphviz on a graph too big to lay out,

@@ -1,4 +1,5 @@
-"""``programl evaluate TASK``: evaluate a trained model on held-out data (SPEC §6.5, §6.6).
+"""``programl evaluate TASK``: evaluate a trained model on held-out data (docs/spec/tasks.md#device-mapping,
+docs/spec/tasks.md#algorithm-classification).
 
 The task sub-commands and their interface are those of ``programl train`` (:mod:`programl.cli.train`).
 """

@@ -1,5 +1,5 @@
-"""``programl export-pretrained RUN_DIR [NAME]``: install a finished training run as a pretrained model (issue 11
-item 6; :mod:`programl.pretrained.export`).
+"""``programl export-pretrained RUN_DIR [NAME]``: install a finished training run as a pretrained model
+(:mod:`programl.pretrained.export`).
 
 Writes ``NAME/`` (``weights.pt``, ``vocab.csv``, ``model.json``, ``MODEL_CARD.md``) into the package's
 ``programl/models/weights`` (or ``-o DIR``), where ``programl predict`` and ``programl.models.pretrained(NAME)``

@@ -1,8 +1,8 @@
 """Output formats of ``programl build`` and ``programl convert``: file suffixes and serialisation of one graph.
 
 ``pb`` (binary ``ProgramGraph``, deterministic bytes), ``pbtxt`` (protobuf text), ``json`` (node-link with the key
-``links``, SPEC §3.2): the bytes :func:`programl.io.files.write_graph` writes for these suffixes; ``dot``
-(Graphviz text), ``svg`` and ``png`` (rendered with Graphviz's ``dot``).
+``links``, docs/spec/python-api.md#transforms): the bytes :func:`programl.io.files.write_graph` writes for these
+suffixes; ``dot`` (Graphviz text), ``svg`` and ``png`` (rendered with Graphviz's ``dot``).
 """
 
 from __future__ import annotations

@@ -35,7 +35,8 @@ def add_parser(subparsers) -> None:
 
 
 def graph_stats(graph) -> dict[str, int]:
-    """Counts of a ProgramGraph: nodes by type, edges by flow, functions (SPEC §1.1, §2.1)."""
+    """Counts of a ProgramGraph: nodes by type, edges by flow, functions (docs/spec/graph.md#node-and-edge-kinds,
+    docs/spec/wire-format.md#program-graph-messages)."""
     nodes = Counter(node.type for node in graph.node)
     edges = Counter(edge.flow for edge in graph.edge)
     return {

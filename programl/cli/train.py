@@ -1,4 +1,4 @@
-"""``programl train TASK``: train a model for a task (SPEC §6): one sub-command per task of
+"""``programl train TASK``: train a model for a task (docs/spec/tasks.md): one sub-command per task of
 :data:`programl.tasks.registry.TASKS` (``dataflow``, ``devmap``, ``classifyapp``).
 
 Each task's spec declares its options (:meth:`TaskSpec.add_train_arguments

@@ -1,5 +1,6 @@
-"""Data for learning: vocabulary, node-budget batching, the DeepDataFlow builder and downloads (SPEC §5, §6.1, §9;
-DESIGN §1, §5). The PyG data sets of the three tasks are in :mod:`programl.datasets`.
+"""Data for learning: vocabulary, node-budget batching, the DeepDataFlow builder and downloads
+(docs/spec/models.md#vocabulary, docs/spec/tasks.md#data-flow-protocol; docs/spec/design.md#package-layout,
+docs/spec/datasets.md#builds). The PyG data sets of the three tasks are in :mod:`programl.datasets`.
 
 Names are resolved lazily, so ``from programl.data import Vocabulary`` does not import torch.
 """

@@ -1,4 +1,5 @@
-"""Node-budget batching: pack examples into disjoint-graph batches of at most ``max_nodes`` nodes (SPEC §6.1).
+"""Node-budget batching: pack examples into disjoint-graph batches of at most ``max_nodes`` nodes
+(docs/spec/tasks.md#data-flow-protocol).
 
 ProGraML batches by node count, not by graph count: examples (one graph with one label record each) are appended
 to the current batch until the next one would push it over the budget (10,000 nodes for the data-flow GGNN). The
@@ -131,7 +132,8 @@ def _merge_small(batches: list[list[int]], min_graphs: int) -> list[list[int]]:
 
 
 class NodeBudgetBatchSampler(Sampler[list[int]]):
-    """Batches of example indices of at most ``max_nodes`` nodes, for ``DataLoader(batch_sampler=...)`` (SPEC §6.1).
+    """Batches of example indices of at most ``max_nodes`` nodes, for ``DataLoader(batch_sampler=...)``
+    (docs/spec/tasks.md#data-flow-protocol).
 
     Args:
         sizes: Node count of every example, in dataset order (e.g. ``dataset.sizes``).

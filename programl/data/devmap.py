@@ -1,4 +1,6 @@
-"""The OpenCL device-mapping data set (DevMap; SPEC §6.5, §7.3, §1.8 graph features, §9.2 layout).
+"""The OpenCL device-mapping data set (DevMap; docs/spec/tasks.md#device-mapping,
+docs/spec/tasks.md#device-mapping-table, docs/spec/graph.md#functions-and-modules,
+docs/spec/datasets.md#other-data-sets).
 
 680 OpenCL kernels-with-inputs, each run on a CPU (Intel i7-3820) and on a GPU of two platforms: AMD Tahiti 7970
 (``amd``) and NVIDIA GTX 970 (``nvidia``). The label says which device was faster (``oracle``: CPU or GPU;
@@ -32,13 +34,14 @@ On disk (under ``data_dir``, e.g. ``~/.cache/programl/devmap``), in ProGraML's l
     <variant>/graphs_nvidia/<name>.ProgramGraph.pb
     <variant>/manifest.jsonl          one line per row: inputs, flags, content hash, status, error, seconds
 
-where ``<name>`` is ``<benchmark>-<dataset>``. Each graph carries the graph features of SPEC §1.8 for its platform:
-``devmap_label``, ``wgsize``, ``transfer_bytes`` (int64) and ``wgsize_log1p``, ``transfer_bytes_log1p`` (float;
-unlike ProGraML's ``create.py``, ``wgsize_log1p`` is computed from ``wgsize``).
+where ``<name>`` is ``<benchmark>-<dataset>``. Each graph carries the graph features of
+docs/spec/graph.md#functions-and-modules for its platform: ``devmap_label``, ``wgsize``, ``transfer_bytes`` (int64) and
+``wgsize_log1p``, ``transfer_bytes_log1p`` (float; unlike ProGraML's ``create.py``, ``wgsize_log1p`` is computed from
+``wgsize``).
 
-Cross-validation (SPEC §6.5): :func:`cross_validation_splits` gives the paper's rotating 80/10/10 splits of a
-seeded stratified 10-fold partition (fold k is the test set, fold k+1 the validation set, the rest training);
-:func:`stratified_rows` a seeded stratified sample of the rows (quick looks, tests).
+Cross-validation (docs/spec/tasks.md#device-mapping): :func:`cross_validation_splits` gives the paper's rotating
+80/10/10 splits of a seeded stratified 10-fold partition (fold k is the test set, fold k+1 the validation set, the rest
+training); :func:`stratified_rows` a seeded stratified sample of the rows (quick looks, tests).
 """
 
 from __future__ import annotations
@@ -503,7 +506,7 @@ def extract_sources(sources: dict[str, Path], data_dir: str | os.PathLike) -> tu
 
 
 def devmap_features(row: DevmapRow) -> dict[str, int | float]:
-    """The graph features of SPEC §1.8 for one platform's row."""
+    """The graph features of docs/spec/graph.md#functions-and-modules for one platform's row."""
     return {
         "devmap_label": row.label,
         "wgsize": row.wgsize,
@@ -715,7 +718,7 @@ class DevmapData:
     Attributes:
         platform, variant: As given to :func:`load_devmap`.
         rows: One :class:`DevmapRow` per kernel-with-input.
-        graphs: The labelled ``ProgramGraph`` of each row (graph features of SPEC §1.8).
+        graphs: The labelled ``ProgramGraph`` of each row (graph features of docs/spec/graph.md#functions-and-modules).
     """
 
     platform: str
@@ -817,7 +820,8 @@ class Split:
 
 
 def cross_validation_splits(labels: Sequence[int], n_folds: int = 10, seed: int = 204) -> list[Split]:
-    """Rotating train/validation/test splits of a seeded, stratified ``n_folds``-fold partition (SPEC §6.5).
+    """Rotating train/validation/test splits of a seeded, stratified ``n_folds``-fold partition
+    (docs/spec/tasks.md#device-mapping).
 
     The examples are partitioned into ``n_folds`` folds with the class proportions of ``labels`` (scikit-learn's
     ``StratifiedKFold(shuffle=True, random_state=seed)``). Split ``k`` tests on fold ``k``, validates on fold

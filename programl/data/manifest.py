@@ -1,4 +1,5 @@
-"""The manifest of a data-set build, and the rule that says whether an input is up to date (DESIGN §1 ``data/``, §5).
+"""The manifest of a data-set build, and the rule that says whether an input is up to date
+(docs/spec/design.md#package-layout, docs/spec/datasets.md#builds).
 
 Every builder (:mod:`programl.data.deepdataflow`, :mod:`programl.data.poj104`, :mod:`programl.data.devmap`) keeps a
 ``manifest.jsonl``: one JSON object per line, with at least ``name``, ``status`` (``"ok"`` or ``"failed"``) and

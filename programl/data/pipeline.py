@@ -1,4 +1,5 @@
-"""Run the inputs of a data-set build in parallel and record each outcome in the manifest (DESIGN §1 ``data/``, §5).
+"""Run the inputs of a data-set build in parallel and record each outcome in the manifest
+(docs/spec/design.md#package-layout, docs/spec/datasets.md#builds).
 
 The loop shared by the three builders (:mod:`programl.data.deepdataflow`, :mod:`programl.data.poj104`,
 :mod:`programl.data.devmap`): every task runs in a worker (a :class:`~programl.util.executor.TimeoutProcessPool`

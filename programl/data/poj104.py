@@ -1,4 +1,6 @@
-"""The POJ-104 algorithm-classification data set (classifyapp; SPEC §6.6, §7.4, §9.2 layout, §1.8 features).
+"""The POJ-104 algorithm-classification data set (classifyapp; docs/spec/tasks.md#algorithm-classification,
+docs/spec/tasks.md#poj-104-table, docs/spec/datasets.md#other-data-sets, docs/spec/graph.md#functions-and-modules
+features).
 
 104 classes of student programs (Mou et al., AAAI 2016), one C/C++ program per file: ``codexglue/<label>/<n>.cpp``
 in ``poj104.tar.xz`` (``../shared/data/poj104``), or an extracted ``codexglue/`` directory.

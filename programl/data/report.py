@@ -1,4 +1,5 @@
-"""What a data-set build did: one :class:`BuildReport` for the three builders (DESIGN §1 ``data/``, §5).
+"""What a data-set build did: one :class:`BuildReport` for the three builders (docs/spec/design.md#package-layout,
+docs/spec/datasets.md#builds).
 
 :func:`programl.data.deepdataflow.build_dataset`, :func:`programl.data.poj104.build_poj104` (and
 :func:`~programl.data.poj104.build_legacy`) and :func:`programl.data.devmap.build_devmap` (one report per variant)

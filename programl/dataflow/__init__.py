@@ -1,4 +1,5 @@
-"""The five ProGraML data-flow analyses: labels for graph neural networks (SPEC §4, records as in SPEC §2.5).
+"""The five ProGraML data-flow analyses: labels for graph neural networks (docs/spec/analyses.md, records as in
+docs/spec/wire-format.md#label-records).
 
 >>> import programl.dataflow as df
 >>> view = df.GraphView.from_graph(graph)                     # doctest: +SKIP

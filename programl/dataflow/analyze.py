@@ -1,4 +1,5 @@
-"""Run an analysis on a graph: pick the roots, label them (SPEC §4.1; Policy 4 for the seed).
+"""Run an analysis on a graph: pick the roots, label them (docs/spec/analyses.md#common-rules;
+docs/spec/policy.md#labels for the seed).
 
 Roots: the eligible nodes of the analysis, ascending, are shuffled with ``numpy.random.default_rng(seed)
 .permutation`` and the first ``n = min(ceil(len(eligible) / 10), max_roots)`` are taken (the reference shuffles
@@ -181,7 +182,8 @@ def analyze(
     seed: int | None = 0,
     roots: Iterable[int] | None = None,
 ) -> ProgramGraphFeaturesList:
-    """Label a graph with one analysis: a ``ProgramGraphFeaturesList`` laid out as in SPEC §2.5.
+    """Label a graph with one analysis: a ``ProgramGraphFeaturesList`` laid out as in
+    docs/spec/wire-format.md#label-records.
 
     Same arguments and errors as :func:`analyze_arrays`; one record per root, in root order.
 

@@ -1,9 +1,10 @@
-"""What every rooted data-flow analysis shares: its result arrays and the run-one-root protocol (SPEC §4.1, §2.5).
+"""What every rooted data-flow analysis shares: its result arrays and the run-one-root protocol
+(docs/spec/analyses.md#common-rules, docs/spec/wire-format.md#label-records).
 
 An analysis is constructed once per graph (the reference's ``Init``: adjacency and any whole-graph sets), lists
 its eligible roots, and labels one root at a time. :class:`AnalysisResult` holds the labels of several roots as
-numpy arrays: exactly the content of one ``ProgramGraphFeaturesList`` of SPEC §2.5 (see ``records`` for the
-protobuf form).
+numpy arrays: exactly the content of one ``ProgramGraphFeaturesList`` of docs/spec/wire-format.md#label-records (see
+``records`` for the protobuf form).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The reference's breadth-first search with its duplicate-dequeue quirk, without running the queue (SPEC §4.1).
+"""The reference's breadth-first search with its duplicate-dequeue quirk, without running the queue
+(docs/spec/analyses.md#common-rules).
 
 The reference BFS holds ``(node, distance)`` pairs in a FIFO queue, marks a node visited when it is *dequeued*,
 and enqueues every neighbour that is not yet visited, without checking whether it is already queued. A node can

@@ -1,10 +1,12 @@
-"""A columnar (numpy) view of a ProgramGraph, built once and shared by every analysis and root (SPEC §4.1).
+"""A columnar (numpy) view of a ProgramGraph, built once and shared by every analysis and root
+(docs/spec/analyses.md#common-rules).
 
-The analyses of SPEC §4 never touch the protobuf per root: they read the node kinds, node functions and the edge
-list from flat numpy arrays, and walk adjacency in compressed-sparse-row (CSR) form, one CSR per flow and
-direction. SPEC §4.1: the reference builds its adjacency lists *in edge order*, and the step counts of the BFS-based
-analyses depend on that order, so each CSR row lists its neighbours in the order of the edges that produced them
-(a stable sort by source, or by target for the reverse direction). Parallel edges stay (a node appears twice).
+The analyses of docs/spec/analyses.md never touch the protobuf per root: they read the node kinds, node functions and
+the edge list from flat numpy arrays, and walk adjacency in compressed-sparse-row (CSR) form, one CSR per flow and
+direction. docs/spec/analyses.md#common-rules: the reference builds its adjacency lists *in edge order*, and the step
+counts of the BFS-based analyses depend on that order, so each CSR row lists its neighbours in the order of the edges
+that produced them (a stable sort by source, or by target for the reverse direction). Parallel edges stay (a node
+appears twice).
 
 CSRs are built lazily and cached, as are the Python-list copies that the per-root loops iterate over, and per-graph
 results of an analysis's ``Init`` (e.g. liveness sets) may be cached in :attr:`GraphView.cache`.
@@ -12,8 +14,8 @@ results of an analysis's ``Init`` (e.g. liveness sets) may be cached in :attr:`G
 :func:`cached_view` keeps the views of the last two ``ProgramGraph`` messages, each with a private copy of the message
 it was built from (protobuf messages are mutable and take no weak references, so identity cannot be trusted): a
 message equal to a copy (``==``, compared in C, about half the cost of serialising it) gets that copy's view. Calling
-``analyze(graph, a)`` once per analysis builds the view, its adjacency and the per-graph sets once (issue 12,
-item 11), and a graph changed between calls gets a new view.
+``analyze(graph, a)`` once per analysis builds the view, its adjacency and the per-graph sets once (not
+once per call), and a graph changed between calls gets a new view.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ __all__ = [
     "clear_view_cache",
 ]
 
-# Node.Type and Edge.Flow values (SPEC §1.1)
+# Node.Type and Edge.Flow values (docs/spec/graph.md#node-and-edge-kinds)
 INSTRUCTION, VARIABLE, CONSTANT = 0, 1, 2
 CONTROL, DATA, CALL = 0, 1, 2
 
@@ -234,7 +236,8 @@ class GraphView:
         return hit
 
     def nodes_of_type(self, node_type: int) -> np.ndarray:
-        """Indices >= 1 of the nodes of one kind, ascending (SPEC §4.1: index 0 is never a root)."""
+        """Indices >= 1 of the nodes of one kind, ascending (docs/spec/analyses.md#common-rules: index 0 is never a
+        root)."""
         idx = np.flatnonzero(self.node_type == node_type)
         return idx[idx >= 1]
 

@@ -1,4 +1,4 @@
-"""Data dependencies: the instructions a variable's value depends on (SPEC §4.4).
+"""Data dependencies: the instructions a variable's value depends on (docs/spec/analyses.md#datadep).
 
 * Eligible roots: every VARIABLE node with index >= 1 (argument variables included).
 * Labels: the INSTRUCTION nodes dequeued by the reference's BFS from ``(root, 0)`` backward over DATA edges (the

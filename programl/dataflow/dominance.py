@@ -1,4 +1,5 @@
-"""Dominance: the nodes of the root's function that the root dominates, by the reference's iteration (SPEC §4.3).
+"""Dominance: the nodes of the root's function that the root dominates, by the reference's iteration
+(docs/spec/analyses.md#dominance).
 
 * Eligible roots: every INSTRUCTION node with index >= 1.
 * Node set S: every node ``i >= 1`` whose ``function`` equals the root's (variables too; all constants when that

@@ -1,4 +1,4 @@
-"""Liveness: the variables and constants live out of an instruction (SPEC §4.5).
+"""Liveness: the variables and constants live out of an instruction (docs/spec/analyses.md#liveness).
 
 ``Init`` (once per graph) plays the reference's backward work list exactly:
 
@@ -13,7 +13,8 @@ Then per root:
 
 * Eligible roots: nodes with a non-empty ``OUT``. Labels: ``OUT(root)``; ``data_flow_active_node_count``: its size.
 * ``data_flow_step_count``: the reference's BFS from ``(root, 1)`` over CONTROL then DATA successors (duplicate
-  entries included, SPEC §4.1); the largest distance of an entry whose node is in ``OUT(root)``, 0 if none.
+  entries included, docs/spec/analyses.md#common-rules); the largest distance of an entry whose node is in
+  ``OUT(root)``, 0 if none.
 
 Sets are Python ints used as bit sets. When every control edge stays inside one function (always, for built graphs)
 each function numbers only the values its own instructions use, so the bit sets stay as small as the function;
@@ -21,7 +22,7 @@ otherwise all values share one numbering. The shared FIFO queue gives every func
 would get alone, so each function runs alone, smallest first (a graph bound to exceed the limit then fails on cheap
 bit sets); this changes no set and no count.
 
-Memory (issue 12, item 10): one bit set per node is quadratic in the size of a function (478k nodes of one function
+Memory: one bit set per node is quadratic in the size of a function (478k nodes of one function
 needed more than 14 GB). A function with more than :data:`DENSE_VALUES` values keeps each set as a tuple of
 :data:`CHUNK_BITS`-bit chunks instead, and a node's set shares every chunk its own uses and definitions leave
 unchanged with its successor's set (the same int objects), so a node costs a tuple of pointers plus the few chunks it

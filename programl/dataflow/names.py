@@ -1,4 +1,5 @@
-"""The names of the five data-flow analyses, in the reference's label-generation order (SPEC §4.7).
+"""The names of the five data-flow analyses, in the reference's label-generation order
+(docs/spec/analyses.md#label-files).
 
 The one home of the names: the analyses (:mod:`programl.dataflow.analyze`), the DeepDataFlow layout, the datasets and
 the command line all import :data:`ANALYSES` from here (``tests/dataflow/test_names.py`` checks that no other module
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 __all__ = ["ANALYSES", "check_analysis"]
 
-#: Names of the analyses, in the reference's label-generation order (``create_labels.sh``; SPEC §4.7).
+#: Names of the analyses, in the reference's label-generation order (``create_labels.sh``;
+#: docs/spec/analyses.md#label-files).
 ANALYSES = ("reachability", "dominance", "datadep", "liveness", "subexpressions")
 
 

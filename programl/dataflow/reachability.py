@@ -1,10 +1,11 @@
-"""Reachability: which instructions a root reaches over control edges (SPEC §4.2).
+"""Reachability: which instructions a root reaches over control edges (docs/spec/analyses.md#reachability).
 
 * Eligible roots: every INSTRUCTION node with index >= 1.
 * Labels: every node the reference's BFS dequeues, starting at ``(root, 1)`` over CONTROL edges only.
 * ``data_flow_step_count``: distance of the last dequeued entry (a lone root gives 1, a chain of four gives 4).
-* ``data_flow_active_node_count``: number of dequeues, duplicate queue entries included (SPEC §4.1), computed
-  exactly without playing a queue that grows exponentially (``bfs.count_dequeues``).
+* ``data_flow_active_node_count``: number of dequeues, duplicate queue entries included
+  (docs/spec/analyses.md#common-rules), computed exactly without playing a queue that grows exponentially
+  (``bfs.count_dequeues``).
 """
 
 from __future__ import annotations

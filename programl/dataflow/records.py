@@ -1,4 +1,4 @@
-"""Label records: :class:`AnalysisResult` <-> ``ProgramGraphFeaturesList`` (SPEC §2.5).
+"""Label records: :class:`AnalysisResult` <-> ``ProgramGraphFeaturesList`` (docs/spec/wire-format.md#label-records).
 
 One ``ProgramGraphFeaturesList`` per (graph, analysis); ``graph[k]`` is the example of the k-th root:
 
@@ -140,7 +140,7 @@ def _encode(result: AnalysisResult) -> bytearray:
 
 
 def arrays_to_labels(result: AnalysisResult) -> ProgramGraphFeaturesList:
-    """The ``ProgramGraphFeaturesList`` message of SPEC §2.5."""
+    """The ``ProgramGraphFeaturesList`` message of docs/spec/wire-format.md#label-records."""
     return ProgramGraphFeaturesList.FromString(_encode(result))
 
 
@@ -186,7 +186,7 @@ def _signed(value: int) -> int:
 
 
 def _feature_int(buf: bytes, span: tuple[int, int]) -> int:
-    """First int64 of a ``Feature`` (SPEC §2.2: ``int64_list`` is field 3)."""
+    """First int64 of a ``Feature`` (docs/spec/wire-format.md#feature-messages: ``int64_list`` is field 3)."""
     for number, wire, value in _fields(buf, *span):
         if number == 3 and wire == 2:
             for n2, w2, v2 in _fields(buf, *value):
@@ -224,8 +224,8 @@ def labels_to_arrays(
         The :class:`AnalysisResult`; roots are the nodes whose ``data_flow_root_node`` is 1.
 
     Raises:
-        AnalysisError: If a record lacks a feature of SPEC §2.5, does not have exactly one root, or the records
-            disagree on the number of nodes.
+        AnalysisError: If a record lacks a feature of docs/spec/wire-format.md#label-records, does not have exactly one
+            root, or the records disagree on the number of nodes.
     """
     buf = bytes(labels) if not hasattr(labels, "SerializeToString") else labels.SerializeToString()
     roots, rows, steps, active = [], [], [], []

@@ -1,6 +1,8 @@
-"""Common subexpressions: instructions that compute the same opcode over the same operand nodes (SPEC §4.6).
+"""Common subexpressions: instructions that compute the same opcode over the same operand nodes
+(docs/spec/analyses.md#subexpressions).
 
-Policy 4: this is the real subexpressions analysis (the reference ``analyze`` CLI runs datadep under this name).
+This is the real subexpressions analysis, as the policy says (docs/spec/policy.md#labels): the reference ``analyze``
+CLI runs datadep under this name.
 
 * Key of an INSTRUCTION node (index >= 1) with at least one incoming DATA edge: ``(text, operand sources)``, the
   sources ordered by node index for the commutative opcodes ``add fadd mul fmul or and xor`` and by operand

@@ -1,4 +1,5 @@
-"""PyG datasets over a DeepDataFlow directory: one example per label record (SPEC §6.1, §6.7, §9.1; DESIGN §5).
+"""PyG datasets over a DeepDataFlow directory: one example per label record (docs/spec/tasks.md#data-flow-protocol,
+docs/spec/models.md#graph-tensors, docs/spec/datasets.md#deepdataflow-layout; docs/spec/datasets.md#builds).
 
 :class:`DeepDataFlowDataset` reads a data set in the DeepDataFlow layout: one built by ``programl dataset build``, or
 ProGraML's released one (``graphs/``, ``labels/<analysis>/`` with the ``data_flow_*`` keys, ``train|val|test/``
@@ -34,8 +35,9 @@ own conversion.
 
 Batching: pass :attr:`DeepDataFlowDataset.sizes` to :class:`programl.data.batching.NodeBudgetBatchSampler`
 (10,000-node batches, a seeded order per epoch) and that to ``torch_geometric.loader.DataLoader(batch_sampler=...)``,
-as ``programl train dataflow`` does. :meth:`DeepDataFlowDataset.fixed_sample` gives the validation sample of SPEC
-§6.1 (graphs sorted by name, shuffled with a seeded ``random.Random``, their records taken in order).
+as ``programl train dataflow`` does. :meth:`DeepDataFlowDataset.fixed_sample` gives the validation sample of
+docs/spec/tasks.md#data-flow-protocol (graphs sorted by name, shuffled with a seeded ``random.Random``, their records
+taken in order).
 """
 
 from __future__ import annotations
@@ -234,7 +236,8 @@ class DeepDataFlowDataset(Dataset):
         return self.graph_names[int(self._graph[self.records[self.indices()[idx]]])]
 
     def fixed_sample(self, count: int, seed: int = 205) -> DeepDataFlowDataset:
-        """The first ``count`` examples in the order of ProGraML's validation sample (SPEC §6.1).
+        """The first ``count`` examples in the order of ProGraML's validation sample
+        (docs/spec/tasks.md#data-flow-protocol).
 
         Graph names sorted, shuffled with ``random.Random(seed)`` (the original: ``val_seed`` 204 plus one), each
         graph's examples in record order. Returns a view (``index_select``) of this dataset.

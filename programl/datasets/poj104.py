@@ -1,4 +1,5 @@
-"""``POJ104``: the POJ-104 algorithm-classification data set as a PyG ``InMemoryDataset`` (SPEC §6.6, §7.4; issue 10).
+"""``POJ104``: the POJ-104 algorithm-classification data set as a PyG ``InMemoryDataset``
+(docs/spec/tasks.md#algorithm-classification, docs/spec/tasks.md#poj-104-table).
 
 104 classes of student C/C++ programs; one graph per program and optimisation setting (clang-22, ProGraML's header
 recipe, :mod:`programl.data.poj104`), a graph-level target (the class, 0..103). About 52,000 programs at one setting
@@ -70,7 +71,7 @@ _KEEP = ("x", "node_type", "edge_index", "edge_flow", "edge_pos")
 
 
 class POJ104(SafeProcessing, InMemoryDataset):
-    """One split of POJ-104 (module docstring; SPEC §6.6).
+    """One split of POJ-104 (module docstring; docs/spec/tasks.md#algorithm-classification).
 
     Args:
         root: Data set directory (``raw/``, ``processed/``).
@@ -364,7 +365,8 @@ class POJ104(SafeProcessing, InMemoryDataset):
         return list(dict.fromkeys(name.rsplit(".", 1)[0] for name in self.names + self.missing))
 
     def vocabulary(self) -> Vocabulary:
-        """The count-ordered vocabulary of this split's graphs (the training vocabulary of SPEC §6.6)."""
+        """The count-ordered vocabulary of this split's graphs (the training vocabulary of
+        docs/spec/tasks.md#algorithm-classification)."""
         return split_vocabulary(self)
 
     def __repr__(self) -> str:

@@ -1,5 +1,5 @@
-"""Reading the processed files of the data sets without running code, with one-line errors (issue 10 item 1,
-issue 39; DESIGN §6; docs/security.md).
+"""Reading the processed files of the data sets without running code, with one-line errors
+(docs/spec/design.md#conventions; docs/security.md).
 
 A data set directory may have been received (shared, downloaded, unpacked from an archive). torch_geometric reads
 three kinds of file in it with pickle: ``processed/pre_transform.pt`` and ``pre_filter.pt`` with

@@ -1,11 +1,13 @@
-"""Vocabulary encoding as a PyG transform, and the text tables of processed data sets (SPEC §5, §6.6; issue 10).
+"""Vocabulary encoding as a PyG transform, and the text tables of processed data sets (docs/spec/models.md#vocabulary,
+docs/spec/tasks.md#algorithm-classification).
 
 The data sets of :mod:`programl.datasets` store node texts as ids into the data set's own text table
 (``dataset.texts``: every distinct node text of the processed data, in first-seen order; id ``len(texts)`` is
 unknown). Which vocabulary a model embeds is a choice of the task (the training split's count-ordered vocabulary for
-POJ-104 and devmap, SPEC §6.5/§6.6; the data set's ``vocab/programl.csv`` for DeepDataFlow), so it is applied as a
-transform: :class:`EncodeVocabulary` maps the ids of ``data.x`` through ``texts`` to a
-:class:`~programl.data.vocabulary.Vocabulary` (unknown texts -> its OOV id ``len(vocabulary)``).
+POJ-104 and devmap, docs/spec/tasks.md#device-mapping, docs/spec/tasks.md#algorithm-classification; the data set's
+``vocab/programl.csv`` for DeepDataFlow), so it is applied as a transform: :class:`EncodeVocabulary` maps the ids of
+``data.x`` through ``texts`` to a :class:`~programl.data.vocabulary.Vocabulary` (unknown texts -> its OOV id
+``len(vocabulary)``).
 
 Example::
 
@@ -14,7 +16,8 @@ Example::
     encode = EncodeVocabulary(vocabulary, train.texts)
     train.transform = encode                 # or POJ104(root, split="val", transform=encode)
 
-:class:`AddDeadBranches` shows training the dead blocks of old IR (issue 36 item 5): isolated ``br`` instructions.
+:class:`AddDeadBranches` shows training the dead blocks of old IR (clang 10 and 14 leave them, clang-22 does not):
+isolated ``br`` instructions.
 """
 
 from __future__ import annotations
@@ -151,15 +154,16 @@ _GRAPH_LEVEL = frozenset({"step_count", "active_nodes", "graph_index", "graph_x"
 
 
 class AddDeadBranches(BaseTransform):
-    """Append isolated ``br`` instruction nodes to a data-flow example: the dead blocks of old IR (issue 36 item 5).
+    """Append isolated ``br`` instruction nodes to a data-flow example: the dead blocks of old IR.
 
     clang-10 (and clang-14) at -O0 keep a block after ``unreachable`` or after a ``return`` in the middle of a
     function, nearly always a lone ``br label %next``; it has no predecessor, so both builders give its instruction
-    no control edge at all (SPEC §1.5: unreachable blocks get no inter-block control edges), nor a data or call
-    edge. clang-22 never emits such blocks, so DeepDataFlow-22 has none, and the shipped models label such a ``br``
-    reachable from almost every root: on graphs of old IR (the original's DeepDataFlow, a user's clang-10 pipeline)
-    they are most of reachability's false positives (``benchmarks/original_graphs.py``). With this transform on the
-    training split (``DeepDataFlowDataset(..., transform=AddDeadBranches(vocabulary["br"]))``) the model sees them.
+    no control edge at all (docs/spec/graph.md#construction-order: unreachable blocks get no inter-block control edges),
+    nor a data or call edge. clang-22 never emits such blocks, so DeepDataFlow-22 has none, and the shipped models label
+    such a ``br`` reachable from almost every root: on graphs of old IR (the original's DeepDataFlow, a user's clang-10
+    pipeline) they are most of reachability's false positives (``benchmarks/original_graphs.py``). With this transform
+    on the training split (``DeepDataFlowDataset(..., transform=AddDeadBranches(vocabulary["br"]))``) the model sees
+    them.
 
     The labels stay exact for the five analyses: a node without edges is reached by no root (reachability), is not
     dominated by the root (dominance: its set is ``{n}``), depends on nothing (datadep), and is neither a live

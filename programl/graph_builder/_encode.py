@@ -1,4 +1,5 @@
-"""Protobuf wire encoding of a ``ProgramGraph`` from flat lists (SPEC §2.1, §2.2), for the builder's output.
+"""Protobuf wire encoding of a ``ProgramGraph`` from flat lists (docs/spec/wire-format.md#program-graph-messages,
+docs/spec/wire-format.md#feature-messages), for the builder's output.
 
 Building 100k+ node messages one by one through the protobuf API costs ~4 µs per node; encoding the same bytes
 directly and parsing them once in C costs a third of that. The encoding follows the proto3 rules: fields in

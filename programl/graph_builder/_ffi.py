@@ -1,4 +1,5 @@
-"""Direct calls into llvmlite's C library, for walking a parsed module quickly (DESIGN §4).
+"""Direct calls into llvmlite's C library, for walking a parsed module quickly
+(docs/spec/design.md#building-graphs-fast).
 
 llvmlite's Python objects (``ValueRef``, ``TypeRef``) cost 3-30 µs per property access: each creates wrapper
 objects, takes a global lock and converts pointers. The graph builder makes a few calls per operand, so it calls
@@ -62,7 +63,7 @@ KIND_METADATA = 22
 KIND_INLINE_ASM = 23
 KIND_INSTRUCTION = 24
 # every llvm::Constant except functions: global variables/aliases/ifuncs, block addresses, constant expressions,
-# aggregates, data arrays/vectors, ints, floats, null, token none, undef, poison (SPEC §1.4)
+# aggregates, data arrays/vectors, ints, floats, null, token none, undef, poison (docs/spec/graph.md#operands)
 CONSTANT_KINDS = frozenset({6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 25})
 GLOBAL_KINDS = frozenset({KIND_GLOBAL_ALIAS, KIND_GLOBAL_IFUNC, KIND_GLOBAL_VARIABLE})
 

@@ -1,4 +1,5 @@
-"""C, C++, OpenCL C and CUDA -> LLVM IR with clang-22 (SPEC §3.1 front ends; DESIGN §4).
+"""C, C++, OpenCL C and CUDA -> LLVM IR with clang-22 (docs/spec/python-api.md#creation front ends;
+docs/spec/design.md#building-graphs-fast).
 
 clang must have the same major version as llvmlite's LLVM (22) so that its IR always parses. It is found through
 ``$PROGRAML_CLANG``, then ``clang-22`` on ``PATH``, then a ``clang`` on ``PATH`` whose major version is 22; when
@@ -8,7 +9,7 @@ Errors keep clang's own form: :class:`CompilerError` (a :class:`~programl.except
 ``file:line:col: error: message`` for clang's first error, and as ``error: message`` where clang gives no location.
 A compiler that runs out of memory or crashes is reported in one line (never its stack dump).
 
-Compatibility with programl 0.3.2, whose front end was clang 10 (docs/compat.md, Policy):
+Compatibility with programl 0.3.2, whose front end was clang 10 (docs/compat.md, docs/spec/policy.md):
 
 * C is compiled as clang 10 accepted it: the diagnostics that clang 15-22 turned from warnings into errors
   (:data:`C_COMPAT_FLAGS`: implicit function declarations, implicit ``int``, int/pointer conversions, incompatible
@@ -84,7 +85,7 @@ LANGUAGES = {
 #: LLVM inputs that clang also accepts (``from_clang``): textual IR and bitcode.
 IR_SUFFIXES = (".ll", ".bc")
 
-#: Flags for OpenCL C kernels (SPEC §6.5; the devmap manifest's base command).
+#: Flags for OpenCL C kernels (docs/spec/tasks.md#device-mapping; the devmap manifest's base command).
 OPENCL_FLAGS = ("-cl-std=CL1.2", "-Xclang", "-finclude-default-header", "-target", "spir64")
 
 #: The diagnostics that clang 10 reported as warnings in C and clang 15-22 report as errors (clang 15:

@@ -1,8 +1,9 @@
-/* programl's CUDA prelude (SPEC §3.1 front ends): what CUDA device code needs from the CUDA SDK's headers, so that
- * clang-22 compiles it with --cuda-device-only -nocudainc -nocudalib on a machine without the SDK. Included with
- * -include by programl.graph_builder.clang for .cu inputs: the execution-space and memory-space attributes, the
- * builtin variables (threadIdx, blockIdx, blockDim, gridDim, warpSize, from clang's own resource headers) and the
- * common atomics and fences mapped to clang builtins. Functions here are static inline: unused ones emit nothing. */
+/* programl's CUDA prelude (docs/spec/python-api.md#creation): what CUDA device code needs from the CUDA SDK's
+ * headers, so that clang-22 compiles it with --cuda-device-only -nocudainc -nocudalib on a machine without the SDK.
+ * Included with -include by programl.graph_builder.clang for .cu inputs: the execution-space and memory-space
+ * attributes, the builtin variables (threadIdx, blockIdx, blockDim, gridDim, warpSize, from clang's own resource
+ * headers) and the common atomics and fences mapped to clang builtins. Functions here are static inline: unused ones
+ * emit nothing. */
 #pragma once
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))

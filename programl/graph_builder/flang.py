@@ -1,4 +1,5 @@
-"""Fortran -> LLVM IR with flang-22 (SPEC §3.1 front ends; DESIGN §4).
+"""Fortran -> LLVM IR with flang-22 (docs/spec/python-api.md#creation front ends;
+docs/spec/design.md#building-graphs-fast).
 
 flang, LLVM's Fortran compiler, must have the same major version as llvmlite's LLVM (22), as clang must. It is
 found through ``$PROGRAML_FLANG``, then ``flang-22`` on ``PATH``, then a ``flang`` on ``PATH`` whose major version is
@@ -11,7 +12,7 @@ text, as for C). flang writes a ``.mod`` file for each Fortran module it compile
 (``-module-dir``) that is removed afterwards, unless the flags name a folder (``-module-dir``, ``-J``).
 
 flang's driver runs the compiler proper (``flang -fc1``) as a child process. programl asks the driver for that
-command (``-###``) and runs it itself, as one process (issue 39, item 3), so that
+command (``-###``) and runs it itself, as one process, so that
 
 * a timeout kills the compiler: killing the driver left its ``-fc1`` child running, reparented to init, for as long
   as the input kept it busy (minutes for a large file, for ever on a bomb);

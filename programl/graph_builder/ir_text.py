@@ -1,4 +1,5 @@
-"""The printed form of a module, split into the pieces the graph builder needs (DESIGN §4).
+"""The printed form of a module, split into the pieces the graph builder needs
+(docs/spec/design.md#building-graphs-fast).
 
 The reference builder prints each instruction with ``Instruction::print``, which numbers every value of the
 function each time: a walk that prints every instruction is quadratic. We print the whole module once (linear) and
@@ -17,7 +18,7 @@ falls back to printing that function's instructions one by one when it did not.
 
 :func:`nesting_depth` measures how deeply brackets nest in IR text before LLVM sees it: LLVM's parser (and its
 printer) recurse once per level of a constant expression, type or metadata tuple, about 1.3 KB of stack per level,
-so ten thousand levels overflow an 8 MB stack and kill the process (issue 12, item 4).
+so ten thousand levels overflow an 8 MB stack and kill the process, which Python cannot catch.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """LLVM IR -> ProGraML ``ProgramGraph``, node for node and edge for edge as ProGraML 0.3.2 builds it.
 
-Implements SPEC §1 (the graph: §1.2 node fields, §1.3 positions, §1.4 operands, §1.5 construction order, §1.6
-special constructs, §1.7 type texts, §1.8 function/module messages, §1.9 options) with the deliberate differences
-of SPEC "Policy": LLVM 22 texts (every pointer is ``ptr``), a deterministic order where the reference iterates hash
+Implements the whole of docs/spec/graph.md (node fields, edge positions, operands, construction order, special
+constructs, type texts, functions and modules, builder options) with the deliberate differences of
+docs/spec/policy.md: LLVM 22 texts (every pointer is ``ptr``), a deterministic order where the reference iterates hash
 maps, switch case values at DATA positions 2+2k, and the ``llvm_version`` module feature.
 
 This is the only module that walks LLVM objects. It parses with llvmlite (LLVM 22; older textual IR and bitcode
@@ -10,7 +10,7 @@ are upgraded by LLVM on read) in a fresh LLVM context per module, prints the mod
 instruction texts (:mod:`programl.graph_builder.ir_text`), and walks the structure through llvmlite's C functions
 (:mod:`programl.graph_builder._ffi`). Time is linear in the size of the module.
 
-Hostile input (issue 12, item 4): LLVM parses and prints nested constant expressions, types and metadata
+Hostile input: LLVM parses and prints nested constant expressions, types and metadata
 recursively, about 1.3 KB of stack per level, so deep nesting overflows the stack and kills the process (a
 segfault Python cannot catch). Textual IR is measured first (:func:`~programl.graph_builder.ir_text.nesting_depth`,
 linear): deeper than :data:`MAX_NESTING` is a :class:`GraphCreationError` at the offending bracket; deeper than a
@@ -60,7 +60,8 @@ __all__ = [
     "parse_ir",
 ]
 
-#: The version of the LLVM that reads IR (llvmlite's, e.g. ``22.1.0``); graphs record it (SPEC Policy 6).
+#: The version of the LLVM that reads IR (llvmlite's, e.g. ``22.1.0``); graphs record it
+#: (docs/spec/policy.md#provenance).
 LLVM_VERSION = ".".join(str(part) for part in llvm.llvm_version_info)
 
 INSTRUCTION, VARIABLE, CONSTANT = Node.INSTRUCTION, Node.VARIABLE, Node.CONSTANT
@@ -94,17 +95,18 @@ _PARSE_ERROR = re.compile(r"^(?:<string>|[^:\n]*):(\d+):(\d+): error: (.*)$", re
 
 @dataclass(frozen=True)
 class BuildOptions:
-    """Builder options (SPEC §1.9, ``ProgramGraphOptions``).
+    """Builder options (docs/spec/graph.md#builder-options, ``ProgramGraphOptions``).
 
     Attributes:
         instructions_only: No VARIABLE/CONSTANT nodes and no DATA edges.
         ignore_call_returns: Only forward CALL edges (external -> entry, call site -> callee entry).
-        strict: Fail when the module has no functions or some node has no edge (SPEC §1.5 step 7).
-        numbers_and_types: Not in ProGraML (issue 40 item 2, ``docs/numbers_types.md``): add the node features
+        strict: Fail when the module has no functions or some node has no edge (docs/spec/graph.md#construction-order
+            step 7).
+        numbers_and_types: Not in ProGraML (``docs/numbers_types.md``): add the node features
             ``number_digits`` (the value of numeric constants) and ``type_shape`` (vector, array and struct types)
             and the module feature ``numbers_and_types`` (:mod:`programl.graph_builder.numbers_types`). Off: the
             faithful graph, byte for byte.
-        string_bytes: Not in ProGraML (issue 40 item 4, ``docs/numbers_types.md``): add the node feature
+        string_bytes: Not in ProGraML (``docs/numbers_types.md``): add the node feature
             ``string_bytes`` (the bytes of string constants) and its module feature
             (:mod:`programl.graph_builder.string_bytes`). Off: the faithful graph, byte for byte.
     """
@@ -382,7 +384,7 @@ def graph_from_ir(
     module_name: str | None = None,
     options: BuildOptions = BuildOptions(),
 ) -> ProgramGraph:
-    """Build the graph of textual LLVM IR (SPEC §1).
+    """Build the graph of textual LLVM IR (docs/spec/graph.md).
 
     Args:
         text: The IR.
@@ -454,7 +456,7 @@ def build_graph(
     options: BuildOptions = BuildOptions(),
     path: str | None = None,
 ) -> ProgramGraph:
-    """Build the ProGraML graph of a parsed module (SPEC §1.5).
+    """Build the ProGraML graph of a parsed module (docs/spec/graph.md#construction-order).
 
     Args:
         module: An llvmlite module.
@@ -511,7 +513,8 @@ def _check_strict(graph: ProgramGraph, name: str, path: str | None) -> None:
 
 
 class _Builder:
-    """Walks a parsed module into node and edge columns, in the reference's emission order (SPEC §1.5).
+    """Walks a parsed module into node and edge columns, in the reference's emission order
+    (docs/spec/graph.md#construction-order).
 
     LLVM is asked for what the printed text cannot give: the handles of functions, blocks, instructions, arguments
     and operands (read in C, one list per object), the types of used values and the printed form of constants.
@@ -532,7 +535,7 @@ class _Builder:
         # constants: the key is the constant's printed text (LLVM uniques constants by value)
         self.constant_text: dict[str, str] = {}
         self.constant_key_of: dict[int, str] = {}  # constant handle -> key
-        self.type_text: dict[int, str] = {}  # type handle -> text (§1.7 collapsed)
+        self.type_text: dict[int, str] = {}  # type handle -> text (docs/spec/graph.md#type-texts collapsed)
         self.function_index: dict[int, int] = {}  # function handle -> index
         self.function_signature: dict[int, tuple] = {}
         self.heads: dict[tuple[int, str], int] = {}  # (node type, node text) -> head id
@@ -544,7 +547,8 @@ class _Builder:
     def type_text_of(self, type_: int) -> str:
         text = self.type_text.get(type_)
         if text is None:
-            # §1.7: a struct (after stripping pointer levels; with opaque pointers there are none) is `struct`
+            # docs/spec/graph.md#type-texts: a struct (after stripping pointer levels; with opaque pointers there are
+            # none) is `struct`
             text = "struct" if ffi.type_kind(type_) == ffi.TYPE_STRUCT else self.print_type(type_)
             self.type_text[type_] = text
         return text
@@ -671,7 +675,8 @@ class _Builder:
         op_kind[(op_kind >= 1) & (op_kind <= 3) & (owner[found] != inst_def[op_user])] = 5
         position = op_index.copy()
         switch = is_opcode("switch")
-        # LLVM 22 keeps case values out of a switch's operands; LLVM 10 listed them at 2, 4, ... (Policy 3)
+        # LLVM 22 keeps case values out of a switch's operands; LLVM 10 listed them at 2, 4, ...
+        # (docs/spec/policy.md#switch-case-positions)
         position[switch[op_user] & (op_index > 0)] = -1
 
         # variables: one per use of an instruction's result; used arguments
@@ -686,7 +691,8 @@ class _Builder:
         argument_used[op_id[argument_ops]] = True
         used_arguments = np.flatnonzero(argument_used)
 
-        # node numbers: per function, each instruction then its variables, then its used arguments (§1.5)
+        # node numbers: per function, each instruction then its variables, then its used arguments
+        # (docs/spec/graph.md#construction-order)
         items = np.concatenate(([0], np.cumsum(1 + n_variables)))
         def_items = items[def_inst_end] - items[def_inst_start]
         def_used = np.bincount(arg_def[used_arguments], minlength=n_definitions)
@@ -776,7 +782,7 @@ class _Builder:
                     zip(instruction_handles[call_arguments].tolist(), map(producer_types.__getitem__, at))
                 )
 
-        # call sites: a call whose callee operand is a function (SPEC §1.5)
+        # call sites: a call whose callee operand is a function (docs/spec/graph.md#construction-order)
         calls = np.flatnonzero(is_opcode("call") & (counts > 0))
         calls = calls[op_kind[op_first[calls] + counts[calls] - 1] == 4]
         inst_node_list = inst_node.tolist()
@@ -830,7 +836,8 @@ class _Builder:
                 identifier = f"%{slots[a - definition_arguments[d]]}"
             head[node] = self.head(VARIABLE, self.type_text_of(type_))
             function_of[node] = defined[d]
-            block_of[node] = definition_blocks[d + 1]  # one past the function's last block (§1.5)
+            # one past the function's last block (docs/spec/graph.md#construction-order)
+            block_of[node] = definition_blocks[d + 1]
             source_of[node] = len(sources)
             sources.append(f"{printed_type} {identifier}")
         undefined_head = self.head(INSTRUCTION, UNDEFINED_FUNCTION_TEXT)
@@ -839,7 +846,7 @@ class _Builder:
             head[node] = undefined_head
             function_of[node] = index
 
-        # constants last (SPEC §1.5 step 5): function unset, block = total number of blocks
+        # constants last (docs/spec/graph.md#construction-order step 5): function unset, block = total number of blocks
         constant_keys, constant_edges = (
             self.constants(op_kind, op_user, position, handles, switch, texts, inst_node, n_before_constants)
             if data_nodes
@@ -860,9 +867,9 @@ class _Builder:
     def control_between_blocks(
         self, op_kind, op_id, op_user, inst_block, inst_node, block_start, block_end, is_br, definition_blocks
     ):
-        """CONTROL edges between blocks, breadth-first from each function's entry block (§1.5), and each
-        function's entry and exits. Successors are the block operands in operand order, except a two-way ``br``
-        (operands cond, false, true): successors true, false."""
+        """CONTROL edges between blocks, breadth-first from each function's entry block
+        (docs/spec/graph.md#construction-order), and each function's entry and exits. Successors are the block operands
+        in operand order, except a two-way ``br`` (operands cond, false, true): successors true, false."""
         n_blocks = len(block_start)
         successors: list[list[int]] = [[] for _ in range(n_blocks)]
         block_ops = np.flatnonzero(op_kind == 2)
@@ -903,7 +910,8 @@ class _Builder:
         """The constants in order of first use (keys), and their DATA edges (one per use, grouped by constant).
 
         A use is a constant operand (a printed value; a global: its definition line) or a switch case value
-        (before the switch's operands, at positions 2, 4, ...: SPEC §1.3, Policy 3)."""
+        (before the switch's operands, at positions 2, 4, ...: docs/spec/graph.md#edge-positions,
+        docs/spec/policy.md#switch-case-positions)."""
         key_id: dict[str, int] = {}
         keys: list[str] = []
 
@@ -923,7 +931,9 @@ class _Builder:
             if key is None:
                 kind = ffi.value_kind(value)
                 if kind not in ffi.CONSTANT_KINDS:
-                    continue  # functions, metadata, inline asm: no node, but the position still advances (§1.4)
+                    # functions, metadata, inline asm: no node, but the position still advances
+                    # (docs/spec/graph.md#operands)
+                    continue
                 key = self.constant_key(value, kind)
             unique_kid[u] = register(key)
         op_kid = unique_kid[inverse.reshape(-1)]
@@ -969,7 +979,8 @@ class _Builder:
         return [keys[k] for k in key_order.tolist()], edges
 
     def function_profile(self, header: str) -> list[tuple[str, int]]:
-        """``llvm_profile_entry_count`` from a ``!prof`` attachment on the ``define`` line (SPEC §1.8)."""
+        """``llvm_profile_entry_count`` from a ``!prof`` attachment on the ``define`` line
+        (docs/spec/graph.md#functions-and-modules)."""
         match = re.search(r"!prof (![0-9]+)", header)
         if not match:
             return []
@@ -981,7 +992,8 @@ class _Builder:
         return []
 
     def maybe_call_site(self, node: int, text: str, operands: list[int], instruction: int) -> None:
-        """Record a CALL edge when LLVM's ``CallInst::getCalledFunction()`` is non-null (SPEC §1.5).
+        """Record a CALL edge when LLVM's ``CallInst::getCalledFunction()`` is non-null
+        (docs/spec/graph.md#construction-order).
 
         In LLVM 22 that needs the callee operand to be a function whose type equals the call's function type.
         The call's function type is vararg exactly when it is printed before the callee (``call i32 (ptr, ...)
@@ -1018,7 +1030,7 @@ class _Builder:
             self.call_sites.append((node, index))
 
     def instruction_profiles(self, texts: list[str], inst_node: list[int]) -> None:
-        """Profile features of instructions with ``!prof`` metadata (SPEC §1.2)."""
+        """Profile features of instructions with ``!prof`` metadata (docs/spec/graph.md#node-fields)."""
         for index, text in enumerate(texts):
             if "!prof " not in text:
                 continue
@@ -1031,7 +1043,8 @@ class _Builder:
                 self.node_int_features[inst_node[index]] = features
 
     def call_edges(self, function_entry: list[int], function_exits: list[list[int]]) -> np.ndarray:
-        """CALL edges: external <-> every function, then call sites <-> callees (SPEC §1.5 step 4, Policy 2)."""
+        """CALL edges: external <-> every function, then call sites <-> callees (docs/spec/graph.md#construction-order
+        step 4, docs/spec/policy.md#deterministic-order)."""
         edges: list[int] = []
         returns = not self.options.ignore_call_returns
         for entry, exits in zip(function_entry, function_exits):
@@ -1103,7 +1116,7 @@ def _unnamed_argument_slots(function: int) -> list[int]:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# Profile metadata (SPEC §1.2, §1.5 step 6)
+# Profile metadata (docs/spec/graph.md#node-fields, docs/spec/graph.md#construction-order step 6)
 
 
 def _metadata_fields(value: str) -> list[str]:

@@ -1,10 +1,9 @@
-"""String constants' bytes in the graph (issue 40 item 4; ``docs/numbers_types.md``, "String bytes"): an opt-in
-node feature.
+"""String constants' bytes in the graph (``docs/numbers_types.md``, "String bytes"): an opt-in node feature.
 
 ProGraML's graph keeps a string global (``@.str = private unnamed_addr constant [4 x i8] c" %d\\00"``) as a
-CONSTANT node whose text is ``ptr`` (SPEC §1.2): its bytes are only in ``full_text``, which no model reads, so
-two programs that differ only in their output format (``"%d\\n"`` against ``"%d "``) give the model the same graph.
-POJ-104's most confused class pairs are such programs (``docs/results.md`` §7, "Where the errors are"). This
+CONSTANT node whose text is ``ptr`` (docs/spec/graph.md#node-fields): its bytes are only in ``full_text``, which no
+model reads, so two programs that differ only in their output format (``"%d\\n"`` against ``"%d "``) give the model the
+same graph. POJ-104's most confused class pairs are such programs (``docs/results.md`` §7, "Where the errors are"). This
 module adds the bytes as a node **feature** of the ordinary ``ProgramGraph``, as
 :mod:`programl.graph_builder.numbers_types` adds numbers and shapes: no new nodes, edges or proto fields, and the
 graph with the option off is the faithful graph byte for byte.

@@ -1,7 +1,8 @@
 """XLA HLO -> ProGraML ``ProgramGraph``, node for node and edge for edge as ProGraML 0.3.2's ``xla2graph`` builds it.
 
-Implements SPEC §1.14 (the XLA HLO front-end) with the node and edge conventions of SPEC §1.2-§1.3 and the
-Function/Module messages of SPEC §1.8. The rules are those of the original's ``HloModuleGraphBuilder``
+Implements docs/spec/graph.md#xla-hlo-graphs (the XLA HLO front-end) with the node and edge conventions of
+docs/spec/graph.md#node-fields, docs/spec/graph.md#edge-positions and the Function/Module messages of
+docs/spec/graph.md#functions-and-modules. The rules are those of the original's ``HloModuleGraphBuilder``
 (``programl/ir/xla/hlo_module_graph_builder.cc`` and ``xla_stringifier.cc``):
 
 * node 0 is the ``[external]`` instruction; the module is named after the HLO module;

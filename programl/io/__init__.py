@@ -1,4 +1,6 @@
-"""Serialization and conversion of program graphs (SPEC §3.2, §3.3, §9.1; Policy 5; DESIGN §2).
+"""Serialization and conversion of program graphs (docs/spec/python-api.md#transforms,
+docs/spec/python-api.md#serialization, docs/spec/datasets.md#deepdataflow-layout;
+docs/spec/policy.md#lossless-conversions; docs/spec/design.md#data-model).
 
 * :mod:`~programl.io.serialize`: ``ProgramGraphList`` bytes / text / files (``save_graphs``, ``load_graphs``, ...).
 * :mod:`~programl.io.json_convert`: networkx node-link JSON (``to_json``, ``from_json``).

@@ -1,4 +1,5 @@
-"""Interoperating with CompilerGym's ProGraML observations (an optional adapter; SPEC §3.2, Policy 5).
+"""Interoperating with CompilerGym's ProGraML observations (an optional adapter; docs/spec/python-api.md#transforms,
+docs/spec/policy.md#lossless-conversions).
 
 CompilerGym's LLVM environments expose two ProGraML observations, both built by ProGraML's C++ node-link writer
 (the one behind 0.3.2's ``graph2json``) from the environment's current LLVM 10 module:
@@ -6,8 +7,8 @@ CompilerGym's LLVM environments expose two ProGraML observations, both built by 
 * ``ProgramlJson``: the node-link dict (every link has ``key: 0``; links are in protobuf edge order, so nothing is
   lost);
 * ``Programl``: ``networkx.readwrite.json_graph.node_link_graph(<that dict>, multigraph=True, directed=True)``, a
-  ``MultiDiGraph`` in which the shared key 0 has already collapsed parallel edges (SPEC §3.2 quirk 1), and whose edge
-  order is networkx's (grouped by source node).
+  ``MultiDiGraph`` in which the shared key 0 has already collapsed parallel edges (the first difference of
+  docs/spec/python-api.md#transforms), and whose edge order is networkx's (grouped by source node).
 
 This module converts both to and from ``ProgramGraph`` without importing ``compiler_gym`` (which does not install on
 Python >= 3.11 and downloads LLVM at first use). What :func:`to_programl_json_observation` and
@@ -21,7 +22,7 @@ every attribute. :func:`graph_from_env` asks a live environment for ``ProgramlJs
 ``compiler_gym``.
 
 Graphs from CompilerGym come from LLVM 10 (typed pointers such as ``i32*``); graphs built by this package come from
-LLVM 22 (``ptr``; Policy 1). Do not mix them in one data set.
+LLVM 22 (``ptr``; docs/spec/policy.md#llvm-22-texts). Do not mix them in one data set.
 """
 
 from __future__ import annotations

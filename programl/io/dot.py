@@ -1,4 +1,4 @@
-"""ProgramGraph -> Graphviz DOT text, and rendering it to SVG/PNG (SPEC §3.2 ``to_dot``).
+"""ProgramGraph -> Graphviz DOT text, and rendering it to SVG/PNG (docs/spec/python-api.md#transforms ``to_dot``).
 
 :func:`to_dot` writes what ProGraML 0.3.2's ``graph2dot`` writes (boost ``write_graphviz`` of a subgraph tree):
 

@@ -1,4 +1,5 @@
-"""Single graph and label files, in the layout of ProGraML's DeepDataFlow data set (SPEC §9.1, DESIGN §5).
+"""Single graph and label files, in the layout of ProGraML's DeepDataFlow data set
+(docs/spec/datasets.md#deepdataflow-layout, docs/spec/datasets.md#builds).
 
 The format comes from the file name:
 
@@ -162,7 +163,8 @@ def write_graph(path: str | os.PathLike, graph: ProgramGraph) -> Path:
 
 
 def read_features_list(path: str | os.PathLike) -> ProgramGraphFeaturesList:
-    """Read a ``ProgramGraphFeaturesList`` (data-flow labels, SPEC §2.5) from a ``.pb``, ``.pbtxt`` or ``.json`` file.
+    """Read a ``ProgramGraphFeaturesList`` (data-flow labels, docs/spec/wire-format.md#label-records) from a ``.pb``,
+    ``.pbtxt`` or ``.json`` file.
 
     Raises:
         GraphCreationError: The file's contents are not labels in the format its name says.

@@ -1,4 +1,5 @@
-"""ProgramGraph <-> networkx node-link JSON, losslessly (SPEC §3.2 ``to_json``, Policy 5).
+"""ProgramGraph <-> networkx node-link JSON, losslessly (docs/spec/python-api.md#transforms ``to_json``,
+docs/spec/policy.md#lossless-conversions).
 
 The layout is the one ProGraML 0.3.2's ``graph2json`` writes and CompilerGym's ``ProgramlJson`` observation holds::
 
@@ -17,7 +18,8 @@ Where this differs from ``graph2json`` (all three keep it lossless; every reader
 
 * ``key`` numbers parallel edges between the same ordered node pair 0, 1, 2, ... in edge order (networkx's own
   numbering), so ``node_link_graph`` keeps them. ``graph2json`` writes ``key: 0`` on every link, which makes networkx
-  collapse parallel edges (SPEC §3.2 quirk 1); :func:`from_json` reads the link list itself and never collapses.
+  collapse parallel edges (the first difference of docs/spec/python-api.md#transforms); :func:`from_json` reads the
+  link list itself and never collapses.
 * ``order`` is the edge's index in ``ProgramGraph.edge``. networkx iterates edges grouped by source node, so it cannot
   remember the global edge order by itself; this one integer per edge restores it. Readers sort links by ``order``
   when present (links without it keep their place after the ordered ones) and use list order otherwise, so graphs
@@ -596,7 +598,7 @@ def _feature_lists_to_json(lists: FeatureLists) -> JsonDict:
 
 
 def features_list_to_json(features_list: ProgramGraphFeaturesList) -> JsonDict:
-    """A ``ProgramGraphFeaturesList`` (label file, SPEC §2.5) as a JSON-serializable dict.
+    """A ``ProgramGraphFeaturesList`` (label file, docs/spec/wire-format.md#label-records) as a JSON-serializable dict.
 
     Each message field appears only when the message has it (``{}`` when present but empty); each ``FeatureList``
     is a list of feature values, e.g. ``"data_flow_value": [[0], [1], [1], ...]``.

@@ -1,4 +1,5 @@
-"""ProgramGraph <-> ``networkx.MultiDiGraph``, losslessly (SPEC §3.2 ``to_networkx``, Policy 5, DESIGN §2).
+"""ProgramGraph <-> ``networkx.MultiDiGraph``, losslessly (docs/spec/python-api.md#transforms ``to_networkx``,
+docs/spec/policy.md#lossless-conversions, docs/spec/design.md#data-model).
 
 The graph has exactly the attributes of ProGraML's and CompilerGym's ``Programl`` observation
 (``node_link_graph(<graph2json output>, multigraph=True, directed=True)``):
@@ -15,8 +16,8 @@ Differences from ProGraML 0.3.2 / CompilerGym, both needed for a lossless round 
 
 * Parallel edges (two DATA edges from one variable into ``select i1 true, i32 %k, i32 %k``, one constant used twice
   by an instruction) are kept with distinct keys 0, 1, ... (networkx's own numbering, in edge order). The original
-  gives every edge key 0, so networkx collapses them (SPEC §3.2 quirk 1). A graph without parallel edges has key 0
-  on every edge, as CompilerGym's.
+  gives every edge key 0, so networkx collapses them (the first difference of docs/spec/python-api.md#transforms).
+  A graph without parallel edges has key 0 on every edge, as CompilerGym's.
 * One more graph attribute, ``edge_order``: the ``(source, target, key)`` of every edge in ``ProgramGraph.edge``
   order. networkx iterates edges grouped by source node and cannot hold the global edge order by itself (which the
   analyses and the wire format depend on); :func:`from_networkx` emits edges in this order. Edges it does not name

@@ -1,4 +1,4 @@
-"""One input or many: the dispatch of the transform ops (SPEC §3.2, as programl 0.3.2's).
+"""One input or many: the dispatch of the transform ops (docs/spec/python-api.md#transforms, as programl 0.3.2's).
 
 One input (a ``ProgramGraph``, a networkx graph, node-link data) is converted here and now; an iterable of them
 gives a lazy iterator through :func:`programl.util.executor.execute`. Anything else, and a bad ``timeout`` or

@@ -1,8 +1,9 @@
-"""ProgramGraph <-> torch-geometric conversion (SPEC §6.1 inputs, §6.6 encoding, §6.7; DESIGN §2).
+"""ProgramGraph <-> torch-geometric conversion (docs/spec/models.md#data-flow-ggnn, docs/spec/models.md#graph-tensors;
+docs/spec/design.md#data-model).
 
-:func:`to_pyg` turns one ``ProgramGraph`` (optionally with one data-flow label record, SPEC §2.5) into a homogeneous
-:class:`torch_geometric.data.Data`; :func:`to_pyg_examples` does the same for every record of a
-``ProgramGraphFeaturesList`` while reading the graph once; :func:`to_hetero` gives a
+:func:`to_pyg` turns one ``ProgramGraph`` (optionally with one data-flow label record,
+docs/spec/wire-format.md#label-records) into a homogeneous :class:`torch_geometric.data.Data`; :func:`to_pyg_examples`
+does the same for every record of a ``ProgramGraphFeaturesList`` while reading the graph once; :func:`to_hetero` gives a
 :class:`torch_geometric.data.HeteroData` with one node type per ``Node.Type`` and one relation per
 (source type, flow, target type); :func:`from_pyg` is the inverse of :func:`to_pyg` for the structure (node types and
 texts, edges with flows and positions, in order), enough for round trips.
@@ -134,7 +135,7 @@ def _adder(vocabulary: Any) -> Any:
 
 
 class GraphArrays:
-    """Columnar view of a ``ProgramGraph`` (DESIGN §2): numpy arrays read once from the protobuf.
+    """Columnar view of a ``ProgramGraph`` (docs/spec/design.md#data-model): numpy arrays read once from the protobuf.
 
     Attributes:
         node_type: (N,) int64 ``Node.Type``.
@@ -380,8 +381,8 @@ def to_pyg(
             (:class:`~programl.datasets.transforms.TextTable`) gets each new text added with the next id instead.
             Without one, ``x`` is all zeros (the OOV id of an empty vocabulary) and the texts are kept in
             ``data.text``.
-        labels: One ``ProgramGraphFeatures`` of a data-flow ``ProgramGraphFeaturesList`` (SPEC §2.5): adds ``root``,
-            ``y``, ``step_count`` (and ``active_nodes``).
+        labels: One ``ProgramGraphFeatures`` of a data-flow ``ProgramGraphFeaturesList``
+            (docs/spec/wire-format.md#label-records): adds ``root``, ``y``, ``step_count`` (and ``active_nodes``).
         keep_text: Store the node texts as ``data.text`` (as the graph has them); default: only when ``vocabulary``
             is None.
         typed_pointers: How the typed-pointer texts of a graph built by the original ProGraML (LLVM 10: ``i32*``,
@@ -420,7 +421,8 @@ def to_pyg_examples(
     keep_text: bool | None = None,
     typed_pointers: str = "auto",
 ) -> Iterator[Data]:
-    """Yield one ``Data`` per label record of ``labels`` (one training example each, SPEC §6.1).
+    """Yield one ``Data`` per label record of ``labels`` (one training example each,
+    docs/spec/models.md#data-flow-ggnn).
 
     The graph is read once; the node and edge tensors are shared (not copied) between the yielded examples, so treat
     them as read-only. Arguments and attributes as in :func:`to_pyg`.

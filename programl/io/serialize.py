@@ -1,4 +1,4 @@
-"""Saving and loading lists of program graphs (SPEC §3.3), with programl 0.3.2's semantics.
+"""Saving and loading lists of program graphs (docs/spec/python-api.md#serialization), with programl 0.3.2's semantics.
 
 Graphs travel as one ``ProgramGraphList`` message (``context`` unset), gzip-compressed by default:
 

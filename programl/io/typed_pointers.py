@@ -1,12 +1,13 @@
-"""Node texts of graphs built by the original ProGraML (LLVM 10) read as LLVM 22 prints them (issue 36 item 5;
-SPEC Policy 1, §1.2, §1.7; docs/llvm22.md ``opaque-pointer-texts``).
+"""Node texts of graphs built by the original ProGraML (LLVM 10) read as LLVM 22 prints them, so that the models of
+this project read them (docs/spec/policy.md#llvm-22-texts, docs/spec/graph.md#type-texts; docs/llvm22.md
+``opaque-pointer-texts``).
 
 A graph made by ProGraML 0.3.2's ``llvm2graph-10`` (the released DeepDataFlow graphs, a user's own pipeline) names
-every pointer by its pointee: a VARIABLE or CONSTANT node's text is its type with the struct-collapsing rule of SPEC
-§1.7 (``i32*``, ``struct*``, ``i8**``, ``[4 x i8*]``, ``i32 (i32)*``, ``float addrspace(1)*``). This project parses
-IR with LLVM 22, which has only opaque pointers, so its graphs (and the vocabularies of its models) say ``ptr``,
-``[4 x ptr]``, ``ptr addrspace(1)``. INSTRUCTION texts (opcodes, ``[external]``, ``; undefined function``) are the
-same in both and never hold a ``*``.
+every pointer by its pointee: a VARIABLE or CONSTANT node's text is its type with the struct-collapsing rule of
+docs/spec/graph.md#type-texts (``i32*``, ``struct*``, ``i8**``, ``[4 x i8*]``, ``i32 (i32)*``, ``float addrspace(1)*``).
+This project parses IR with LLVM 22, which has only opaque pointers, so its graphs (and the vocabularies of its models)
+say ``ptr``, ``[4 x ptr]``, ``ptr addrspace(1)``. INSTRUCTION texts (opcodes, ``[external]``, ``; undefined function``)
+are the same in both and never hold a ``*``.
 
 :func:`llvm22_text` rewrites one text: every pointer type becomes ``ptr`` (``ptr addrspace(N)`` outside address
 space 0), inside arrays, vectors and function types too; quoted names (``%"class.Foo<int*>"``) are left alone; a
@@ -24,7 +25,7 @@ How :func:`programl.io.pyg.to_pyg` (and the data sets, and ``programl predict``)
   texts as they are.
 * ``"map"``: every text is replaced by its LLVM 22 form before the lookup (also those the vocabulary holds, and
   for a growing table).
-* ``"keep"``: texts are looked up as they are (the behaviour before issue 36 item 5: ``i32*`` is out of a
+* ``"keep"``: texts are looked up as they are (the behaviour before this mapping existed: ``i32*`` is out of a
   ``ptr`` vocabulary).
 """
 

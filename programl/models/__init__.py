@@ -1,11 +1,12 @@
-"""Graph neural networks of ProGraML on torch-geometric (SPEC §6, DESIGN §1).
+"""Graph neural networks of ProGraML on torch-geometric (docs/spec/models.md, docs/spec/design.md#package-layout).
 
-* :class:`TypedGGNNConv` - the typed, position-gated GGNN layer (SPEC §6.1).
+* :class:`TypedGGNNConv` - the typed, position-gated GGNN layer (docs/spec/models.md#data-flow-ggnn).
 * :class:`DataflowGGNN` - the DeepDataFlow node classifier (87,070 parameters with a 2,230-entry vocabulary);
   :class:`DataflowRGCN` - a drop-in alternative built on PyG's ``RGCNConv``.
-* :class:`GGNNGraphClassifier` - graph-level classifier for devmap and POJ-104 (SPEC §6.5, §6.6);
-  :class:`RGCNGraphClassifier` - its R-GCN alternative for POJ-104; :class:`PooledReadoutClassifier` - devmap with
-  another graph readout (K channels, sum or mean pooling).
+* :class:`GGNNGraphClassifier` - graph-level classifier for devmap and POJ-104
+  (docs/spec/models.md#device-mapping-model, docs/spec/models.md#classification-model); :class:`RGCNGraphClassifier` -
+  its R-GCN alternative for POJ-104; :class:`PooledReadoutClassifier` - devmap with another graph readout (K channels,
+  sum or mean pooling).
 * :mod:`programl.models.metrics` - ProGraML's per-batch and per-epoch metrics.
 * :func:`build_model` - a network from its description (``model.json``'s ``model``; what training builds too).
 * ``pretrained`` / ``pretrained_names`` / ``PretrainedModel``: aliases of :mod:`programl.pretrained` (the model zoo,

@@ -1,4 +1,4 @@
-"""A network from its description (issue 35 item 1): ``{"class", "args", "kwargs"}``, the ``model`` entry of a
+"""A network from its description: ``{"class", "args", "kwargs"}``, the ``model`` entry of a
 pretrained model's ``model.json`` and what :meth:`TaskSpec.model_spec <programl.tasks.base.TaskSpec.model_spec>`
 makes of a run's options. Training and the model zoo build every network through :func:`build_model`, so the two
 cannot drift apart."""

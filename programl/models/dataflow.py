@@ -1,4 +1,5 @@
-"""Node classifiers for the DeepDataFlow analyses (SPEC §6.1, §6.7).
+"""Node classifiers for the DeepDataFlow analyses (docs/spec/models.md#data-flow-ggnn,
+docs/spec/models.md#graph-tensors).
 
 :class:`DataflowGGNN` is ProGraML's GGNN exactly as configured for the paper (``flags/programl.txt``):
 
@@ -26,14 +27,14 @@ aggregation the root's text reaches them averaged with every other user of that 
 root" cannot be told apart once an operand has many users. The extra term is zero at initialisation, so a faithful
 checkpoint loads into it (``init_from_missing_ok``) and starts out computing the same logits.
 
-``control_floods=True`` (not in the paper; issue 36 items 2 and 3; shipped as ``liveness-floods``) adds to each
+``control_floods=True`` (not in the paper; shipped as ``liveness-floods``) adds to each
 node's text embedding four learned vectors, scaled like the selector, where the node lies after / before the root
 along control flow, with and without the loops' back edges (:mod:`programl.models.control_floods`). Why: a
 30-step GGNN cannot tell a use after the root from one before it on a large function, which is where liveness
 failed (F1 0.83 on graphs over 500 nodes; 0.976 with the floods). The vectors start at zero, so a faithful
 checkpoint starts from its own logits.
 
-``meet=True`` (not in the paper; issue 36 item 2) gives the layer a meet over control predecessors
+``meet=True`` (not in the paper) gives the layer a meet over control predecessors
 (:class:`~programl.models.ggnn.TypedGGNNConv`'s ``meet_flow=0``): each step's input also holds the per-channel
 minimum of a learned map of the node's control predecessors' states. Why: dominance intersects over control
 predecessors (a node is dominated iff every predecessor is), and the step-free dominance model's errors that no
@@ -143,7 +144,7 @@ class _DataflowNodeClassifier(nn.Module):
 
 
 class DataflowGGNN(_DataflowNodeClassifier):
-    """ProGraML's data-flow GGNN (SPEC §6.1); see the module docstring.
+    """ProGraML's data-flow GGNN (docs/spec/models.md#data-flow-ggnn); see the module docstring.
 
     Args:
         vocabulary_size: ``len(vocabulary)``; the embedding has one more row for the OOV id.
@@ -229,7 +230,7 @@ class DataflowGGNN(_DataflowNodeClassifier):
         latch: bool = False,
     ) -> tuple[Tensor, Tensor]:
         """Node logits with a step count per graph: message passing runs on until the graph's predictions stop
-        changing, as the analysis runs to its fixed point (issue 36 item 2; inference only, not the paper's).
+        changing, as the analysis runs to its fixed point (inference only, not the paper's).
 
         Every graph takes at least ``min_steps`` steps (default: :attr:`num_steps`, the T it was trained at) and at
         most ``max_steps``; after ``min_steps`` it halts once no node's predicted class has changed for
@@ -240,7 +241,7 @@ class DataflowGGNN(_DataflowNodeClassifier):
         ``min_steps`` a node keeps the logits of the step at which it was most confidently true, so a node once
         predicted true stays true, as the analysis never takes a fact back; "changed" then means a node turned true.
         The recurrence was trained over at most a few hundred steps, and run for thousands its predicted set can
-        shrink again after the wavefront passed (issue 36: reachability-step-free on the longest kernels).
+        shrink again after the wavefront passed (reachability-step-free did on the longest kernels).
 
         Returns:
             The (N, 2) logits and the (G,) steps each graph of the batch took.
@@ -253,7 +254,7 @@ class DataflowGGNN(_DataflowNodeClassifier):
     def logits_each_step(self, data: Data, max_steps: int):
         """Yield the node logits (N, 2) after each step 1, 2, ..., ``max_steps`` of one pass (the logits of step T
         are :meth:`forward` at T): for recording how a model's predictions evolve step by step
-        (``scripts/dataflow_steps.py``, issue 36: telling an early halt from drift from a node never right)."""
+        (``studies/dataflow_steps.py``: telling an early halt from drift from a node never right)."""
         h, step, logits_of = self._stepping(data, getattr(data, "batch", None))
         for _ in range(max_steps):
             h = step(h)

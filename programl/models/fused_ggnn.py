@@ -1,4 +1,4 @@
-"""A fused step of the typed GGNN for the CPU (issue 38 item 3): the same function as
+"""A fused step of the typed GGNN for the CPU, for speed: the same function as
 :meth:`programl.models.ggnn.TypedGGNNConv.step`, fewer operations, not the same rounding.
 
 Opt-in (``TypedGGNNConv(fused=True)``, ``DataflowGGNN(fused=True)``); off by default, because its numbers differ from

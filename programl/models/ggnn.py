@@ -1,4 +1,5 @@
-"""Typed gated graph neural network layer of ProGraML (SPEC §6.1 "Message function" and "Update", §6.6).
+"""Typed gated graph neural network layer of ProGraML (docs/spec/models.md#typed-ggnn-layer,
+docs/spec/models.md#classification-model).
 
 One :class:`TypedGGNNConv` is one ProGraML ``MessagingLayer`` plus its GRU: a message function with one affine map
 per edge type, position gating, mean aggregation over all edge types, and a ``GRUCell`` update. ProGraML applies the
@@ -8,7 +9,7 @@ same layer for many steps with shared weights (30 for DeepDataFlow); :meth:`Type
 Edge types: the ``F`` forward flows (``Edge.Flow``: control 0, data 1, call 2) plus, with ``backward_edges``, one
 backward type per flow (type ``F + f``: every edge reversed, keeping its position) -> 6 types for ProGraML.
 
-Speed (issue 38 item 3): :meth:`TypedGGNNConv.typed_edges` sorts the typed edges by target once per forward pass
+Speed: :meth:`TypedGGNNConv.typed_edges` sorts the typed edges by target once per forward pass
 (a stable sort), and each step sums its gated messages with :class:`_GatedSum`: ``index_add_`` over the sorted
 targets in the forward pass (sequential writes, where the ``scatter_add_`` of ``MessagePassing`` wrote at random),
 and in the backward pass exactly the operations autograd ran through ``index_select``, ``mul`` and ``scatter_add_``
@@ -41,7 +42,8 @@ __all__ = [
 
 
 def sinusoidal_position_table(num_positions: int, dim: int, pad: int = 0) -> Tensor:
-    """The constant position table of SPEC §6.1: ``[sin(p f_k) for k < dim/2] + [cos(p f_k) for k < dim/2]``.
+    """The constant position table of docs/spec/models.md#typed-ggnn-layer: ``[sin(p f_k) for k < dim/2] + [cos(p f_k)
+    for k < dim/2]``.
 
     ``f_k = 1 / 10000^(2k / dim)``; the sine and cosine halves are concatenated (not interleaved), then ``pad`` zero
     columns are appended (ProGraML appends 2 for the selector dimensions: 32 + 2 = 34).
@@ -157,7 +159,7 @@ class _GatedSum(torch.autograd.Function):
 
 
 def _gru_update(gru: nn.GRUCell, inputs: Tensor, states: Tensor) -> Tensor:
-    """``gru(inputs, states)``; under the CPU's bfloat16 autocast, in float32 (issue 38 item 3).
+    """``gru(inputs, states)``; under the CPU's bfloat16 autocast, in float32, which is faster there.
 
     Autocast runs ``GRUCell`` in bfloat16, and on the CPU its gates' ``tanh`` and ``sigmoid_`` then cost several times
     their float32 time: on an Intel Xeon with AMX the cell took 14.6 ms under autocast against 8.2 ms in float32
@@ -189,7 +191,7 @@ class TypedGGNNConv(MessagePassing):
     messages (``message_dropout``) and to the new state (``dropout``, ProGraML's ``graph_state_dropout``). With
     ``num_node_types > 1`` each node type has its own ``GRUCell`` (the classifyapp branch's ``use_node_types``).
 
-    With ``meet_flow`` (not in the paper; issue 36 item 2) the GRU's input also holds a *meet*, the per-channel
+    With ``meet_flow`` (not in the paper) the GRU's input also holds a *meet*, the per-channel
     minimum over a node's predecessors along the forward edges of that flow (:meth:`meet`):
 
     .. math::

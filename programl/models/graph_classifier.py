@@ -1,4 +1,5 @@
-"""Graph-level GGNN classifier for the heuristics tasks (SPEC §6.5 devmap, §6.6 classifyapp / POJ-104).
+"""Graph-level GGNN classifier for the heuristics tasks (docs/spec/models.md#device-mapping-model,
+docs/spec/models.md#classification-model).
 
 The network follows the graph-level branch of ProGraML (``GGNN_POJ104_Config`` / ``GGNN_Devmap_Config``):
 
@@ -7,10 +8,10 @@ The network follows the graph-level branch of ProGraML (``GGNN_POJ104_Config`` /
   ``[2, 2, 2, 2]`` means 4 parameter sets used for 2 consecutive steps each (the branch's 8 layers with
   ``message_weight_sharing = update_weight_sharing = 2``); ``layer_schedule`` gives any other pattern, e.g.
   ``[0, 1, 0, 1, 0, 1]`` for the paper's devmap model (6 steps, even and odd layers shared);
-* optional numbers and types (``numbers_and_types``; not in ProGraML, issue 40 item 2): the node input is the text
+* optional numbers and types (``numbers_and_types``; not in ProGraML): the node input is the text
   embedding plus :class:`~programl.models.numbers_types.NumberTypeEmbedding` of ``x_num`` / ``x_type``; weights of
   a model without them (``--init-from``) load into it with that embedding at zero, so it starts from their logits;
-  likewise string constants' bytes (``string_bytes``, issue 40 item 4:
+  likewise string constants' bytes (``string_bytes``:
   :class:`~programl.models.numbers_types.StringBytesEmbedding` of ``x_str``);
 * optional per-node-type GRUs (``node_type_gru``; the branch's ``use_node_types``; here constants get their own GRU
   instead of the branch's all-zero state);

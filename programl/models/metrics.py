@@ -1,4 +1,4 @@
-"""Training metrics as ProGraML reports them (SPEC §6.1 "Metrics").
+"""Training metrics as ProGraML reports them (docs/spec/tasks.md#metrics).
 
 Per batch: accuracy and the binary (positive class = 1) precision, recall and F1 of the predictions, with
 scikit-learn's conventions (an undefined ratio counts as 0). Per epoch: the per-batch values averaged with the batch's
@@ -66,7 +66,7 @@ def pooled_metrics(cm) -> dict[str, float]:
 
 
 def batch_metrics(pred: Tensor, target: Tensor, num_classes: int = 2) -> BatchMetrics:
-    """Accuracy and positive-class precision/recall/F1 of one batch of predictions (SPEC §6.1).
+    """Accuracy and positive-class precision/recall/F1 of one batch of predictions (docs/spec/tasks.md#metrics).
 
     Args:
         pred: Predicted classes (any shape), or logits of shape (..., num_classes) (argmax is taken).
@@ -193,8 +193,9 @@ class MetricsAccumulator:
 
 @dataclass
 class AccuracyAccumulator:
-    """Top-1 accuracy and mean loss of graph-level predictions over an epoch (SPEC §6.6 "classifyapp"), with the
-    public reduction of :class:`MetricsAccumulator` (``all_reduce``, ``compute``).
+    """Top-1 accuracy and mean loss of graph-level predictions over an epoch
+    (docs/spec/tasks.md#algorithm-classification), with the public reduction of :class:`MetricsAccumulator`
+    (``all_reduce``, ``compute``).
 
     Example:
         >>> acc = AccuracyAccumulator()

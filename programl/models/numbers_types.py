@@ -1,4 +1,4 @@
-"""Node-input embeddings of the numbers and types in the graph (issue 40 item 2; ``docs/numbers_types.md``).
+"""Node-input embeddings of the numbers and types in the graph (``docs/numbers_types.md``).
 
 :class:`NumberTypeEmbedding` reads ``x_num`` (N, 10) and ``x_type`` (N, 6) of :func:`programl.io.pyg.to_pyg`
 (the ``number_digits`` / ``type_shape`` node features, :mod:`programl.graph_builder.numbers_types`) and returns an

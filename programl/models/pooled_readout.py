@@ -1,5 +1,5 @@
 """A devmap classifier with another graph readout (``programl train devmap --readout-channels K --pooling mean``;
-SPEC §6.5).
+docs/spec/models.md#device-mapping-model).
 
 It wraps a :class:`~programl.models.GGNNGraphClassifier` built with K output channels and no auxiliary head: the
 gated node readout has K channels, pooled per graph by sum or mean; an auxiliary head reads all K with the graph's
@@ -28,8 +28,9 @@ def is_paper_head(
     readout_channels: int = 2, pooling: str = "sum", aux_bins: int = 0, text_counts: bool = False
 ) -> bool:
     """Whether these devmap options give the paper's model (a :class:`~programl.models.GGNNGraphClassifier` with its
-    own auxiliary head, SPEC §6.5) rather than a :class:`PooledReadoutClassifier`: 2 channels summed per graph, the
-    auxiliary inputs as ``log1p`` values, no text counts. The training task and the exporter both decide by this."""
+    own auxiliary head, docs/spec/models.md#device-mapping-model) rather than a :class:`PooledReadoutClassifier`: 2
+    channels summed per graph, the auxiliary inputs as ``log1p`` values, no text counts. The training task and the
+    exporter both decide by this."""
     return readout_channels == 2 and pooling == "sum" and not aux_bins and not text_counts
 
 

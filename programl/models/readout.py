@@ -1,4 +1,4 @@
-"""Readout heads of ProGraML's GGNNs (SPEC §6.1 "Readout", §6.5 auxiliary readout, §6.6 graph readout).
+"""Readout heads of ProGraML's GGNNs (docs/spec/models.md).
 
 * :class:`GatedReadout`: per-node logits ``sigmoid(Linear_{2D->C}([h0; hT])) * Linear_{D->C}(hT)`` (Gilmer et al.
   eq. 4), used per node by the data-flow GGNN and summed per graph by the graph classifiers.
@@ -20,7 +20,7 @@ __all__ = ["AuxiliaryReadout", "GatedReadout", "RootContextReadout", "TextCountE
 class GatedReadout(nn.Module):
     r"""Gated node readout: :math:`o_v = \sigma(W_g [h^0_v; h^T_v] + b_g) \odot (W_o h^T_v + b_o)`.
 
-    Both linear maps have Xavier-uniform weights and zero biases (SPEC §6.1).
+    Both linear maps have Xavier-uniform weights and zero biases (docs/spec/models.md#data-flow-ggnn).
 
     Shapes:
         - **h0**, **hT**: (N, D) initial and final node states.
@@ -191,7 +191,7 @@ class TextCountEncoding(nn.Module):
 
 
 class AuxiliaryReadout(nn.Module):
-    r"""Devmap head (SPEC §6.5): ``Linear(Dropout(ReLU(Linear(BatchNorm([g; a])))))``.
+    r"""Devmap head (docs/spec/models.md#device-mapping-model): ``Linear(Dropout(ReLU(Linear(BatchNorm([g; a])))))``.
 
     ``g`` are the graph logits, ``a`` the auxiliary inputs (``log1p`` applied when ``log1p`` is set, as ProGraML's
     ``log1p_graph_x``). With ``aux_bins`` > 0, ``a`` is instead the :class:`ThermometerEncoding` of the (``log1p``)

@@ -1,5 +1,5 @@
 """An R-GCN graph classifier: the typed PyG alternative to :class:`~programl.models.GGNNGraphClassifier` for POJ-104
-(``programl train classifyapp --model rgcn``; SPEC §6.6).
+(``programl train classifyapp --model rgcn``; docs/spec/models.md#classification-model).
 
 An embedding; per parameter set a :class:`torch_geometric.nn.RGCNConv` over the 6 edge types (3 flows and their
 reversals; per-type mean and a root weight) followed by a ``GRUCell``, used for ``layer_timesteps[i]`` steps each;

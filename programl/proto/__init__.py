@@ -1,4 +1,4 @@
-"""Protocol buffer messages of ProGraML (SPEC §2), wire-compatible with ProGraML 0.3.2.
+"""Protocol buffer messages of ProGraML (docs/spec/wire-format.md), wire-compatible with ProGraML 0.3.2.
 
 The ``*_pb2.py`` modules beside this file are generated; regenerate them with ``make proto`` (which runs
 ``python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. programl/proto/*.proto`` from grpcio-tools 1.71,

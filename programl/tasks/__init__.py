@@ -1,10 +1,11 @@
-"""The tasks: what to learn, from which data, and how its models are exported and used (SPEC §6; DESIGN §1
-``tasks/``; issue 35).
+"""The tasks: what to learn, from which data, and how its models are exported and used (docs/spec/tasks.md;
+docs/spec/design.md#package-layout ``tasks/``).
 
 * :data:`~programl.tasks.registry.TASKS` - ``name -> TaskSpec``: the one place the rest of the package learns what a
   task is (:class:`~programl.tasks.base.TaskSpec`: the network of its options, its models' ``model.json`` and card).
-* One package per task: :mod:`programl.tasks.dataflow` (SPEC §6.1), :mod:`programl.tasks.devmap` (§6.5),
-  :mod:`programl.tasks.classifyapp` (§6.6), each with ``spec.py`` (no torch) and ``train.py`` (``programl train`` /
+* One package per task: :mod:`programl.tasks.dataflow` (docs/spec/tasks.md#data-flow-protocol),
+  :mod:`programl.tasks.devmap` (docs/spec/tasks.md#device-mapping), :mod:`programl.tasks.classifyapp`
+  (docs/spec/tasks.md#algorithm-classification), each with ``spec.py`` (no torch) and ``train.py`` (``programl train`` /
   ``programl evaluate``; ``python -m programl.tasks.<name>`` for torchrun).
 
 What the tasks share (options, run directories, checkpoints, logs, DDP, the engine) is :mod:`programl.training`.

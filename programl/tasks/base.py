@@ -1,5 +1,5 @@
-"""The interface of a task (issue 35; SPEC §6): :class:`TaskSpec`, the light half of a task that the command line,
-the export of pretrained models, their cards and ``programl predict`` look up in
+"""The interface of a task (docs/spec/tasks.md): :class:`TaskSpec`, the light half of a task that the command
+line, the export of pretrained models, their cards and ``programl predict`` look up in
 :data:`programl.tasks.registry.TASKS`, instead of comparing task names.
 
 A task is one package ``programl/tasks/<name>/``: ``spec.py`` (a :class:`TaskSpec` subclass: no torch, imported for

@@ -1,4 +1,4 @@
-"""What every task's options hold (issue 35 item 2; SPEC §6.1 "Schedule"): :class:`TaskOptions`, the base of the
+"""What every task's options hold (docs/spec/tasks.md#schedule): :class:`TaskOptions`, the base of the
 frozen options dataclass of each ``programl/tasks/<task>/spec.py``, with the training engine's schedule options
 (all off by default: the numerics of a run without them are unchanged).
 

@@ -1,4 +1,4 @@
-"""The tasks (issue 35): ``TASKS[name]`` is the :class:`~programl.tasks.base.TaskSpec` of ``programl train <name>``.
+"""The tasks, by name: ``TASKS[name]`` is the :class:`~programl.tasks.base.TaskSpec` of ``programl train <name>``.
 
 A new task is a package ``programl/tasks/<name>/`` (``spec.py``, ``train.py``) and one line here; nothing else in
 the package changes. The command line, the export of pretrained models, their cards and ``programl predict`` look a

@@ -1,4 +1,5 @@
-"""Command-line options every training task shares (SPEC §6.1 protocol; DESIGN §6 CLI conventions).
+"""Command-line options every training task shares (docs/spec/tasks.md#data-flow-protocol;
+docs/spec/design.md#command-line).
 
 :func:`add_runtime_arguments` (``--device``, ``--threads``, ``--seed``, ``-q``), :func:`add_run_arguments`
 (``--run-dir``, ``--epochs``, ``--restart``, ``--config``), :func:`add_checkpoint_minutes_argument`,
@@ -126,7 +127,7 @@ def read_config_options(path: str | os.PathLike, task: str, parser: argparse.Arg
     Raises:
         ProgramlError: One line: the file is missing or not JSON (``file:line:col``), is the run of another task, or
             holds a value that an option does not take, or a key that is no option of the task or is in the wrong
-            place (issue 39 item 9: such keys were ignored).
+            place (ignored, such a key would leave the run other than the file says).
     """
     try:
         saved = json.loads(open(path, encoding="utf-8").read())  # noqa: SIM115 - a one-shot read
@@ -245,7 +246,7 @@ _SEED_LIMIT = 2**32  # numpy's legacy seeding takes 0..2^32-1; torch and Python 
 
 
 def check_options(args: argparse.Namespace) -> None:
-    """Refuse nonsense numbers before anything runs (DESIGN §6: a wrong option exits 2).
+    """Refuse nonsense numbers before anything runs (docs/spec/design.md#conventions: a wrong option exits 2).
 
     Every float option must be finite; the run options of :data:`_RANGES` (time limit, checkpoint interval, threads,
     jobs, epochs) must be in their range where the task has them (a task's own options carry their ranges in their

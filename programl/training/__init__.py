@@ -1,5 +1,5 @@
-"""The training engine the three tasks share (SPEC §6.1 protocol and schedule, §9.1 run logs; DDP, which SPEC does not
-cover: DESIGN §1).
+"""The training engine the three tasks share (docs/spec/tasks.md#schedule, docs/spec/tasks.md#run-directories; DDP,
+which the specification does not cover: docs/spec/design.md#package-layout).
 
 One concept per module:
 

@@ -1,4 +1,4 @@
-"""Checkpoints and result files (SPEC §6.1 "Schedule": a checkpoint per epoch, test with the best):
+"""Checkpoints and result files (docs/spec/tasks.md#schedule: a checkpoint per epoch, test with the best):
 :func:`save_checkpoint` (atomic: model, optimizer, epoch, best metric, RNG states, anything else),
 :func:`load_checkpoint` (resumption; a damaged or foreign file is one line), :func:`load_initial_weights` (the
 weights a new run starts from: a run's checkpoint or an exported model, vocabularies compared),

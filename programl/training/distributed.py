@@ -1,6 +1,6 @@
-"""Distributed data parallel under ``torchrun`` (not in SPEC; DESIGN §1): :func:`init_distributed` ->
-:class:`Distributed` (gloo on CPU, nccl on GPU; rank, world size, barrier, all-reduce, model wrapping) and :func:`shard`
-(``DistributedSampler``-style shares that keep every process in lock step)."""
+"""Distributed data parallel under ``torchrun`` (not in the specification; docs/spec/design.md#package-layout):
+:func:`init_distributed` -> :class:`Distributed` (gloo on CPU, nccl on GPU; rank, world size, barrier, all-reduce, model
+wrapping) and :func:`shard` (``DistributedSampler``-style shares that keep every process in lock step)."""
 
 from __future__ import annotations
 

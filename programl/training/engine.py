@@ -1,4 +1,5 @@
-"""The one training loop of the three tasks (SPEC §6.1 protocol and schedule; DESIGN §1): :class:`Trainer`.
+"""The one training loop of the three tasks (docs/spec/tasks.md#schedule; docs/spec/design.md#package-layout):
+:class:`Trainer`.
 
 A task (:class:`TrainingTask`) says what is particular to it: its model and optimizer, its data sets (views of
 :mod:`programl.datasets`), the training batches of a pass over its data, the one forward step of a batch and its

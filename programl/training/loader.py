@@ -1,5 +1,5 @@
-"""Batches from a data set, for the engine: ``torch_geometric.loader.DataLoader`` over planned index lists (issue 35
-item 3; SPEC §6.1 batching).
+"""Batches from a data set, for the engine: ``torch_geometric.loader.DataLoader`` over planned index lists
+(docs/spec/tasks.md#batching).
 
 The engine decides which examples form each batch (:class:`~programl.data.batching.NodeBudgetBatchSampler`'s plans,
 the task's :meth:`~programl.training.engine.TrainingTask.plan`); the loader reads and collates them, in
@@ -63,7 +63,7 @@ def make_loader(dataset, batches: Iterable[list[int]], workers: int = 0, device=
 
     Workers leave Ctrl-C to the training process (:func:`_init_worker`), which shuts them down as it exits.
     """
-    import torch  # torch is imported when a loader is made, not with the engine (DESIGN §1)
+    import torch  # torch is imported when a loader is made, not with the engine (docs/spec/design.md#package-layout)
     from torch_geometric.loader import DataLoader
 
     return DataLoader(

@@ -1,6 +1,7 @@
-"""The per-epoch log of a run (SPEC §6.1 "Schedule"; the original's ``epochs/NNN.EpochList.pbtxt``, §9.1):
-:class:`EpochLog` keeps one JSON line (``log.jsonl``) and one CSV row (``log.csv``) per epoch, rewritten atomically,
-truncated to the checkpoint on resumption; :func:`progress` draws a bar (:mod:`programl.util.progress`).
+"""The per-epoch log of a run (docs/spec/tasks.md#schedule; the original's ``epochs/NNN.EpochList.pbtxt``,
+docs/spec/datasets.md#deepdataflow-layout): :class:`EpochLog` keeps one JSON line (``log.jsonl``) and one CSV row
+(``log.csv``) per epoch, rewritten atomically, truncated to the checkpoint on resumption; :func:`progress` draws a bar
+(:mod:`programl.util.progress`).
 
 Library messages go through :mod:`logging` (``programl.training``, ``programl.tasks.<task>``);
 :func:`configure_logging`, which the training and evaluation commands call, shows them on stderr as plain lines that

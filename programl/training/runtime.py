@@ -1,4 +1,4 @@
-"""Devices, threads and seeds (SPEC §6.1): :func:`resolve_device` (CUDA when available, else CPU),
+"""Devices, threads and seeds (docs/spec/tasks.md#schedule): :func:`resolve_device` (CUDA when available, else CPU),
 :func:`configure_threads`, :func:`seed_everything`, and :func:`rng_state` / :func:`set_rng_state` for bit-exact
 resumption.
 

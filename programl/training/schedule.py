@@ -1,4 +1,4 @@
-"""The optional optimisation schedule of a run (SPEC §6.1 "Schedule"; ``--warmup-examples``, ``--lr-decay``,
+"""The optional optimisation schedule of a run (docs/spec/tasks.md#schedule; ``--warmup-examples``, ``--lr-decay``,
 ``--clip-grad-norm``, ``--precision``): :class:`Schedule`, what the options say, and :func:`lr_factor`, the learning
 rate multiplier of a step. Both the options (:mod:`~programl.tasks.options`) and the engine
 (:mod:`~programl.training.engine`) read it; it imports neither, nor torch."""

@@ -1,4 +1,5 @@
-"""Small argument checks the API shares (DESIGN §6: bad input is a clear error, not a value taken for another)."""
+"""Small argument checks the API shares (docs/spec/design.md#conventions: bad input is a clear error, not a value taken
+for another)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Running one function over many inputs: lazily, in order, in worker processes, each input with a timeout.
 
-This is the engine behind every multi-input operation (SPEC §3.1-§3.2: programl 0.3.2's
-``programl.util.py.executor.execute``) and behind the batch commands of the CLI.
+This is the engine behind every multi-input operation (docs/spec/python-api.md#creation,
+docs/spec/python-api.md#transforms: programl 0.3.2's ``programl.util.py.executor.execute``) and behind the batch
+commands of the CLI.
 
 * :func:`execute` consumes its inputs lazily, keeps at most ``chunksize`` of them in flight, and yields the results
   in input order. It works with any object that has ``submit(fn, *args)`` returning a future with ``result()``:

@@ -1,4 +1,5 @@
-"""Freshness records: is an output up to date with its input and the options that made it? (DESIGN §5, §6)
+"""Freshness records: is an output up to date with its input and the options that made it?
+(docs/spec/datasets.md#builds, docs/spec/design.md#conventions)
 
 A rerun of ``programl build``, ``analyze`` or ``dataset build`` skips the inputs whose outputs are up to date. An
 output is up to date when it was made from the same input *bytes* with the same options by the same program, which

@@ -1,6 +1,6 @@
-"""Atomic file writes: a reader (or a crash) never sees a half-written output file (DESIGN §5); :func:`write_bytes`
-and :func:`write_json` (atomic, and an ``OSError`` names the file), :func:`jsonable` (numpy and torch values, paths);
-and :func:`read_json`, which reads a JSON file or says in one line why it cannot.
+"""Atomic file writes: a reader (or a crash) never sees a half-written output file (docs/spec/datasets.md#builds);
+:func:`write_bytes` and :func:`write_json` (atomic, and an ``OSError`` names the file), :func:`jsonable` (numpy and
+torch values, paths); and :func:`read_json`, which reads a JSON file or says in one line why it cannot.
 
 Data is written to a temporary file in the destination directory, flushed, and renamed over the destination
 (``os.replace`` is atomic on POSIX file systems). The file gets the mode any program's new file gets, ``0o666``

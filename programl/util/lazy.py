@@ -1,4 +1,5 @@
-"""Lazy package attributes (PEP 562), as the packages use them to stay cheap to import (DESIGN §1).
+"""Lazy package attributes (PEP 562), as the packages use them to stay cheap to import
+(docs/spec/design.md#package-layout).
 
 A package names each public attribute's module in a dict and resolves the attribute on first use::
 

@@ -1,4 +1,4 @@
-"""Options declared once, as the fields of a frozen dataclass (issue 35 item 2; DESIGN §6 CLI conventions).
+"""Options declared once, as the fields of a frozen dataclass (docs/spec/design.md#command-line).
 
 Each field is made by :func:`option`, which carries the default, the help text, the argument group and the allowed
 range. From that one declaration come
@@ -218,7 +218,8 @@ class Options:
         return tuple(field.name for field in dataclasses.fields(cls))
 
     def check(self) -> None:
-        """Refuse a number outside its option's range, or one that is not finite (DESIGN §6: a wrong option exits 2).
+        """Refuse a number outside its option's range, or one that is not finite (docs/spec/design.md#conventions: a
+        wrong option exits 2).
 
         Raises:
             UsageError: One line naming the option as on the command line.

@@ -1,4 +1,4 @@
-"""Progress bars and progress lines on stderr: the one helper of the package (DESIGN §6 CLI conventions).
+"""Progress bars and progress lines on stderr: the one helper of the package (docs/spec/design.md#command-line).
 
 * :func:`progress` wraps an iterable in a tqdm bar on stderr. There is no bar when it is disabled (``-q``, a
   non-main DDP process), when stderr is not a terminal (a redirected log gets no carriage returns), or when the

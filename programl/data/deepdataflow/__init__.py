@@ -1,5 +1,5 @@
-"""DeepDataFlow data sets: the on-disk layout, the builder, the split and the DeepDataFlow-22 recipe (SPEC §9.1,
-DESIGN §5).
+"""DeepDataFlow data sets: the on-disk layout, the builder, the split and the DeepDataFlow-22 recipe
+(docs/spec/datasets.md#deepdataflow-layout, docs/spec/datasets.md#builds).
 
 * :mod:`~programl.data.deepdataflow.layout` - where each file lives; the manifest;
 * :mod:`~programl.data.deepdataflow.labels` - label files in either form (the original's protobuf per graph and

@@ -1,12 +1,13 @@
 """Build a DeepDataFlow data set: compile, build graphs, label them with the five analyses, split, make the vocabulary.
 
-Implements the data-set side of SPEC §9.1 / DESIGN §5 for our own inputs (``programl dataset build``):
+Implements the data-set side of docs/spec/datasets.md#deepdataflow-layout / docs/spec/datasets.md#builds for our own
+inputs (``programl dataset build``):
 
 1. every :class:`~programl.data.deepdataflow.inputs.Input` runs in a worker (a
    :class:`~programl.util.executor.TimeoutProcessPool` by default, or any executor with ``submit``, e.g. dask's
    ``client.get_executor()``) with a timeout (and, in the default pool, a memory limit): compile with clang-22 (or
-   read IR), build the graph, run the analyses (SPEC §4) and write ``ir/``, ``graphs/`` and ``labels/<analysis>/``
-   atomically;
+   read IR), build the graph, run the analyses (docs/spec/analyses.md) and write ``ir/``, ``graphs/`` and
+   ``labels/<analysis>/`` atomically;
 2. the main process appends one line per input to ``manifest.jsonl`` (source, flags, content hash, status, error,
    timings, node/edge counts, and per analysis the number of records and their step counts) as inputs finish, so an
    interrupted build loses at most the inputs in flight; a rerun skips every input whose manifest line has the same
@@ -17,7 +18,7 @@ Implements the data-set side of SPEC §9.1 / DESIGN §5 for our own inputs (``pr
 3. when all inputs are done: the seeded 3:1:1 split by source program
    (:func:`~programl.data.deepdataflow.split.split_groups`) as ``train|val|test/`` symlinks, the vocabulary of the
    *training* graphs only (``vocab/programl.csv``, the paper's statement; ProGraML's generator counted all graphs,
-   SPEC §5.1), a compacted manifest and a summary ``dataset.json``.
+   docs/spec/models.md#vocabulary), a compacted manifest and a summary ``dataset.json``.
 
 A failing input (compile error, timeout, crash) is recorded and counted, never fatal; with any executor it comes
 back as a value (dask logs no "Compute Failed" traceback for it). An interrupted build (Ctrl-C) kills the inputs in
@@ -62,7 +63,7 @@ __all__ = [
 #: Bumped when a change of this builder changes its outputs (part of every input's content hash).
 FORMAT_VERSION = 1
 _BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
-#: Step-count limits summarised in ``dataset.json`` (DDF-30, DDF-60, DDF-200; SPEC §7.2).
+#: Step-count limits summarised in ``dataset.json`` (DDF-30, DDF-60, DDF-200; docs/spec/tasks.md#deepdataflow-sizes).
 STEP_LIMITS = (30, 60, 200)
 
 
@@ -292,7 +293,7 @@ def build_dataset(
         root: The data set directory (created).
         analyses: Analyses to label with (default: all five).
         seed: Seed of the root samples (per graph, :func:`graph_seed`) and of the split.
-        max_roots: Most label records per graph and analysis (SPEC §4.1: 10).
+        max_roots: Most label records per graph and analysis (docs/spec/analyses.md#common-rules: 10).
         jobs: Worker processes of the default pool (default: all CPUs).
         timeout: Seconds per input (the default pool kills a worker that runs past it; other executors only stop
             waiting). ``None`` or ``math.inf``: no limit.

@@ -1,4 +1,5 @@
-"""Derived DeepDataFlow roots: a new root that shares most of a base build through symlinks (SPEC §9.1, DESIGN §5).
+"""Derived DeepDataFlow roots: a new root that shares most of a base build through symlinks
+(docs/spec/datasets.md#deepdataflow-layout, docs/spec/datasets.md#builds).
 
 A derived root has the layout of :mod:`~programl.data.deepdataflow.layout` but holds only what differs from its base
 build (more training labels, extra training graphs); everything else is an absolute symlink into the base. The

@@ -1,15 +1,18 @@
-"""The DeepDataFlow directory layout: where every file of a data set lives (SPEC §9.1, DESIGN §5).
+"""The DeepDataFlow directory layout: where every file of a data set lives (docs/spec/datasets.md#deepdataflow-layout,
+docs/spec/datasets.md#builds).
 
 ::
 
     <root>/ir/<name>.ll                                            textual LLVM IR
     <root>/graphs/<name>.ProgramGraph.pb                           binary ProgramGraph
-    <root>/labels/<analysis>/<name>.ProgramGraphFeaturesList.pb    one record per root (SPEC §2.5), or
+    <root>/labels/<analysis>/<name>.ProgramGraphFeaturesList.pb    one record per root, or
     <root>/labels/all/<name>.DataFlowLabels.bin                    every analysis of a graph, compact (the default)
     <root>/{train,val,test}/<name>.ProgramGraph.pb                 relative symlinks to ../graphs/...
-    <root>/vocab/programl.csv                                      tab-separated, count-ordered (SPEC §5.1)
+    <root>/vocab/programl.csv                                      tab-separated, count-ordered
     <root>/manifest.jsonl                                          one line per input (this project's builder)
     <root>/dataset.json                                            summary of the last build (this project's builder)
+
+The records are those of docs/spec/wire-format.md#label-records, the vocabulary that of docs/spec/models.md#vocabulary.
 
 ProGraML's released DeepDataFlow (``*_20.06.01`` tarballs) has the same shape: its dominance labels may sit in
 ``labels/domtree`` (the tarball's name), which :meth:`Layout.label_dir` accepts too. A graph has labels for an

@@ -1,4 +1,5 @@
-"""Seeded train/val/test split of a DeepDataFlow data set by source program (SPEC §9.1, DESIGN §5).
+"""Seeded train/val/test split of a DeepDataFlow data set by source program (docs/spec/datasets.md#deepdataflow-layout,
+docs/spec/datasets.md#builds).
 
 Every input belongs to a *group* (its source program); all inputs of a group go to the same split, so that no
 optimisation level of a test program is seen in training. Groups are ordered by ``sha256(f"{seed}:{group}")`` (a

@@ -1,6 +1,6 @@
-"""The POJ-104 classification task as the package sees it (issue 35; SPEC §6.6, §7.4): the network of a run's
-options, what its pretrained models' ``model.json`` and cards say, and how ``programl predict classifyapp`` uses
-them. No torch."""
+"""The POJ-104 classification task as the package sees it (docs/spec/tasks.md#algorithm-classification,
+docs/spec/tasks.md#poj-104-table): the network of a run's options, what its pretrained models' ``model.json`` and cards
+say, and how ``programl predict classifyapp`` uses them. No torch."""
 
 from __future__ import annotations
 
@@ -220,7 +220,8 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class ClassifyappSpec(TaskSpec):
-    """POJ-104 algorithm classification (SPEC §6.6): one graph-level model per run, 104 classes."""
+    """POJ-104 algorithm classification (docs/spec/tasks.md#algorithm-classification): one graph-level model per run,
+    104 classes."""
 
     name = "classifyapp"
     summary = "learn POJ-104 algorithm classification (104 classes of C/C++ programs)"

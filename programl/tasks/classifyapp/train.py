@@ -1,4 +1,5 @@
-"""POJ-104 algorithm classification: a graph-level GGNN over 104 classes (SPEC §6.6, §7.4).
+"""POJ-104 algorithm classification: a graph-level GGNN over 104 classes (docs/spec/tasks.md#algorithm-classification,
+docs/spec/tasks.md#poj-104-table).
 
 Data: the data set :class:`programl.datasets.POJ104` is the only way in (``--data-dir`` is its root; the build is
 :mod:`programl.data.poj104`): the deduplicated programs, compiled by clang-22 at one or more of the 8 optimisation
@@ -101,7 +102,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Test error % on POJ-104 (ICML table, SPEC §7.4).
+#: Test error % on POJ-104 (ICML table, docs/spec/tasks.md#poj-104-table).
 PUBLISHED_ERROR = {"TBCNN": 6.00, "NCC (inst2vec)": 5.17, "XFG": 4.29, "ProGraML": 3.38}
 
 
@@ -303,8 +304,9 @@ def _parameter_groups(model, new_inputs_lr: float | None) -> list[dict[str, Any]
 
 
 class _ClassifyappTask(TrainingTask):
-    """POJ-104 for the engine (SPEC §6.6): graph batches in an order seeded by (seed, epoch), dropout re-seeded per
-    epoch and process, AdamW, top-1 accuracy; the epoch of the best validation accuracy."""
+    """POJ-104 for the engine (docs/spec/tasks.md#algorithm-classification): graph batches in an order seeded by (seed,
+    epoch), dropout re-seeded per epoch and process, AdamW, top-1 accuracy; the epoch of the best validation
+    accuracy."""
 
     name = "classifyapp"
     curve_metrics = ("loss", "accuracy", "error")

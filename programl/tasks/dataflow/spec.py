@@ -1,5 +1,6 @@
-"""The data-flow task as the package sees it (issue 35; SPEC §6.1, §7.1): the network of a run's options, what
-its pretrained models' ``model.json`` and cards say, and how ``programl predict dataflow`` uses them. No torch."""
+"""The data-flow task as the package sees it (docs/spec/tasks.md#data-flow-protocol,
+docs/spec/tasks.md#deepdataflow-table): the network of a run's options, what its pretrained models' ``model.json`` and
+cards say, and how ``programl predict dataflow`` uses them. No torch."""
 
 from __future__ import annotations
 
@@ -43,9 +44,10 @@ PAPER_TABLE_HEADING = "### The paper's table (SPEC §7.1)"
 
 
 def paper_table_lines(table: Mapping[str, Any]) -> list[str]:
-    """A card's lines for ``model.json``'s ``scores.paper_table`` (issue 36 item 6): the cells of SPEC §7.1 that
-    ``docs/results.json`` holds for this model (DDF-30 at T=30, DDF-60 at T=60, DDF at T=200, or until stable for a
-    step-free variant), per 10,000-node batch and pooled, with the paper's numbers and where each cell comes from."""
+    """A card's lines for ``model.json``'s ``scores.paper_table``: the cells of
+    docs/spec/tasks.md#deepdataflow-table that ``docs/results.json`` holds for this model (DDF-30 at T=30, DDF-60 at
+    T=60, DDF at T=200, or until stable for a step-free variant), per 10,000-node batch and pooled, with the paper's
+    numbers and where each cell comes from."""
     rows, sources = [], []
     for cell in ("DDF-30", "DDF-60", "DDF"):
         c = table.get(cell)
@@ -80,17 +82,18 @@ def paper_table_lines(table: Mapping[str, Any]) -> list[str]:
     ]
 
 
-#: Cumulative training examples at the end of each epoch (the paper's ``train_graph_counts``; SPEC §6.1).
+#: Cumulative training examples at the end of each epoch (the paper's ``train_graph_counts``;
+#: docs/spec/tasks.md#data-flow-protocol).
 TRAIN_SCHEDULE = (10_000, 20_000, 30_000, 40_000, 50_000, *range(100_000, 1_000_001, 100_000))
-#: Nodes per validation and test batch, whatever the training batches (SPEC §6.1: the paper scored 10,000-node
-#: batches); the per-batch F1 depends on it, the pooled F1 does not.
+#: Nodes per validation and test batch, whatever the training batches (docs/spec/tasks.md#data-flow-protocol: the paper
+#: scored 10,000-node batches); the per-batch F1 depends on it, the pooled F1 does not.
 EVAL_BATCH_NODES = 10_000
 
 #: The argument groups of ``programl train dataflow --help``.
 PROTOCOL_GROUP = "protocol (the paper's runs)"
 SCORING_GROUP = "validation and test scoring"
 STEP_FREE_GROUP = "step count (not in the paper; issue 36)"
-#: ``model.json`` ``inference`` modes of the variants that need no step count (issue 36 item 2): until the
+#: ``model.json`` ``inference`` modes of the variants that need no step count (not in the paper): until the
 #: predictions stop changing, or T steps over the control floods (``--control-floods``).
 STEP_FREE_MODES = ("until_stable", "control_floods")
 #: The values of ``--step-policy`` (:class:`DataflowOptions`).
@@ -245,7 +248,7 @@ class DataflowOptions(TaskOptions):
     seed: int
 
 
-#: What each data-flow model labels (SPEC §4.2-§4.6).
+#: What each data-flow model labels (docs/spec/analyses.md).
 ANALYSIS_MEANING = {
     "reachability": "the instructions reachable from the root instruction along control flow (the root included)",
     "dominance": "the nodes of the root's function that the root instruction dominates (the root included)",
@@ -359,7 +362,8 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class DataflowSpec(TaskSpec):
-    """Data-flow analyses (SPEC §6.1): one node-level model per analysis, labels per root."""
+    """Data-flow analyses (docs/spec/tasks.md#data-flow-protocol): one node-level model per analysis, labels per
+    root."""
 
     name = "dataflow"
     summary = "learn a data-flow analysis (node labels per root) on a DeepDataFlow data set"
@@ -399,7 +403,7 @@ examples:
     def metadata_entries(self, files: RunFiles) -> dict[str, Any]:
         config = files.config["model"]
         entries = {"analysis": config.get("analysis"), "steps": config.get("steps")}
-        if config.get("step_policy") == "cover":  # a step-free variant: predict runs it until stable (issue 36)
+        if config.get("step_policy") == "cover":  # a step-free variant: predict runs it until stable
             # the bounds the card's scores were measured with: an evaluation's (`programl evaluate dataflow
             # --stable-patience N`, chosen on validation, exported with --card-from) where it records them
             chosen = files.result.get("until_stable") or {}
@@ -625,7 +629,7 @@ examples:
 
     def predict_default(self, names: list[str], metadata: Mapping[str, Mapping[str, Any]], args) -> str:
         """The step-free variant of the analysis where one is installed (``model.json`` ``inference`` mode
-        ``until_stable``, or ``control_floods`` for liveness: it holds at every step count, issue 36 item 2), else
+        ``until_stable``, or ``control_floods`` for liveness: it holds at every step count), else
         the faithful model; with ``--steps T`` the faithful model, which the paper ran at a fixed T (a step-free
         model diverges far past the steps it was trained to hold)."""
         return _choose_model(names, metadata, args.steps)

@@ -1,4 +1,5 @@
-"""Learning data-flow analyses: the DeepDataFlow protocol for the typed GGNN (SPEC §6.1, §7.1).
+"""Learning data-flow analyses: the DeepDataFlow protocol for the typed GGNN (docs/spec/tasks.md#data-flow-protocol,
+docs/spec/tasks.md#deepdataflow-table).
 
 Data: a DeepDataFlow data set (``programl dataset build``, or ProGraML's released one) read through
 :class:`programl.datasets.DeepDataFlowDataset` and ``torch_geometric``'s ``DataLoader`` (``--workers`` processes
@@ -15,14 +16,14 @@ nodes of disjoint graphs, training in "epochs" that end at cumulative numbers of
 (``--train-examples``; the paper's 10k, 20k, 30k, 40k, 50k, 100k, 200k, ..., 1M), each followed by validation on a
 fixed sample (``--val-examples`` 10,000 records: graphs sorted by name, shuffled with ``random.Random(205)``); the
 epoch with the best validation F1 is kept (``best.pt``) and tested at T = 30 on DDF-30, and with the same weights at
-T = 60 on DDF-60 and T = 200 on every test example (``--test-steps``). Metrics (SPEC §6.1): per batch accuracy and
-positive-class precision, recall and F1, averaged over batches weighted by node count (the paper's numbers), beside
-the precision, recall and F1 of the pooled confusion matrix (``pooled_*``). Validation and test batches hold 10,000
-nodes whatever the training ``--batch-nodes`` (``--eval-batch-nodes``), as the paper scored: the per-batch F1
-depends on the batching, the pooled F1 does not. ``--eval-batch-policy drop`` scores as the original code did (the
-example that overflowed a batch was left out, and so were examples over 10,000 nodes).
+T = 60 on DDF-60 and T = 200 on every test example (``--test-steps``). Metrics (docs/spec/tasks.md#metrics):
+per batch accuracy and positive-class precision, recall and F1, averaged over batches weighted by node count (the
+paper's numbers), beside the precision, recall and F1 of the pooled confusion matrix (``pooled_*``). Validation and test
+batches hold 10,000 nodes whatever the training ``--batch-nodes`` (``--eval-batch-nodes``), as the paper scored: the
+per-batch F1 depends on the batching, the pooled F1 does not. ``--eval-batch-policy drop`` scores as the original code
+did (the example that overflowed a batch was left out, and so were examples over 10,000 nodes).
 
-Not in the paper (issue 36 item 2): ``--step-policy cover`` trains a variant that needs no T. Each training batch
+Not in the paper: ``--step-policy cover`` trains a variant that needs no T. Each training batch
 runs as many steps as its longest example needs (its data-flow step count, at least T) plus a margin of
 0..``--step-margin`` drawn from the batch (:func:`cover_steps`), so the model learns to reach the analysis's fixed
 point and to stay there; validation, and the ``stable`` test added to ``--test-steps``, run each graph until no
@@ -118,8 +119,8 @@ __all__ = [
     "train_main",
 ]
 
-#: ProGraML's precision, recall and F1 per analysis and cell (the ICML table, SPEC §7.1): DDF-30 at T=30, DDF-60 at
-#: T=60, DDF (every example) at T=200.
+#: ProGraML's precision, recall and F1 per analysis and cell (the ICML table, docs/spec/tasks.md#deepdataflow-table):
+#: DDF-30 at T=30, DDF-60 at T=60, DDF (every example) at T=200.
 PAPER_TABLE = {
     "reachability": {"DDF-30": (0.998, 0.998, 0.998), "DDF-60": (0.997, 0.998, 0.997), "DDF": (0.996, 0.917, 0.943)},
     "dominance": {"DDF-30": (1.000, 1.000, 1.000), "DDF-60": (0.983, 1.000, 0.991), "DDF": (0.066, 0.950, 0.123)},
@@ -198,7 +199,7 @@ def at_least_nodes(data, min_nodes: int):
 
 def _eval_plan(sizes: np.ndarray, config: dict[str, Any]) -> list[list[int]]:
     """Validation and test batches, in stored order: ``eval_batch_nodes`` (10,000) nodes each, whatever the
-    training batches (SPEC §6.1), with the ``eval_batch_policy``."""
+    training batches (docs/spec/tasks.md#data-flow-protocol), with the ``eval_batch_policy``."""
     nodes = config.get("eval_batch_nodes", EVAL_BATCH_NODES)
     return NodeBudgetBatchSampler(sizes, nodes, policy=config.get("eval_batch_policy", "carry")).plan()
 
@@ -210,7 +211,7 @@ def _step_free(config: dict[str, Any]) -> bool:
 
 
 def cover_steps(step_count: torch.Tensor, num_nodes: int, config: dict[str, Any]) -> int:
-    """The T of a ``--step-policy cover`` training batch (issue 36): the most data-flow steps an example of the batch
+    """The T of a ``--step-policy cover`` training batch: the most data-flow steps an example of the batch
     needs (at least ``steps``) plus a margin of 0..``step_margin``, drawn from the batch itself (its step counts and
     size, and the seed), so a resumed run draws the same margins without any state of its own."""
     counts = step_count.detach().cpu().numpy().astype(np.int64)
@@ -309,8 +310,8 @@ class DataflowScoring(TrainingTask):
 
 
 class _DataflowTask(DataflowScoring):
-    """The data-flow protocol for the engine (SPEC §6.1): batches of up to ``batch_nodes`` nodes in an order seeded
-    by (seed, pass), AdamW, node-level metrics, the epoch of the best validation F1."""
+    """The data-flow protocol for the engine (docs/spec/tasks.md#data-flow-protocol): batches of up to ``batch_nodes``
+    nodes in an order seeded by (seed, pass), AdamW, node-level metrics, the epoch of the best validation F1."""
 
     name = "dataflow"
     curve_metrics = ("loss", "f1", "precision", "recall", "accuracy")

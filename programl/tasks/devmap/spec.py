@@ -1,6 +1,6 @@
-"""The devmap task as the package sees it (issue 35; SPEC §6.5, §7.3): the network of a run's options, where a
-run keeps its models (one per platform and fold), what their ``model.json`` and cards say, and how ``programl predict
-devmap`` uses them. No torch."""
+"""The devmap task as the package sees it (docs/spec/tasks.md#device-mapping,
+docs/spec/tasks.md#device-mapping-table): the network of a run's options, where a run keeps its models (one per platform
+and fold), what their ``model.json`` and cards say, and how ``programl predict devmap`` uses them. No torch."""
 
 from __future__ import annotations
 
@@ -242,7 +242,8 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class DevmapSpec(TaskSpec):
-    """OpenCL device mapping (SPEC §6.5): a graph-level model per platform and cross-validation fold."""
+    """OpenCL device mapping (docs/spec/tasks.md#device-mapping): a graph-level model per platform and cross-validation
+    fold."""
 
     name = "devmap"
     summary = "learn OpenCL device mapping (CPU or GPU) on the DevMap kernels, by cross-validation"

@@ -1,4 +1,5 @@
-"""OpenCL device mapping: a GGNN with auxiliary inputs, cross-validated per platform (SPEC §6.5, §7.3).
+"""OpenCL device mapping: a GGNN with auxiliary inputs, cross-validated per platform (docs/spec/tasks.md#device-mapping,
+docs/spec/tasks.md#device-mapping-table).
 
 For each platform (AMD Tahiti 7970, NVIDIA GTX 970) the 680 kernels-with-inputs, read through the data set
 :class:`programl.datasets.DevMap` (root ``--data-dir``, raw files from ``--source-dir``), are split into 10 stratified
@@ -110,7 +111,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: arXiv table (SPEC §7.3): accuracy %, precision, recall, F1 per platform.
+#: arXiv table (docs/spec/tasks.md#device-mapping-table): accuracy %, precision, recall, F1 per platform.
 PUBLISHED = {
     "Static mapping": {"amd": (58.8, 0.35, 0.59, 0.44), "nvidia": (56.9, 0.32, 0.57, 0.41)},
     "DeepTune": {"amd": (71.9, 0.72, 0.72, 0.72), "nvidia": (61.0, 0.69, 0.61, 0.65)},
@@ -356,9 +357,9 @@ class _Scorer(TrainingTask):
 
 
 class _FoldTask(_Scorer):
-    """One cross-validation fold for the engine (SPEC §6.5): the fold's training and validation examples (encoded
-    by its vocabulary), Adam, dropout re-seeded per epoch, batches in an order seeded by (fold seed, epoch), the
-    epoch chosen by :func:`_better`."""
+    """One cross-validation fold for the engine (docs/spec/tasks.md#device-mapping): the fold's training and validation
+    examples (encoded by its vocabulary), Adam, dropout re-seeded per epoch, batches in an order seeded by (fold seed,
+    epoch), the epoch chosen by :func:`_better`."""
 
     curve_metrics = ("loss", "accuracy", "f1")
 
@@ -411,7 +412,7 @@ def _train_fold(source: _Source, platform: str, fold: int, options: DevmapOption
     config = options.config()
     fold_dir.mkdir(parents=True, exist_ok=True)
     train = source.dataset(platform, "train", fold)
-    vocabulary = train.vocabulary()  # count-ordered, ties broken by text (SPEC §6.5)
+    vocabulary = train.vocabulary()  # count-ordered, ties broken by text (docs/spec/tasks.md#device-mapping)
     vocabulary.save(fold_dir / "vocab.csv")
     train.transform = EncodeVocabulary(vocabulary, train.texts)
     val = source.fold_dataset(platform, "val", fold, vocabulary)

@@ -2,5 +2,5 @@
 
 ``xla_pb2`` is generated from ``xla.proto`` beside this file (``make proto``); its descriptor is byte-identical to
 the one in programl 0.3.2's ``programl/third_party/tensorflow/xla_pb2.py``, so HloProto files read the same by both
-(SPEC §1.14). Provenance and licence: ``README.md`` and ``LICENSE`` in this directory.
+(docs/spec/graph.md#xla-hlo-graphs). Provenance and licence: ``README.md`` and ``LICENSE`` in this directory.
 """
