@@ -1,4 +1,4 @@
-"""Exceptions of the public API (docs/spec/python-api.md for the three inherited from programl 0.3.2).
+"""Exceptions of the public API (docs/spec/python-api.md#errors; three of them are programl 0.3.2's).
 
 Every error the library raises on bad input is one of these, so that callers (and the CLI) can report it in one
 line. A :class:`GraphCreationError` raised for a parse error carries the file, line and column.

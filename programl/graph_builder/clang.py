@@ -1,4 +1,4 @@
-"""C, C++, OpenCL C and CUDA -> LLVM IR with clang-22 (docs/spec/python-api.md#creation front ends;
+"""C, C++, OpenCL C and CUDA -> LLVM IR with clang-22 (front ends: docs/spec/python-api.md#creation;
 docs/spec/design.md#building-graphs-fast).
 
 clang must have the same major version as llvmlite's LLVM (22) so that its IR always parses. It is found through

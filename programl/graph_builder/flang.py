@@ -1,4 +1,4 @@
-"""Fortran -> LLVM IR with flang-22 (docs/spec/python-api.md#creation front ends;
+"""Fortran -> LLVM IR with flang-22 (front ends: docs/spec/python-api.md#creation;
 docs/spec/design.md#building-graphs-fast).
 
 flang, LLVM's Fortran compiler, must have the same major version as llvmlite's LLVM (22), as clang must. It is

@@ -535,7 +535,7 @@ class _Builder:
         # constants: the key is the constant's printed text (LLVM uniques constants by value)
         self.constant_text: dict[str, str] = {}
         self.constant_key_of: dict[int, str] = {}  # constant handle -> key
-        self.type_text: dict[int, str] = {}  # type handle -> text (docs/spec/graph.md#type-texts collapsed)
+        self.type_text: dict[int, str] = {}  # type handle -> text, structs collapsed (docs/spec/graph.md#type-texts)
         self.function_index: dict[int, int] = {}  # function handle -> index
         self.function_signature: dict[int, tuple] = {}
         self.heads: dict[tuple[int, str], int] = {}  # (node type, node text) -> head id

@@ -1,6 +1,6 @@
 """Graph neural networks of ProGraML on torch-geometric (docs/spec/models.md, docs/spec/design.md#package-layout).
 
-* :class:`TypedGGNNConv` - the typed, position-gated GGNN layer (docs/spec/models.md#data-flow-ggnn).
+* :class:`TypedGGNNConv` - the typed, position-gated GGNN layer (docs/spec/models.md#typed-ggnn-layer).
 * :class:`DataflowGGNN` - the DeepDataFlow node classifier (87,070 parameters with a 2,230-entry vocabulary);
   :class:`DataflowRGCN` - a drop-in alternative built on PyG's ``RGCNConv``.
 * :class:`GGNNGraphClassifier` - graph-level classifier for devmap and POJ-104

@@ -1,5 +1,5 @@
 """The per-epoch log of a run (docs/spec/tasks.md#schedule; the original's ``epochs/NNN.EpochList.pbtxt``,
-docs/spec/datasets.md#deepdataflow-layout): :class:`EpochLog` keeps one JSON line (``log.jsonl``) and one CSV row
+docs/spec/tasks.md#run-directories): :class:`EpochLog` keeps one JSON line (``log.jsonl``) and one CSV row
 (``log.csv``) per epoch, rewritten atomically, truncated to the checkpoint on resumption; :func:`progress` draws a bar
 (:mod:`programl.util.progress`).
 

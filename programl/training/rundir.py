@@ -1,4 +1,4 @@
-"""Run directories (the original's ``logs/<model>/<analysis>/<run_id>/``, docs/spec/datasets.md#deepdataflow-layout): a
+"""Run directories (the original's ``logs/<model>/<analysis>/<run_id>/``, docs/spec/tasks.md#run-directories): a
 checked ``config.json`` (:func:`read_run_config`), one process at a time (:class:`RunLock`, which also removes what an
 interrupted atomic write left), and the research data beside a checkout (:func:`shared_data`, from
 :mod:`programl.data.download`); :func:`check_same_run` refuses to resume a run with other options."""
