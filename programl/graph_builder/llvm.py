@@ -219,11 +219,42 @@ def parse_ir(text: str | bytes, path: str | None = None, context=None) -> llvm.M
 
 
 def _parse_text(text: str, path: str | None, context) -> llvm.ModuleRef:
+    _check_upgradable(text, path)
     if _DEBUG_INFO_FLAG not in text:
         return _parse_assembly(text, path, context)
     _check_verifies(text, path)
     with _captured_stderr(path):
         return _parse_assembly(text, path, context)
+
+
+_OLD_CORO_END_DECLARATION = re.compile(r"^\s*declare\b[^\n]*\bi1 @llvm\.coro\.end\(", re.MULTILINE)
+_CORO_END_USE = re.compile(r"@llvm\.coro\.end\(")
+
+
+def _check_upgradable(text: str, path: str | None) -> None:
+    """Fail, without LLVM's abort, on IR whose automatic upgrade to LLVM 22 breaks an assertion of llvmlite's LLVM.
+
+    LLVM 10's ``i1 @llvm.coro.end(i8*, i1)`` (in IR written before coroutine lowering) is upgraded to LLVM 22's
+    ``void`` intrinsic, whose call then replaces an ``i1`` value: an assertion that aborts the process. Text IR that
+    declares the old form and calls it is refused at the first call (docs/llvm22.md lists what cannot be upgraded).
+
+    Raises:
+        GraphCreationError: The first use of the old ``llvm.coro.end``, with its line and column.
+    """
+    if "@llvm.coro.end(" not in text or not _OLD_CORO_END_DECLARATION.search(text):
+        return
+    for match in _CORO_END_USE.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        if text[start : match.start()].lstrip().startswith("declare"):
+            continue
+        line, column = text.count("\n", 0, match.start()) + 1, match.start() - start + 1
+        raise GraphCreationError(
+            "LLVM 22 cannot upgrade this LLVM 10 call of i1 @llvm.coro.end (IR from before coroutine lowering; "
+            "LLVM would abort on it)",
+            path,
+            line,
+            column,
+        )
 
 
 def _check_verifies(text: str, path: str | None) -> None:
