@@ -507,7 +507,7 @@ def _skipped(store) -> dict[str, str]:
 
 def run_convert(args: argparse.Namespace) -> int:
     from programl.data.deepdataflow import Layout
-    from programl.data.deepdataflow.labels import convert_labels
+    from programl.data.deepdataflow.labels import LabelWriteError, convert_labels
 
     if args.jobs < 1:
         return usage_error(args.parser, "-j must be at least 1")
@@ -522,12 +522,22 @@ def run_convert(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("programl dataset convert: interrupted (a rerun resumes)", file=sys.stderr)
         return EXIT_INTERRUPTED
-    for name, why in failed.items():
-        print(one_line(f"{quote_path(name)}: error: {why}"), file=sys.stderr)
+    for name, error in failed.items():  # each names its file (and, when not written, the operating system's reason)
+        print(one_line(f"{quote_path(name)}: error: {type(error).__name__}: {error}"), file=sys.stderr)
     if not args.quiet:
+        unwritten = [error for error in failed.values() if isinstance(error, LabelWriteError)]
+        unread = len(failed) - len(unwritten)
         print(
-            f"programl dataset convert: labels of {args.root} are {args.label_format}"
-            + (f"; {len(failed):,} graphs could not be read and were left as they were" if failed else ""),
+            one_line(
+                f"programl dataset convert: labels of {args.root} are {args.label_format}"
+                + (f"; {unread:,} graphs could not be read and were left as they were" if unread else "")
+                + (
+                    f"; {len(unwritten):,} graphs could not be written and were left as they were (the first: "
+                    f"{unwritten[0]})"
+                    if unwritten
+                    else ""
+                )
+            ),
             file=sys.stderr,
         )
     return EXIT_FAILED if failed else EXIT_OK

@@ -4,7 +4,9 @@ byte for byte), and builds in either form resume and convert instead of building
 
 from __future__ import annotations
 
+import os
 import struct
+import tracemalloc
 import zlib
 from pathlib import Path
 
@@ -15,6 +17,8 @@ from hypothesis import strategies as st
 
 from programl.data.deepdataflow import Layout, build_dataset, discover_inputs
 from programl.data.deepdataflow.labels import (
+    MAX_LABEL_FILE_BYTES,
+    MAX_LABEL_VALUES,
     LabelFileError,
     compact_analyses,
     convert_labels,
@@ -201,7 +205,7 @@ def test_a_damaged_file_is_left_and_reported_by_conversion(builds, tmp_path: Pat
     victim = Layout(root).graph_names()[0]
     Layout(root).compact_labels(victim).write_bytes(b"garbage")
     failed = convert_labels(root, "protobuf")
-    assert list(failed) == [victim] and "not a readable label file" in failed[victim]
+    assert list(failed) == [victim] and "not a readable label file" in str(failed[victim])
     assert Layout(root).compact_labels(victim).read_bytes() == b"garbage"
 
 
@@ -258,3 +262,134 @@ def test_a_pickle_is_not_a_label_file(tmp_path: Path) -> None:
     with pytest.raises(LabelFileError, match="not a readable label file"):
         read_labels(layout, "liveness", "victim")
     assert not marker.exists()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Hostile files: sizes bounded before anything is decoded, only regular files read
+
+
+def inflating_zeros(size: int) -> bytes:
+    """A zlib stream of ``size`` zero bytes, made without holding them: ~1 KB per MB (deflate's most)."""
+    chunk = 1 << 24
+    deflate = zlib.compressobj(9)
+    head = deflate.compress(bytes(chunk)) + deflate.flush(zlib.Z_FULL_FLUSH)
+    middle = deflate.compress(bytes(chunk)) + deflate.flush(zlib.Z_FULL_FLUSH)  # the same bytes for every chunk
+    count, rest = divmod(size, chunk)
+    tail = deflate.compress(bytes(rest)) + deflate.flush()
+    adler = (size % 65521) << 16 | 1  # adler32 of zeros
+    return head + middle * (count - 1) + tail[:-4] + struct.pack(">I", adler)
+
+
+def compact_file(nodes: int, sections: list[tuple[bytes, int, bytes]]) -> bytes:
+    """A compact label file of ``nodes`` nodes and sections ``(name, records, zlib payload)``, checksums right."""
+    heads = [bytes((len(n),)) + n + struct.pack("<III", r, len(p), zlib.crc32(p)) for n, r, p in sections]
+    return struct.pack("<8sHHI", b"PGLABELS", 1, len(sections), nodes) + b"".join(heads + [p for *_, p in sections])
+
+
+def billions_of_nodes(analysis: str = "liveness") -> bytes:
+    """~1 MB that declares 2 records of 2**32 - 1 nodes: its payload inflates to 1 GiB, and unpacked to 8 GiB."""
+    records, nodes = 2, 2**32 - 1
+    return compact_file(
+        nodes, [(analysis.encode(), records, inflating_zeros(20 * records + (records * nodes + 7) // 8))]
+    )
+
+
+def test_declared_sizes_are_bounded_before_anything_is_decoded(tmp_path: Path) -> None:
+    """A file of 1 MB that declares 2 x (2**32 - 1) nodes made the reader inflate 1 GiB and unpack 8 GiB: now it is
+    refused from its section table, against the graph's size when known, else against what its payload can hold and
+    :data:`MAX_LABEL_VALUES`, allocating nothing of that size."""
+    data = billions_of_nodes()
+    assert len(data) < 1_100_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(LabelFileError, match="2 records of 4,294,967,295 nodes, more than the 268,435,456 label"):
+            decode_compact(data)
+        with pytest.raises(LabelFileError, match="2 records of 4,294,967,295 nodes, more than the 268,435,456 label"):
+            compact_analyses(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20  # (the payload is never inflated: no allocation of its size)
+    layout = Layout(tmp_path)
+    path = layout.compact_labels("victim")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(data)
+    with pytest.raises(LabelFileError) as error:
+        read_labels(layout, "liveness", "victim", num_nodes=21)
+    assert str(error.value) == f"{path}: not a readable label file (labels of 4,294,967,295 nodes; its graph has 21)"
+    # within MAX_LABEL_VALUES, but more than 12 compressed bytes can inflate to
+    small = compact_file(1 << 20, [(b"liveness", 8, zlib.compress(b""))])
+    with pytest.raises(LabelFileError, match=r"8 records of 1,048,576 nodes take 1,048,736 bytes, more than 8 compr"):
+        decode_compact(small)
+    assert MAX_LABEL_VALUES == 1 << 28
+
+
+def test_labels_of_another_size_than_the_graph_are_refused(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    rng = np.random.default_rng(3)
+    results = {"liveness": _result("liveness", rng, 2, 9), "datadep": _result("datadep", rng, 1, 9)}
+    layout.compact_labels("g").parent.mkdir(parents=True)
+    layout.compact_labels("g").write_bytes(encode_compact(results))
+    assert read_labels(layout, "liveness", "g", num_nodes=9) == results["liveness"]
+    with pytest.raises(LabelFileError, match=r"DataFlowLabels.bin: not a readable label file \(labels of 9 nodes; its"):
+        read_labels(layout, "liveness", "g", num_nodes=8)
+    layout.labels("datadep", "g").parent.mkdir(parents=True)
+    layout.labels("datadep", "g").write_bytes(labels_to_bytes(_result("datadep", rng, 1, 10)))
+    with pytest.raises(LabelFileError, match=r"ProgramGraphFeaturesList.pb: not a readable label file \(labels of 10"):
+        read_labels(layout, "datadep", "g", num_nodes=9)
+
+
+def test_a_section_name_must_be_printable(tmp_path: Path) -> None:
+    """``datadep\\0`` passed for no analysis, so a conversion dropped its records without a word."""
+    rng = np.random.default_rng(4)
+    good = encode_compact({"liveness": _result("liveness", rng, 1, 5), "datadepX": _result("datadepX", rng, 1, 5)})
+    data = good.replace(b"datadepX", b"datadep\0")
+    with pytest.raises(LabelFileError, match=r"section name 'datadep\\x00' is not printable ASCII"):
+        decode_compact(data)
+    with pytest.raises(ValueError, match="printable ASCII"):
+        encode_compact({"datadep\0": _result("datadep", rng, 1, 5)})
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _device(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def _directory(path: Path) -> None:
+    path.mkdir()
+    (path / "inside").write_bytes(b"x")
+
+
+def _too_large(path: Path) -> None:
+    with open(path, "wb") as f:
+        f.truncate(MAX_LABEL_FILE_BYTES + 1)  # sparse: takes no space
+
+
+@pytest.mark.timeout(120)  # (a reader that waits on the FIFO would hang: this ends it)
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (_fifo, "a FIFO, not a regular file"),
+        (_device, "a character device, not a regular file"),
+        (_directory, "a directory, not a regular file"),
+        (_too_large, "268,435,457 bytes, more than the 268,435,456 it may have"),
+    ],
+    ids=["fifo", "dev-zero", "directory", "too-large"],
+)
+@pytest.mark.parametrize("form", ["compact", "protobuf"])
+def test_only_regular_files_of_bounded_size_are_read(tmp_path: Path, make, said: str, form: str) -> None:
+    """A FIFO is not waited on, ``/dev/zero`` not read without end, a directory not taken for no labels."""
+    if make is _fifo and not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    layout = Layout(tmp_path)
+    path = layout.compact_labels("victim") if form == "compact" else layout.labels("liveness", "victim")
+    path.parent.mkdir(parents=True)
+    make(path)
+    with pytest.raises(LabelFileError) as error:
+        read_labels(layout, "liveness", "victim")
+    assert str(error.value) == f"{path}: not a readable label file ({said})"
+    if form == "compact":
+        assert "victim" in labelled_names(layout, "liveness")  # counted, so that its reader says what is wrong

@@ -20,6 +20,13 @@ and the 0/1 ``data_flow_value`` of every node):
   Every length, the checksum and the decompressed size are checked when read, so a damaged file is one line
   (:class:`LabelFileError`), never wrong labels.
 
+Label files are received data. A file of either form is read only when it is a regular file (a directory, a FIFO or
+a device such as ``/dev/zero`` is opened without blocking and refused unread) of at most
+:data:`MAX_LABEL_FILE_BYTES`. A compact file's sizes are checked against its own size before anything is
+decompressed or allocated: a section declares at most what its zlib payload can inflate to (1,032 bytes a byte) and
+at most :data:`MAX_LABEL_VALUES` label values, and, where the graph is known (:func:`read_labels` with
+``num_nodes``, :func:`convert_labels`), exactly the graph's number of nodes. Section names are printable ASCII.
+
 Which file holds a graph's labels for an analysis: the protobuf file when there is one (the original's layout, or
 the per-analysis override of a derived root, :mod:`~programl.data.deepdataflow.derived`), else the analysis's
 section of the compact file (:func:`read_labels`). Both forms carry exactly the same records, and converting between
@@ -29,7 +36,10 @@ has the label files a protobuf build writes, byte for byte.
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import stat
 import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -37,12 +47,15 @@ from pathlib import Path
 
 import numpy as np
 
-from programl.data.deepdataflow.layout import LABEL_FORMATS, Layout
+from programl.data.deepdataflow.layout import COMPACT_LABEL_SUFFIX, LABEL_FORMATS, LABEL_SUFFIX, Layout
 from programl.dataflow.base import AnalysisResult
 from programl.exceptions import ProgramlError
 
 __all__ = [
+    "MAX_LABEL_FILE_BYTES",
+    "MAX_LABEL_VALUES",
     "LabelFileError",
+    "LabelWriteError",
     "check_label_format",
     "compact_analyses",
     "convert_labels",
@@ -52,6 +65,7 @@ __all__ = [
     "labelled_names",
     "read_compact",
     "read_labels",
+    "remove_stale_temporaries",
     "write_labels",
 ]
 
@@ -60,10 +74,71 @@ VERSION = 1
 _HEADER = struct.Struct("<8sHHI")  # magic, version, number of sections, nodes
 _SECTION = struct.Struct("<III")  # records, payload bytes, crc32 of the payload (after the name)
 _ZLIB_LEVEL = 6
+_ZLIB_RATIO = 1032  # the most bytes deflate inflates one byte to (a 258-byte match coded in 2 bits)
+#: The largest label file read, of either form: a protobuf file of a graph of a million nodes with ten records takes
+#: ~140 MB, its compact file ~2 MB. A larger file is refused unread.
+MAX_LABEL_FILE_BYTES = 256 << 20
+#: The most label values (records x nodes) a section of a compact file may declare, one byte each once decoded:
+#: ten records of a graph of 26 million nodes.
+MAX_LABEL_VALUES = 1 << 28
+_MAX_GRAPH_FILE_BYTES = 2 << 30  # the graph read to check a label file against (convert_labels)
 
 
 class LabelFileError(ProgramlError, ValueError):
-    """A compact label file that cannot be read (damaged, truncated, or of a newer format); one line."""
+    """A label file that cannot be read (damaged, truncated, of a newer format, not a regular file, too large, or
+    not of its graph's size); one line naming it."""
+
+
+class LabelWriteError(ProgramlError):
+    """A label file that cannot be written or removed (a read-only data set, a full disk, a file where a directory
+    belongs); one line naming it and the operating system's reason."""
+
+
+_FILE_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _read_file(path: Path, limit: int = MAX_LABEL_FILE_BYTES, what: str = "label file") -> bytes | None:
+    """The bytes of ``path``, None when there is no such file. Only a regular file is read (checked before it is
+    opened, and again once opened without blocking, so a FIFO put in its place meanwhile is not waited on), and only
+    up to ``limit`` bytes.
+
+    Raises:
+        LabelFileError: It is not a regular file, or holds more than ``limit`` bytes (one line naming it).
+        OSError: It cannot be read.
+    """
+
+    def refused(why: str) -> LabelFileError:
+        return LabelFileError(f"{path}: not a readable {what} ({why})")
+
+    def check(status: os.stat_result) -> int:
+        if not stat.S_ISREG(status.st_mode):
+            kind = _FILE_KINDS.get(stat.S_IFMT(status.st_mode), "not a file")
+            raise refused(f"{kind}, not a regular file")
+        if status.st_size > limit:
+            raise refused(f"{status.st_size:,} bytes, more than the {limit:,} it may have")
+        return status.st_size
+
+    try:
+        check(os.stat(path))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):  # (a file where a directory of the path belongs: none either)
+        return None
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(check(os.fstat(f.fileno())) + 1)  # (a read of the limit would allocate the limit)
+        while len(data) <= limit:  # a file that grew since, or one whose size the file system does not say
+            more = f.read(min(1 << 20, limit + 1 - len(data)))
+            if not more:
+                break
+            data += more
+    if len(data) > limit:
+        raise refused(f"more than the {limit:,} bytes it may have")
+    return data
 
 
 # ---------------------------------------------------------------------------------------------------- encoding
@@ -92,7 +167,7 @@ def encode_compact(results: Mapping[str, AnalysisResult]) -> bytes:
 
     Raises:
         ValueError: No results, results of graphs of different sizes, labels other than 0/1, a root outside the
-            graph, or an analysis name that is not short ASCII.
+            graph, or an analysis name that is not short printable ASCII.
     """
     if not results:
         raise ValueError("no analyses to write")
@@ -102,9 +177,9 @@ def encode_compact(results: Mapping[str, AnalysisResult]) -> bytes:
     num_nodes = sizes.pop()
     heads, payloads = [], []
     for analysis, result in results.items():
-        name = analysis.encode("ascii")
-        if not 0 < len(name) < 256:
-            raise ValueError(f"analysis name {analysis!r} is not 1-255 ASCII characters")
+        name = analysis.encode("ascii", "replace")
+        if not 0 < len(name) < 256 or not analysis.isascii() or not analysis.isprintable():
+            raise ValueError(f"analysis name {analysis!r} is not 1-255 printable ASCII characters")
         payload = zlib.compress(_payload(result, num_nodes), _ZLIB_LEVEL)
         heads.append(bytes((len(name),)) + name + _SECTION.pack(len(result), len(payload), zlib.crc32(payload)))
         payloads.append(payload)
@@ -112,8 +187,11 @@ def encode_compact(results: Mapping[str, AnalysisResult]) -> bytes:
 
 
 # ---------------------------------------------------------------------------------------------------- decoding
-def _sections(data: bytes, where: str) -> tuple[int, list[tuple[str, int, int, int, int]]]:
-    """``(nodes, [(analysis, records, offset, length, crc32)])`` of a compact file, its layout checked."""
+def _sections(
+    data: bytes, where: str, graph_nodes: int | None = None
+) -> tuple[int, list[tuple[str, int, int, int, int]]]:
+    """``(nodes, [(analysis, records, offset, length, crc32)])`` of a compact file, its layout checked (and its
+    number of nodes, when ``graph_nodes`` says the graph's)."""
 
     def damaged(why: str) -> LabelFileError:
         return LabelFileError(f"{where}: not a readable label file ({why})")
@@ -124,6 +202,8 @@ def _sections(data: bytes, where: str) -> tuple[int, list[tuple[str, int, int, i
     _, version, count, num_nodes = _HEADER.unpack_from(data)
     if version != VERSION:
         raise damaged(f"format version {version}; this programl reads version {VERSION}")
+    if graph_nodes is not None and num_nodes != graph_nodes:
+        raise damaged(f"labels of {num_nodes:,} nodes; its graph has {graph_nodes:,}")
     pos, sections, names = _HEADER.size, [], set()
     for _ in range(count):
         if pos >= len(data):
@@ -136,10 +216,26 @@ def _sections(data: bytes, where: str) -> tuple[int, list[tuple[str, int, int, i
             name = data[pos + 1 : pos + 1 + size].decode("ascii")
         except UnicodeDecodeError:
             raise damaged("a section name that is not ASCII") from None
+        if not name.isprintable():  # ("datadep\0" would pass for no analysis, and be dropped by a conversion)
+            raise damaged(f"section name {name!r} is not printable ASCII")
         if not name or name in names:
             raise damaged(f"section name {name!r} empty or repeated")
         names.add(name)
         records, length, crc = _SECTION.unpack_from(data, pos + 1 + size)
+        # what the section declares, bounded before anything is inflated or allocated
+        if records * num_nodes > MAX_LABEL_VALUES:
+            raise damaged(
+                f"{name}: {records:,} records of {num_nodes:,} nodes, more than the {MAX_LABEL_VALUES:,} label "
+                "values a label file may hold"
+            )
+        if records and not num_nodes:
+            raise damaged(f"{name}: {records:,} records of a graph of no nodes")
+        expected = 20 * records + (records * num_nodes + 7) // 8
+        if expected > _ZLIB_RATIO * length + 64:
+            raise damaged(
+                f"{name}: {records:,} records of {num_nodes:,} nodes take {expected:,} bytes, more than "
+                f"{length:,} compressed bytes hold"
+            )
         sections.append([name, records, 0, length, crc])
         pos = end
     for section in sections:
@@ -178,7 +274,7 @@ def _decode_section(data: bytes, section: tuple, num_nodes: int, where: str) -> 
 
 
 def decode_compact(
-    data: bytes, analyses: Iterable[str] | None = None, *, where: str = "label file"
+    data: bytes, analyses: Iterable[str] | None = None, *, where: str = "label file", num_nodes: int | None = None
 ) -> dict[str, AnalysisResult]:
     """The records of a compact label file: analysis -> :class:`~programl.dataflow.base.AnalysisResult`.
 
@@ -186,13 +282,16 @@ def decode_compact(
         data: The file's bytes.
         analyses: Decode only these sections (those the file has); None: all.
         where: The file, for error messages.
+        num_nodes: The graph's number of nodes, when known: a file of another size is refused before any section is
+            decoded.
 
     Raises:
-        LabelFileError: The file is damaged, truncated, or of another format version (one line).
+        LabelFileError: The file is damaged, truncated, of another format version, or not of ``num_nodes`` nodes
+            (one line).
     """
-    num_nodes, sections = _sections(data, where)
+    nodes, sections = _sections(data, where, num_nodes)
     wanted = None if analyses is None else set(analyses)
-    return {s[0]: _decode_section(data, s, num_nodes, where) for s in sections if wanted is None or s[0] in wanted}
+    return {s[0]: _decode_section(data, s, nodes, where) for s in sections if wanted is None or s[0] in wanted}
 
 
 def compact_analyses(data: bytes, where: str = "label file") -> dict[str, int]:
@@ -200,40 +299,56 @@ def compact_analyses(data: bytes, where: str = "label file") -> dict[str, int]:
     return {s[0]: s[1] for s in _sections(data, where)[1]}
 
 
-def read_compact(path: str | os.PathLike, analyses: Iterable[str] | None = None) -> dict[str, AnalysisResult]:
-    """:func:`decode_compact` of a file.
+def read_compact(
+    path: str | os.PathLike, analyses: Iterable[str] | None = None, *, num_nodes: int | None = None
+) -> dict[str, AnalysisResult]:
+    """:func:`decode_compact` of a file (a regular file of at most :data:`MAX_LABEL_FILE_BYTES`).
 
     Raises:
-        LabelFileError: The file is damaged (one line naming it).
-        OSError: It cannot be read.
+        LabelFileError: The file is damaged, not a regular file, too large, or not of ``num_nodes`` nodes (one line
+            naming it).
+        OSError: It cannot be read (``FileNotFoundError``: there is none).
     """
-    return decode_compact(Path(path).read_bytes(), analyses, where=str(path))
+    data = _read_file(Path(path))
+    if data is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
+    return decode_compact(data, analyses, where=str(path), num_nodes=num_nodes)
 
 
 # ---------------------------------------------------------------------------------------------------- a data set
-def read_labels(layout: Layout, analysis: str, name: str) -> AnalysisResult | None:
+def read_labels(layout: Layout, analysis: str, name: str, *, num_nodes: int | None = None) -> AnalysisResult | None:
     """The records of graph ``name`` for ``analysis``: its protobuf file when there is one, else the analysis's
     section of its compact file; None when it has neither (no eligible root, or not labelled).
 
+    Args:
+        layout: The data set.
+        analysis: The analysis.
+        name: The graph.
+        num_nodes: The graph's number of nodes, when known: labels of another size are refused (a compact file's
+            before anything is decompressed).
+
     Raises:
-        LabelFileError: The compact file is damaged.
+        LabelFileError: The file is damaged (the compact form), not a regular file, larger than
+            :data:`MAX_LABEL_FILE_BYTES`, or not of ``num_nodes`` nodes.
         AnalysisError: The protobuf file is damaged (:func:`programl.dataflow.records.labels_to_arrays`).
         OSError: A file exists but cannot be read.
     """
     from programl.dataflow.records import labels_to_arrays
 
-    try:
-        data = layout.labels(analysis, name).read_bytes()
-    except FileNotFoundError:
-        pass
-    else:
-        return labels_to_arrays(data, analysis=analysis)
+    path = layout.labels(analysis, name)
+    data = _read_file(path)
+    if data is not None:
+        result = labels_to_arrays(data, analysis=analysis)
+        if num_nodes is not None and len(result) and result.num_nodes != num_nodes:
+            raise LabelFileError(
+                f"{path}: not a readable label file (labels of {result.num_nodes:,} nodes; its graph has {num_nodes:,})"
+            )
+        return result
     path = layout.compact_labels(name)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    data = _read_file(path)
+    if data is None:
         return None
-    return decode_compact(data, (analysis,), where=str(path)).get(analysis)
+    return decode_compact(data, (analysis,), where=str(path), num_nodes=num_nodes).get(analysis)
 
 
 def label_file(layout: Layout, analysis: str, name: str) -> Path:
@@ -252,12 +367,11 @@ def labelled_names(layout: Layout, analysis: str) -> set[str]:
             continue
         path = layout.compact_labels(name)
         try:
-            if analysis in compact_analyses(path.read_bytes(), str(path)):
+            data = _read_file(path)
+            if data is not None and analysis in compact_analyses(data, str(path)):
                 names.add(name)
         except LabelFileError:
             names.add(name)
-        except FileNotFoundError:
-            pass
     return names
 
 
@@ -309,34 +423,145 @@ def check_label_format(label_format: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- conversion
+#: The temporary file of an atomic write of a label file (:func:`programl.util.fs.atomic_write_bytes`:
+#: ``.<file name>.<8 random characters>.tmp`` beside it), which a writer killed before its rename leaves behind.
+_TEMPORARY = re.compile(
+    rf"\A\.(.+(?:{re.escape(COMPACT_LABEL_SUFFIX)}|{re.escape(LABEL_SUFFIX)}))\.[a-z0-9_]{{8}}\.tmp\Z"
+)
+
+
+def remove_stale_temporaries(layout: Layout, analyses: Sequence[str]) -> int:
+    """Remove the temporary files that interrupted writes of label files left behind (a process killed between
+    writing one and renaming it into place: ``kill -9``, the OOM killer, a power cut), in ``labels/all`` and the
+    directories of ``analyses``; returns how many. Only names of that form are removed, and no directory; one that
+    cannot be removed is left (the writes that follow say why). For when no other process writes the data set's
+    labels: :func:`convert_labels` calls it before it starts."""
+    removed = 0
+    for directory in (layout.compact_label_dir, *(layout.label_dir(a) for a in analyses)):
+        try:
+            entries = os.listdir(directory)
+        except OSError:  # none, or unreadable: the conversion says so when it lists it
+            continue
+        for entry in entries:
+            if not _TEMPORARY.match(entry):
+                continue
+            try:
+                if not stat.S_ISDIR(os.lstat(directory / entry).st_mode):
+                    os.unlink(directory / entry)
+                    removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def _read_protobuf(path: Path, analysis: str, num_nodes: int | None) -> AnalysisResult | None:
+    """The records of a protobuf label file (None when there is none), of ``num_nodes`` nodes when given."""
+    from programl.dataflow.records import labels_to_arrays
+
+    data = _read_file(path)
+    if data is None:
+        return None
+    result = labels_to_arrays(data, analysis=analysis)
+    if num_nodes is not None and len(result) and result.num_nodes != num_nodes:
+        raise LabelFileError(
+            f"{path}: not a readable label file (labels of {result.num_nodes:,} nodes; its graph has {num_nodes:,})"
+        )
+    return result
+
+
+def _graph_nodes(layout: Layout, name: str) -> int:
+    """The number of nodes of graph ``name`` (``graphs/<name>.ProgramGraph.pb``), which its labels must have."""
+    from programl.proto import ProgramGraph
+
+    path = layout.graph(name)
+    try:
+        data = _read_file(path, _MAX_GRAPH_FILE_BYTES, "graph")
+    except OSError as error:
+        raise LabelFileError(f"{path}: cannot be read ({error.strerror or error})") from None
+    if data is None:
+        raise LabelFileError(f"{path}: no such file (the graph whose size its label files must have)")
+    try:
+        return len(ProgramGraph.FromString(data).node)
+    except Exception as error:  # noqa: BLE001 - a damaged protobuf raises DecodeError and others: one line
+        raise LabelFileError(f"{path}: not a readable graph ({type(error).__name__})") from None
+
+
+def _cannot(path: Path, error: OSError, done: str) -> LabelWriteError:
+    """``path: cannot be written (reason)``, naming the directory that failed when it is not the file's own."""
+    reason = error.strerror or str(error)
+    if isinstance(error, FileExistsError):  # (creating a directory the path needs, where a file is)
+        reason = os.strerror(errno.ENOTDIR)
+    culprit = error.filename
+    where = f"{culprit}: " if culprit is not None and Path(culprit) in path.parents else ""
+    return LabelWriteError(f"{path}: cannot be {done} ({where}{reason})")
+
+
 def _convert_one(layout: Layout, name: str, analyses: Sequence[str], label_format: str) -> bool:
-    """Rewrite graph ``name``'s labels in ``label_format`` when any are in the other form; whether it did."""
-    other = "protobuf" if label_format == "compact" else "compact"
-    if other == "compact":
-        if not layout.compact_labels(name).is_file():
-            return False
-    elif not any(layout.labels(a, name).is_file() for a in analyses):
+    """Rewrite graph ``name``'s labels in ``label_format`` when any are in the other form; whether it did. Every
+    file is read (and checked against the graph's size) before any is written; a failure leaves them as they were.
+
+    Raises:
+        LabelFileError: A label file, or the graph, cannot be read; or the compact file has a section of an analysis
+            not among ``analyses`` (the conversion would drop it).
+        AnalysisError: A protobuf label file is damaged.
+        LabelWriteError: A label file cannot be written or removed.
+    """
+    from programl.util.fs import atomic_write_bytes
+
+    compact = layout.compact_labels(name)
+    protobuf = {analysis: layout.labels(analysis, name) for analysis in analyses}
+    sources = [compact] if label_format == "protobuf" else protobuf.values()
+    if not any(os.path.lexists(path) for path in sources):  # (a directory in a file's place is not nothing to do)
         return False
-    results = {}
-    for analysis in analyses:
-        result = read_labels(layout, analysis, name)
-        if result is not None:
-            results[analysis] = result
-    write_labels(layout, name, results, analyses, label_format)
+    num_nodes = _graph_nodes(layout, name)
+    where = compact
+    try:
+        data = _read_file(compact)
+        sections = {} if data is None else decode_compact(data, where=str(compact), num_nodes=num_nodes)
+        dropped = [analysis for analysis in sections if analysis not in protobuf]
+        if dropped:
+            raise LabelFileError(
+                f"{compact}: a section of {dropped[0]!r}, not one of the analyses converted ({', '.join(analyses)}); "
+                "converting would drop it"
+            )
+        results = {}
+        for analysis, path in protobuf.items():
+            where = path
+            result = _read_protobuf(path, analysis, num_nodes)
+            if result is None:
+                result = sections.get(analysis)
+            if result is not None:
+                results[analysis] = result
+    except OSError as error:
+        raise LabelFileError(f"{where}: cannot be read ({error.strerror or error})") from None
+
+    def write(path: Path, data: bytes) -> None:
+        try:
+            atomic_write_bytes(path, data)
+        except OSError as error:
+            raise _cannot(path, error, "written") from None
+
+    try:
+        write_labels(layout, name, results, analyses, label_format, write)
+    except OSError as error:  # removing the other form's files
+        raise _cannot(Path(error.filename or compact), error, "removed") from None
     return True
 
 
-def _convert_chunk(task: tuple[str, list[str], tuple[str, ...], str]) -> list[str | None]:
-    """Per name: None when converted (or nothing to do), else why not (one line)."""
+def _convert_chunk(task: tuple[str, list[str], tuple[str, ...], str]) -> list[ProgramlError | None]:
+    """Per name: None when converted (or nothing to do), else why not (a one-line error)."""
     root, names, analyses, label_format = task
     layout = Layout(root)
-    out: list[str | None] = []
+    out: list[ProgramlError | None] = []
     for name in names:
         try:
             _convert_one(layout, name, analyses, label_format)
             out.append(None)
-        except (ProgramlError, OSError, ValueError) as error:
-            out.append(f"{type(error).__name__}: {error}")
+        except ProgramlError as error:
+            out.append(error)
+        except (OSError, ValueError, MemoryError) as error:  # (labels no file can hold: a root outside the graph)
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            out.append(LabelFileError(f"{name}: its labels cannot be converted ({type(error).__name__}: {reason})"))
     return out
 
 
@@ -348,12 +573,15 @@ def convert_labels(
     *,
     jobs: int = 1,
     progress: Callable[[Iterable, int, str], Iterable] | None = None,
-) -> dict[str, str]:
+) -> dict[str, ProgramlError]:
     """Bring the label files of a data set (or of the graphs ``names``) into ``label_format``, in place.
 
     Each graph's files are read in the other form and written in this one (atomically), then the other form's files
     are removed (and their directories, once empty); graphs already in ``label_format`` are left alone, so an
-    interrupted conversion resumes. Graphs whose labels cannot be read are left as they are.
+    interrupted conversion resumes: the temporary files of a conversion that was killed are removed first
+    (:func:`remove_stale_temporaries`), and the result is that of a conversion never interrupted. A graph whose labels
+    cannot be read, are not of its graph's number of nodes (``graphs/<name>.ProgramGraph.pb``), hold a section the
+    conversion would drop, or cannot be written, is left as it is and named in the result.
 
     Args:
         root: The data set.
@@ -364,7 +592,9 @@ def convert_labels(
         progress: Wraps the stream of converted graphs, ``progress(iterable, total, description)``.
 
     Returns:
-        ``{name: why}`` for the graphs that could not be converted.
+        ``{name: error}`` for the graphs that could not be converted: a one-line :class:`LabelWriteError` when their
+        files could not be written or removed, else why they could not be read (:class:`LabelFileError`,
+        :class:`~programl.exceptions.AnalysisError`).
 
     Raises:
         ValueError: ``label_format`` is unknown.
@@ -375,16 +605,24 @@ def convert_labels(
     check_label_format(label_format)
     layout = Layout(root)
     analyses = tuple(analyses or ANALYSES)
+    remove_stale_temporaries(layout, analyses)
     if names is None:
-        found: set[str] = set(layout.label_names(None, "compact"))
+
+        def listed(analysis: str | None, form: str) -> list[str]:
+            try:
+                return layout.label_names(analysis, form)
+            except NotADirectoryError:  # a file where the directory belongs holds none (writes there fail, each said)
+                return []
+
+        found: set[str] = set(listed(None, "compact"))
         for analysis in analyses:
-            found.update(layout.label_names(analysis, "protobuf"))
+            found.update(listed(analysis, "protobuf"))
         names = sorted(found)
     names = list(names)
     chunks = [names[i : i + 64] for i in range(0, len(names), 64)]
     tasks = [(str(layout.root), chunk, analyses, label_format) for chunk in chunks]
     pool = TimeoutProcessPool(max_workers=jobs) if jobs > 1 and len(tasks) > 1 else None
-    failed: dict[str, str] = {}
+    failed: dict[str, ProgramlError] = {}
     try:
         results: Iterator = (why for chunk in execute(_convert_chunk, tasks, executor=pool) for why in chunk)
         if progress is not None:

@@ -153,8 +153,8 @@ def _convert_graphs(task: tuple[str, str | None, list[str], str, str]) -> list[d
 
 def _convert_labels(task: tuple[str, str, list[tuple[int, str, int]]]) -> list[dict[str, np.ndarray] | str | None]:
     """Per (graph index, name, node count): the records of its labels (either form,
-    :func:`~programl.data.deepdataflow.labels.read_labels`), None when its compact file has no records of this
-    analysis, or why they were skipped."""
+    :func:`~programl.data.deepdataflow.labels.read_labels`, which refuses labels of another number of nodes before
+    it decodes them), None when its compact file has no records of this analysis, or why they were skipped."""
     from programl.data.deepdataflow.labels import read_labels
 
     root, analysis, graphs = task
@@ -162,15 +162,12 @@ def _convert_labels(task: tuple[str, str, list[tuple[int, str, int]]]) -> list[d
     out: list[dict[str, np.ndarray] | str | None] = []
     for _, name, num_nodes in graphs:
         try:
-            result = read_labels(layout, analysis, name)
+            result = read_labels(layout, analysis, name, num_nodes=num_nodes)
         except Exception as error:  # noqa: BLE001
             out.append(f"{type(error).__name__}: {error}")
             continue
         if result is None:
             out.append(None)
-            continue
-        if len(result) and result.num_nodes != num_nodes:
-            out.append(f"label records have {result.num_nodes} nodes, the graph {num_nodes}")
             continue
         out.append(
             {
