@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections import Counter
@@ -331,6 +332,13 @@ def run_build(args: argparse.Namespace) -> int:
         from programl.exceptions import GraphCreationError
 
         where = sources.get(name, name)
+        written = getattr(error, "filename", None) if isinstance(error, OSError) else None
+        if written and os.path.abspath(written).startswith(os.path.abspath(output) + os.sep):
+            # the data set could not be written (not the input read): the line names the output file
+            if isinstance(error, FileExistsError):  # a file where a folder of the data set belongs
+                error = NotADirectoryError(errno.ENOTDIR, "a file stands where a folder of the data set belongs")
+            print_line(f"{describe_error(error, written)} (writing the data set) [{name}]")
+            return
         if isinstance(error, GraphCreationError) and error.path in (None, "-", "<stdin>"):  # compiled from memory
             error = GraphCreationError(error.message, where, error.line, error.column)
         line = describe_error(error, where)
