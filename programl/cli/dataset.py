@@ -1,4 +1,5 @@
-"""``programl dataset``: build and inspect DeepDataFlow data sets (SPEC §9.1, DESIGN §5).
+"""``programl dataset``: build and inspect DeepDataFlow data sets (docs/spec/datasets.md#deepdataflow-layout,
+docs/spec/datasets.md#builds).
 
 * ``programl dataset build SOURCES... OUT``: compile C/C++/OpenCL sources (or take ``.ll``/``.bc``), build graphs,
   label them with the five analyses, split 3:1:1 by source program (seeded) and build the training vocabulary, in the

@@ -1,4 +1,5 @@
-"""The one download helper of the data sets: local copy first, else a URL, always sha256-checked (SPEC §9.2; DESIGN §5).
+"""The one download helper of the data sets: local copy first, else a URL, always sha256-checked
+(docs/spec/datasets.md#other-data-sets; docs/spec/datasets.md#builds).
 
 Every public input file of a data set (devmap's CSVs and zips, POJ-104's archive, the legacy IR) is fetched by
 :func:`fetch`:

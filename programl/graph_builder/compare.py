@@ -1,4 +1,5 @@
-"""Compare two program graphs up to the reference's non-determinism and the Policy differences (SPEC §1.5, Policy).
+"""Compare two program graphs up to the reference's non-determinism and the Policy differences
+(docs/spec/graph.md#construction-order, docs/spec/policy.md).
 
 Used by the differential tests against the original ``llvm2graph-10`` and by anyone who wants to check that two
 builders (or two LLVM generations) agree. The reference orders argument nodes, constant nodes and CALL edges by

@@ -1,4 +1,4 @@
-"""Numbers and types in the graph (issue 40 item 2; ``docs/numbers_types.md``): opt-in node features.
+"""Numbers and types in the graph (``docs/numbers_types.md``): opt-in node features beyond the original graph.
 
 ProGraML's graph says a constant's *type* (``i32``) but not its value, and a value's type only as text
 (``<4 x float>``, ``[256 x float]``, ``struct``), so a model cannot read a loop bound or a vector width.
@@ -7,7 +7,7 @@ ordinary ``ProgramGraph`` (no new proto fields, no new nodes or edges), so the o
 graphs, and the graph with the option off stays the faithful graph byte for byte.
 
 Features written (keys not used by ProGraML, whose node features are ``full_text``, ``llvm_profile_*``,
-``inst2vec_*`` and ``source_node_index``; SPEC §1.2):
+``inst2vec_*`` and ``source_node_index``; docs/spec/graph.md#node-fields):
 
 ``number_digits`` (int64 x 10), on CONSTANT nodes that are a number (an integer, a floating-point value, a splat
 vector of one): a bounded scientific-notation digit encoding ``[kind, sign, exponent, d1, ..., d7]``:
@@ -39,7 +39,7 @@ node: the global's value type): ``[kind, elements, scalars, bits, element_bits, 
 
 A named struct (``%struct.S``) is looked up in the module's type definitions, given by the builder; annotating a
 graph alone (:func:`annotate` without ``structs``) knows named structs only as ``kind`` 3 with zeros, as does a
-variable whose text the collapsing rule made ``struct`` (SPEC §1.7).
+variable whose text the collapsing rule made ``struct`` (docs/spec/graph.md#type-texts).
 
 The module feature ``numbers_and_types`` (int64, the encoding's version, :data:`VERSION`) marks an annotated graph.
 No torch: :func:`programl.io.pyg.to_pyg` turns the features into ``x_num`` / ``x_type``.

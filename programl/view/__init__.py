@@ -7,7 +7,8 @@ fold and unfold (graphs of more than :data:`EXPAND_LIMIT` nodes open folded); th
 searches nodes by text, filters edges by flow and node types, and reads each node's text, full text and source line
 (where the IR has debug information, from the input itself, the files below its directory and those below a
 ``source_root``, as the page is made to be shared: :mod:`programl.view.debuginfo`). Given an analysis, the user
-picks a root and sees the exact labels (SPEC §4) beside a pretrained model's predictions, its mistakes highlighted.
+picks a root and sees the exact labels (docs/spec/analyses.md) beside a pretrained model's predictions, its mistakes
+highlighted.
 
 Nothing is fetched when a page is opened: Cytoscape.js (MIT, ``programl/view/vendor``) is inlined.
 

@@ -1,11 +1,11 @@
 """Source lines of a graph's instructions, from the debug information of the IR it was built from.
 
-An instruction compiled with ``-g`` carries a ``!dbg !N`` attachment in its ``full_text`` (SPEC §1.2); ``!N`` is a
-``DILocation`` (line, column, scope) defined at the end of the IR text, whose scope chain leads to a ``DIFile``. The
-graph holds only the attachment, as LLVM prints the module (metadata numbered in LLVM's order, whatever numbers the
-IR text gave them), so the locations are read from the module as LLVM prints it. ``programl view`` compiles C, C++,
-OpenCL, CUDA and Fortran sources with ``-g`` for this (the graph is the same: LLVM 22 keeps debug information in
-records, not instructions).
+An instruction compiled with ``-g`` carries a ``!dbg !N`` attachment in its ``full_text``
+(docs/spec/graph.md#node-fields); ``!N`` is a ``DILocation`` (line, column, scope) defined at the end of the IR text,
+whose scope chain leads to a ``DIFile``. The graph holds only the attachment, as LLVM prints the module (metadata
+numbered in LLVM's order, whatever numbers the IR text gave them), so the locations are read from the module as LLVM
+prints it. ``programl view`` compiles C, C++, OpenCL, CUDA and Fortran sources with ``-g`` for this (the graph is the
+same: LLVM 22 keeps debug information in records, not instructions).
 
 The debug information names its files, and a received ``.ll`` (or a ``#line "..."`` in a C file) can name any file,
 while the page is made to be shared: a source file's lines are embedded only when it is the input itself or lies

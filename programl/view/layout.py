@@ -1,5 +1,5 @@
-"""Where each node of a program graph goes in ``programl view`` (SPEC §1): a layered layout per function, computed
-once in Python in linear time, so that the page opens at once whatever the graph's size.
+"""Where each node of a program graph goes in ``programl view`` (docs/spec/graph.md): a layered layout per function,
+computed once in Python in linear time, so that the page opens at once whatever the graph's size.
 
 The page draws one box per *group* and lets the user collapse and expand each one:
 
@@ -8,8 +8,9 @@ The page draws one box per *group* and lets the user collapse and expand each on
   ignored), side by side within a layer in the order of their predecessors; within a block the instructions are
   stacked in order, each with its operands (the variables and the constants it reads) to its right; the function's
   arguments sit in a row above its blocks;
-* one *module* group, last: the external node (node 0) and the constants used by more than one function (SPEC §1.4:
-  one constant node per module), in a grid. A constant used by one function only is drawn beside its first user.
+* one *module* group, last: the external node (node 0) and the constants used by more than one function
+  (docs/spec/graph.md#operands: one constant node per module), in a grid. A constant used by one function only is drawn
+  beside its first user.
 
 Coordinates are local to the group (its top-left corner is (0, 0)); the page packs the groups, each at its expanded
 or collapsed size.

@@ -4,9 +4,9 @@ data-flow analysis, the exact labels of each root beside a pretrained model's pr
 The page inlines everything it needs: Cytoscape.js (``programl/view/vendor``, MIT), the page's own script and style
 (``programl/view/assets``) and the graph as JSON. It opens from a file, with no network.
 
-Labels (SPEC §4) are computed here, for a set of roots (every eligible root when there are at most ``max_roots``,
-else a seeded sample of ``max_roots``, or the roots given; ``max_roots`` is 100 by default, fewer on graphs of more
-than 1,000 nodes: :func:`programl.view.default_max_roots`): the exact ones by
+Labels (docs/spec/analyses.md) are computed here, for a set of roots (every eligible root when there are at most
+``max_roots``, else a seeded sample of ``max_roots``, or the roots given; ``max_roots`` is 100 by default, fewer on
+graphs of more than 1,000 nodes: :func:`programl.view.default_max_roots`): the exact ones by
 :func:`programl.dataflow.analyze.analyze_arrays`, the model's through
 :meth:`~programl.pretrained.hub.PretrainedModel.predict` (the function behind ``programl predict dataflow``, with
 ``compare=True``), a few roots at a time. Per root the page gets two bit sets (exact, predicted) and the model's

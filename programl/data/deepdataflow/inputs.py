@@ -1,4 +1,4 @@
-"""What a DeepDataFlow build consumes: one :class:`Input` per graph to make (DESIGN §5).
+"""What a DeepDataFlow build consumes: one :class:`Input` per graph to make (docs/spec/datasets.md#builds).
 
 An input is a source file (C, C++, OpenCL C) compiled at one optimisation setting, a ready IR file (``.ll``, ``.bc``),
 or an in-memory program with a named compile recipe (POJ-104's header recipe). Each has

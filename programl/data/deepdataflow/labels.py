@@ -1,12 +1,13 @@
 """Label files of a DeepDataFlow data set: the original's protobuf per (graph, analysis), or one compact file per
-graph (SPEC §2.5, §9.1; DESIGN §5).
+graph (docs/spec/wire-format.md#label-records, docs/spec/datasets.md#deepdataflow-layout; docs/spec/datasets.md#builds).
 
 Two forms hold the same records (per root: the root node, ``data_flow_step_count``, ``data_flow_active_node_count``
 and the 0/1 ``data_flow_value`` of every node):
 
 * ``protobuf``: ``labels/<analysis>/<name>.ProgramGraphFeaturesList.pb``, one ``ProgramGraphFeaturesList`` per graph
-  and analysis (SPEC §2.5; ProGraML's released data sets, and ``programl dataset build --label-format protobuf``).
-  Seven bytes per node per feature list, two lists per record: ~45 KB per POJ-104 graph and analysis.
+  and analysis (docs/spec/wire-format.md#label-records; ProGraML's released data sets, and ``programl dataset build
+  --label-format protobuf``). Seven bytes per node per feature list, two lists per record: ~45 KB per POJ-104 graph and
+  analysis.
 * ``compact`` (this project's builder, the default): ``labels/all/<name>.DataFlowLabels.bin``, one file per graph
   holding every analysis that labelled it, ~200 bytes per analysis. Byte layout (little-endian)::
 

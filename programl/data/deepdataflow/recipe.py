@@ -1,5 +1,6 @@
-"""Data-set recipes: a JSON file that says which public sources to compile, how, and how to split (DESIGN §1
-``datasets/``; SPEC §9.1, §9.2).
+"""Data-set recipes: a JSON file that says which public sources to compile, how, and how to split
+(docs/spec/design.md#package-layout ``datasets/``; docs/spec/datasets.md#deepdataflow-layout,
+docs/spec/datasets.md#other-data-sets).
 
 A recipe (e.g. ``datasets/deepdataflow22/recipe.json``) holds::
 

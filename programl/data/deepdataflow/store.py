@@ -1,4 +1,5 @@
-"""The processed (PyG-ready) form of a DeepDataFlow split: flat binary columns, memory-mapped (SPEC §6.7, DESIGN §5).
+"""The processed (PyG-ready) form of a DeepDataFlow split: flat binary columns, memory-mapped
+(docs/spec/models.md#graph-tensors, docs/spec/datasets.md#builds).
 
 Per split, under ``<processed_dir>/ddf-v1/<vocabulary key>/<split>/``:
 
