@@ -57,6 +57,9 @@ __all__ = [
 HEADER = ("cumulative_frequency", "cumulative_node_frequency", "count", "text")
 
 _NODE_TYPE_NAMES = ("instruction", "variable", "constant", "type")
+#: The largest vocabulary file :meth:`Vocabulary.load` reads by default (1 GiB; ProGraML's ``programl.csv`` is
+#: well under 1 MiB).
+MAX_FILE_BYTES = 1 << 30
 
 
 def _floor_4g(numerator: int, denominator: int) -> str:
@@ -240,9 +243,29 @@ class Vocabulary(Mapping[str, int]):
         os.replace(tmp, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, target_cumfreq: float = 1.0, max_items: int = 0) -> Vocabulary:
-        """Read a vocabulary file (ours or ProGraML's ``programl.csv``); see :meth:`from_tsv`."""
-        return cls.from_tsv(Path(path).read_text(encoding="utf-8"), target_cumfreq=target_cumfreq, max_items=max_items)
+    def load(
+        cls,
+        path: str | os.PathLike,
+        *,
+        target_cumfreq: float = 1.0,
+        max_items: int = 0,
+        max_bytes: int | None = MAX_FILE_BYTES,
+    ) -> Vocabulary:
+        """Read a vocabulary file (ours or ProGraML's ``programl.csv``); see :meth:`from_tsv`.
+
+        The file may have been received (an exported model's, ``train --init-from``): it is read only when it is a
+        regular file of at most ``max_bytes`` bytes (:func:`~programl.util.safe_torch.read_regular_file`), so a FIFO
+        or a device in its place is refused instead of blocking or filling memory.
+
+        Raises:
+            ProgramlError: Not a regular file, or larger than ``max_bytes`` (one line naming it).
+            OSError: The file cannot be opened.
+            UnicodeDecodeError, ValueError: Not a vocabulary (see :meth:`from_tsv`).
+        """
+        from programl.util.safe_torch import read_regular_file
+
+        data = read_regular_file(path, max_bytes, what="vocabulary")
+        return cls.from_tsv(data.decode("utf-8"), target_cumfreq=target_cumfreq, max_items=max_items)
 
 
 def _node_texts(graph: ProgramGraph, node_types: Iterable[int] | None) -> Iterator[str]:

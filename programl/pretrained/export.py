@@ -19,7 +19,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 
 from programl.exceptions import ProgramlError
 from programl.pretrained.hub import CARD_FILE, FORMAT, METADATA_FILE, PRETRAINED_DIR, build_model, sha256_bytes
+from programl.pretrained.metadata import NAME, check_metadata
 from programl.tasks.registry import TASKS, get_task
 from programl.tasks.run_files import RunFiles, read_log_records
 from programl.util.fs import read_json
@@ -36,7 +36,6 @@ __all__ = ["RunFiles", "default_name", "export_pretrained", "model_spec", "read_
 
 WEIGHTS_FILE = "weights.pt"
 VOCAB_FILE = "vocab.csv"
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 # ---------------------------------------------------------------------------------------------------------------
 # The network of a run
@@ -185,7 +184,12 @@ def _metadata(
         model=spec,
         parameters=parameters,
         weights={"file": WEIGHTS_FILE, "sha256": sha256_bytes(weights), "bytes": len(weights)},
-        vocabulary={"file": VOCAB_FILE, "sha256": sha256_bytes(vocab), "entries": vocabulary_size},
+        vocabulary={
+            "file": VOCAB_FILE,
+            "sha256": sha256_bytes(vocab),
+            "bytes": len(vocab),
+            "entries": vocabulary_size,
+        },
         outputs=task.outputs(files),
         inputs=task.inputs(files),
         scores=task.scores(files),
@@ -266,8 +270,8 @@ def export_pretrained(
 
     files = read_run(run_dir, platform=platform, fold=fold, card_from=card_from)
     name = name or default_name(files)
-    if not _NAME.fullmatch(name):
-        raise ProgramlError(f"{name!r}: a model name is letters, digits, '.', '_' and '-' (not first)")
+    if not NAME.fullmatch(name):
+        raise ProgramlError(f"{name!r}: a model name is letters, digits, '.', '_' and '-' (not first; at most 128)")
     target = Path(output_dir) if output_dir is not None else PRETRAINED_DIR
     if (target / name).exists() and not force:
         raise ProgramlError(f"{target / name}: exists (--force replaces it)")
@@ -297,6 +301,8 @@ def export_pretrained(
     )
     if compute_note:
         metadata["compute"]["note"] = compute_note
+    # what predict and pretrained() will accept: a run whose model.json they would refuse is not exported
+    check_metadata(json.loads(json.dumps(metadata)), target / name / METADATA_FILE)
     contents = {
         WEIGHTS_FILE: weights,
         VOCAB_FILE: vocab_bytes,

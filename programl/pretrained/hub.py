@@ -16,6 +16,14 @@ A pretrained model is a directory ``programl/models/weights/<name>/`` (or any di
   the command and commit that trained it where known);
 * ``MODEL_CARD.md`` - data, protocol, scores, compute, limitations, for people.
 
+A model directory may have been received from anyone: every field of ``model.json`` is checked, with an upper limit
+for every number (:mod:`programl.pretrained.metadata`), and each file is read only when it is a regular file (a
+symlink to ``/dev/zero`` or a FIFO in its place is refused, never read) of the size ``model.json`` records, or under
+a cap where it records none (:func:`~programl.util.safe_torch.read_regular_file`), before its sha256 is checked.
+:func:`find_model` reads ``model.json`` alone (what ``programl predict`` checks in its own process);
+:func:`pretrained` then reads the files and builds the network (``programl predict`` does that in its worker, under
+``--timeout`` and ``--max-memory``).
+
 :func:`programl.pretrained.export.export_pretrained` makes such a directory from a finished run (``programl
 export-pretrained``); :func:`pretrained` loads one and :func:`pretrained_names` lists those shipped.
 """
@@ -23,8 +31,8 @@ export-pretrained``); :func:`pretrained` loads one and :func:`pretrained_names` 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,16 +40,25 @@ from typing import Any
 
 from programl.exceptions import ProgramlError
 from programl.models.build import build_model, model_classes
+from programl.pretrained.metadata import (
+    MAX_CARD_BYTES,
+    MAX_METADATA_BYTES,
+    MAX_VOCABULARY_BYTES,
+    MAX_WEIGHTS_BYTES,
+    check_metadata,
+    vocabulary_sizes,
+)
 from programl.tasks.registry import TASKS as _REGISTRY
-from programl.util.fs import read_json
-from programl.util.safe_torch import load_tensors
+from programl.util.safe_torch import load_tensors, read_regular_file
 
 __all__ = [
     "FORMAT",
     "PRETRAINED_DIR",
     "TASKS",
+    "ModelInfo",
     "PretrainedModel",
     "build_model",
+    "find_model",
     "find_pretrained",
     "find_pretrained_metadata",
     "model_classes",
@@ -58,8 +75,8 @@ PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "models" / "weights"
 TASKS = tuple(_REGISTRY)
 METADATA_FILE = "model.json"
 CARD_FILE = "MODEL_CARD.md"
-#: A sha256 as ``model.json`` records it (hex).
-_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
+#: The largest file of each entry of ``model.json`` when it records no size, and what the file is called in errors.
+_FILES = {"weights": (MAX_WEIGHTS_BYTES, "weights file"), "vocabulary": (MAX_VOCABULARY_BYTES, "vocabulary")}
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -68,35 +85,37 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def read_metadata(directory: str | os.PathLike) -> dict[str, Any]:
-    """The checked ``model.json`` of a pretrained-model directory.
+    """The ``model.json`` of a pretrained-model directory, checked field by field
+    (:func:`~programl.pretrained.metadata.check_metadata`).
 
     Raises:
-        ProgramlError: One line: no ``model.json``, not JSON, a newer format, an entry missing, or a ``weights`` /
-            ``vocabulary`` entry that does not name a file inside the directory.
+        ProgramlError: One line: no ``model.json``, not a regular file or larger than
+            :data:`~programl.pretrained.metadata.MAX_METADATA_BYTES`, not JSON, a newer format, an entry missing, or
+            a field of the wrong type or out of range (named).
     """
     path = Path(directory) / METADATA_FILE
     if not path.exists():
         raise ProgramlError(f"{directory}: not a pretrained model (no {METADATA_FILE})")
-    metadata = read_json(path)
-    if not isinstance(metadata, dict):
-        raise ProgramlError(f"{path}: not a {METADATA_FILE} (expected an object)")
-    version = metadata.get("format")
-    if not isinstance(version, int) or version > FORMAT:
-        raise ProgramlError(f"{path}: format {version!r}; this programl reads format {FORMAT} (upgrade programl)")
-    missing = [key for key in ("name", "task", "model", "vocabulary", "weights", "outputs") if key not in metadata]
-    if missing:
-        raise ProgramlError(f"{path}: no {', '.join(missing)} entry")
-    if metadata["task"] not in TASKS:
-        raise ProgramlError(f"{path}: unknown task {metadata['task']!r} (expected one of {', '.join(TASKS)})")
-    for key in ("weights", "vocabulary"):
-        entry = metadata[key]
-        file = entry.get("file") if isinstance(entry, dict) else None
-        if not isinstance(file, str) or not file or file != Path(file).name or file in (".", ".."):
-            raise ProgramlError(
-                f'{path}: the {key} entry must be {{"file": NAME, "sha256": ...}} naming a file in the model '
-                f"directory, not {entry!r}"
-            )
-    return metadata
+    try:
+        data = read_regular_file(path, MAX_METADATA_BYTES, what=METADATA_FILE)
+    except OSError as error:
+        raise ProgramlError(f"{path}: cannot read: {error.strerror or error}") from None
+    try:
+        metadata = json.loads(data.decode("utf-8"), parse_constant=_not_json)
+    except UnicodeDecodeError as error:
+        raise ProgramlError(f"{path}: not JSON ({error.reason})") from None
+    except json.JSONDecodeError as error:
+        raise ProgramlError(f"{path}:{error.lineno}:{error.colno}: not JSON ({error.msg})") from None
+    except RecursionError:
+        raise ProgramlError(f"{path}: not JSON this programl reads (nested too deeply)") from None
+    except ValueError as error:  # NaN, Infinity; an integer of thousands of digits
+        raise ProgramlError(f"{path}: not JSON ({str(error).splitlines()[0][:200]})") from None
+    return check_metadata(metadata, path)
+
+
+def _not_json(constant: str):
+    """``json.loads``'s ``parse_constant``: NaN and Infinity are not JSON (Python's reader takes them)."""
+    raise ValueError(f"{constant} is not a JSON number")
 
 
 def _reason(error: BaseException) -> str:
@@ -140,12 +159,12 @@ def _resolve(name: str | os.PathLike, directory: str | os.PathLike | None) -> Pa
     """The directory of model ``name``: a path to a model directory, or a name in ``directory``."""
     text = os.fspath(name)
     if not isinstance(name, str) or "/" in text or os.sep in text or text.startswith("."):  # a path
-        if not Path(text, METADATA_FILE).is_file():
+        if not Path(text, METADATA_FILE).exists():  # one that is not a regular file: read_metadata says so
             raise ProgramlError(f"{text}: not a pretrained model (no {METADATA_FILE})")
         return Path(text)
     root = Path(directory) if directory is not None else PRETRAINED_DIR
     candidate = root / text
-    if (candidate / METADATA_FILE).is_file():
+    if text and (candidate / METADATA_FILE).exists():
         return candidate
     known = pretrained_names(root)
     where = "in this package" if directory is None else f"in {root}"
@@ -154,23 +173,18 @@ def _resolve(name: str | os.PathLike, directory: str | os.PathLike | None) -> Pa
 
 
 @dataclass
-class PretrainedModel:
-    """A loaded pretrained model: the network in eval mode, its vocabulary and its metadata.
+class ModelInfo:
+    """A pretrained model's directory and its checked ``model.json``, not loaded (:func:`find_model`).
 
     Attributes:
         name: The model's name (its directory's).
-        directory: Where it was loaded from.
-        metadata: The contents of ``model.json`` (module docstring).
-        model: The ``torch.nn.Module``, in eval mode, on ``device``.
-        vocabulary: The :class:`~programl.data.vocabulary.Vocabulary` of its inputs.
+        directory: Where it is.
+        metadata: The contents of ``model.json`` (module docstring), checked.
     """
 
     name: str
     directory: Path
     metadata: dict[str, Any]
-    model: Any
-    vocabulary: Any
-    device: Any = field(default="cpu")
 
     @property
     def task(self) -> str:
@@ -194,15 +208,83 @@ class PretrainedModel:
 
     @property
     def card(self) -> str:
-        """The text of ``MODEL_CARD.md`` ("" when there is none)."""
+        """The text of ``MODEL_CARD.md`` ("" when there is none).
+
+        Raises:
+            ProgramlError: The card is not a regular file, is larger than
+                :data:`~programl.pretrained.metadata.MAX_CARD_BYTES`, or is not UTF-8 text (one line).
+        """
         path = self.directory / CARD_FILE
-        return path.read_text(encoding="utf-8") if path.is_file() else ""
+        if not path.exists():
+            return ""
+        try:
+            return read_regular_file(path, MAX_CARD_BYTES, what="model card").decode("utf-8")
+        except OSError as error:
+            raise ProgramlError(f"{path}: cannot read: {error.strerror or error}") from None
+        except UnicodeDecodeError as error:
+            raise ProgramlError(f"{path}: not UTF-8 text ({error.reason})") from None
+
+
+@dataclass
+class PretrainedModel(ModelInfo):
+    """A loaded pretrained model: the network in eval mode, its vocabulary and its metadata.
+
+    Attributes:
+        name: The model's name (its directory's).
+        directory: Where it was loaded from.
+        metadata: The contents of ``model.json`` (module docstring).
+        model: The ``torch.nn.Module``, in eval mode, on ``device``.
+        vocabulary: The :class:`~programl.data.vocabulary.Vocabulary` of its inputs.
+    """
+
+    model: Any
+    vocabulary: Any
+    device: Any = field(default="cpu")
 
     def predict(self, graph, **options):
         """Predict on a ``ProgramGraph``: the task's :meth:`~programl.tasks.base.TaskSpec.predict` (e.g.
         :func:`~programl.pretrained.inference.predict_dataflow`, :func:`~programl.pretrained.inference.predict_devmap`
         or :func:`~programl.pretrained.inference.predict_classifyapp`; ``options`` go to that function)."""
         return _REGISTRY[self.task].predict(self, graph, **options)
+
+
+def find_model(name: str | os.PathLike, *, directory: str | os.PathLike | None = None) -> ModelInfo:
+    """A pretrained model's directory and checked ``model.json``, without reading its other files.
+
+    Args:
+        name: As for :func:`pretrained`.
+        directory: As for :func:`pretrained`.
+
+    Raises:
+        ProgramlError: One line: an unknown name (the known ones listed), or a ``model.json`` that
+            :func:`read_metadata` refuses.
+    """
+    path = _resolve(name, directory)
+    return ModelInfo(path.name, path, read_metadata(path))
+
+
+def _read_model_file(path: Path, metadata: Mapping[str, Any], key: str) -> bytes:
+    """The bytes of the ``weights`` or ``vocabulary`` file of a model: a regular file (never a FIFO or a device) of
+    the size ``model.json`` records (or at most the cap of :data:`_FILES` where it records none), whose sha256 is
+    the one recorded.
+
+    Raises:
+        ProgramlError: One line naming the file.
+    """
+    entry = metadata[key]
+    file = path / entry["file"]
+    cap, what = _FILES[key]
+    recorded = entry.get("bytes")
+    try:
+        info = os.stat(file)
+        if recorded is not None and info.st_size != recorded and os.path.isfile(file):
+            raise ProgramlError(f"{file}: damaged ({info.st_size:,} bytes, and {METADATA_FILE} records {recorded:,})")
+        data = read_regular_file(file, recorded if recorded is not None else cap, what=what)
+    except OSError as error:
+        raise ProgramlError(f"{file}: {error.strerror or error}") from None
+    if sha256_bytes(data) != entry["sha256"].lower():
+        raise ProgramlError(f"{file}: damaged (its sha256 is not the one {METADATA_FILE} records)")
+    return data
 
 
 def pretrained(
@@ -220,40 +302,44 @@ def pretrained(
         A :class:`PretrainedModel`, its network in eval mode.
 
     Raises:
-        ProgramlError: One line: an unknown name (the known ones listed), a damaged directory (a file missing, or
-            not matching its sha256 in ``model.json``), a ``model.json`` that records no sha256 of a file (such a
-            model cannot be checked, so it is refused), a weights file that holds anything but tensors (refused,
-            never unpickled), or weights that do not fit the model.
+        ProgramlError: One line: an unknown name (the known ones listed), a ``model.json`` field of the wrong type
+            or out of range (:mod:`programl.pretrained.metadata`), a damaged directory (a file missing, not a
+            regular file, not of the size or sha256 that ``model.json`` records), a ``model.json`` that records no
+            sha256 of a file (such a model cannot be checked, so it is refused), a weights file that holds anything
+            but tensors (refused, never unpickled), a vocabulary of another size than the network's, or weights that
+            do not fit the model.
 
     >>> from programl.models import pretrained
     >>> reachability = pretrained("reachability")                               # doctest: +SKIP
     >>> reachability.predict(graph, num_roots=3)                                # doctest: +SKIP
     """
+    return load_model(find_model(name, directory=directory), device=device)
+
+
+def load_model(info: ModelInfo, *, device: Any = "cpu") -> PretrainedModel:
+    """Read the files of a model :func:`find_model` found and build its network (what :func:`pretrained` does after
+    :func:`find_model`).
+
+    Raises:
+        ProgramlError: As :func:`pretrained`.
+    """
     from programl.data.vocabulary import Vocabulary
 
-    path = _resolve(name, directory)
-    metadata = read_metadata(path)
-    files = {}
-    for key in ("weights", "vocabulary"):
-        entry = metadata[key]
-        file = path / entry["file"]
-        try:
-            files[key] = file.read_bytes()
-        except OSError as error:
-            raise ProgramlError(f"{file}: {error.strerror or error}") from None
-        recorded = entry.get("sha256")
-        if not isinstance(recorded, str) or not _SHA256.fullmatch(recorded):
-            # a model that does not say what its files hash to cannot be checked: refused, never loaded unchecked
-            raise ProgramlError(
-                f"{file}: {METADATA_FILE} records no sha256 of it (got {recorded!r}); refusing to load an unchecked "
-                f"{key} file"
-            )
-        if sha256_bytes(files[key]) != recorded.lower():
-            raise ProgramlError(f"{file}: damaged (its sha256 is not the one {METADATA_FILE} records)")
+    path, metadata = info.directory, info.metadata
+    files = {key: _read_model_file(path, metadata, key) for key in ("weights", "vocabulary")}
+    vocab_path = path / metadata["vocabulary"]["file"]
     try:
         vocabulary = Vocabulary.from_tsv(files["vocabulary"].decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
-        raise ProgramlError(f"{path / metadata['vocabulary']['file']}: not a vocabulary ({error})") from None
+        raise ProgramlError(f"{vocab_path}: not a vocabulary ({error})") from None
+    entries = metadata["vocabulary"].get("entries")
+    if entries is not None and len(vocabulary) != entries:
+        raise ProgramlError(f"{vocab_path}: {len(vocabulary):,} texts, and {METADATA_FILE} records {entries:,}")
+    for size in vocabulary_sizes(metadata["model"]):
+        if size != len(vocabulary):
+            raise ProgramlError(
+                f"{vocab_path}: {len(vocabulary):,} texts, and the network of {METADATA_FILE} reads {size:,}"
+            )
     model = build_model(metadata["model"])
     weights = path / metadata["weights"]["file"]
     state = _read_state_dict(weights, files["weights"])
@@ -265,7 +351,7 @@ def pretrained(
         model.to(device).eval()
     except (RuntimeError, AssertionError) as error:  # torch asserts when it was built without CUDA
         raise ProgramlError(f"device {str(device)!r}: {str(error).strip().splitlines()[0][:200]}") from None
-    return PretrainedModel(path.name, path, metadata, model, vocabulary, device)
+    return PretrainedModel(info.name, path, metadata, model, vocabulary, device)
 
 
 def find_pretrained(

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from programl.exceptions import AnalysisError, ProgramlError
+from programl.pretrained.metadata import MAX_STEPS
+from programl.pretrained.metadata import shown as _shown
 from programl.util.checks import is_integer
 
 __all__ = [
@@ -32,29 +34,47 @@ __all__ = [
 ]
 
 
-def _check_integer(name: str, value: Any, minimum: int) -> int:
-    """``value`` as an int when it is an integer (not a bool) of at least ``minimum``; one-line error otherwise."""
+def _check_integer(name: str, value: Any, minimum: int, maximum: int | None = None) -> int:
+    """``value`` as an int when it is an integer (not a bool) of at least ``minimum`` (and at most ``maximum``);
+    one-line error otherwise."""
     if not is_integer(value) or value < minimum:
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise ProgramlError(f"{name} must be {kind}, not {value!r}")
+        raise ProgramlError(f"{name} must be {kind}, not {_shown(value)}")
+    if maximum is not None and value > maximum:
+        raise ProgramlError(f"{name} must be at most {maximum:,}, not {value!r}")
     return int(value)
 
 
-def until_stable_bounds(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
+def until_stable_bounds(metadata: Mapping[str, Any], *, where: str = "model.json") -> dict[str, Any] | None:
     """The keyword arguments of :meth:`~programl.models.DataflowGGNN.forward_until_stable` that a step-free model's
     ``model.json`` names (``"inference": {"mode": "until_stable", "min_steps", "max_steps", "patience", "latch"}``;
-    issue 36), or None for a model run at its T. ``model.json`` is a file a user may receive: its values are
-    checked, with a one-line error when wrong.
+    issue 36), or None for a model run at its T (no ``inference``, or mode ``control_floods``). ``model.json`` is a
+    file a user may receive: its values are checked, each step count at most
+    :data:`~programl.pretrained.metadata.MAX_STEPS`, with a one-line error when wrong.
+
+    Args:
+        metadata: The model's ``model.json``.
+        where: How the errors name the file (``model.json``; ``DIR/model.json:`` for a received one).
 
     Raises:
-        ProgramlError: A bound that is not an integer in range, ``max_steps < min_steps``, or a ``latch`` that is
-            not true or false.
+        ProgramlError: An ``inference`` that is not an object or has an unknown mode (it is never run as a
+            fixed-step model), a bound that is not an integer in range, ``max_steps < min_steps``, or a ``latch``
+            that is not true or false.
     """
-    inference = metadata.get("inference") or {}
-    if inference.get("mode") != "until_stable":
+    from programl.tasks.dataflow.spec import STEP_FREE_MODES
+
+    inference = metadata.get("inference")
+    if inference is None:
+        return None
+    if not isinstance(inference, Mapping):
+        raise ProgramlError(f"{where} inference must be an object, not {type(inference).__name__}")
+    mode = inference.get("mode")
+    if not isinstance(mode, str) or mode not in STEP_FREE_MODES:
+        raise ProgramlError(f"{where} inference mode must be one of {', '.join(STEP_FREE_MODES)}, not {_shown(mode)}")
+    if mode != "until_stable":
         return None
     bounds: dict[str, Any] = {
-        key: _check_integer(f"model.json inference {key}", inference.get(key, default), minimum)
+        key: _check_integer(f"{where} inference {key}", inference.get(key, default), minimum, MAX_STEPS)
         for key, default, minimum in (
             ("min_steps", metadata.get("steps", 30), 0),
             ("max_steps", 1000, 1),
@@ -62,10 +82,10 @@ def until_stable_bounds(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
         )
     }
     if bounds["max_steps"] < bounds["min_steps"]:
-        raise ProgramlError(f"model.json inference: max_steps {bounds['max_steps']} < min_steps")
+        raise ProgramlError(f"{where} inference: max_steps {bounds['max_steps']} < min_steps")
     latch = inference.get("latch", False)
     if not isinstance(latch, bool):
-        raise ProgramlError(f"model.json inference latch must be true or false, not {latch!r}")
+        raise ProgramlError(f"{where} inference latch must be true or false, not {_shown(latch)}")
     bounds["latch"] = latch
     return bounds
 
@@ -334,6 +354,21 @@ class DevmapPrediction:
         }
 
 
+def _classes_of(pretrained, logits) -> list[str]:
+    """The model's class labels (``model.json`` ``outputs.classes``), one per output of its network.
+
+    Raises:
+        ProgramlError: The network gives another number of outputs than ``model.json`` names classes.
+    """
+    classes = pretrained.classes
+    if logits.shape[-1] != len(classes):
+        raise ProgramlError(
+            f"{pretrained.directory / 'model.json'}: outputs.classes lists {len(classes)} classes, and the network "
+            f"gives {logits.shape[-1]} outputs"
+        )
+    return classes
+
+
 def _add_optional_inputs(model, graph, data) -> None:
     """``x_num`` / ``x_type`` and ``x_str`` for a model that reads them (``--numbers-and-types``,
     ``--string-bytes``), from the graph's features or, for a graph built without them, annotated here on a copy
@@ -406,7 +441,7 @@ def predict_devmap(
     with torch.no_grad():
         logits = pretrained.model(data.to(pretrained.device)).logits.cpu()
     probabilities = torch.softmax(logits, dim=-1)[0].tolist()
-    classes = pretrained.classes
+    classes = _classes_of(pretrained, logits)
     best = int(logits[0].argmax())
     return DevmapPrediction(
         platform=platform,
@@ -456,5 +491,5 @@ def predict_classifyapp(pretrained, graph, *, top: int = 5, typed_pointers: str 
         logits = pretrained.model(data.to(pretrained.device)).logits.cpu()
     probabilities = torch.softmax(logits, dim=-1)[0].numpy()
     order = np.argsort(-probabilities, kind="stable")[:top]
-    classes = pretrained.classes
+    classes = _classes_of(pretrained, logits)
     return ClassifyappPrediction([classes[i] for i in order], [float(probabilities[i]) for i in order])

@@ -14,18 +14,25 @@ The allow-list:
   list of ints and need no allow-list.
 * ``extra_globals``: what a caller names for its own file format, e.g. torch_geometric's storage classes for a
   processed data set (:mod:`programl.datasets.processed`).
+
+Before any of that, a received file is read only when it is a regular file (:func:`read_regular_file`, what
+:func:`load_tensors` reads a path with): a name that leads to a FIFO, a device such as ``/dev/zero``, a socket or a
+directory (a symlink is followed first) is refused in one line without being read, so a read can neither block nor
+run without end; a caller that knows how large the file may be (a model's ``model.json`` records it) gives that
+bound, and a larger file is refused before any of it is read.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import stat
 from collections.abc import Sequence
 from typing import Any
 
 from programl.exceptions import ProgramlError
 
-__all__ = ["NUMPY_RNG_GLOBALS", "UnsafeFileError", "load_tensors"]
+__all__ = ["NUMPY_RNG_GLOBALS", "UnsafeFileError", "load_tensors", "read_regular_file"]
 
 
 class UnsafeFileError(ProgramlError):
@@ -53,19 +60,22 @@ def load_tensors(
     extra_globals: Sequence[Any] = (),
     what: str = "file",
     name: str | None = None,
+    max_bytes: int | None = None,
 ) -> Any:
     """Read a torch file with ``weights_only=True`` (module docstring): tensors and plain values only.
 
     Args:
-        source: A path, or the file's bytes.
+        source: A path (read with :func:`read_regular_file`), or the file's bytes.
         map_location: As for ``torch.load``.
         extra_globals: Globals allowed besides tensors and plain values (and numpy's RNG state).
         what: What the file should be, for the error ("checkpoint", "weights file", "processed file").
         name: How to name the file in errors (default: the path; ``"<bytes>"`` for bytes).
+        max_bytes: The largest file read from a path (default: any size a regular file has).
 
     Raises:
         UnsafeFileError: The file asks the unpickler for a global outside the allow-list (it is not read).
-        ProgramlError: The file is not a torch file at all, or is damaged (one line).
+        ProgramlError: The file is not a regular file, is larger than ``max_bytes``, is not a torch file at all, or
+            is damaged (one line).
         OSError: The file cannot be opened (the caller reports it).
     """
     import pickle
@@ -74,7 +84,7 @@ def load_tensors(
     import torch
 
     label = name if name is not None else ("<bytes>" if isinstance(source, bytes) else os.fspath(source))
-    data = source if isinstance(source, bytes) else _read_bytes(source)
+    data = source if isinstance(source, bytes) else read_regular_file(source, max_bytes, what=what, name=label)
     if not data.startswith((b"PK\x03\x04", b"\x80")):  # torch's zip format, or a legacy pickle
         raise ProgramlError(f"{label}: not a readable {what} (not a file torch.save writes)")
     allowed = [*NUMPY_RNG_GLOBALS(), *extra_globals]
@@ -98,9 +108,66 @@ def load_tensors(
         ) from None
 
 
-def _read_bytes(path: str | os.PathLike) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
+#: What :func:`read_regular_file` calls a file of each kind that is not a regular file.
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def _check_regular(mode: int, label: str, what: str) -> None:
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a plain file")
+        raise ProgramlError(f"{label}: {kind}, not a regular file; refusing to read it as a {what}")
+
+
+def read_regular_file(
+    path: str | os.PathLike, max_bytes: int | None = None, *, what: str = "file", name: str | None = None
+) -> bytes:
+    """The bytes of a file that may have been received, read only when it is a regular file of at most
+    ``max_bytes`` bytes (module docstring).
+
+    The name is resolved (symlinks followed) and checked with ``os.stat`` before it is opened, then opened with
+    ``O_NONBLOCK`` and checked again on the descriptor (the file read is the file checked): a FIFO, a device, a
+    socket or a directory is never read, and a file larger than ``max_bytes`` is refused before any of it is.
+
+    Args:
+        path: The file.
+        max_bytes: The largest size accepted (None: any size).
+        what: What the file should be, for the error ("weights file", "vocabulary", ...).
+        name: How to name the file in errors (default: the path).
+
+    Raises:
+        ProgramlError: One line naming the file: not a regular file, larger than ``max_bytes``, or its size changed
+            while it was read.
+        OSError: The file does not exist or cannot be opened (the caller reports it).
+    """
+    label = name if name is not None else os.fspath(path)
+    _check_regular(os.stat(path).st_mode, label, what)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    with open(fd, "rb", buffering=0, closefd=True) as f:
+        info = os.fstat(fd)
+        _check_regular(info.st_mode, label, what)
+        size = info.st_size
+        if max_bytes is not None and size > max_bytes:
+            raise ProgramlError(
+                f"{label}: {size:,} bytes, more than a {what} may have ({max_bytes:,}); refusing to read it"
+            )
+        chunks, got = [], 0
+        while got <= size:  # up to one byte more than the size said: a file that grows meanwhile is caught
+            chunk = f.read(size + 1 - got)  # one read returns at most about 2 GiB
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    if len(data) != size:
+        raise ProgramlError(f"{label}: its size changed while it was read ({size:,} bytes, then {len(data):,})")
+    return data
 
 
 def _refused_global(text: str) -> str:

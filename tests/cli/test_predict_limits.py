@@ -235,7 +235,7 @@ def test_unsafe_or_unreadable_weights_are_not_readable_weights(tmp_path, capsys,
     data = content()
     (copy / "weights.pt").write_bytes(data)
     metadata = json.loads((copy / "model.json").read_text())
-    metadata["weights"]["sha256"] = hashlib.sha256(data).hexdigest()
+    metadata["weights"].update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
     (copy / "model.json").write_text(json.dumps(metadata))
     with pytest.raises(ProgramlError) as info:
         pretrained(str(copy))
@@ -252,7 +252,7 @@ def test_a_torch_file_with_a_call_is_refused_as_such(tmp_path) -> None:
     data = _torch_save({"w": Payload()})
     (copy / "weights.pt").write_bytes(data)
     metadata = json.loads((copy / "model.json").read_text())
-    metadata["weights"]["sha256"] = hashlib.sha256(data).hexdigest()
+    metadata["weights"].update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
     (copy / "model.json").write_text(json.dumps(metadata))
     with pytest.raises(ProgramlError) as info:
         pretrained(str(copy))
