@@ -16,8 +16,11 @@ and C++11. Then the model predicts:
 The model's step runs in a worker process of its own too, under the same limits (``--timeout`` seconds per input and
 step, ``--max-memory``; with a GPU ``--device`` the address-space limit cannot apply to it, as CUDA reserves more
 address space than any sensible limit): a prediction that runs too long or needs too much memory fails its input
-("timed out after N s", "out of memory") and the batch goes on. The worker loads the models once (checked against
-their sha256 again), before its first input's time starts.
+("timed out after N s", "out of memory") and the batch goes on. The command itself reads only each model's
+``model.json`` (checked field by field, :mod:`programl.pretrained.metadata`); the worker reads the weights and the
+vocabulary (each a regular file of the size ``model.json`` records, sha256-checked) and builds the networks once,
+as a task of its own under the same ``--timeout`` and ``--max-memory``, before the first input: a model directory
+whose files block, never end or need too much memory stops the command with one line (exit 1).
 
 A saved graph built by the original ProGraML 0.3.2 (``llvm2graph-10``, the released DeepDataFlow graphs) has LLVM 10
 pointer texts (``i32*``, ``struct*``); ``--typed-pointers auto`` (the default) reads each one the model's vocabulary
@@ -26,7 +29,7 @@ lacks as LLVM 22 prints it (``ptr``), ``map`` reads every text so, ``keep`` read
 
 ``--json`` prints one JSON object per input (JSON lines). A bad input (one that does not build, an empty graph, a
 corrupt one with an edge to a node that does not exist) is reported on one line and the others go on (exit 1); a
-missing or damaged model stops the command with one line (exit 1); a bad option exits 2.
+missing or damaged model stops the command with one line (exit 1); a bad option (``--model ''`` included) exits 2.
 """
 
 from __future__ import annotations
@@ -85,9 +88,15 @@ def add_parser(subparsers) -> None:
             help="programs (.ll, .bc, .c, .cc, .cl ...), saved graphs (*.ProgramGraph.pb), '-' for IR on stdin",
         )
         spec.add_predict_arguments(sub)
-        sub.add_argument("--model", metavar="NAME|DIR", help="use this pretrained model (a name or a directory)")
+        sub.add_argument(
+            "--model",
+            type=_not_empty,
+            metavar="NAME|DIR",
+            help="use this pretrained model (a name or a directory)",
+        )
         sub.add_argument(
             "--model-dir",
+            type=_not_empty,
             metavar="DIR",
             help="look models up in DIR instead of the package's (programl/models/weights)",
         )
@@ -114,6 +123,13 @@ def add_parser(subparsers) -> None:
         sub.set_defaults(run=run, parser=sub)
 
 
+def _not_empty(text: str) -> str:
+    """``--model`` / ``--model-dir``: an empty value is a usage error, not the default (the package's models)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty name (give a model's name or directory, or leave the option out)")
+    return text
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Models
 
@@ -125,15 +141,19 @@ def _explicit_choice(args: argparse.Namespace) -> bool:
 
 
 def _select_models(args: argparse.Namespace) -> list:
-    """The pretrained models to run (loaded), or a :class:`~programl.exceptions.ProgramlError` that says why
-    there are none."""
+    """The pretrained models to run, or a :class:`~programl.exceptions.ProgramlError` that says why there are none.
+
+    Only their ``model.json`` is read and checked here (:class:`~programl.pretrained.hub.ModelInfo`); the weights and
+    the vocabulary are read, and the networks built, in the prediction worker (:func:`load_models`), under
+    ``--timeout`` and ``--max-memory``.
+    """
     from programl.exceptions import ProgramlError
-    from programl.pretrained.hub import find_pretrained_metadata, pretrained, pretrained_names
+    from programl.pretrained.hub import find_model, find_pretrained_metadata, pretrained_names
 
     spec = TASKS[args.task]
     directory = args.model_dir
     if args.model:
-        model = pretrained(args.model, directory=directory, device=args.device)
+        model = find_model(args.model, directory=directory)
         if model.task != args.task:
             raise ProgramlError(f"{args.model}: a {model.task} model, not a {args.task} one")
         spec.check_predict_model(model, args)
@@ -151,7 +171,7 @@ def _select_models(args: argparse.Namespace) -> list:
         what = f"{args.task} model" + (f" for {', '.join(missing)}" if explicit and any(missing) else "")
         listing = f"installed: {', '.join(installed)}" if installed else "none is installed"
         raise ProgramlError(f"no pretrained {what} ({listing}; `programl export-pretrained RUN_DIR` installs one)")
-    return [pretrained(name, directory=directory, device=args.device) for name in names]
+    return [find_model(name, directory=directory) for name in names]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -213,6 +233,32 @@ def _loaded_model(directory: str, device: str):
                 raise MemoryError() from None
             raise
     return _LOADED[key]
+
+
+def _import_model_code() -> None:
+    """Import the code that loads a model (torch, torch-geometric, the networks, the model zoo)."""
+    import programl.pretrained.hub  # noqa: F401
+
+
+@dataclass(frozen=True)
+class ModelCode:
+    """Pickled into a :func:`load_models` task: the worker imports the model code as it unpickles the task, before
+    the task's timeout starts (as it imports a task's module), so ``--timeout`` bounds the model's files and
+    network, not the import of torch on a busy machine."""
+
+    def __reduce__(self):
+        return _import_model_code, ()
+
+
+def load_models(item: tuple) -> int:
+    """Load the models of ``item`` (``((directory, device), ...)``, and a :class:`ModelCode`) in a prediction worker,
+    as a task of its own, so that ``--timeout`` and ``--max-memory`` bound the reading of their files and the
+    building of their networks; the worker keeps them for the inputs' tasks (:func:`_loaded_model`). Returns how
+    many it loaded."""
+    models, _ = item
+    for directory, device in models:
+        _loaded_model(directory, device)
+    return len(models)
 
 
 @dataclass(frozen=True)
@@ -335,6 +381,24 @@ def _prediction_pool(args: argparse.Namespace):
             pool.terminate()
 
 
+def _load_in_worker(pool, refs: tuple, timeout: float | None) -> str | None:
+    """Load the models in the prediction worker (:func:`load_models`), under ``--timeout`` and ``--max-memory``;
+    None when they loaded, else the one line (``error: ...``) that stops the command."""
+    from programl.cli.common import describe_error, quote_path
+    from programl.exceptions import ProgramlError
+    from programl.util.executor import execute_outcomes
+
+    models = tuple((ref.directory, ref.device) for ref in refs)
+    (done,) = execute_outcomes(load_models, [(models, ModelCode())], executor=pool, timeout=timeout)
+    if done.ok:
+        return None
+    text = describe_error(done.error)  # "error: ..."
+    if isinstance(done.error, ProgramlError):  # its message names the file
+        return text
+    where = ", ".join(quote_path(directory) for directory, _ in models)  # timed out, out of memory, crashed
+    return text.replace("error: ", f"error: {where}: loading the model: ", 1)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Output
 
@@ -401,30 +465,32 @@ def run(args: argparse.Namespace) -> int:
     request = Request.from_args(args)
     refs = tuple(ModelRef(os.path.abspath(model.directory), str(args.device)) for model in models)
     try:
-        with (
-            worker_outcomes(make_graph, tasks, args, pass_fds=tuple(passed)) as outcomes,
-            _prediction_pool(args) as pool,
-        ):
-            for outcome in progress(outcomes, len(tasks), "predicting", enabled=not args.quiet and not args.json):
-                path = outcome.input.path
-                if not outcome.ok:
-                    summary.fail(outcome.error, path)
-                    continue
-                item = PredictTask(path, outcome.value, refs, request)
-                (done,) = execute_outcomes(predict_graph, [item], executor=pool, timeout=args.timeout)
-                if not done.ok:  # timed out, out of memory, crashed
-                    summary.fail(done.error, path)
-                    continue
-                result = done.value
-                for line in result.messages:
-                    print_line(line)
-                for what, count in result.notes.items():
-                    summary.notes[what] = summary.notes.get(what, 0) + count
-                if result.error is not None:
-                    summary.fail(result.error, path)
-                    continue
-                _print_record(result.record, args)
-                summary.add()
+        with _prediction_pool(args) as pool:
+            problem = _load_in_worker(pool, refs, args.timeout)
+            if problem is not None:  # a damaged or hostile model stops the command, as a missing one does
+                print(f"programl predict {args.task}: {problem}", file=sys.stderr)
+                return EXIT_FAILED
+            with worker_outcomes(make_graph, tasks, args, pass_fds=tuple(passed)) as outcomes:
+                for outcome in progress(outcomes, len(tasks), "predicting", enabled=not args.quiet and not args.json):
+                    path = outcome.input.path
+                    if not outcome.ok:
+                        summary.fail(outcome.error, path)
+                        continue
+                    item = PredictTask(path, outcome.value, refs, request)
+                    (done,) = execute_outcomes(predict_graph, [item], executor=pool, timeout=args.timeout)
+                    if not done.ok:  # timed out, out of memory, crashed
+                        summary.fail(done.error, path)
+                        continue
+                    result = done.value
+                    for line in result.messages:
+                        print_line(line)
+                    for what, count in result.notes.items():
+                        summary.notes[what] = summary.notes.get(what, 0) + count
+                    if result.error is not None:
+                        summary.fail(result.error, path)
+                        continue
+                    _print_record(result.record, args)
+                    summary.add()
     except KeyboardInterrupt:
         summary.interrupted = True
     except PoolError as error:
