@@ -18,13 +18,24 @@ Processing is deterministic (the same options give the same examples) and resuma
 built); each processed file set ends with a small JSON file written atomically after the data, so an interrupted
 ``process()`` is redone on the next use, and a damaged file is one :class:`~programl.exceptions.ProgramlError` line
 (:mod:`programl.datasets.processed`). Options that change the processed data change ``processed_file_names``.
+
+Needs the ``ml`` extra: without torch or torch-geometric, importing this package raises a ``ModuleNotFoundError``
+whose one line says ``pip install 'programl[ml]'``.
 """
 
-from programl.datasets.deepdataflow import DEEPDATAFLOW22, DeepDataFlow
-from programl.datasets.devmap import DevMap
-from programl.datasets.directory import DeepDataFlowDataset
-from programl.datasets.poj104 import POJ104
-from programl.datasets.transforms import AddDeadBranches, EncodeVocabulary
+import programl
+
+try:
+    from programl.datasets.deepdataflow import DEEPDATAFLOW22, DeepDataFlow
+    from programl.datasets.devmap import DevMap
+    from programl.datasets.directory import DeepDataFlowDataset
+    from programl.datasets.poj104 import POJ104
+    from programl.datasets.transforms import AddDeadBranches, EncodeVocabulary
+except ModuleNotFoundError as _error:  # installed without the ml extra: one line that says which extra to install
+    _replacement = programl._ml_import_error("programl.datasets", _error)
+    if _replacement is None:
+        raise
+    raise _replacement from None
 
 __all__ = [
     "DEEPDATAFLOW22",

@@ -6,11 +6,23 @@
 * :mod:`~programl.pretrained.export` - a finished training run -> a model directory (``programl export-pretrained``).
 * :mod:`~programl.pretrained.card` - ``MODEL_CARD.md`` from ``model.json``.
 * :mod:`~programl.pretrained.inference` - what ``programl predict`` and :meth:`PretrainedModel.predict` run.
+* :mod:`~programl.pretrained.metadata` - what each field of ``model.json`` may hold, and the limits of each file.
+
+Needs the ``ml`` extra: without torch or torch-geometric, importing this package raises a ``ModuleNotFoundError``
+whose one line says ``pip install 'programl[ml]'``.
 
 What differs between tasks (the network, where a run keeps its model, what the card says) comes from the task's
 :class:`~programl.tasks.base.TaskSpec` (:data:`programl.tasks.registry.TASKS`).
 """
 
-from programl.pretrained.hub import PRETRAINED_DIR, PretrainedModel, find_pretrained, pretrained, pretrained_names
+import programl
+
+try:
+    from programl.pretrained.hub import PRETRAINED_DIR, PretrainedModel, find_pretrained, pretrained, pretrained_names
+except ModuleNotFoundError as _error:  # installed without the ml extra: one line that says which extra to install
+    _replacement = programl._ml_import_error("programl.pretrained", _error)
+    if _replacement is None:
+        raise
+    raise _replacement from None
 
 __all__ = ["PRETRAINED_DIR", "PretrainedModel", "find_pretrained", "pretrained", "pretrained_names"]

@@ -121,3 +121,26 @@ except ImportError as error:
     assert result.stdout.splitlines() == [
         f"programl.{name} {ADVICE.format('')}" for name in ("to_pyg", "to_hetero", "from_pyg", "to_pyg")
     ] + [f"programl.io.pyg {ADVICE.format('')}"]
+
+
+def test_the_model_zoo_and_the_data_sets_say_which_extra_to_install() -> None:
+    """``programl.pretrained.pretrained()`` and ``programl.datasets.DevMap()`` raised a bare ``ModuleNotFoundError``
+    (No module named 'torch')."""
+    code = """\
+for statement in (
+    "from programl.pretrained import pretrained",
+    "import programl.pretrained.hub",
+    "from programl.datasets import DevMap",
+    "import programl.datasets.devmap",
+):
+    try:
+        exec(statement)
+    except ImportError as error:
+        print(type(error).__name__, error)
+"""
+    result = python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"ModuleNotFoundError programl.{package} {ADVICE.format('')}"
+        for package in ("pretrained", "pretrained", "datasets", "datasets")
+    ]
