@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import shutil
 from collections.abc import Mapping
@@ -211,6 +212,18 @@ def _metadata(
     return metadata
 
 
+def _without_non_finite(value: Any) -> Any:
+    """``value`` with each NaN or infinite number (a score of an empty split) as None: JSON has no such numbers,
+    and ``model.json`` readers refuse them (the card says "not recorded")."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _without_non_finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_non_finite(v) for v in value]
+    return value
+
+
 def _init_from_epoch(config: Mapping[str, Any]) -> int | None:
     """The epoch of the checkpoint a run started from (``--init-from``), where that file is still a readable run
     checkpoint; else None (an exported ``weights.pt``, a directory, a file gone since). The card counts the run's
@@ -301,6 +314,7 @@ def export_pretrained(
     )
     if compute_note:
         metadata["compute"]["note"] = compute_note
+    metadata = _without_non_finite(metadata)
     # what predict and pretrained() will accept: a run whose model.json they would refuse is not exported
     check_metadata(json.loads(json.dumps(metadata)), target / name / METADATA_FILE)
     contents = {

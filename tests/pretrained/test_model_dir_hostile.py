@@ -344,6 +344,19 @@ def test_export_records_the_size_of_each_file(tmp_path) -> None:
         pretrained(model)
 
 
+def test_export_writes_no_number_json_lacks(tmp_path) -> None:
+    """A NaN score (an empty split) was written as NaN, which no JSON reader (nor model.json's, now) takes."""
+    from programl.pretrained.export import export_pretrained
+
+    run = runs.classifyapp_run(tmp_path)
+    result = json.loads((run / "result.json").read_text())
+    result["test"]["loss"] = float("nan")
+    (run / "result.json").write_text(json.dumps(result))
+    model = export_pretrained(run, output_dir=tmp_path / "models")
+    assert "NaN" not in (model / "model.json").read_text()
+    assert pretrained(model).metadata["scores"]["test"]["loss"] is None
+
+
 def test_a_model_json_larger_than_its_cap_is_not_read(tmp_path) -> None:
     from programl.pretrained.metadata import MAX_METADATA_BYTES
 
