@@ -1,11 +1,11 @@
-"""The control-flow floods of a root: what it reaches and what reaches it (issue 36 item 3; SPEC §4.2, §4.5).
+"""The control-flow floods of a root: what it reaches and what reaches it (SPEC §4.2, §4.5).
 
 Liveness is a question about control paths (SPEC §4.5): a value is live out of the root when a path of control flow
 leads from the root to a use of it without passing its definition again. A GGNN run for T steps sees T hops around
 the root, so on a large function it cannot tell a use that lies after the root from one that lies before it, and
 that is where the faithful liveness model fails: on the validation split's graphs of more than 500 nodes, 93 % of its
 errors are values whose nearest use the root does or does not reach along control flow (measured in
-``docs/results.md`` §5 "Liveness over the control floods").
+``studies/history/results-history.md`` §5 "Liveness over the control floods").
 
 :func:`control_floods` computes the relations the analysis walks, exactly, for a batch of rooted graphs:
 
