@@ -176,7 +176,8 @@ class _Checker:
             raise self.fail(field, f"nests more than {MAX_DEPTH} objects or lists deep")
         if isinstance(value, dict):
             for key, item in value.items():
-                self.plain(item, f"{field}.{key}" if field else str(key), depth + 1)
+                name = key if key.isprintable() and len(key) <= 60 else shown(key)  # the error stays one line
+                self.plain(item, f"{field}.{name}" if field else name, depth + 1)
         elif isinstance(value, list):
             for index, item in enumerate(value):
                 self.plain(item, f"{field}[{index}]", depth + 1)
@@ -223,7 +224,7 @@ class _Checker:
             raise self.fail(field, f"must be an object, not {shown(value)}")
         unknown = [key for key in value if keys is not None and key not in keys]
         if unknown:
-            raise self.fail(field, f"has an unknown key {unknown[0]!r} (expected {', '.join(keys)})")
+            raise self.fail(field, f"has an unknown key {shown(unknown[0])} (expected {', '.join(keys)})")
         return value
 
     def sequence(self, field: str, value: Any, fewest: int, most: int) -> list:

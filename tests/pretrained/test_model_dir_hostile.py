@@ -244,6 +244,11 @@ def _nested(depth: int):
             id="nested 40 deep",
         ),
         pytest.param(_set("scores.f1", float("nan")), ": not JSON (NaN is not a JSON number)", id="NaN"),
+        pytest.param(
+            _set("scores", {"a\nb": 1e300}),
+            ": scores.'a\\nb' must be a finite number of at most 1e+15 in size, not 1e+300",
+            id="a key with a line break",
+        ),
     ],
 )
 def test_every_field_of_model_json_is_checked(tmp_path, capsys, change, message) -> None:
