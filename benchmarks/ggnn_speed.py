@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import train as bench_train  # noqa: E402
 
-from programl.data.batching import NodeBudgetBatchSampler  # noqa: E402
+from programl.loader import NodeBudgetBatchSampler  # noqa: E402
 from programl.models import DataflowGGNN  # noqa: E402
 from programl.tasks.options import PRECISIONS  # noqa: E402
 from programl.training.runtime import autocast  # noqa: E402

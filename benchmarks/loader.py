@@ -6,7 +6,7 @@ Three measurements on the same batches of a DeepDataFlow data set (:class:`progr
 DDF-30, 40,000-node limit, 10,000-node batches in the seeded order of the first pass, as ``programl train dataflow``
 plans them):
 
-1. **loading**: the batches through :func:`programl.training.loader.make_loader` with ``--workers`` 0, 1, 2 ...
+1. **loading**: the batches through :func:`programl.loader.make_loader` with ``--workers`` 0, 1, 2 ...
    (read from the memory-mapped store, collated; the page cache warmed by one untimed pass), examples/s and
    nodes/s;
 2. **training**: the typed GGNN (T=30) trained on those batches already collated (forward, loss, backward, AdamW) on
@@ -34,10 +34,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from programl.data.batching import NodeBudgetBatchSampler  # noqa: E402
 from programl.datasets import DeepDataFlowDataset  # noqa: E402
+from programl.loader import NodeBudgetBatchSampler, make_loader  # noqa: E402
 from programl.models import DataflowGGNN  # noqa: E402
-from programl.training.loader import make_loader  # noqa: E402
 
 
 def load_rate(dataset, plan: list[list[int]], workers: int) -> dict:

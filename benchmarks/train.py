@@ -59,7 +59,7 @@ from torch_geometric.data import Batch, Data
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from programl.data.batching import NodeBudgetBatchSampler  # noqa: E402
+from programl.loader import NodeBudgetBatchSampler  # noqa: E402
 from programl.models import DataflowGGNN, DataflowRGCN  # noqa: E402
 from programl.tasks.options import PRECISIONS  # noqa: E402
 from programl.training.runtime import autocast  # noqa: E402

@@ -49,10 +49,10 @@ def probe(args: argparse.Namespace) -> list[dict]:
     import torch
     from torch_geometric.data import Batch
 
-    from programl.data.batching import NodeBudgetBatchSampler
     from programl.data.vocabulary import Vocabulary
     from programl.datasets import DeepDataFlowDataset
     from programl.exceptions import ProgramlError
+    from programl.loader import NodeBudgetBatchSampler
     from programl.tasks.dataflow.train import _make_model
     from programl.training import load_checkpoint
 

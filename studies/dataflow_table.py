@@ -48,15 +48,14 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from programl.data import devmap, poj104  # noqa: E402
-from programl.data.batching import NodeBudgetBatchSampler  # noqa: E402
 from programl.data.deepdataflow.layout import read_manifest  # noqa: E402
 from programl.data.deepdataflow.recipe import load_recipe  # noqa: E402
 from programl.datasets import DeepDataFlowDataset  # noqa: E402
+from programl.loader import NodeBudgetBatchSampler, make_loader  # noqa: E402
 from programl.models import MetricsAccumulator, pretrained  # noqa: E402
 from programl.pretrained.inference import until_stable_bounds  # noqa: E402
 from programl.tasks.dataflow.train import PAPER_TABLE, DataflowScoring, at_least_nodes  # noqa: E402
 from programl.training.engine import evaluate  # noqa: E402
-from programl.training.loader import make_loader  # noqa: E402
 
 #: (cell, step filter, T): SPEC §7.1.
 CELLS = (("DDF-30", 30, 30), ("DDF-60", 60, 60), ("DDF", None, 200))

@@ -67,7 +67,7 @@ def score_by_distance(
     Raises:
         ProgramlError: A model that is not a data-flow model, a negative T or an unknown distance.
     """
-    from programl.data.batching import plan_batches
+    from programl.loader import plan_batches
 
     if pretrained.task != "dataflow":
         raise ProgramlError(f"{pretrained.name}: a {pretrained.task} model, not a data-flow model")

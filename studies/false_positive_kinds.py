@@ -88,7 +88,7 @@ def false_positive_kinds(
     import torch
     from torch_geometric.data import Batch
 
-    from programl.data.batching import plan_batches
+    from programl.loader import plan_batches
 
     if pretrained.task != "dataflow":
         raise ProgramlError(f"{pretrained.name}: a {pretrained.task} model, not a data-flow model")

@@ -30,14 +30,13 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from programl.data.batching import NodeBudgetBatchSampler  # noqa: E402
 from programl.data.deepdataflow.recipe import source_of  # noqa: E402
 from programl.dataflow.names import ANALYSES  # noqa: E402
 from programl.datasets import DeepDataFlowDataset  # noqa: E402
+from programl.loader import NodeBudgetBatchSampler, make_loader  # noqa: E402
 from programl.models import MetricsAccumulator, pretrained, pretrained_names  # noqa: E402
 from programl.tasks.dataflow.train import DataflowScoring  # noqa: E402
 from programl.training.engine import evaluate  # noqa: E402
-from programl.training.loader import make_loader  # noqa: E402
 
 SPLITS = ("train", "val", "test")
 SHORT = {"reachability": "reach", "dominance": "dom", "datadep": "datadep", "liveness": "live", "subexpressions": "cse"}

@@ -1,6 +1,6 @@
-"""Data for learning: vocabulary, node-budget batching, the DeepDataFlow builder and downloads
-(docs/spec/models.md#vocabulary, docs/spec/tasks.md#data-flow-protocol; docs/spec/design.md#package-layout,
-docs/spec/datasets.md#builds). The PyG data sets of the three tasks are in :mod:`programl.datasets`.
+"""Data for learning: vocabulary, the DeepDataFlow builder and downloads (docs/spec/models.md#vocabulary,
+docs/spec/design.md#package-layout, docs/spec/datasets.md#builds). The PyG data sets of the three tasks are in
+:mod:`programl.datasets`, their node-budget batches in :mod:`programl.loader`.
 
 Names are resolved lazily, so ``from programl.data import Vocabulary`` does not import torch.
 """
@@ -17,12 +17,9 @@ _EXPORTS = {
     "load_vocabulary": "programl.data.vocabulary",
     "save_vocabulary": "programl.data.vocabulary",
     "vocabulary_coverage": "programl.data.vocabulary",
-    "NodeBudgetBatchSampler": "programl.data.batching",
-    "DeepDataFlowDataset": "programl.data.dataset",
     "download_url": "programl.data.download",
     "fetch": "programl.data.download",
     "sha256_file": "programl.data.download",
-    "plan_batches": "programl.data.batching",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -11,7 +11,7 @@ Each follows PyG's ``root``/``raw``/``processed`` convention: ``download()`` tak
 research data (``$PROGRAML_SHARED_DATA`` or ``../shared/data``) or their URLs, sha256-checked
 (:mod:`programl.data.download`); ``process()`` runs the project's builders; ``split=`` selects a split. Node texts are
 stored as ids of a per-data-set text table and mapped to a model's vocabulary by the transform
-:class:`EncodeVocabulary`. Batches by node budget come from :class:`programl.data.batching.NodeBudgetBatchSampler`
+:class:`EncodeVocabulary`. Batches by node budget come from :class:`programl.loader.NodeBudgetBatchSampler`
 with ``torch_geometric.loader.DataLoader(dataset, batch_sampler=...)``.
 
 Processing is deterministic (the same options give the same examples) and resumable (the builders skip what is

@@ -81,11 +81,27 @@ class DeepDataFlow(SafeProcessing, Dataset):
         transform, force_reload, log: As for every PyG data set.
 
     Example:
+        ``DeepDataFlow("data/ddf", "reachability", "train", size=10)`` builds DeepDataFlow-22 from 10 programs of
+        each source (POJ-104 and DevMap, from the shared research data or their URLs; clang-22 compiles them). A
+        recipe of one's own works alike: here a ``files`` source of five IR files of the repository, put under
+        ``raw/`` (nothing to download or compile), in batches of at most 100 nodes:
+
+        >>> import shutil
+        >>> from pathlib import Path
+        >>> raw = Path("data/ddf/raw/ir")
+        >>> raw.mkdir(parents=True)
+        >>> for name in ["examples/dot_product.ll", "tests/data/io_parallel.ll", "tests/data/example_a.ll",
+        ...              "tests/data/example_b.ll", "tests/data/example_c.ll"]:
+        ...     _ = shutil.copy(name, raw)
+        >>> recipe = {"name": "IR files", "sources": [{"kind": "files", "path": "ir", "settings": [["-O0"]]}]}
+        >>> train = DeepDataFlow("data/ddf", "reachability", "train", recipe=recipe, jobs=1, log=False)
+        >>> train
+        DeepDataFlow(5 examples, reachability, train, size=all, max_steps=30, max_nodes=40000)
         >>> from torch_geometric.loader import DataLoader
-        >>> from programl.data.batching import NodeBudgetBatchSampler
-        >>> train = DeepDataFlow("data/ddf", "reachability", "train", size=10)      # doctest: +SKIP
-        >>> sampler = NodeBudgetBatchSampler(train.sizes, 10_000, shuffle=True)      # doctest: +SKIP
-        >>> batch = next(iter(DataLoader(train, batch_sampler=sampler)))             # doctest: +SKIP
+        >>> from programl.loader import NodeBudgetBatchSampler
+        >>> sampler = NodeBudgetBatchSampler(train.sizes, 100, shuffle=True)
+        >>> [(batch.num_graphs, batch.num_nodes) for batch in DataLoader(train, batch_sampler=sampler)]
+        [(3, 63), (2, 76)]
     """
 
     def __init__(

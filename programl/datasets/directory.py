@@ -33,7 +33,7 @@ Conversion writes to a temporary directory renamed into place (atomic; a crash l
 run in worker processes. The vocabulary key is a hash of the vocabulary's texts, so a different vocabulary gets its
 own conversion.
 
-Batching: pass :attr:`DeepDataFlowDataset.sizes` to :class:`programl.data.batching.NodeBudgetBatchSampler`
+Batching: pass :attr:`DeepDataFlowDataset.sizes` to :class:`programl.loader.NodeBudgetBatchSampler`
 (10,000-node batches, a seeded order per epoch) and that to ``torch_geometric.loader.DataLoader(batch_sampler=...)``,
 as ``programl train dataflow`` does. :meth:`DeepDataFlowDataset.fixed_sample` gives the validation sample of
 docs/spec/tasks.md#data-flow-protocol (graphs sorted by name, shuffled with a seeded ``random.Random``, their records
@@ -84,11 +84,24 @@ class DeepDataFlowDataset(Dataset):
         ProgramlError: The processed split is damaged (its index arrays and columns disagree, or are unreadable).
 
     Example:
-        >>> train = DeepDataFlowDataset("ddf", "reachability", "train", max_steps=30)   # doctest: +SKIP
+        A data set of five IR files of the repository, built as ``programl dataset build`` builds one (split 3:1:1
+        by program), then its training examples in batches of at most 100 nodes, in a seeded order:
+
+        >>> from programl.data.deepdataflow import build_dataset, discover_inputs
+        >>> files = ["examples/dot_product.ll", "tests/data/io_parallel.ll"]
+        >>> files += [f"tests/data/example_{c}.ll" for c in "abc"]
+        >>> build_dataset(discover_inputs(files), "ddf", jobs=1).splits
+        {'train': 3, 'val': 1, 'test': 1}
+        >>> train = DeepDataFlowDataset("ddf", "reachability", "train", max_steps=30)
+        >>> len(train), train.graph_names, train.sizes
+        (5, ['dot_product', 'example_b', 'io_parallel'], array([38, 38, 26, 26, 11]))
+        >>> train[0]
+        Data(x=[38], edge_index=[2, 59], y=[38], node_type=[38], edge_flow=[59], edge_pos=[59], root=[38], ...)
         >>> from torch_geometric.loader import DataLoader
-        >>> from programl.data.batching import NodeBudgetBatchSampler
-        >>> sampler = NodeBudgetBatchSampler(train.sizes, 10_000, shuffle=True)          # doctest: +SKIP
-        >>> batches = DataLoader(train, batch_sampler=sampler, num_workers=1)            # doctest: +SKIP
+        >>> from programl.loader import NodeBudgetBatchSampler
+        >>> sampler = NodeBudgetBatchSampler(train.sizes, 100, shuffle=True)
+        >>> [batch.num_nodes for batch in DataLoader(train, batch_sampler=sampler)]
+        [63, 76]
     """
 
     def __init__(

@@ -14,8 +14,9 @@ One concept per module:
 * :mod:`~programl.training.logs` - the per-epoch log, :func:`configure_logging` (messages through :mod:`logging`,
   ``-q``) and progress bars;
 * :mod:`~programl.training.plots` - learning curves and confusion matrices;
-* :mod:`~programl.training.loader` - ``torch_geometric``'s ``DataLoader`` over the planned batches (node-budget
-  plans: :mod:`programl.data.batching`), with the state of each training step handed back as its batch is trained;
+* :mod:`programl.loader` (not a training module: it sits beside the data sets, as PyG's own loaders do) -
+  ``torch_geometric``'s ``DataLoader`` over the planned node-budget batches, with the state of each training step
+  handed back as its batch is trained;
 * :mod:`~programl.training.distributed` - DDP under ``torchrun``.
 
 The command-line options of a run are the tasks' (:mod:`programl.tasks.run_options`; a task's own options:

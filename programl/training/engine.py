@@ -7,7 +7,7 @@ metric accumulator, its validation batches and its selection rule. The engine do
 task:
 
 * data: a ``torch_geometric.loader.DataLoader`` per data set reads and collates the planned batches, in
-  ``workers`` processes when asked (:mod:`programl.training.loader`), and moves them to the device;
+  ``workers`` processes when asked (:mod:`programl.loader`), and moves them to the device;
 * evaluation: :func:`evaluate`, the one loop that scores a model on a data set with the task's step (validation
   after every epoch; the tasks' tests and ``programl evaluate`` call it too);
 
@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from programl.exceptions import ProgramlError
+from programl.loader import PlannedBatches, make_loader
 from programl.training.checkpoint import load_checkpoint, load_initial_weights, save_checkpoint, unwrap
 from programl.training.distributed import Distributed, shard
-from programl.training.loader import PlannedBatches, make_loader
 from programl.training.logs import EpochLog, progress
 from programl.training.plots import plot_learning_curves
 from programl.training.runtime import autocast, compute_threads, seed_everything
@@ -599,7 +599,7 @@ def evaluate(
     Args:
         task: Its :meth:`~TrainingTask.step` scores a batch (given ``options``) into ``metrics``.
         model: The model (a DDP wrapper is unwrapped: processes may score different numbers of batches).
-        batches: The collated batches: a loader (:func:`~programl.training.loader.make_loader`).
+        batches: The collated batches: a loader (:func:`~programl.loader.make_loader`).
         device: Where the model is.
         dist: Sum the metrics over its processes (None: this process's batches only).
         metrics: The accumulator to add to (default: ``task.new_metrics()``).

@@ -17,7 +17,6 @@ pytest.importorskip("torch_geometric")
 
 from torch_geometric.loader import DataLoader  # noqa: E402
 
-from programl.data.batching import NodeBudgetBatchSampler  # noqa: E402
 from programl.data.deepdataflow import Layout, build_dataset, discover_inputs, read_manifest  # noqa: E402
 from programl.data.deepdataflow.store import prepare_split  # noqa: E402
 from programl.data.vocabulary import Vocabulary  # noqa: E402
@@ -25,6 +24,7 @@ from programl.dataflow import ANALYSES, analyze_arrays  # noqa: E402
 from programl.datasets.directory import DeepDataFlowDataset  # noqa: E402
 from programl.io.files import read_features_list, read_graph  # noqa: E402
 from programl.io.pyg import to_pyg_examples  # noqa: E402
+from programl.loader import NodeBudgetBatchSampler  # noqa: E402
 from programl.proto import ProgramGraphFeaturesList  # noqa: E402
 from tests.data._ddf import write_sources  # noqa: E402
 

@@ -19,11 +19,11 @@ from torch_geometric.data import Batch, Data
 
 from programl.data import devmap as devmap_data
 from programl.data import poj104 as poj104_data
-from programl.data.batching import NodeBudgetBatchSampler
 from programl.data.vocabulary import Vocabulary
 from programl.datasets import DEEPDATAFLOW22, POJ104, DeepDataFlow, DevMap, EncodeVocabulary
 from programl.datasets.directory import DeepDataFlowDataset
 from programl.exceptions import ProgramlError
+from programl.loader import NodeBudgetBatchSampler
 
 REPO = Path(__file__).resolve().parents[2]
 SNIPPET = re.compile(r"```python\n(.*?)```", re.DOTALL)

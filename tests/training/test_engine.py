@@ -452,8 +452,8 @@ def test_loader_workers_change_nothing_but_who_collates(tmp_path) -> None:
 def test_evaluate_scores_without_gradients_in_eval_mode() -> None:
     """:func:`~programl.training.engine.evaluate`: the task's step over a loader, no gradients, the model in eval
     mode (dropout off: two passes agree), the batches moved to the model's device."""
+    from programl.loader import make_loader
     from programl.training.engine import evaluate
-    from programl.training.loader import make_loader
 
     task = Toy()
     torch.manual_seed(0)

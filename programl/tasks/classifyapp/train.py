@@ -52,12 +52,12 @@ import numpy as np
 import torch
 
 from programl.data import poj104
-from programl.data.batching import NodeBudgetBatchSampler
 from programl.data.download import sha256_file
 from programl.data.poj104 import NUM_CLASSES
 from programl.data.vocabulary import Vocabulary
 from programl.datasets import POJ104, EncodeVocabulary
 from programl.exceptions import ProgramlError
+from programl.loader import NodeBudgetBatchSampler, make_loader
 from programl.models import AccuracyAccumulator, RGCNGraphClassifier
 from programl.models.build import build_model
 from programl.tasks.classifyapp.spec import (
@@ -87,7 +87,6 @@ from programl.training import (
     write_json,
 )
 from programl.training.engine import evaluate
-from programl.training.loader import make_loader
 
 __all__ = [
     "add_evaluate_arguments",

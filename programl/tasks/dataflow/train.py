@@ -3,7 +3,7 @@ docs/spec/tasks.md#deepdataflow-table).
 
 Data: a DeepDataFlow data set (``programl dataset build``, or ProGraML's released one) read through
 :class:`programl.datasets.DeepDataFlowDataset` and ``torch_geometric``'s ``DataLoader`` (``--workers`` processes
-collate the batches the :class:`~programl.data.batching.NodeBudgetBatchSampler` plans): one example per label record
+collate the batches the :class:`~programl.loader.NodeBudgetBatchSampler` plans): one example per label record
 of the chosen analysis; examples
 with more than ``--max-steps`` data-flow steps (30: DDF-30) and graphs with more than ``--max-nodes`` nodes (40,000)
 are left out of training and validation.
@@ -63,11 +63,11 @@ import numpy as np
 import torch
 import torch.distributed as tdist
 
-from programl.data.batching import NodeBudgetBatchSampler
 from programl.data.vocabulary import Vocabulary
 from programl.dataflow.names import ANALYSES
 from programl.datasets import AddDeadBranches, DeepDataFlowDataset
 from programl.exceptions import ProgramlError
+from programl.loader import NodeBudgetBatchSampler, make_loader
 from programl.models import MetricsAccumulator
 from programl.models.build import build_model
 from programl.tasks.dataflow.spec import (
@@ -100,7 +100,6 @@ from programl.training import (
     unwrap,
     write_json,
 )
-from programl.training.loader import make_loader
 
 __all__ = [
     "add_evaluate_arguments",

@@ -61,11 +61,11 @@ import numpy as np
 import torch
 from sklearn.metrics import f1_score, precision_recall_fscore_support
 
-from programl.data.batching import NodeBudgetBatchSampler
 from programl.data.devmap import PLATFORM_NAMES, check_sources, cross_validation_splits
 from programl.data.vocabulary import Vocabulary
 from programl.datasets import DevMap, EncodeVocabulary
 from programl.exceptions import ProgramlError
+from programl.loader import NodeBudgetBatchSampler, make_loader
 from programl.models.build import build_model
 from programl.tasks.devmap.spec import (
     NETWORK_OPTIONS,
@@ -96,7 +96,6 @@ from programl.training import (
     write_json,
 )
 from programl.training.engine import epoch_path, evaluate
-from programl.training.loader import make_loader
 from programl.util.fs import atomic_write_text
 
 __all__ = [

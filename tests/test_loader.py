@@ -1,6 +1,10 @@
-"""Tests of programl.data.batching: node-budget batching (SPEC §6.1 "Batching")."""
+"""Tests of programl.loader: node-budget batching (docs/spec/tasks.md#data-flow-protocol), the planned batch sampler
+and the loader's workers."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import pytest
 
@@ -13,7 +17,7 @@ from hypothesis import strategies as st  # noqa: E402
 from torch_geometric.data import Data  # noqa: E402
 from torch_geometric.loader import DataLoader  # noqa: E402
 
-from programl.data.batching import NodeBudgetBatchSampler, plan_batches  # noqa: E402
+from programl.loader import NodeBudgetBatchSampler, PlannedBatches, make_loader, plan_batches  # noqa: E402
 
 
 def original_builder(sizes, max_nodes):
@@ -178,3 +182,30 @@ def test_batch_sampler_shares_batches_between_ranks() -> None:
         NodeBudgetBatchSampler(sizes, 0)
     with pytest.raises(ValueError, match="sizes must be a sequence of node counts >= 0"):
         NodeBudgetBatchSampler([-3, 4, 0], max_nodes=5)  # was accepted
+
+
+def test_planned_batches_give_back_each_steps_state_in_order() -> None:
+    """A loader with workers draws ahead: the states come back in the order of the batches, not of the draws."""
+    data = [Data(x=torch.tensor([[float(i)]])) for i in range(10)]
+    planned = PlannedBatches()
+    loader = make_loader(data, planned, workers=2)
+    for _ in range(2):  # persistent workers: a second pass with new steps
+        planned.feed(([i, i + 1], {"cursor": k}) for k, i in enumerate(range(0, 10, 2)))
+        seen = [(batch.x.view(-1).tolist(), planned.take()["cursor"]) for batch in loader]
+        assert seen == [([float(i), float(i + 1)], k) for k, i in enumerate(range(0, 10, 2))]
+
+
+def test_a_worker_ignores_ctrl_c_and_a_vanished_parent_but_reports_other_errors() -> None:
+    code = (
+        "import signal, sys\n"
+        "from programl.loader import _init_worker\n"
+        "_init_worker(0)\n"
+        "assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN\n"
+        "try:\n    raise ConnectionResetError(104, 'Connection reset by peer')\n"
+        "except ConnectionError:\n    sys.excepthook(*sys.exc_info())\n"
+        "try:\n    raise ValueError('a real error')\n"
+        "except ValueError:\n    sys.excepthook(*sys.exc_info())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "ValueError: a real error" in done.stderr and "Connection reset" not in done.stderr
