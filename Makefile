@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[ml,cluster,dev,xla,docs]'
+	$(BIN)/python -m pip install -q -e '.[ml,cluster,dev,xla,docs,gym]'
 	@touch $@
 
 toolchain:
