@@ -204,7 +204,7 @@ def test_a_crafted_kernel_archive_extracts_only_plain_files_under_its_prefix(tmp
     path, a backslash name, a dot file) are skipped; only ``<prefix>/<name>`` files land in the destination."""
     import zipfile
 
-    from programl.data.devmap import _extract_members
+    from programl.data.devmap.download import _extract_members
 
     archive = tmp_path / "kernels.zip"
     with zipfile.ZipFile(archive, "w") as zf:
