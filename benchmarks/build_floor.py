@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Building against LLVM's floor (issue 38 item 4): graph building as a multiple of LLVM's own parse + print.
+"""Building against LLVM's floor: graph building as a multiple of LLVM's own parse + print.
 
 Any builder on LLVM must at least parse the module and print it once (the instruction texts are LLVM's printing),
 so ``llvmlite.binding.parse_assembly`` in a fresh context followed by ``str(module)`` is the floor. For every file

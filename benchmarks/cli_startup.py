@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How long ``programl ... --help`` takes, as a user's shell runs it (a new interpreter each time), and what it
-imports (issue 35: ``programl --help`` under 0.5 s; the command line imports only the module of the command it runs,
+imports (target: ``programl --help`` under 0.5 s; the command line imports only the module of the command it runs,
 and a task's options come from its light ``spec.py``, not from its training module).
 
 For each command line: the median and best wall time over ``--repeat`` runs of ``.venv/bin/programl ARGS``, and

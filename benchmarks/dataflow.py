@@ -14,13 +14,13 @@ encode the records to wire bytes (``labels_to_bytes``: what a label file holds) 
 graph on which an analysis raises ``AnalysisError`` (no eligible root; dominance or liveness past the reference's
 limits) counts its time but no labels.
 
-The natural call (issue 12, item 11): also per graph, ``df.analyze(graph, a)`` once per analysis on the
+The natural call: also per graph, ``df.analyze(graph, a)`` once per analysis on the
 ``ProgramGraph`` itself, as a user writes it (view cache cleared first, so the one view build is counted), with its
 peak RSS growth (Linux: ``/proc/self/clear_refs`` resets the high-water mark, ``VmHWM`` reads it) in bytes per node
-(issue 12, item 10). ``--big-function N`` adds a generated function of N instructions in one loop (3N nodes;
-N = 160000 gives the 478k-node shape of the issue).
+ ``--big-function N`` adds a generated function of N instructions in one loop (3N nodes;
+N = 160000 gives a 478k-node graph).
 
-The natural call by analysis (issue 38, item 1): each of the five calls is timed, and the view the first one builds
+The natural call by analysis: each of the five calls is timed, and the view the first one builds
 (a private copy of the graph and its columns, ``df.cached_view``) is timed once more on its own, after the calls, so
 that it can be shown as a row of its own rather than as part of the first analysis; the cost of one analysis per
 root is its calls' time (``AnalysisError`` included) over the roots it labelled.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A DeepDataFlow-22 build that fits a sitting and a disk (issue 38 item 2): size and build time, before and after,
+"""A DeepDataFlow-22 build that fits a sitting and a disk: size and build time, before and after,
 side by side in one run.
 
 The same inputs are built three ways, one after another, each into a fresh directory with ``programl dataset build``
@@ -58,7 +58,7 @@ from programl.data.deepdataflow.labels import read_labels  # noqa: E402
 from programl.data.deepdataflow.layout import Layout, read_manifest  # noqa: E402
 from programl.dataflow.names import ANALYSES  # noqa: E402
 
-#: The start of issue 38 item 2: the builder as it was.
+#: The builder as it was before it was made to fit a sitting and a disk.
 BEFORE = "ea111e58386e75b62ff6471d7cbff40ff65adfec"
 #: The full DeepDataFlow-22 build (datasets/deepdataflow22/README.md).
 FULL = {"poj104": 103_980, "devmap": 554}

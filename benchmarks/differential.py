@@ -3,7 +3,7 @@
 
 Corpus: the C/C++ programs of tests/data/programs at -O0, -O2 and -O0 -g (clang-14, LLVM 10-readable IR), the 1,000
 files of ../shared/data/legacy-ir, the PyPI C files that benchmarks/build.py compiled into its cache (when
-present), and the harder code of issue 9 item 8 at -O0 and -O2: C++ with classes in namespaces and templates
+present), and harder real code at -O0 and -O2: C++ with classes in namespaces and templates
 (ujson's bundled double-conversion), C++ that throws and catches exceptions (pyclipper's Clipper library and
 its Cython-generated C++ wrapper; marisa-trie's MARISA library and its Cython-generated C++, whose ``except +``
 calls catch C++ exceptions) and Cython-generated C (msgpack's and aiohttp's, as their sdists ship it). Those

@@ -5,7 +5,7 @@
 Generates N distinct IR inputs (the bundled tests/data/example_*.ll, each with its own trailing comment) in a
 temporary directory, builds and labels them once, then times (wall, best of --repeat) an up-to-date rerun and a
 ``--force`` run of each command, and prints the cost of the check per input and as a share of the work it saves.
-Target (issue 12 item 6): hashing inputs stays a small fraction of rebuilding them.
+Target: hashing inputs stays a small fraction of rebuilding them.
 
 Usage: .venv/bin/python benchmarks/freshness.py [-n 300] [--repeat 3] [-j 1]
 """

@@ -1,5 +1,5 @@
 """The data-flow GGNN's training and inference speed, before and after a change, side by side in one process
-(issue 38 item 3).
+(the layer's speed target).
 
 Two :class:`~programl.models.DataflowGGNN` with the same weights run on the same batches: one with the
 :class:`~programl.models.ggnn.TypedGGNNConv` of a git revision (``--before``, loaded from ``git show REV:path`` into a
@@ -17,7 +17,7 @@ reproducible from run to run even for one and the same code, so it is left out o
 
 Usage::
 
-    python benchmarks/ggnn_speed.py --threads 2                      # before = the commit before issue 38 item 3
+    python benchmarks/ggnn_speed.py --threads 2                      # before = the layer before it was made fast
     python benchmarks/ggnn_speed.py --threads 1 --rounds 5 --before HEAD~3
     python benchmarks/ggnn_speed.py --threads 2 --dataset data/ddf22-600 --analysis reachability
 
@@ -52,7 +52,7 @@ from programl.models import DataflowGGNN  # noqa: E402
 from programl.tasks.options import PRECISIONS  # noqa: E402
 from programl.training.runtime import autocast  # noqa: E402
 
-#: The last commit before issue 38 item 3 touched the layer.
+#: The last commit before the layer was made fast.
 DEFAULT_BEFORE = "ce96414"
 LAYER_PATH = "programl/models/ggnn.py"
 

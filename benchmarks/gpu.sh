@@ -64,7 +64,7 @@ print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torc
     tail -4 "$S/pytest.txt"
 
     # 2. training throughput on CUDA (benchmarks/train.py: 10,000-node batches, T=30)
-    for model in ggnn rgcn pyg-gated; do  # pyg-gated: PyG's GatedGraphConv on the same batches (issue 38 item 3)
+    for model in ggnn rgcn pyg-gated; do  # pyg-gated: PyG's GatedGraphConv on the same batches (the reference point of the layer's speed)
         timeout 150 $PY benchmarks/train.py --device cuda --model $model --batches 20 --warmup 3 \
             -o "$S/train-$model.json" >"$S/train-$model.txt" 2>&1
         tail -3 "$S/train-$model.txt"

@@ -1,5 +1,5 @@
 """Does loading keep ahead of training? Examples per second through the training path's ``DataLoader`` against what
-the data-flow GGNN consumes (issue 38 item 2: loading >= 3x training; issue 35 item 3: training reads through
+the data-flow GGNN consumes (target: loading >= 3x training; training reads through
 :mod:`programl.datasets` and ``torch_geometric``'s ``DataLoader``).
 
 Three measurements on the same batches of a DeepDataFlow data set (:class:`programl.datasets.DeepDataFlowDataset`,

@@ -35,7 +35,7 @@ Usage::
     python benchmarks/train.py --model rgcn --device cpu --batches 3 -o train.json
     python benchmarks/train.py --model pyg-gated --device cuda     # PyG's GatedGraphConv on the same batches
 
-``--model pyg-gated`` is the reference point issue 38 item 3 names: PyG's own ``GatedGraphConv`` (Li et al.'s GGNN
+``--model pyg-gated`` is the reference point of the layer's speed: PyG's own ``GatedGraphConv`` (Li et al.'s GGNN
 as torch-geometric ships it) on the same batches, shaped like the data-flow GGNN where it can be (the same 32-wide
 text embedding plus the two root-selector columns, 34 channels, T steps, mean aggregation, a linear readout of
 ``[h0; hT]``), and unlike it where PyG's layer is: one edge type (ProGraML's six typed, positioned message maps
