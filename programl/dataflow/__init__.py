@@ -1,15 +1,32 @@
 """The five ProGraML data-flow analyses: labels for graph neural networks (docs/spec/analyses.md, records as in
 docs/spec/wire-format.md#label-records).
 
+The five analyses of the graph of ``tests/data/example_a.ll`` (ProGraML's unit-test IR: two stores, two loads, an
+add), then the label records of one:
+
+>>> import programl
 >>> import programl.dataflow as df
->>> view = df.GraphView.from_graph(graph)                     # doctest: +SKIP
->>> for name in df.ANALYSES:                                  # doctest: +SKIP
+>>> graph = programl.from_llvm_ir(open("tests/data/example_a.ll").read())
+>>> view = df.GraphView.from_graph(graph)                     # built once for the five
+>>> for name in df.ANALYSES:
 ...     result = df.analyze_arrays(view, name, seed=0)        # roots, (roots x nodes) labels, counters
->>> df.analyze(graph, "liveness")                             # doctest: +SKIP
-<a ProgramGraphFeaturesList, one record per root>
+...     print(name, result.roots, result.labels.sum(axis=1), result.step_counts)
+reachability [3] [6] [6]
+dominance [3] [6] [17]
+datadep [12] [2] [4]
+liveness [3] [4] [0]
+subexpressions [1] [2] [2]
+>>> labels = df.analyze(graph, "liveness")                    # a ProgramGraphFeaturesList, one record per root
+>>> len(labels.graph), sorted(labels.graph[0].node_features.feature_list)
+(1, ['data_flow_root_node', 'data_flow_value'])
 
 Graphs without an eligible root, and graphs on which the reference gives up (dominance past 1000 steps, liveness
-past its work-list limit), raise :class:`~programl.exceptions.AnalysisError`.
+past its work-list limit), raise :class:`~programl.exceptions.AnalysisError`:
+
+>>> df.analyze(programl.from_llvm_ir(open("examples/dot_product.ll").read()), "subexpressions")
+Traceback (most recent call last):
+    ...
+programl.exceptions.AnalysisError: No eligible root nodes in graph with 38 nodes
 
 Importing the package imports only :data:`ANALYSES` (:mod:`programl.dataflow.names`) and the exceptions; the analyses
 and numpy load when one of the other names is first used (PEP 562), so the command line lists the analyses cheaply.

@@ -101,9 +101,16 @@ class MetricsAccumulator:
 
     Example:
         >>> acc = MetricsAccumulator()
-        >>> acc.update(torch.tensor([1, 0, 1]), torch.tensor([1, 0, 0]), loss=0.5)
-        >>> round(acc.compute()["mean_accuracy"], 3)
-        0.667
+        >>> batch = acc.update(torch.tensor([1, 0, 1]), torch.tensor([1, 0, 0]), loss=0.5)  # predictions, targets
+        >>> batch.precision, batch.recall, batch.count
+        (0.5, 1.0, 3)
+        >>> _ = acc.update(torch.tensor([[2.0, -1.0]]), torch.tensor([0]), loss=0.1)  # the logits of one node
+        >>> epoch = acc.compute()
+        >>> epoch["mean_precision"], epoch["pooled_precision"], epoch["confusion_matrix"]
+        (0.375, 0.5, [[2, 1], [0, 1]])
+
+        The second batch predicts no positive, so its precision counts as 0 in the node-weighted mean
+        ((3 x 0.5 + 1 x 0) / 4); the pooled counts give 1 / 2.
     """
 
     num_classes: int = 2
@@ -199,9 +206,10 @@ class AccuracyAccumulator:
 
     Example:
         >>> acc = AccuracyAccumulator()
-        >>> acc.update(torch.tensor([[0.1, 0.9], [0.8, 0.2]]), torch.tensor([1, 1]), loss=0.5)
-        >>> acc.compute()["accuracy"]
-        0.5
+        >>> acc.update(torch.tensor([[0.1, 0.9], [0.8, 0.2]]), torch.tensor([1, 1]), loss=0.5)  # the predicted classes
+        tensor([1, 0])
+        >>> acc.compute()
+        {'loss': 0.5, 'accuracy': 0.5, 'count': 2, 'error': 0.5}
     """
 
     #: loss * n, correct, n (float64)

@@ -12,10 +12,19 @@ highlighted.
 
 Nothing is fetched when a page is opened: Cytoscape.js (MIT, ``programl/view/vendor``) is inlined.
 
+The page of a C function, with the labels of reachability and the bundled reachability model's predictions (the
+example needs clang-22 and the ``ml`` extra; ``needs`` skips it in the tests where they are not installed):
+
 >>> import programl
->>> from programl.view import to_html
->>> graph = programl.from_cpp("int f(int x) { return x > 0 ? x : -x; }", language="c")   # doctest: +SKIP
->>> page = to_html(graph, analysis="reachability", model="reachability")                 # doctest: +SKIP
+>>> from programl.view import analysis_data, to_html
+>>> needs("clang-22", "torch_geometric")
+>>> graph = programl.from_cpp("int f(int x) { return x > 0 ? x : -x; }", language="c")
+>>> page = to_html(graph, analysis="reachability", model="reachability")
+>>> page.startswith("<!DOCTYPE html>"), "<script src=" in page              # one file, nothing to fetch
+(True, False)
+>>> labels = analysis_data(graph, "reachability", model="reachability")     # what the page shows
+>>> labels["model"], len(labels["roots"]), labels["predicted"] == labels["exact"]
+({'name': 'reachability', 'steps': 30}, 12, True)
 """
 
 from __future__ import annotations

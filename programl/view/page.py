@@ -276,8 +276,16 @@ def to_html(
             line saying which extra to install).
         ValueError: ``model`` without ``analysis``, or ``labels`` with either.
 
+    The page of the repository's ``examples/dot_product.ll`` with the exact labels of liveness at each of its 14
+    eligible roots (no model):
+
     >>> import programl, programl.view
-    >>> page = programl.view.to_html(programl.from_cpp("int f(int x) { return x + 1; }"))  # doctest: +SKIP
+    >>> graph = programl.from_llvm_ir(open("examples/dot_product.ll").read())
+    >>> page = programl.view.to_html(graph, analysis="liveness")
+    >>> page.startswith("<!DOCTYPE html>"), "<title>dot_product.ll - programl view</title>" in page
+    (True, True)
+    >>> programl.view.analysis_data(graph, "liveness")["roots"]
+    [1, 2, 4, 6, 8, 10, 12, 14, 16, 19, 22, 24, 26, 28]
     """
     if model is not None and analysis is None:
         raise ValueError("a model needs an analysis (analysis='reachability', ...)")
