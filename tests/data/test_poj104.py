@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 
 from programl.data import poj104
+from programl.data.poj104.legacy import _build_legacy_one, _LegacyTask
 from programl.exceptions import GraphCreationError, ProgramlError
 from programl.proto import ProgramGraph
 
@@ -170,7 +171,7 @@ def test_legacy_ir(shared_data, tmp_path) -> None:
     assert legacy[0][0] == "000.ll" and legacy[0][1] == 71
     assert {label for _, label, _ in legacy} <= set(range(1, 105))
     name, label, text = legacy[0]
-    result = poj104._build_legacy_one(poj104._LegacyTask(name, label, text, str(tmp_path / "000.ProgramGraph.pb")))
+    result = _build_legacy_one(_LegacyTask(name, label, text, str(tmp_path / "000.ProgramGraph.pb")))
     graph = ProgramGraph.FromString((tmp_path / "000.ProgramGraph.pb").read_bytes())
     assert graph.features.feature["poj104_label"].int64_list.value == [71]
     assert result["nodes"] == len(graph.node) > 50
