@@ -47,8 +47,8 @@ def _check_integer(name: str, value: Any, minimum: int, maximum: int | None = No
 
 def until_stable_bounds(metadata: Mapping[str, Any], *, where: str = "model.json") -> dict[str, Any] | None:
     """The keyword arguments of :meth:`~programl.models.DataflowGGNN.forward_until_stable` that a step-free model's
-    ``model.json`` names (``"inference": {"mode": "until_stable", "min_steps", "max_steps", "patience", "latch"}``;
-    issue 36), or None for a model run at its T (no ``inference``, or mode ``control_floods``). ``model.json`` is a
+    ``model.json`` names (``"inference": {"mode": "until_stable", "min_steps", "max_steps", "patience", "latch"}``),
+    or None for a model run at its T (no ``inference``, or mode ``control_floods``). ``model.json`` is a
     file a user may receive: its values are checked, each step count at most
     :data:`~programl.pretrained.metadata.MAX_STEPS`, with a one-line error when wrong.
 
