@@ -36,7 +36,8 @@ class Flag:
         description: CompilerGym's description of it.
         status: One of :data:`STATUSES`.
         pipeline: The ``opt-22 -passes=`` element of the LLVM 22 pass (None when ``gone``).
-        note: What changed, when not ``exists``.
+        note: What changed, when not ``exists``, and why a pipeline element has a parameter.
+        pass_name: The action's name when it is not the pipeline element's innermost text.
     """
 
     flag: str
@@ -44,10 +45,13 @@ class Flag:
     status: str
     pipeline: str | None
     note: str = ""
+    pass_name: str | None = None
 
     @property
     def name(self) -> str:
         """The LLVM 22 pass name inside the pipeline element (``licm`` for ``function(loop-mssa(licm))``)."""
+        if self.pass_name is not None:
+            return self.pass_name
         if self.pipeline is None:
             return self.flag.lstrip("-")
         inner = self.pipeline
@@ -133,7 +137,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag("-inferattrs", "Infer set function attributes", _E, "inferattrs"),
     Flag("-inject-tli-mappings", "Inject TLI Mappings", _E, _f("inject-tli-mappings")),
     Flag("-instsimplify", "Remove redundant instructions", _E, _f("instsimplify")),
-    Flag("-instcombine", "Combine redundant instructions", _E, _f("instcombine")),
+    Flag("-instcombine", "Combine redundant instructions", _E, _f("instcombine<no-verify-fixpoint>"),
+         "opt's instcombine aborts when it needs a second round (verify-fixpoint, a testing aid); LLVM's pipelines and"
+         " this action turn that off", "instcombine"),
     Flag("-instnamer", "Assign names to anonymous instructions", _E, _f("instnamer")),
     Flag("-jump-threading", "Jump Threading", _E, _f("jump-threading")),
     Flag("-lcssa", "Loop-Closed SSA Form Pass", _E, _f("lcssa")),

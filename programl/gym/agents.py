@@ -109,6 +109,7 @@ def random_search(
     Returns:
         The best episode prefix found (an empty one, reward 0, when nothing helped).
     """
+    _reward_name(env)
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     best_reward, best_actions, steps = 0.0, [], 0
@@ -142,6 +143,7 @@ def greedy_search(env: LlvmEnv, max_steps: int = 30, actions: Sequence[int] | No
     Returns:
         The greedy pass list.
     """
+    _reward_name(env)
     start = time.perf_counter()
     candidates = list(range(env.action_space.n)) if actions is None else [int(a) for a in actions]
     env.reset()

@@ -139,10 +139,13 @@ def benchmark_uris(dataset: str, data_dir: str | os.PathLike | None = None, coun
         return [f"generator://{dataset}/{seed}" for seed in range(min(count, _UINT32))]
     if dataset == "poj104-v1":
         uris = [
-            f"benchmark://poj104-v1/{p.label}/{p.index}" for p in _poj104_programs(str(_data_dir(data_dir, "poj104")))
+            f"benchmark://poj104-v1/{p.label}/{p.index}"
+            for p in _poj104_programs(str(_data_dir(data_dir, "poj104"))).values()
         ]
     elif dataset == "devmap-v0":
-        uris = [f"benchmark://devmap-v0/{row.name}" for row in _devmap_manifest(str(_data_dir(data_dir, "devmap")))]
+        uris = [
+            f"benchmark://devmap-v0/{row.name}" for row in _devmap_manifest(str(_data_dir(data_dir, "devmap"))).values()
+        ]
     else:
         raise BenchmarkError(f"unknown data set {dataset!r} (known: {', '.join(DATASETS)})")
     return uris[:count] if count is not None else uris
