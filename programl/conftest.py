@@ -4,7 +4,7 @@ in ``pyproject.toml``), as networkx's do: this file gives them their directory a
 * Each docstring's examples run in a fresh temporary directory that links the repository's ``examples/`` and
   ``tests/data/``, so ``open("examples/fizzbuzz.c")`` reads the bundled inputs, and what an example writes
   (``data/ddf`` ...) is thrown away. ``$PROGRAML_SHARED_DATA`` points at the shared research data when it is there
-  (``../shared/data`` of the checkout, as in ``tests/conftest.py``).
+  (``../shared/data`` of the checkout, or ``$PROGRAML_SHARED_DATA``: ``tests/conftest.py``'s ``SHARED_DATA``).
 * ``needs`` is in their namespace: ``needs("clang-22")`` skips the rest of a docstring's examples, saying what is
   missing, where an optional tool, the shared data or a package is absent (``"clang-22"``, ``"shared data"``, or a
   module name such as ``"torch_geometric"``); where it is there, the examples run.
@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import os
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("PROGRAML_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+from tests.conftest import REPO_ROOT, SHARED_DATA
+
 #: What each docstring's directory links, relative to the repository (and to that directory).
 LINKED = ("examples", "tests/data")
 _PROMPT = ">" * 3  # not written out: this file has no examples of its own
