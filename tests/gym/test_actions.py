@@ -51,3 +51,25 @@ def test_opt22_runs_every_action(opt22, tmp_path) -> None:
         timeout=300,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_the_docs_table_is_the_data_table() -> None:
+    """docs/gym.md#actions lists every flag with the status, pipeline and note of FLAGS."""
+    from tests.conftest import REPO_ROOT
+
+    rows = []
+    for line in (REPO_ROOT / "docs" / "gym.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and cells[0].isdigit():
+            rows.append(cells)
+    assert len(rows) == len(FLAGS)
+    for index, ((number, flag, status, pipeline, action, note), expected) in enumerate(zip(rows, FLAGS)):
+        assert (
+            number == str(index)
+            and flag == f"`{expected.flag}`"
+            and status == expected.status
+            and note == expected.note
+        )
+        assert pipeline == (f"`{expected.pipeline}`" if expected.pipeline else "—")
+        kept = expected.status in ("exists", "renamed")
+        assert action == (str(action_index(expected.flag)) if kept else "")
