@@ -52,7 +52,8 @@ from build import (  # noqa: E402
     time_reference,
 )
 
-from programl.graph_builder.llvm import _upgrade_legacy_attributes, graph_from_ir  # noqa: E402
+from programl.graph_builder.llvm import graph_from_ir  # noqa: E402
+from programl.graph_builder.llvm_parse import _upgrade_legacy_attributes  # noqa: E402
 from tests.graph_builder.reference import find_clang14, find_llvm2graph  # noqa: E402
 
 LARGE = 10_000

@@ -478,7 +478,7 @@ def _explicit_language(args: Sequence[str]) -> str | None:
 
 def _read_ir_for_clang(path: str) -> bytes:
     """An ``.ll`` file as LLVM 22 reads it: legacy spellings upgraded, named after ``path`` when it names nothing."""
-    from programl.graph_builder.llvm import _upgrade_legacy_attributes
+    from programl.graph_builder.llvm_parse import _upgrade_legacy_attributes
 
     try:
         with open(path, "rb") as f:
