@@ -11,13 +11,17 @@ nonsense numbers with a :class:`~programl.exceptions.UsageError` (the CLI exits 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
+import functools
 import json
 import math
 import os
 from typing import Any
 
 from programl.exceptions import ProgramlError, UsageError
+from programl.tasks.options import SCHEDULE_GROUP, SEED_RANGE
+from programl.util.options import Options, option
 
 __all__ = [
     "add_checkpoint_minutes_argument",
@@ -27,6 +31,147 @@ __all__ = [
     "check_options",
     "read_config_options",
 ]
+
+#: The argument groups of the run options in ``--help``.
+DATA_GROUP = "data"
+RUN_GROUP = "run"
+RUNTIME_GROUP = "runtime"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunOptions(Options):
+    """Where and how a ``programl train|evaluate <task>`` run runs, as fields (:func:`~programl.util.options.option`):
+    ``--device``, ``--threads``, ``--workers``, ``--seed`` and ``-q``, which every command has. A command's own run
+    options (data directories, ``--run-dir``, ``--epochs`` ...) are the fields of its subclass in its task's
+    ``spec.py``, made by the functions below where tasks share them."""
+
+    device: str = option(
+        "auto",
+        group=RUNTIME_GROUP,
+        metavar="DEV",
+        help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N",
+    )
+    threads: int = option(
+        0,
+        group=RUNTIME_GROUP,
+        low=0,
+        high=4096,
+        range_text="in 0..4096 (0: torch's choice)",
+        help="CPU threads for torch",
+        default_text="torch's choice",
+    )
+    workers: int = option(
+        0,
+        group=RUNTIME_GROUP,
+        low=0,
+        high=256,
+        range_text="in 0..256",
+        help="processes that read and collate the batches beside training (0: the training process, which on the "
+        "2-core development machine reads DeepDataFlow batches 250x faster than the GGNN trains on them: "
+        "benchmarks/loader.py); the batches and results are the same whatever N",
+    )
+    seed: int = option(204, group=RUNTIME_GROUP, metavar="SEED", help="random seed", **SEED_RANGE)
+    quiet: bool = option(
+        False,
+        group=RUNTIME_GROUP,
+        short="-q",
+        help="no progress bars and no per-epoch or status lines; warnings, errors and the final result still print",
+    )
+
+
+def seed_option(default: int):
+    """``--seed`` with another default than :class:`RunOptions`' (a field of a subclass)."""
+    return option(default, group=RUNTIME_GROUP, metavar="SEED", help="random seed", **SEED_RANGE)
+
+
+def run_dir_option(task: str, shown: str | None = None):
+    """``--run-dir DIR`` of ``programl train <task>`` (default ``runs/<task>``; ``shown``: how ``--help`` names it when
+    the task derives it from other options)."""
+    default = os.path.join("runs", task)
+    return option(
+        default,
+        group=RUN_GROUP,
+        metavar="DIR",
+        help=f"checkpoints, logs and plots (default: {shown or default}); an unfinished run there is resumed",
+        default_text="",
+    )
+
+
+def epochs_option(default: int | None, shown: int | None = None):
+    """``--epochs N`` (``shown``: the default ``--help`` names when it is None, the task's whole schedule)."""
+    return option(
+        default,
+        group=RUN_GROUP,
+        low=1,
+        high=10**9,
+        range_text="in 1..10^9",
+        help="training epochs",
+        default_text=None if shown is None else str(shown),
+    )
+
+
+def restart_option():
+    """``--restart``."""
+    return option(False, group=RUN_GROUP, help="ignore the checkpoints in --run-dir and start over")
+
+
+def config_option(task: str):
+    """``--config FILE``: the options of a run of ``programl train <task>`` from its ``config.json``
+    (:func:`read_config_options`), as if given where ``--config`` stands."""
+    return option(
+        None,
+        group=RUN_GROUP,
+        metavar="FILE",
+        action=functools.partial(_ReadConfig, task=task),
+        help="take the options of a run from its config.json (options after --config override them)",
+    )
+
+
+def checkpoint_minutes_option():
+    """``--checkpoint-minutes M`` (a run option, not a model option: it does not change what is learned), listed with
+    the training engine's schedule options."""
+    return option(
+        10.0,
+        group=SCHEDULE_GROUP,
+        metavar="M",
+        low=0.0,
+        help="also write last.pt every M minutes within an epoch, with a line on how far the epoch is",
+    )
+
+
+def time_limit_option(group: str, help: str):  # noqa: A002 - argparse's word
+    """``--time-limit MIN`` (off by default), in the argument group ``group``."""
+    return option(None, group=group, metavar="MIN", low=math.ulp(0.0), range_text="positive (minutes)", help=help)
+
+
+def data_dir_option(task: str):
+    """``--data-dir DIR``: derived data (graphs), default ``~/.cache/programl/<task>``."""
+    default = os.path.join("~", ".cache", "programl", task)
+    return option(default, group=DATA_GROUP, metavar="DIR", help="where graphs are built")
+
+
+def jobs_option():
+    """``-j N``: worker processes for building graphs (0: all CPUs)."""
+    return option(
+        0,
+        group=DATA_GROUP,
+        short="-j",
+        low=0,
+        high=4096,
+        range_text="in 0..4096 (0: all CPUs)",
+        help="worker processes for building graphs",
+        default_text="all CPUs",
+    )
+
+
+def evaluation_output_option():
+    """``--out DIR`` of ``programl evaluate``: where the evaluation goes instead of the run directory."""
+    return option(
+        None,
+        metavar="DIR",
+        help="write the evaluation (evaluation_*.json, confusion.png) into DIR instead of --run-dir, which is then "
+        "only read: a run still training can be evaluated (it replaces its checkpoints atomically)",
+    )
 
 
 def add_runtime_arguments(parser: argparse.ArgumentParser, seed: int = 204) -> None:
@@ -114,8 +259,8 @@ class _ReadConfig(argparse.Action):
             options = read_config_options(value, self.task, parser)
         except ProgramlError as error:
             parser.error(str(error))
-        for key, option in options.items():
-            setattr(namespace, key, option)
+        for key, value_of_key in options.items():
+            setattr(namespace, key, value_of_key)
         setattr(namespace, self.dest, value)
 
 

@@ -8,11 +8,13 @@ range. From that one declaration come
 * a dictionary of the values (:meth:`Options.config`; a training run's ``config.json`` keeps it as its ``model``
   entry, and ``--config`` reads it back through the same parser),
 * the range check (:meth:`Options.check`: one line naming the option; the CLI exits 2),
-* the defaults (:meth:`Options.defaults`: what a run written before an option existed is taken to have used).
+* the defaults (:meth:`Options.defaults`: what a run written before an option existed is taken to have used),
+* the options a saved run recorded, read back and checked (:meth:`Options.from_config`).
 
 A plain field (no :func:`option`) is recorded too but declared elsewhere as an option (``--seed`` and ``--epochs``
-belong to the training engine). This is HuggingFace's ``HfArgumentParser`` idea (an option declared once, as a
-dataclass field) in argparse's vocabulary. Importing this module imports neither torch nor numpy.
+are run options, :mod:`programl.tasks.run_options`, that a task's model options record as well). This is
+HuggingFace's ``HfArgumentParser`` idea (an option declared once, as a dataclass field) in argparse's vocabulary.
+Importing this module imports neither torch nor numpy.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ import dataclasses
 import math
 import types
 import typing
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from programl.exceptions import UsageError
+from programl.exceptions import ProgramlError, UsageError
 
 __all__ = ["Options", "add_options", "option"]
 
@@ -41,12 +44,15 @@ def option(
     range_text: str | None = None,
     default_text: str | None = None,
     short: str | None = None,
+    type: Callable[[str], Any] | None = None,  # noqa: A002 - argparse's word
+    action: Callable[..., argparse.Action] | None = None,
+    required: bool = False,
 ) -> Any:
     """A dataclass field that is a command-line option.
 
     Args:
         default: The value when the option is not given (a list is copied per instance). ``None`` with a type
-            ``X | None``: the option is off unless given.
+            ``X | None``: the option is off unless given. None given (``required``): the option must be given.
         help: What the option does, without its default (:func:`add_options` appends ``(default: ...)``).
         group: The title of its argument group in ``--help`` (None: the parser's own options).
         metavar: The value's name in ``--help`` (default: ``N`` for an integer, ``X`` for a number, the upper-case
@@ -55,8 +61,11 @@ def option(
         low, high: The range its value must lie in (inclusive; either may be None), checked by
             :meth:`Options.check`; ``range_text`` says it in words (default: ``in [low, high]``, ``>= low``).
         default_text: How ``--help`` shows the default when its value alone would not say it (``2.5e-4``, "the
-            paper's 10k, 20k, ...").
+            paper's 10k, 20k, ..."); ``""``: not at all (``help`` says it).
         short: A one-letter alias (``-j``).
+        type: What turns the text into the value, where the field's type does not (``stable`` or a number).
+        action: An ``argparse`` action instead of storing the value (``--config FILE`` reads a file).
+        required: The command line must give it.
     """
     metadata = {
         "help": help,
@@ -68,6 +77,9 @@ def option(
         "range_text": range_text,
         "default_text": default_text,
         "short": short,
+        "type": type,
+        "action": action,
+        "required": required,
     }
     if isinstance(default, list):
         return dataclasses.field(default_factory=lambda: list(default), metadata={"option": metadata})
@@ -142,6 +154,7 @@ def add_options(
         if meta is None or (only is not None and field.name not in only):
             continue
         default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
+        default = None if default is dataclasses.MISSING else default  # a required option
         if field.name in exclude:
             parser.set_defaults(**{field.name: default})
             continue
@@ -154,17 +167,26 @@ def add_options(
         flags = [f"--{field.name.replace('_', '-')}"]
         if meta["short"]:
             flags.insert(0, meta["short"])
-        shown = meta["default_text"] or ("" if default is None else _show(default))
+        shown = meta["default_text"]
+        if shown is None:
+            shown = "" if default is None else _show(default)
         if overrides:
             shown = f"{overrides}, else {shown}" if shown else overrides
-        help_text = meta["help"] + (f" (default: {shown})" if shown and value_type is not bool else "")
+        default_help = f"(default: {shown})" if shown and value_type is not bool else ""
+        help_text = " ".join(text for text in (meta["help"], default_help) if text)
         kwargs: dict[str, Any] = {"dest": field.name, "help": help_text}
-        if value_type is bool:
+        if meta["required"]:
+            kwargs["required"] = True
+        if meta["action"] is not None:
+            kwargs.update(action=meta["action"], default=default, metavar=meta["metavar"])
+        elif value_type is bool:
             kwargs["action"] = "store_true"
             kwargs["default"] = None if overrides else default
         else:
             kwargs["default"] = None if overrides else default
-            if value_type is not str:
+            if meta["type"] is not None:
+                kwargs["type"] = meta["type"]
+            elif value_type is not str:
                 kwargs["type"] = value_type
             if many:
                 kwargs["nargs"] = "+"
@@ -175,6 +197,26 @@ def add_options(
                 kwargs["metavar"] = metavar
         target.add_argument(*flags, **kwargs)
     return groups
+
+
+def _saved_value(where: object, field: dataclasses.Field, hint: Any, value: Any) -> Any:
+    """``value`` of a saved run's option ``field`` (type ``hint``) as the dataclass holds it (a list copied, an integer
+    of a float option as a float), or one line naming ``where`` when it is not of the option's type or choices."""
+    value_type, many, optional = _shape(hint)
+    choices = (field.metadata.get("option") or {}).get("choices")
+    if value is None and optional:
+        return None
+    if many != isinstance(value, list):
+        raise ProgramlError(f"{where}: {field.name} = {value!r} is {'not a list' if many else 'a list'}")
+    out = []
+    for item in value if many else [value]:
+        if value_type is float and isinstance(item, int) and not isinstance(item, bool):
+            item = float(item)
+        simple = value_type in (bool, int, float, str)
+        if (simple and type(item) is not value_type) or (choices is not None and item not in choices):
+            raise ProgramlError(f"{where}: {field.name} = {value!r} is not a value of this option")
+        out.append(item)
+    return out if many else out[0]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -197,6 +239,29 @@ class Options:
         """
         values = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls)}
         return cls(**{k: list(v) if isinstance(v, (list, tuple)) else v for k, v in values.items()})
+
+    @classmethod
+    def from_config(cls, values: Mapping[str, Any], where: object):
+        """The options a saved run recorded: ``values`` is what :meth:`config` gave (a run's ``config.json`` ``model``
+        entry, read back). An option it lacks takes its default (the run was written before the option existed); an
+        entry that is no option is left out.
+
+        Raises:
+            ProgramlError: One line naming ``where`` (the file): an option without a default is missing, or a value
+                is not of its option's type, not one of its choices, or out of its range.
+        """
+        hints = typing.get_type_hints(cls)
+        out: dict[str, Any] = {}
+        for field in dataclasses.fields(cls):
+            if field.name not in values:
+                if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+                    raise ProgramlError(f"{where}: no {field.name} among the options")
+                continue
+            out[field.name] = _saved_value(where, field, hints[field.name], values[field.name])
+        try:
+            return cls(**out)
+        except UsageError as error:  # out of range: the file's fault, not the command line's
+            raise ProgramlError(f"{where}: {error}") from None
 
     @classmethod
     def defaults(cls, *names: str) -> dict[str, Any]:

@@ -227,6 +227,56 @@ def test_hostile_run_directories(tiny_run, tmp_path) -> None:
         devmap.evaluate_main(parse("evaluate", "--run-dir", run, "-q"))
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [
+        ("hidden", "wide", "hidden = 'wide' is not a value of this option"),
+        ("text_counts", 1, "text_counts = 1 is not a value of this option"),
+        ("pooling", "max", "pooling = 'max' is not a value of this option"),
+        ("folds", 2, "--folds must be at least 3, not 2"),
+        ("fold_seed", -1, "--fold-seed must be in 0..4294967295, not -1"),
+        ("message_dropout", 1.5, r"--message-dropout must be in \[0, 1\), not 1.5"),
+        ("seed", None, "seed = None is not a value of this option"),
+    ],
+)
+def test_evaluate_reads_the_runs_options_checked(tiny_run, tmp_path, key, value, reason) -> None:
+    """``programl evaluate devmap`` reads a run's options back as the typed options of the task: a hand-edited value
+    of the wrong type, choice or range is one line naming config.json, before any model is built (``folds`` 2 was a
+    traceback, ``pooling`` max a model of other options that best.pt did not fit, ``message_dropout`` 1.5 went
+    unnoticed)."""
+    from programl.exceptions import ProgramlError
+
+    root, _ = tiny_run
+    run = tmp_path / "run"
+    run.mkdir()
+    config = json.loads((root / "run" / "config.json").read_text())
+    config["model"][key] = value
+    (run / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ProgramlError, match=f"^{run / 'config.json'}: {reason}$"):
+        devmap.evaluate_main(parse("evaluate", "--run-dir", run, "-q"))
+    assert not (run / "amd").exists()  # nothing was evaluated
+
+
+def test_evaluate_reads_options_a_run_never_recorded_at_their_default(tiny_run, tmp_path) -> None:
+    """A run written before an option existed (its config.json lacks the option) is evaluated with the option's
+    default, what it trained with; an entry that is no option (of a run of another version) is left out."""
+    import shutil
+
+    root, _ = tiny_run
+    run = tmp_path / "run"
+    shutil.copytree(root / "run", run)
+    config = json.loads((run / "config.json").read_text())
+    for key in ("aux_bins", "text_counts", "numbers_and_types", "precision", "average_last"):
+        del config["model"][key]
+    config["model"]["retired_option"] = 3
+    (run / "config.json").write_text(json.dumps(config))
+    before = json.loads((run / "amd" / "report.json").read_text())
+    assert devmap.evaluate_main(parse("evaluate", "--run-dir", run, "-q")) == 0
+    assert json.loads((run / "amd" / "report.json").read_text())["per_fold"] == before["per_fold"]
+    summary = json.loads((run / "summary.json").read_text())["config"]
+    assert summary["aux_bins"] == 0 and summary["average_last"] == 0 and "retired_option" not in summary
+
+
 @pytest.mark.slow  # make test-all (CI runs make test: -m 'not slow')
 def test_a_model_too_large_for_memory_is_one_line(tiny_run, tmp_path) -> None:
     """``--hidden 2^24`` under a 4 GiB address-space limit (in a child): one line, exit 1, no traceback."""

@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from programl.exceptions import UsageError
+from programl.exceptions import ProgramlError, UsageError
 from programl.util.options import Options, add_options, option
 
 
@@ -80,3 +80,52 @@ def test_options_are_frozen_and_own_their_lists() -> None:
     assert options.sizes == [1, 2]
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.hidden = 4  # type: ignore[misc]
+
+
+def test_a_saved_runs_options_are_read_back_checked() -> None:
+    """:meth:`Options.from_config`: what :meth:`Options.config` gave comes back equal; an option the file lacks takes
+    its default (a run written before it existed), an entry that is no option is left out, and a value of the wrong
+    type, choice or range is one line naming the file, never a traceback nor a silently other run."""
+    saved = Toy(seed=3, hidden=8, sizes=[1, 2], clip=0.5)
+    assert Toy.from_config(saved.config(), "config.json") == saved
+    assert Toy.from_config({"seed": 3, "dropout": 0, "retired": 1}, "config.json") == Toy(seed=3)
+    assert isinstance(Toy.from_config({"seed": 3, "dropout": 0}, "f").dropout, float)
+    for values, reason in [
+        ({}, "no seed among the options"),
+        ({"seed": 3, "hidden": "8"}, "hidden = '8' is not a value of this option"),
+        ({"seed": 3, "hidden": True}, "hidden = True is not a value of this option"),
+        ({"seed": 3, "verbose": 1}, "verbose = 1 is not a value of this option"),
+        ({"seed": 3, "kind": "c"}, "kind = 'c' is not a value of this option"),
+        ({"seed": 3, "sizes": 5}, "sizes = 5 is not a list"),
+        ({"seed": 3, "hidden": [5]}, r"hidden = \[5\] is a list"),
+        ({"seed": 3, "sizes": [1, "x"]}, r"sizes = \[1, 'x'\] is not a value of this option"),
+        ({"seed": None}, "seed = None is not a value of this option"),
+        ({"seed": 3, "hidden": 0}, "--hidden must be positive, not 0"),
+        ({"seed": 3, "dropout": float("nan")}, "--dropout must be a finite number, not nan"),
+    ]:
+        with pytest.raises(ProgramlError, match=f"^config.json: {reason}$"):
+            Toy.from_config(values, "config.json")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Run(Options):
+    where: str = option(metavar="DIR", required=True, help="where it runs")
+    steps: list[int | str] = option([30, "stable"], type=lambda t: t if t == "stable" else int(t), help="steps")
+    platform: str = option("all", choices=("a", "all"), help="default: all", default_text="")
+    split: str = option("test", choices=("test", "val"), help="")
+    loaded: str | None = option(None, metavar="FILE", help="read a file", action=argparse._StoreAction)
+
+
+def test_run_options_need_no_hand_written_argument() -> None:
+    """A required option, a value type of its own, an action, a help that says its default itself, and one that is
+    only its default."""
+    parser = argparse.ArgumentParser(prog="x")
+    add_options(parser, Run)
+    text = " ".join(parser.format_help().split())
+    assert "--where DIR where it runs" in text and "--loaded FILE read a file" in text
+    assert "--platform {a,all} default: all --split {test,val} (default: test)" in text
+    assert "(default: all)" not in text and "--steps STEPS [STEPS ...] steps (default: 30 stable)" in text
+    with pytest.raises(SystemExit):
+        parser.parse_args([])  # --where is required
+    run = Run.from_args(parser.parse_args(["--where", "w", "--steps", "5", "stable", "--loaded", "f"]))
+    assert (run.where, run.steps, run.platform, run.split, run.loaded) == ("w", [5, "stable"], "all", "test", "f")

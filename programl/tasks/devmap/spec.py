@@ -14,9 +14,18 @@ from typing import Any
 
 from programl.exceptions import ProgramlError
 from programl.tasks.base import TaskSpec, count_argument, require_options
-from programl.tasks.options import TaskOptions, add_options, option
+from programl.tasks.options import SEED_RANGE, TaskOptions, add_options, option
 from programl.tasks.run_files import RunFiles, read_log_seconds
-from programl.tasks.run_options import add_data_dir_arguments, add_run_arguments, add_runtime_arguments
+from programl.tasks.run_options import (
+    DATA_GROUP,
+    RunOptions,
+    config_option,
+    data_dir_option,
+    epochs_option,
+    jobs_option,
+    restart_option,
+    run_dir_option,
+)
 from programl.util.fs import read_json
 from programl.util.text import fmt, markdown_table
 
@@ -26,7 +35,9 @@ __all__ = [
     "NETWORK_OPTIONS",
     "OPTIMISATION_GROUP",
     "PLATFORMS",
+    "DevmapEvaluateOptions",
     "DevmapOptions",
+    "DevmapRunOptions",
     "DevmapSpec",
     "fold_dirs",
 ]
@@ -62,7 +73,7 @@ class DevmapOptions(TaskOptions):
 
     variant: str = option("clang22", choices=("clang22", "ncc"), help="graphs from clang-22 or from NCC's released IR")
     folds: int = option(10, group=CV_GROUP, low=3, range_text="at least 3", help="number of folds")
-    fold_seed: int = option(204, group=CV_GROUP, help="seed of the stratified partition")
+    fold_seed: int = option(204, group=CV_GROUP, help="seed of the stratified partition", **SEED_RANGE)
     subset: int | None = option(
         None,
         group=CV_GROUP,
@@ -155,6 +166,69 @@ class DevmapOptions(TaskOptions):
     seed: int
 
 
+#: The choices of ``--platform``.
+_PLATFORM_CHOICES = ("amd", "nvidia", "all")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DevmapRunOptions(RunOptions):
+    """The run options of ``programl train devmap``: where the data and the run are, which platforms and folds, the
+    epoch budget (not recorded as the model's options, except ``epochs`` and ``seed``)."""
+
+    GROUPS = (DATA_GROUP,)
+
+    source_dir: str | None = option(
+        None,
+        group=DATA_GROUP,
+        metavar="DIR",
+        help="the CSVs, zips and manifest",
+        default_text="$PROGRAML_SHARED_DATA/devmap or ../shared/data/devmap",
+    )
+    download: bool = option(
+        False, group=DATA_GROUP, help="download missing source files into DATA_DIR/raw (sha256-checked)"
+    )
+    data_dir: str = data_dir_option("devmap")
+    jobs: int = jobs_option()
+    platform: str = option("all", group=DATA_GROUP, choices=_PLATFORM_CHOICES, help="default: all", default_text="")
+    only_folds: list[int] | None = option(None, group=CV_GROUP, metavar="K", help="run only these folds")
+    run_dir: str = run_dir_option("devmap")
+    epochs: int = epochs_option(100)
+    restart: bool = restart_option()
+    config: str | None = config_option("devmap")
+
+
+#: The fields of :class:`DevmapRunOptions` that ``--help`` lists before the task's options, and after them (then the
+#: runtime options).
+_RUN_BEFORE = ("source_dir", "download", "data_dir", "jobs", "platform")
+_RUN_AFTER = ("only_folds", "run_dir", "epochs", "restart", "config")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DevmapEvaluateOptions(RunOptions):
+    """The options of ``programl evaluate devmap`` (the model's are the trained run's)."""
+
+    run_dir: str = option(os.path.join("runs", "devmap"), metavar="DIR", help="a run of 'programl train devmap'")
+    source_dir: str | None = option(None, metavar="DIR", help="as for training", default_text="the run's")
+    data_dir: str | None = option(None, metavar="DIR", help="as for training", default_text="the run's")
+    platform: str = option(
+        "all",
+        choices=_PLATFORM_CHOICES,
+        help="default: all, the platforms the run has trained folds of",
+        default_text="",
+    )
+    ensemble: list[Path] | None = option(
+        None,
+        metavar="DIR",
+        help="more runs of the same folds (e.g. another --seed): each test kernel is predicted by the mean of the "
+        "runs' probabilities (their chosen models); the reports go to --out",
+    )
+    out: Path | None = option(
+        None,
+        metavar="DIR",
+        help="where the reports of an --ensemble go (required with it; the runs' own reports are left as they are)",
+    )
+
+
 _SCORES = ("accuracy", "precision", "recall", "f1", "f1_gpu", "speedup_geomean", "oracle_speedup_geomean")
 
 
@@ -184,61 +258,20 @@ examples:
 # Command line
 
 
-def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("data")
-    group.add_argument(
-        "--source-dir",
-        metavar="DIR",
-        help="the CSVs, zips and manifest (default: $PROGRAML_SHARED_DATA/devmap or ../shared/data/devmap)",
-    )
-    group.add_argument(
-        "--download", action="store_true", help="download missing source files into DATA_DIR/raw (sha256-checked)"
-    )
-    add_data_dir_arguments(group, "devmap")
-    group.add_argument("--platform", choices=("amd", "nvidia", "all"), default="all", help="default: all")
-
-
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``programl train devmap``: :class:`~programl.tasks.devmap.spec.DevmapOptions` (``--init-from``
-    excluded: one start for every fold) and the engine's run options."""
-    _add_data_arguments(parser)
-    groups = add_options(parser, DevmapOptions, exclude=("init_from",))
-    groups[CV_GROUP].add_argument("--only-folds", type=int, nargs="+", metavar="K", help="run only these folds")
-    add_run_arguments(parser, "devmap", epochs=100)
-    add_runtime_arguments(parser)
+    excluded: one start for every fold) and :class:`DevmapRunOptions`."""
+    groups = add_options(parser, DevmapRunOptions, only=_RUN_BEFORE)
+    add_options(parser, DevmapOptions, exclude=("init_from",), groups=groups)
+    add_options(parser, DevmapRunOptions, only=_RUN_AFTER, groups=groups)
+    add_options(parser, DevmapRunOptions, only=RunOptions.keys(), groups=groups)
 
 
 def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``programl evaluate devmap``."""
-    parser.add_argument(
-        "--run-dir",
-        default=os.path.join("runs", "devmap"),
-        metavar="DIR",
-        help="a run of 'programl train devmap' (default: runs/devmap)",
-    )
-    parser.add_argument("--source-dir", metavar="DIR", help="as for training (default: the run's)")
-    parser.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
-    parser.add_argument(
-        "--platform",
-        choices=("amd", "nvidia", "all"),
-        default="all",
-        help="default: all, the platforms the run has trained folds of",
-    )
-    parser.add_argument(
-        "--ensemble",
-        nargs="+",
-        type=Path,
-        metavar="DIR",
-        help="more runs of the same folds (e.g. another --seed): each test kernel is predicted by the mean of the "
-        "runs' probabilities (their chosen models); the reports go to --out",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        help="where the reports of an --ensemble go (required with it; the runs' own reports are left as they are)",
-    )
-    add_runtime_arguments(parser)
+    """Options of ``programl evaluate devmap``: :class:`DevmapEvaluateOptions` (its own, then the runtime options)."""
+    own = tuple(key for key in DevmapEvaluateOptions.keys() if key not in RunOptions.keys())
+    groups = add_options(parser, DevmapEvaluateOptions, only=own)
+    add_options(parser, DevmapEvaluateOptions, only=RunOptions.keys(), groups=groups)
 
 
 class DevmapSpec(TaskSpec):
