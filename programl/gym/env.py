@@ -284,10 +284,11 @@ class LlvmEnv(gymnasium.Env):
         else:
             new_state = State(bitcode, (*state.actions, index))
         self._state = new_state
+        observation = self._observe()  # first: a reward on the instruction count then reads the features it made
         reward = self._reward.update(new_state, self.benchmark) if self._reward is not None else 0.0
         self.episode_reward += reward
         info = {"action_had_no_effect": bitcode == state.bitcode}
-        return self._observe(), reward, False, False, info
+        return observation, reward, False, False, info
 
     def multistep(self, actions: Iterable[int]) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Apply several passes; the reward is their sum (CompilerGym's ``multistep``). Stops at a failure."""

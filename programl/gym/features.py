@@ -33,6 +33,7 @@ __all__ = [
     "INST_COUNT_FEATURE_NAMES",
     "autophase",
     "inst_count",
+    "instruction_count",
     "module_features",
 ]
 
@@ -275,6 +276,16 @@ def _autophase_block(ap, opcodes, per_instruction, block_set, predecessors, bloc
         ap["BlockMid"] += 1
     else:
         ap["BlockHigh"] += 1
+
+
+def instruction_count(module) -> int:
+    """The number of instructions of a parsed module (``Module::getInstructionCount``; ``TotalInsts``), without the
+    rest of the walk."""
+    total = 0
+    for function in _ffi.functions(_ffi.module_handle(module)):
+        for block in _ffi.blocks(function):
+            total += len(_ffi.instructions(block))
+    return total
 
 
 def inst_count(module) -> np.ndarray:

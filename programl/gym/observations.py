@@ -44,7 +44,12 @@ from programl.exceptions import ProgramlError
 from programl.gym.benchmarks import Benchmark
 from programl.gym.elf import ElfError, text_size
 from programl.gym.errors import ObservationError, PassError
-from programl.gym.features import AUTOPHASE_FEATURE_NAMES, INST_COUNT_FEATURE_NAMES, module_features
+from programl.gym.features import (
+    AUTOPHASE_FEATURE_NAMES,
+    INST_COUNT_FEATURE_NAMES,
+    instruction_count,
+    module_features,
+)
 from programl.gym.spaces import ObjectSpace, Scalar
 from programl.gym.state import BASELINE_PIPELINES, State, Toolchain, apply_pipeline, ir_sha1
 from programl.gym.tools import ToolFailure
@@ -193,6 +198,18 @@ def _ir_sha1(observer: Observer, state: State, benchmark: Benchmark) -> str:
         context.close()
 
 
+def _instruction_count(observer: Observer, state: State, benchmark: Benchmark) -> int:
+    features = state.cache.get("features")
+    if isinstance(features, tuple):
+        return int(features[0][0])
+    module, context = _parse(state, benchmark)
+    try:
+        return instruction_count(module)
+    finally:
+        module.close()
+        context.close()
+
+
 def _inst_count(observer, state, benchmark):
     return state.get("features", lambda s: _features(observer, s, benchmark))[0]
 
@@ -298,9 +315,7 @@ _SPECS = [
     ),
     ObservationSpec("ProgramlGraph", lambda: ObjectSpace("ProgramGraph", _is_program_graph), _graph),
     ObservationSpec("ProgramlPyG", lambda: ObjectSpace("torch_geometric.data.Data"), _pyg),
-    ObservationSpec(
-        "IrInstructionCount", lambda: Scalar(0, _INT64_MAX, int), lambda o, s, b: int(o.observe("InstCount", s, b)[0])
-    ),
+    ObservationSpec("IrInstructionCount", lambda: Scalar(0, _INT64_MAX, int), _instruction_count),
     *(
         ObservationSpec(
             f"IrInstructionCount{level}", lambda: Scalar(0, _INT64_MAX, int), _baseline("IrInstructionCount", level)

@@ -46,7 +46,13 @@ _VARIABLES = {"opt": "PROGRAML_OPT", "llc": "PROGRAML_LLC", "llvm-stress": "PROG
 _HINT = "install it with `apt-get install llvm-{major}` (apt.llvm.org) or point ${variable} at an LLVM {major} {tool}"
 _CSMITH_HINT = "install it with `apt-get install csmith` or point $PROGRAML_CSMITH at a csmith binary"
 _VERSION = re.compile(r"LLVM version (\d+)")
-_OUT_OF_MEMORY = ("out of memory", "std::bad_alloc", "Cannot allocate memory", "Unable to allocate memory")
+_OUT_OF_MEMORY = (
+    "out of memory",
+    "std::bad_alloc",
+    "Cannot allocate memory",
+    "Unable to allocate memory",
+    "failed to map segment",
+)
 _CRASH = ("PLEASE submit a bug report", "Stack dump:")
 _DIAGNOSTIC = re.compile(r"^(?:\S+: )?(?P<where>[^\n]*?):(?P<line>\d+):(?P<column>\d+): error: (?P<message>.*)$", re.M)
 
@@ -159,13 +165,18 @@ def failure_message(tool: str, stderr: str, returncode: int, path: str | None = 
     return f"{tool}: {first[:500]}", "error"
 
 
-def _limit_memory(limit: int) -> None:  # runs in the child between fork and exec
+def _limited(command: Sequence[str], max_memory: int | None) -> list[str]:
+    """``command`` started through ``/bin/sh`` after ``ulimit -v``: the address-space limit applies from the tool's
+    first instruction, and the start stays a ``vfork`` (a ``preexec_fn`` would make Python fork its whole address
+    space, which costs more than many passes take)."""
+    if not max_memory:
+        return list(command)
     import resource
 
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+        max_memory = min(max_memory, hard)
+    return ["/bin/sh", "-c", f'ulimit -v {max(max_memory // 1024, 1)} && exec "$0" "$@"', *command]
 
 
 def run_tool(
@@ -192,13 +203,12 @@ def run_tool(
     with tempfile.TemporaryDirectory(prefix="programl-gym-") as workdir:
         try:
             process = subprocess.Popen(
-                list(command),
+                _limited(command, max_memory),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=workdir,
                 start_new_session=True,
-                preexec_fn=(functools.partial(_limit_memory, max_memory) if max_memory else None),
             )
         except OSError as error:
             raise UnsupportedCompiler(f"cannot run {command[0]}: {error.strerror or error}") from None

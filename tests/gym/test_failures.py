@@ -135,3 +135,12 @@ def test_bad_uris(uri, opt22) -> None:
     with pytest.raises(BenchmarkError) as caught:
         load_benchmark(uri)
     assert str(caught.value).startswith(f"{uri}: ") and "\n" not in str(caught.value)
+
+
+def test_the_memory_limit_applies(loops_c, opt22) -> None:
+    from programl.gym.state import Toolchain
+
+    # 16 MiB of address space: opt-22 cannot even map its own libraries, so the limit is in force from its start
+    with pytest.raises(BenchmarkError) as caught:
+        load_benchmark(loops_c, Toolchain(max_memory=16 << 20))
+    assert str(caught.value) == f"{loops_c}: opt-22 ran out of memory"
