@@ -51,7 +51,7 @@ def test_gymnasium_env_checker_passes(loops_c) -> None:
     check_env(env, skip_render_check=True)
 
 
-def _episode(loops_c, seed: int, steps: int = 8) -> tuple[list[str], list[float], list[int]]:
+def _episode(loops_c, seed: int, steps: int = 8) -> tuple[list[str], list[float], list[int], bytes]:
     env = gymnasium.make("programl/llvm-v0", benchmark=str(loops_c), observation_space="IrSha1",
                          reward_space="IrInstructionCountOz")  # fmt: skip
     hash0, _ = env.reset(seed=seed)
@@ -62,15 +62,15 @@ def _episode(loops_c, seed: int, steps: int = 8) -> tuple[list[str], list[float]
         assert not terminated and not truncated
         hashes.append(observation)
         rewards.append(reward)
-    actions = env.unwrapped.actions
+    actions, bitcode = env.unwrapped.actions, env.unwrapped.observation["Bitcode"]
     env.close()
-    return hashes, rewards, actions
+    return hashes, rewards, actions, bitcode
 
 
 def test_golden_episode_is_reproducible(loops_c) -> None:
     first = _episode(loops_c, seed=7)
     second = _episode(loops_c, seed=7)
-    assert first == second  # same seed, same actions: the same IR hash after every step and the same rewards
+    assert first == second  # same seed, same actions: the same IR hash after every step, rewards, final bitcode
     assert len(set(first[0])) > 1  # the passes changed the module
     assert _episode(loops_c, seed=8)[2] != first[2]
 
