@@ -81,14 +81,15 @@ def poisoned_run(run: Path, tmp_path: Path, marker: Path, *files: str, kind: str
 
 
 def poisoned_model(model: Path, tmp_path: Path, marker: Path, kind: str = "torch") -> Path:
-    """An exported model whose weights.pt is a payload, with model.json's sha256 made to match (an attacker who
-    ships the directory controls both)."""
+    """An exported model whose weights.pt is a payload, with model.json's sha256 and size made to match (an attacker
+    who ships the directory controls both), so that the unpickling reader itself is what refuses it."""
     copy = tmp_path / "models" / "reachability"
     shutil.copytree(model, copy)
     data = payload_bytes(marker, kind, {"weight": None})
     (copy / "weights.pt").write_bytes(data)
     meta = json.loads((copy / "model.json").read_text())
     meta["weights"]["sha256"] = hashlib.sha256(data).hexdigest()
+    meta["weights"]["bytes"] = len(data)
     (copy / "model.json").write_text(json.dumps(meta, indent=2))
     return copy
 

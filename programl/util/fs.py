@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -23,9 +24,12 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "current_umask",
+    "MAX_JSON_BYTES",
+    "RefusedFileError",
     "jsonable",
     "output_directory_problem",
     "read_json",
+    "read_regular_file",
     "write_bytes",
     "write_json",
 ]
@@ -137,8 +141,88 @@ def output_directory_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
+#: What :func:`read_regular_file` calls a file of each kind that is not a regular file.
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+class RefusedFileError(ProgramlError):
+    """A file that :func:`read_regular_file` does not read: not a regular file, or larger than it may be. ``why``
+    says which without the file's name (``a FIFO, not a regular file``), for readers that word their own line."""
+
+    def __init__(self, message: str, why: str = "") -> None:
+        super().__init__(message)
+        self.why = why
+
+    def __reduce__(self):  # it crosses the pipe from a worker process whole
+        return type(self), (str(self), self.why)
+
+
+def _check_regular(mode: int, label: str, what: str) -> None:
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a plain file")
+        why = f"{kind}, not a regular file"
+        raise RefusedFileError(f"{label}: {why}; refusing to read it as a {what}", why)
+
+
+def read_regular_file(
+    path: str | os.PathLike, max_bytes: int | None = None, *, what: str = "file", name: str | None = None
+) -> bytes:
+    """The bytes of a file that may have been received, read only when it is a regular file of at most
+    ``max_bytes`` bytes (module docstring).
+
+    The name is resolved (symlinks followed) and checked with ``os.stat`` before it is opened, then opened with
+    ``O_NONBLOCK`` and checked again on the descriptor (the file read is the file checked): a FIFO, a device, a
+    socket or a directory is never read, and a file larger than ``max_bytes`` is refused before any of it is.
+
+    Args:
+        path: The file.
+        max_bytes: The largest size accepted (None: any size).
+        what: What the file should be, for the error ("weights file", "vocabulary", ...).
+        name: How to name the file in errors (default: the path).
+
+    Raises:
+        RefusedFileError: One line naming the file: not a regular file, or larger than ``max_bytes``.
+        ProgramlError: Its size changed while it was read.
+        OSError: The file does not exist or cannot be opened (the caller reports it).
+    """
+    label = name if name is not None else os.fspath(path)
+    _check_regular(os.stat(path).st_mode, label, what)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    with open(fd, "rb", buffering=0, closefd=True) as f:
+        info = os.fstat(fd)
+        _check_regular(info.st_mode, label, what)
+        size = info.st_size
+        if max_bytes is not None and size > max_bytes:
+            raise RefusedFileError(
+                f"{label}: {size:,} bytes, more than a {what} may have ({max_bytes:,}); refusing to read it",
+                f"{size:,} bytes, more than the {max_bytes:,} it may have",
+            )
+        chunks, got = [], 0
+        while got <= size:  # up to one byte more than the size said: a file that grows meanwhile is caught
+            chunk = f.read(size + 1 - got)  # one read returns at most about 2 GiB
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    if len(data) != size:
+        raise ProgramlError(f"{label}: its size changed while it was read ({size:,} bytes, then {len(data):,})")
+    return data
+
+
+#: The largest JSON file :func:`read_json` reads (configs, results, metadata: far smaller in practice).
+MAX_JSON_BYTES = 256 << 20
+
+
 def read_json(path: str | os.PathLike) -> Any:
-    """The JSON value in the file ``path``.
+    """The JSON value in the file ``path`` (read only when it is a regular file: a FIFO is not waited on).
 
     Raises:
         ProgramlError: One line naming the file: ``no such file``, ``a directory, not a file``, or ``not JSON``
@@ -146,11 +230,13 @@ def read_json(path: str | os.PathLike) -> Any:
     """
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_regular_file(path, MAX_JSON_BYTES, what="JSON file").decode("utf-8"))
     except FileNotFoundError:
         raise ProgramlError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ProgramlError(f"{path}: a directory, not a file") from None
+    except RefusedFileError as error:
+        if error.why.startswith("a directory"):
+            raise ProgramlError(f"{path}: a directory, not a file") from None
+        raise
     except UnicodeDecodeError as error:
         raise ProgramlError(f"{path}: not JSON ({error.reason})") from None
     except json.JSONDecodeError as error:

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import io
 import os
-import stat
 from collections.abc import Sequence
 from typing import Any
 
 from programl.exceptions import ProgramlError
+from programl.util.fs import read_regular_file
 
 __all__ = ["NUMPY_RNG_GLOBALS", "UnsafeFileError", "load_tensors", "read_regular_file"]
 
@@ -106,68 +106,6 @@ def load_tensors(
         raise ProgramlError(
             f"{label}: not a readable {what} ({_first_line(str(error)) or type(error).__name__})"
         ) from None
-
-
-#: What :func:`read_regular_file` calls a file of each kind that is not a regular file.
-_KINDS = (
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISDIR, "a directory"),
-)
-
-
-def _check_regular(mode: int, label: str, what: str) -> None:
-    if not stat.S_ISREG(mode):
-        kind = next((name for test, name in _KINDS if test(mode)), "not a plain file")
-        raise ProgramlError(f"{label}: {kind}, not a regular file; refusing to read it as a {what}")
-
-
-def read_regular_file(
-    path: str | os.PathLike, max_bytes: int | None = None, *, what: str = "file", name: str | None = None
-) -> bytes:
-    """The bytes of a file that may have been received, read only when it is a regular file of at most
-    ``max_bytes`` bytes (module docstring).
-
-    The name is resolved (symlinks followed) and checked with ``os.stat`` before it is opened, then opened with
-    ``O_NONBLOCK`` and checked again on the descriptor (the file read is the file checked): a FIFO, a device, a
-    socket or a directory is never read, and a file larger than ``max_bytes`` is refused before any of it is.
-
-    Args:
-        path: The file.
-        max_bytes: The largest size accepted (None: any size).
-        what: What the file should be, for the error ("weights file", "vocabulary", ...).
-        name: How to name the file in errors (default: the path).
-
-    Raises:
-        ProgramlError: One line naming the file: not a regular file, larger than ``max_bytes``, or its size changed
-            while it was read.
-        OSError: The file does not exist or cannot be opened (the caller reports it).
-    """
-    label = name if name is not None else os.fspath(path)
-    _check_regular(os.stat(path).st_mode, label, what)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-    fd = os.open(path, flags)
-    with open(fd, "rb", buffering=0, closefd=True) as f:
-        info = os.fstat(fd)
-        _check_regular(info.st_mode, label, what)
-        size = info.st_size
-        if max_bytes is not None and size > max_bytes:
-            raise ProgramlError(
-                f"{label}: {size:,} bytes, more than a {what} may have ({max_bytes:,}); refusing to read it"
-            )
-        chunks, got = [], 0
-        while got <= size:  # up to one byte more than the size said: a file that grows meanwhile is caught
-            chunk = f.read(size + 1 - got)  # one read returns at most about 2 GiB
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    if len(data) != size:
-        raise ProgramlError(f"{label}: its size changed while it was read ({size:,} bytes, then {len(data):,})")
-    return data
 
 
 def _refused_global(text: str) -> str:

@@ -51,6 +51,7 @@ import numpy as np
 from programl.data.deepdataflow.layout import COMPACT_LABEL_SUFFIX, LABEL_FORMATS, LABEL_SUFFIX, Layout
 from programl.dataflow.base import AnalysisResult
 from programl.exceptions import ProgramlError
+from programl.util.fs import RefusedFileError, read_regular_file
 
 __all__ = [
     "MAX_LABEL_FILE_BYTES",
@@ -95,19 +96,9 @@ class LabelWriteError(ProgramlError):
     belongs); one line naming it and the operating system's reason."""
 
 
-_FILE_KINDS = {
-    stat.S_IFDIR: "a directory",
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFSOCK: "a socket",
-}
-
-
 def _read_file(path: Path, limit: int = MAX_LABEL_FILE_BYTES, what: str = "label file") -> bytes | None:
-    """The bytes of ``path``, None when there is no such file. Only a regular file is read (checked before it is
-    opened, and again once opened without blocking, so a FIFO put in its place meanwhile is not waited on), and only
-    up to ``limit`` bytes.
+    """The bytes of ``path``, None when there is no such file. Only a regular file of at most ``limit`` bytes is read
+    (:func:`programl.util.fs.read_regular_file`: a FIFO put in its place is not waited on).
 
     Raises:
         LabelFileError: It is not a regular file, or holds more than ``limit`` bytes (one line naming it).
@@ -117,29 +108,12 @@ def _read_file(path: Path, limit: int = MAX_LABEL_FILE_BYTES, what: str = "label
     def refused(why: str) -> LabelFileError:
         return LabelFileError(f"{path}: not a readable {what} ({why})")
 
-    def check(status: os.stat_result) -> int:
-        if not stat.S_ISREG(status.st_mode):
-            kind = _FILE_KINDS.get(stat.S_IFMT(status.st_mode), "not a file")
-            raise refused(f"{kind}, not a regular file")
-        if status.st_size > limit:
-            raise refused(f"{status.st_size:,} bytes, more than the {limit:,} it may have")
-        return status.st_size
-
     try:
-        check(os.stat(path))
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        return read_regular_file(path, limit, what=what)
     except (FileNotFoundError, NotADirectoryError):  # (a file where a directory of the path belongs: none either)
         return None
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(check(os.fstat(f.fileno())) + 1)  # (a read of the limit would allocate the limit)
-        while len(data) <= limit:  # a file that grew since, or one whose size the file system does not say
-            more = f.read(min(1 << 20, limit + 1 - len(data)))
-            if not more:
-                break
-            data += more
-    if len(data) > limit:
-        raise refused(f"more than the {limit:,} bytes it may have")
-    return data
+    except RefusedFileError as error:
+        raise refused(error.why) from None
 
 
 # ---------------------------------------------------------------------------------------------------- encoding
