@@ -89,6 +89,7 @@ class ObservationView:
         return iter(OBSERVATION_SPACES)
 
     def keys(self) -> list[str]:
+        """The names of the observation spaces."""
         return list(OBSERVATION_SPACES)
 
 

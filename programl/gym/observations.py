@@ -79,6 +79,7 @@ class ObservationSpec:
 
     @property
     def space(self) -> spaces.Space:
+        """A new gymnasium space of this observation."""
         return self.make_space()
 
 

@@ -82,6 +82,7 @@ class Reward:
         self.norm: float | None = None
 
     def copy(self) -> Reward:
+        """An independent copy of the running state (for a fork of the environment)."""
         other = Reward(self.spec, self.observer)
         other.previous_cost, other.norm = self.previous_cost, self.norm
         return other

@@ -50,14 +50,21 @@ class Scalar(spaces.Space):
         self.low, self.high, self.scalar_type = low, high, dtype
 
     def contains(self, x: Any) -> bool:
+        """Whether ``x`` is a number of the space's type within its bounds."""
         kinds = (int, np.integer) if self.scalar_type is int else (int, float, np.integer, np.floating)
         return isinstance(x, kinds) and not isinstance(x, bool) and self.low <= x <= self.high
 
     def sample(self, mask: Any = None, probability: Any = None) -> Any:
+        """Not defined: observations come from compiler states.
+
+        Raises:
+            NotImplementedError: Always.
+        """
         raise NotImplementedError("a compiler observation cannot be sampled")
 
     @property
     def is_np_flattenable(self) -> bool:
+        """False: gymnasium's flatten does not apply."""
         return False
 
     def __repr__(self) -> str:
@@ -81,13 +88,20 @@ class ObjectSpace(spaces.Space):
         self._check = check
 
     def contains(self, x: Any) -> bool:
+        """Whether ``x`` is a value of the space's type."""
         return self._check(x) if self._check is not None else x is not None
 
     def sample(self, mask: Any = None, probability: Any = None) -> Any:
+        """Not defined: observations come from compiler states.
+
+        Raises:
+            NotImplementedError: Always.
+        """
         raise NotImplementedError("a compiler observation cannot be sampled")
 
     @property
     def is_np_flattenable(self) -> bool:
+        """False: gymnasium's flatten does not apply."""
         return False
 
     def __repr__(self) -> str:

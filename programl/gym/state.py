@@ -57,13 +57,16 @@ class Toolchain:
 
     @property
     def opt_path(self) -> str:
+        """The path of ``opt`` (:func:`~programl.gym.tools.find_llvm_tool`)."""
         return find_llvm_tool("opt", self.opt)
 
     @property
     def llc_path(self) -> str:
+        """The path of ``llc``."""
         return find_llvm_tool("llc", self.llc)
 
     def run(self, command: list[str], stdin: bytes | None = None, path: str | None = None) -> bytes:
+        """:func:`~programl.gym.tools.run_tool` under this toolchain's limits."""
         return run_tool(command, stdin, timeout=self.timeout, max_memory=self.max_memory, path=path)
 
 
