@@ -32,22 +32,13 @@ from programl.cli.common import (
 )
 from programl.cli.formats import FORMATS, SUFFIXES
 from programl.cli.helptext import SUMMARIES, description
+from programl.graph_builder.inputs import FORTRAN_SUFFIXES, HLO_SUFFIXES, IR_SUFFIXES, SOURCE_SUFFIXES
 from programl.util.freshness import FreshnessRecord, file_key
 from programl.util.fs import output_directory_problem
 
 __all__ = ["add_parser", "run"]
 
-IR_SUFFIXES = {".ll": "ir", ".bc": "bitcode"}
-SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".c++", ".cl", ".cu")
-FORTRAN_SUFFIXES = (".f", ".for", ".f77", ".f90", ".f95", ".f03", ".f08")  # flang-22 (graph_builder.flang)
 LANGUAGES = ("c", "c++", "cl", "cuda", "fortran")
-BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
-HLO_SUFFIXES = (".pb",)  # a serialized XLA HloProto (``--xla_dump_hlo_as_proto`` writes <name>.hlo.pb)
-#: What to use instead when a .pb is one of this project's own messages (graph_builder.xla.other_message_kind).
-PB_ADVICE = {
-    "ProgramGraph": "use `programl convert` or `programl stats`",
-    "ProgramGraphFeaturesList": "data-flow labels; `programl analyze` writes them",
-}
 
 EXAMPLES = """\
 examples:
@@ -112,78 +103,21 @@ class Task:
 
 
 def build_one(task: Task, options) -> tuple[int, int, bytes | None]:
-    """Build one input and write (or return) its output: (nodes, edges, bytes for stdout or None)."""
+    """Build one input and write (or return) its output: (nodes, edges, bytes for stdout or None); the graph is
+    :func:`~programl.graph_builder.inputs.graph_of_input`'s."""
     from programl.cli.formats import serialize_graph
-    from programl.exceptions import GraphCreationError
-    from programl.graph_builder import clang, flang
-    from programl.graph_builder.llvm import graph_from_bitcode, graph_from_ir
+    from programl.graph_builder.inputs import graph_of_input
     from programl.util.fs import atomic_write_bytes
 
-    path = task.path
-    from_stdin = task.data is not None or task.fd is not None  # IR or bitcode unless --language says otherwise
-    if task.data is not None:
-        data = task.data
-        name = "<stdin>"
-    elif task.fd is not None:
-        with open(task.fd, "rb", closefd=False) as f:
-            data = f.read()
-        name = "<stdin>" if path == "-" else path
-    else:
-        if os.path.isdir(path):
-            raise GraphCreationError("is a directory", path)
-        if not os.path.exists(path):
-            raise GraphCreationError("no such file", path)
-        with open(path, "rb") as f:
-            data = f.read()
-        name = path
-    if not data:
-        raise GraphCreationError("empty file", path)
-
-    suffix = os.path.splitext(path)[1].lower()
-    language = task.language or (clang.language_of(path) if suffix in SOURCE_SUFFIXES else None)
-    if language is None and suffix in FORTRAN_SUFFIXES:
-        language = "fortran"
-    if language == "fortran":
-        if from_stdin:
-            try:
-                source = data.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise GraphCreationError(f"not UTF-8 text: {error.reason}", path) from None
-            ir = flang.compile_source(source, task.flags, timeout=task.timeout)
-        else:
-            ir = flang.compile_file(path, task.flags, timeout=task.timeout)
-        graph = graph_from_ir(ir, path=path, module_name=name, options=options)
-    elif language:
-        if from_stdin:
-            try:
-                source = data.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise GraphCreationError(f"not UTF-8 text: {error.reason}", path) from None
-            ir = clang.compile_source(source, language, task.flags, timeout=task.timeout)
-        else:
-            ir = clang.compile_file(path, task.flags, language=language, timeout=task.timeout)
-        graph = graph_from_ir(ir, path=path, module_name=name, options=options)
-    elif suffix in HLO_SUFFIXES and not from_stdin:
-        from programl.graph_builder.xla import graph_from_hlo_bytes, other_message_kind
-
-        try:
-            # the builder options do not apply (docs/spec/graph.md#xla-hlo-graphs)
-            graph = graph_from_hlo_bytes(data, path=path)
-        except GraphCreationError:
-            kind = other_message_kind(data)  # a .pb this project wrote: say what it is and what reads it
-            if kind is not None:
-                raise GraphCreationError(f"already a {kind}, not an XLA HloProto ({PB_ADVICE[kind]})", path) from None
-            raise
-    elif suffix == ".bc" or data.startswith(BITCODE_MAGIC):
-        graph = graph_from_bitcode(data, path=path, module_name=name, options=options)
-    elif suffix == ".ll" or from_stdin:
-        graph = graph_from_ir(data, path=path, module_name=name, options=options)
-    else:
-        raise GraphCreationError(
-            "unknown input type (expected .ll, .bc, .c, .cc, .cpp, .cxx, .cl, .cu, .f, .f90 or an XLA .pb;"
-            " --language for others)",
-            path,
-        )
+    graph = graph_of_input(
+        task.path,
+        data=task.data,
+        fd=task.fd,
+        language=task.language,
+        flags=task.flags,
+        timeout=task.timeout,
+        options=options,
+    )
     output = serialize_graph(graph, task.fmt, timeout=task.timeout)
     if task.output is None:
         return len(graph.node), len(graph.edge), output

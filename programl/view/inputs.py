@@ -58,8 +58,8 @@ def read_input(
         from programl.io.files import read_graph
 
         return read_graph(path), SourceLocations()
-    from programl.cli.build import FORTRAN_SUFFIXES, SOURCE_SUFFIXES
     from programl.graph_builder import clang, flang
+    from programl.graph_builder.inputs import FORTRAN_SUFFIXES, SOURCE_SUFFIXES, graph_of_input
     from programl.graph_builder.llvm import graph_from_ir
 
     extra = ["-g"] if debug_info and not any(flag.startswith("-g") for flag in flags) else []
@@ -77,10 +77,7 @@ def read_input(
         except UnicodeDecodeError as error:
             raise GraphCreationError(f"not UTF-8 text: {error.reason}", path) from None
     else:  # bitcode, XLA HLO: as `programl build` reads them
-        from programl.cli.build import Task, build_one
-        from programl.graph_builder.llvm import BuildOptions
-
-        task = Task(path, None, None, "pb", None, tuple(flags), timeout if timeout is not None else 300.0, None)
-        return ProgramGraph.FromString(build_one(task, BuildOptions())[2]), SourceLocations()
+        graph = graph_of_input(path, flags=flags, timeout=timeout if timeout is not None else 300.0)
+        return graph, SourceLocations()
     graph = graph_from_ir(ir, path=path, module_name=path)
     return graph, source_locations(ir, graph, near=path, source_root=source_root)
