@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import stat
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,16 +213,18 @@ def _finish(uri: str, ir: str, path: str, toolchain: Toolchain, source=None, lan
 
 
 def _load_file(path: Path, toolchain: Toolchain, max_input_bytes: int, uri: str) -> Benchmark:
+    from programl.util.fs import read_regular_file
+
     name = str(path)
-    try:
-        info = path.stat()
+    suffix = path.suffix.lower()
+    if suffix not in _SOURCE_SUFFIXES and suffix not in (".ll", ".bc"):
+        raise BenchmarkError(f"{name}: unknown file type (expected .c, .cc, .cpp, .cxx, .cl, .ll or .bc)")
+    try:  # only a regular file of at most max_input_bytes, checked before it is read
+        data = read_regular_file(path, max_input_bytes, what="benchmark file")
+    except ProgramlError as error:
+        raise BenchmarkError(str(error)) from None
     except OSError as error:
         raise BenchmarkError(f"{name}: {error.strerror or error}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise BenchmarkError(f"{name}: not a regular file")
-    if info.st_size > max_input_bytes:
-        raise BenchmarkError(f"{name}: {info.st_size} bytes, more than max_input_bytes ({max_input_bytes})")
-    suffix = path.suffix.lower()
     if suffix in _SOURCE_SUFFIXES:
         from programl.graph_builder import clang
 
@@ -232,16 +233,8 @@ def _load_file(path: Path, toolchain: Toolchain, max_input_bytes: int, uri: str)
             ir = clang.compile_file(name, ["-O0"], language=language, timeout=toolchain.timeout)
         except (GraphCreationError, TimeoutError) as error:
             raise BenchmarkError(_prefixed(str(error), name)) from None
-        return _finish(uri, ir, name, toolchain, source=_read_text(path), language=language)
-    if suffix not in (".ll", ".bc"):
-        raise BenchmarkError(f"{name}: unknown file type (expected .c, .cc, .cpp, .cxx, .cl, .ll or .bc)")
-    try:
-        with open(path, "rb") as f:
-            data = f.read(max_input_bytes + 1)
-    except OSError as error:
-        raise BenchmarkError(f"{name}: {error.strerror or error}") from None
-    if len(data) > max_input_bytes:
-        raise BenchmarkError(f"{name}: more than max_input_bytes ({max_input_bytes})")
+        source = data.decode("utf-8", "replace")
+        return _finish(uri, ir, name, toolchain, source=source, language=language)
     if suffix == ".bc" or data[:4] in (b"BC\xc0\xde", b"\xde\xc0\x17\x0b"):
         ir = disassemble(data, name, toolchain)
     else:
@@ -254,13 +247,6 @@ def _load_file(path: Path, toolchain: Toolchain, max_input_bytes: int, uri: str)
 
 def _prefixed(message: str, name: str) -> str:
     return message if name in message else f"{name}: {message}"
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return None
 
 
 def _load_llvm_stress(uri: str, seed: int, toolchain: Toolchain) -> Benchmark:
