@@ -259,7 +259,7 @@ def _expected_rows() -> dict[str, dict]:
         "ours": f"{building['differential_identical']:,} of {building['differential_files']:,} files",
         "anchor": f"{building['differential_files']:,}",
         "section": 2,
-        "protocol": "nine named LLVM 10 -> 22 upgrade effects",
+        "protocol": "the named LLVM 10 -> 22 upgrade effects",
     }
     return expected
 
