@@ -1,4 +1,5 @@
-"""Node-text vocabulary: build, save, load and measure coverage (SPEC §5.1, §5.2).
+"""Node-text vocabulary: build, save, load and measure coverage (docs/spec/models.md#vocabulary,
+docs/spec/models.md#vocabulary-coverage).
 
 A :class:`Vocabulary` maps ``node.text`` to an integer id: id ``r`` is row ``r`` of the count-ordered table, and every
 unknown text gets the single out-of-vocabulary id ``len(vocabulary)`` (the embedding table therefore has
@@ -18,7 +19,8 @@ Loading follows ProGraML's ``LoadVocabulary``: skip the header; row ``r`` (0-bas
 stop after the first row whose cumulative frequency is ``>= target_cumfreq`` (default 1.0), or after ``max_items``
 rows when ``max_items > 0``. The released ``programl.csv`` loads unchanged.
 
-Two deliberate differences from ProGraML's generator (``create_vocab.cc``; the first quirk is described in SPEC §5.1):
+Two deliberate differences from ProGraML's generator (``create_vocab.cc``; the first quirk is described in
+docs/spec/models.md#vocabulary):
 
 * **No collapsing of equal counts.** The original orders rows through a set keyed on count alone, so of several
   texts with the same count only one survives. Here every text gets a row; ties are broken by text (code-point
@@ -74,7 +76,7 @@ def _floor_4g(numerator: int, denominator: int) -> str:
 
 
 class Vocabulary(Mapping[str, int]):
-    """An immutable text -> id mapping in count order (SPEC §5.1).
+    """An immutable text -> id mapping in count order (docs/spec/models.md#vocabulary).
 
     Behaves as a read-only ``dict`` from text to id (``vocab["i32"]``, ``"i32" in vocab``, ``vocab.get(t, oov)``,
     ``len(vocab)``), so it can be passed to :func:`programl.io.pyg.to_pyg` directly.
@@ -282,7 +284,7 @@ def build_vocabulary(
     max_items: int = 0,
     min_count: int = 1,
 ) -> Vocabulary:
-    """Count the node texts of ``graphs`` and return the count-ordered vocabulary (SPEC §5.1).
+    """Count the node texts of ``graphs`` and return the count-ordered vocabulary (docs/spec/models.md#vocabulary).
 
     Args:
         graphs: Any iterable of ProgramGraphs (consumed once).
@@ -314,7 +316,7 @@ def load_vocabulary(path: str | os.PathLike, *, target_cumfreq: float = 1.0, max
 
 @dataclass
 class CoverageReport:
-    """How many nodes of some graphs have a text in the vocabulary (SPEC §5.2).
+    """How many nodes of some graphs have a text in the vocabulary (docs/spec/models.md#vocabulary-coverage).
 
     Attributes:
         nodes: Number of nodes examined.
@@ -350,7 +352,8 @@ class CoverageReport:
 
 
 def vocabulary_coverage(vocabulary: Mapping[str, int], graphs: Iterable[ProgramGraph]) -> CoverageReport:
-    """Fraction of the nodes of ``graphs`` whose text is in ``vocabulary``, overall and per node type (SPEC §5.2)."""
+    """Fraction of the nodes of ``graphs`` whose text is in ``vocabulary``, overall and per node type
+    (docs/spec/models.md#vocabulary-coverage)."""
     covered = [0, 0, 0, 0]
     nodes = [0, 0, 0, 0]
     for graph in graphs:

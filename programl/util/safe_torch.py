@@ -1,4 +1,4 @@
-"""Reading torch files that a user may have received without running code from them (issue 39; docs/security.md).
+"""Reading torch files that a user may have received without running code from them (docs/security.md).
 
 Every ``.pt`` file this package reads (a run's ``best.pt`` / ``last.pt``, an exported ``weights.pt``, a data set's
 processed file) may come from someone else: a pickle can run any code while it is read. :func:`load_tensors` is
@@ -10,7 +10,7 @@ is ever retried with the unsafe unpickler.
 The allow-list:
 
 * numpy's array reconstruction and its ``uint32`` dtype (:data:`NUMPY_RNG_GLOBALS`): the RNG state of checkpoints
-  written before issue 39 (numpy's Mersenne-Twister key is a ``uint32`` array). Checkpoints written now hold it as a
+  written by earlier versions (numpy's Mersenne-Twister key is a ``uint32`` array). Checkpoints written now hold it as a
   list of ints and need no allow-list.
 * ``extra_globals``: what a caller names for its own file format, e.g. torch_geometric's storage classes for a
   processed data set (:mod:`programl.datasets.processed`).
