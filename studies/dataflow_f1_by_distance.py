@@ -230,7 +230,7 @@ def load_model_and_examples(args):
     import torch
 
     from programl.exceptions import ProgramlError
-    from programl.models import pretrained as load_pretrained
+    from programl.pretrained import pretrained as load_pretrained
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -38,7 +38,7 @@ def record(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from programl.datasets import DeepDataFlowDataset
-    from programl.models import pretrained
+    from programl.pretrained import pretrained
 
     torch.set_num_threads(args.threads)
     model = pretrained(args.model)

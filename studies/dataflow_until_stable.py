@@ -6,7 +6,7 @@ and no one T serves every example (issue 36: at T=200 reachability recovers on l
 overshoots on short ones). :meth:`programl.models.DataflowGGNN.forward_until_stable` runs each graph of a batch at
 least ``--min-steps`` (the trained T) and then on until no node's predicted class changed for ``--patience`` steps
 (at most ``--max-steps``), as the analysis itself runs to its fixed point. This script scores that mode beside fixed
-T (``--steps``, default 30, 60 and 200) with the shipped models (:func:`programl.models.pretrained`) on a
+T (``--steps``, default 30, 60 and 200) with the shipped models (:func:`programl.pretrained.pretrained`) on a
 DeepDataFlow build, by the examples' data-flow step count (the buckets <= 30, 31-60 and > 60 steps: DDF-30, the
 rest of DDF-60, the rest of DDF), with a seeded sample of up to ``--per-bucket`` examples each, read through
 :class:`programl.datasets.DeepDataFlowDataset` with the model's vocabulary and scored by the engine's one
@@ -37,7 +37,8 @@ from programl.data.deepdataflow.recipe import source_of  # noqa: E402
 from programl.dataflow.names import ANALYSES  # noqa: E402
 from programl.datasets import DeepDataFlowDataset  # noqa: E402
 from programl.loader import NodeBudgetBatchSampler, make_loader  # noqa: E402
-from programl.models import MetricsAccumulator, pretrained  # noqa: E402
+from programl.models import MetricsAccumulator  # noqa: E402
+from programl.pretrained import pretrained  # noqa: E402
 from programl.tasks.dataflow.train import DataflowScoring  # noqa: E402
 from programl.training.engine import evaluate  # noqa: E402
 

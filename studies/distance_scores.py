@@ -1,10 +1,10 @@
 """A data-flow model's node predictions on a DeepDataFlow split, scored by each node's distance from the root
 (issue 11 item 4: why a model misses nodes at T = 30; SPEC §6.1 for the model and the scores).
 
-:func:`score_by_distance` runs a pretrained data-flow model (:func:`programl.models.pretrained`) over the examples of
-a :class:`~programl.datasets.DeepDataFlowDataset` read with the model's vocabulary, at one or more step counts T,
-in batches of disjoint graphs (the predictions do not depend on the batching), and adds every example's nodes to a
-:class:`~studies.distance.DistanceScores` per (T, distance): ``hops`` (what a T-step GGNN can see) and
+:func:`score_by_distance` runs a pretrained data-flow model (:func:`programl.pretrained.pretrained`) over the
+examples of a :class:`~programl.datasets.DeepDataFlowDataset` read with the model's vocabulary, at one or more step
+counts T, in batches of disjoint graphs (the predictions do not depend on the batching), and adds every example's
+nodes to a :class:`~studies.distance.DistanceScores` per (T, distance): ``hops`` (what a T-step GGNN can see) and
 ``control`` (the analysis's forward control-flow distance); :mod:`studies.distance` defines both.
 """
 

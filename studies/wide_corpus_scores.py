@@ -1,7 +1,7 @@
 """The shipped data-flow models' scores on each source of a DeepDataFlow build (issue 36 item 4: "report per source
 ... the models' F1 on it"; SPEC §6.1 for the model and the metrics, §7.1 for DDF-30 / DDF-60).
 
-For every analysis, the shipped model (:func:`programl.models.pretrained`) scores a seeded sample of up to
+For every analysis, the shipped model (:func:`programl.pretrained.pretrained`) scores a seeded sample of up to
 ``--per-source`` examples of each source (the part of a graph's name before its first ``.``: ``zstd``, ``blas``,
 ``poj104``, ``opencl`` ...), from all three splits of the build (the shipped models were trained on DeepDataFlow-22,
 so every archive source is code they never saw; POJ-104 and the DevMap kernels are their own corpus), read through
@@ -34,7 +34,8 @@ from programl.data.deepdataflow.recipe import source_of  # noqa: E402
 from programl.dataflow.names import ANALYSES  # noqa: E402
 from programl.datasets import DeepDataFlowDataset  # noqa: E402
 from programl.loader import NodeBudgetBatchSampler, make_loader  # noqa: E402
-from programl.models import MetricsAccumulator, pretrained, pretrained_names  # noqa: E402
+from programl.models import MetricsAccumulator  # noqa: E402
+from programl.pretrained import pretrained, pretrained_names  # noqa: E402
 from programl.tasks.dataflow.train import DataflowScoring  # noqa: E402
 from programl.training.engine import evaluate  # noqa: E402
 

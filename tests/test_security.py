@@ -3,7 +3,7 @@
 A pickle payload (tests/payload.py: it creates a marker file when unpickled) goes through every CLI command and API
 function that reads a file a user may have received: a run's ``best.pt`` / ``last.pt`` (``evaluate``, a resumed
 ``train``, ``export-pretrained``), an exported model's ``weights.pt`` (``train --init-from``, ``predict --model``,
-``programl.models.pretrained``), the checkpoint API, and the files that are not torch files at all (graphs, configs,
+``programl.pretrained.pretrained``), the checkpoint API, and the files that are not torch files at all (graphs, configs,
 vocabularies) given a pickle instead. Each must refuse in one line and the marker must never appear. The data set
 directories (PyG's ``pre_transform.pt`` / ``pre_filter.pt`` and processed files) are covered in
 tests/datasets/test_datasets.py, where their fixtures are built. A static check keeps every ``torch.load`` in the one
@@ -146,7 +146,7 @@ def test_predict_never_unpickles_a_received_model(trained, tmp_path, marker) -> 
 
 
 def test_the_checkpoint_api_never_unpickles(trained, tmp_path, marker) -> None:
-    from programl.models import pretrained
+    from programl.pretrained import pretrained
     from programl.training import load_checkpoint
     from programl.training.checkpoint import load_initial_weights
 

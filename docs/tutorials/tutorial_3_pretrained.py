@@ -2,13 +2,13 @@
 A pretrained model's predictions
 ================================
 
-The package ships trained models (``programl/models/weights``). :func:`programl.models.pretrained` loads one (its
+The package ships trained models (``programl/models/weights``). :func:`programl.pretrained.pretrained` loads one (its
 files checked against their sha256, its weights read as tensors only); ``predict`` runs it on a graph, and
 ``compare=True`` adds the exact labels of the analysis beside its predictions.
 """
 
 import programl
-from programl.models import pretrained, pretrained_names
+from programl.pretrained import pretrained, pretrained_names
 
 print(pretrained_names())
 

@@ -2,7 +2,7 @@
 (:mod:`programl.pretrained.export`).
 
 Writes ``NAME/`` (``weights.pt``, ``vocab.csv``, ``model.json``, ``MODEL_CARD.md``) into the package's
-``programl/models/weights`` (or ``-o DIR``), where ``programl predict`` and ``programl.models.pretrained(NAME)``
+``programl/models/weights`` (or ``-o DIR``), where ``programl predict`` and ``programl.pretrained.pretrained(NAME)``
 find it. The network is rebuilt from the run's ``config.json`` and loaded from ``best.pt``; the card's scores come
 from ``result.json`` (or ``--card-from``; where that file holds scores only, the training time, device and threads
 come from the run's ``log.jsonl`` and the best epoch from the checkpoint). NAME defaults to the analysis
@@ -33,7 +33,7 @@ def add_parser(subparsers) -> None:
         "export-pretrained",
         help=SUMMARIES["export-pretrained"],
         description="Install a finished training run as a pretrained model: NAME/ with weights.pt, vocab.csv, "
-        "model.json and MODEL_CARD.md, where programl predict and programl.models.pretrained(NAME) find it.",
+        "model.json and MODEL_CARD.md, where programl predict and programl.pretrained.pretrained(NAME) find it.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -9,8 +9,9 @@
   sum or mean pooling).
 * :mod:`programl.models.metrics` - ProGraML's per-batch and per-epoch metrics.
 * :func:`build_model` - a network from its description (``model.json``'s ``model``; what training builds too).
-* ``pretrained`` / ``pretrained_names`` / ``PretrainedModel``: aliases of :mod:`programl.pretrained` (the model zoo,
-  which lives one floor up; kept here because the model cards and 0.4 code import them from here).
+
+The shipped models and their loader (``pretrained``, ``pretrained_names``, ``PretrainedModel``) are
+:mod:`programl.pretrained`'s, which sits above this package (docs/architecture.md).
 """
 
 from programl.models.build import build_model
@@ -50,7 +51,6 @@ __all__ = [
     "GraphOutput",
     "MetricsAccumulator",
     "PooledReadoutClassifier",
-    "PretrainedModel",
     "RGCNGraphClassifier",
     "RootContextReadout",
     "TextCountEncoding",
@@ -62,19 +62,6 @@ __all__ = [
     "batch_metrics",
     "confusion_matrix",
     "pooled_metrics",
-    "pretrained",
-    "pretrained_names",
     "sinusoidal_position_table",
 ]
 
-#: The aliases of the model zoo (:mod:`programl.pretrained`), resolved when first used: the zoo depends on the tasks,
-#: which depend on this package, so it cannot be imported here.
-_ZOO = ("PretrainedModel", "pretrained", "pretrained_names")
-
-
-def __getattr__(name: str):
-    if name in _ZOO:
-        import programl.pretrained
-
-        return getattr(programl.pretrained, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -166,7 +166,7 @@ def _use(m: Mapping[str, Any]) -> list[str]:
         "```",
         "",
         "```python",
-        "from programl.models import pretrained",
+        "from programl.pretrained import pretrained",
         "",
         f"model = pretrained({m['name']!r})   # .model (eval mode), .vocabulary, .metadata, .card",
         "prediction = model.predict(graph)   # graph: a programl.ProgramGraph",

@@ -309,7 +309,7 @@ def pretrained(
             but tensors (refused, never unpickled), a vocabulary of another size than the network's, or weights that
             do not fit the model.
 
-    >>> from programl.models import pretrained
+    >>> from programl.pretrained import pretrained
     >>> reachability = pretrained("reachability")                               # doctest: +SKIP
     >>> reachability.predict(graph, num_roots=3)                                # doctest: +SKIP
     """

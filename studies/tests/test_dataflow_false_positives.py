@@ -65,7 +65,7 @@ def test_the_faithful_models_failure_and_the_variants_fix(main, dataset: Path, t
 def test_counts_add_up_and_match_the_labels(main, dataset: Path, tmp_path: Path) -> None:
     import numpy as np
 
-    from programl.models import pretrained
+    from programl.pretrained import pretrained
 
     result = scores(main, dataset, "subexpressions", tmp_path / "fp.json")
     assert result["examples"] == result["examples_available"] > 0 and result["steps"] == 30

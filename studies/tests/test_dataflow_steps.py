@@ -58,7 +58,7 @@ def test_replay_halts_as_the_model_does(script, recorded: Path, latch: bool) -> 
     from torch_geometric.data import Batch
 
     from programl.datasets import DeepDataFlowDataset
-    from programl.models import pretrained
+    from programl.pretrained import pretrained
 
     lines = recorded.read_text().splitlines()
     header, rows = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]

@@ -29,7 +29,7 @@ def dataset(tmp_path_factory) -> Path:
 
 def test_three_cells_fixed_and_until_stable(script, dataset: Path, tmp_path: Path, capsys) -> None:
     from programl.datasets import DeepDataFlowDataset
-    from programl.models import pretrained
+    from programl.pretrained import pretrained
 
     out = tmp_path / "table.json"
     assert script["main"]([str(dataset), "--models", "reachability", "--threads", "1", "--json", str(out)]) == 0
@@ -54,7 +54,7 @@ def test_three_cells_fixed_and_until_stable(script, dataset: Path, tmp_path: Pat
 def test_until_stable_halts_at_the_models_own_patience(script, dataset: Path, tmp_path: Path) -> None:
     """``--stable`` without ``--patience`` runs a step-free model as ``programl predict`` does (its model.json's
     patience: 240 for dominance-step-free), and says which patience it used; ``--patience`` overrides it."""
-    from programl.models import pretrained
+    from programl.pretrained import pretrained
 
     out = tmp_path / "table.json"
     base = [str(dataset), "--cells", "DDF-30", "--stable", "--threads", "1", "--json", str(out), "--models"]
@@ -90,7 +90,7 @@ def test_by_size_splits_each_cell_into_buckets_and_plots(script, dataset: Path, 
     """--by-size (issue 36 item 3): each bucket holds the cell's examples of that graph size, together all of them,
     scored with the cell's inference; --plot writes a PNG."""
     from programl.datasets import DeepDataFlowDataset
-    from programl.models import pretrained
+    from programl.pretrained import pretrained
 
     out, png = tmp_path / "sizes.json", tmp_path / "sizes.png"
     argv = [str(dataset), "--models", "reachability", "--cells", "DDF-30", "DDF", "--by-size", "--plot", str(png)]

@@ -15,7 +15,8 @@ torch = pytest.importorskip("torch")
 
 from programl.datasets.directory import DeepDataFlowDataset  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
-from programl.models import MetricsAccumulator, pretrained  # noqa: E402
+from programl.models import MetricsAccumulator  # noqa: E402
+from programl.pretrained import pretrained  # noqa: E402
 from programl.proto import ProgramGraph  # noqa: E402
 from studies.distance import BUCKETS, hop_distances  # noqa: E402
 from tests.data._ddf import tiny_dataset  # noqa: E402

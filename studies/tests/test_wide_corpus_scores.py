@@ -28,7 +28,7 @@ def dataset(tmp_path_factory) -> Path:
 
 def test_every_example_of_every_source_is_scored_once(script, dataset: Path, tmp_path: Path, capsys) -> None:
     from programl.datasets import DeepDataFlowDataset
-    from programl.models import pretrained
+    from programl.pretrained import pretrained
 
     out = tmp_path / "scores.json"
     argv = [str(dataset), "--analyses", "datadep", "--per-source", "1000", "--tests", "30:30", "3:all"]
@@ -82,7 +82,7 @@ def test_step_free_variants_until_stable(script, dataset: Path, tmp_path: Path, 
 def test_a_named_model_on_chosen_splits(script, dataset: Path, tmp_path: Path) -> None:
     """--model scores that model for its own analysis (liveness-floods: liveness); --splits draws only from them."""
     from programl.datasets import DeepDataFlowDataset
-    from programl.models import pretrained
+    from programl.pretrained import pretrained
 
     out = tmp_path / "floods.json"
     argv = [str(dataset), "--model", "liveness-floods", "--per-source", "1000", "--tests", "30:all", "--splits", "test"]

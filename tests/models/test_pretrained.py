@@ -19,7 +19,7 @@ pytest.importorskip("torch_geometric")
 
 import programl  # noqa: E402
 from programl.exceptions import AnalysisError, ProgramlError  # noqa: E402
-from programl.models import PretrainedModel, pretrained, pretrained_names  # noqa: E402
+from programl.pretrained import PretrainedModel, pretrained, pretrained_names  # noqa: E402
 from programl.pretrained.export import export_pretrained, model_spec  # noqa: E402
 from programl.pretrained.hub import (  # noqa: E402
     PRETRAINED_DIR,

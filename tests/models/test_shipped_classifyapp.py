@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from programl.models import pretrained, pretrained_names  # noqa: E402
+from programl.pretrained import pretrained, pretrained_names  # noqa: E402
 
 SHARED = Path(os.environ.get("PROGRAML_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 

@@ -17,7 +17,7 @@ pytest.importorskip("torch")
 
 import programl  # noqa: E402
 from programl.dataflow.analyze import analyze_arrays, eligible_roots  # noqa: E402
-from programl.models import pretrained, pretrained_names  # noqa: E402
+from programl.pretrained import pretrained, pretrained_names  # noqa: E402
 from programl.tasks.dataflow.spec import STEP_FREE_MODES  # noqa: E402
 from programl.util.scores import precision_recall_f1  # noqa: E402
 

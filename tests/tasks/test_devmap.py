@@ -325,7 +325,7 @@ def test_a_model_too_large_for_memory_is_one_line(tiny_run, tmp_path) -> None:
 def test_aux_bins_fit_on_the_training_rows_and_travel_with_the_model(tiny_run, tmp_path) -> None:
     """``--aux-bins``: the thermometer thresholds are quantiles of log1p of the fold's training inputs only, kept
     in ``best.pt``, re-tested by ``evaluate`` and exported with the weights; an older run counts as 0 bins."""
-    from programl.models import pretrained
+    from programl.pretrained import pretrained
     from programl.pretrained.export import export_pretrained
 
     root, argv = tiny_run
@@ -364,7 +364,7 @@ def test_text_counts_scale_from_the_training_rows_and_travel_with_the_model(tiny
     kernels (in the fold's vocabulary), kept in ``best.pt``, re-tested by ``evaluate`` and exported."""
     from programl.data.vocabulary import Vocabulary
     from programl.datasets import EncodeVocabulary
-    from programl.models import pretrained
+    from programl.pretrained import pretrained
     from programl.pretrained.export import export_pretrained
 
     root, argv = tiny_run

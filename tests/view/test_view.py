@@ -143,7 +143,7 @@ def test_default_roots_shrink_on_large_graphs() -> None:
 
 def test_model_predictions_beside_the_labels(graph) -> None:
     pytest.importorskip("torch")
-    from programl.models import pretrained
+    from programl.pretrained import pretrained
     from programl.view import analysis_data
 
     model = pretrained("reachability")
