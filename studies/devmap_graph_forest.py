@@ -3,7 +3,7 @@
 The forest of ``studies/heuristics.py`` (``rf-aux+texts``: 500 trees on the two auxiliary inputs, the counts of
 every node text and the node and edge counts) gets K more columns: the first K principal components of a
 label-free representation of each kernel's ProGraML graph, the final states of the five shipped faithful data-flow
-GGNNs (``programl.models.pretrained``: reachability, dominance, datadep, liveness, subexpressions; 30 steps, no
+GGNNs (``programl.pretrained.pretrained``: reachability, dominance, datadep, liveness, subexpressions; 30 steps, no
 root selected), each averaged over the graph's nodes (5 x 34 = 170 columns). The components are fitted on each
 fold's training kernels only; no devmap label reaches the GGNNs. Each forest seed trains both forests, with and
 without the graph columns, on the same folds as ``programl train devmap`` (10 folds, seed 204), so the difference is
@@ -53,7 +53,7 @@ def pooled_states(graphs, analyses=ANALYSES, batch_graphs: int = 32) -> np.ndarr
     from torch_geometric.data import Batch
 
     from programl.io.pyg import to_pyg
-    from programl.models import pretrained
+    from programl.pretrained import pretrained
     from programl.util.progress import progress
 
     columns = []
