@@ -1,6 +1,6 @@
 """From a task's command line to the engine: ``python -m programl.tasks.<task> {train,evaluate} ...`` (what
 ``torchrun -m`` runs: :func:`run_task_module`), and the :class:`~programl.training.Trainer` of a run's options
-(:func:`start_trainer`)."""
+(:func:`start_trainer`, from the :class:`~programl.tasks.options.TaskRun` that the task's entry point made)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,19 @@ import sys
 
 from programl.exceptions import ProgramlError, UsageError
 from programl.tasks.base import TaskSpec
+from programl.tasks.options import TaskRun
 from programl.training import Budget, Schedule, Trainer, TrainingTask
 
 __all__ = ["run_task_module", "start_trainer"]
 
 
 def start_trainer(
-    task: TrainingTask, run_dir, budget: Budget, args: argparse.Namespace, options, *, dist, show: bool, vocabulary
+    task: TrainingTask, run_dir, budget: Budget, opts: TaskRun, *, dist, show: bool, vocabulary
 ) -> Trainer:
-    """The started :class:`~programl.training.Trainer` of a ``programl train <task>`` run: resumed from ``last.pt``
-    unless ``--restart``, checkpoints every ``--checkpoint-minutes``, the schedule and ``--init-from`` of the task's
-    ``options`` (a :class:`~programl.tasks.options.TaskOptions`), ``--workers`` loader processes.
+    """The started :class:`~programl.training.Trainer` of a ``programl train <task>`` run of the options ``opts``:
+    resumed from ``last.pt`` unless ``--restart``, checkpoints every ``--checkpoint-minutes``, ``--workers`` loader
+    processes (its run options), the schedule and ``--init-from`` of its model options (a
+    :class:`~programl.tasks.options.TaskOptions`).
 
     Args:
         vocabulary: The run's vocabulary (the ``--init-from`` model's must equal it).
@@ -29,13 +31,13 @@ def start_trainer(
         run_dir,
         budget,
         dist=dist,
-        resume=not args.restart,
+        resume=not opts.run.restart,
         show=show,
-        checkpoint_minutes=args.checkpoint_minutes,
-        schedule=Schedule.of(options),
-        init_from=options.init_from,
+        checkpoint_minutes=opts.run.checkpoint_minutes,
+        schedule=Schedule.of(opts.model),
+        init_from=opts.model.init_from,
         init_vocabulary=vocabulary,
-        workers=args.workers,
+        workers=opts.run.workers,
     ).start()
 
 

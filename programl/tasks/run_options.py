@@ -302,8 +302,9 @@ def read_config_options(path: str | os.PathLike, task: str, parser: argparse.Arg
     return options
 
 
-#: The entries of a config.json that ``programl train`` writes and that are not options.
-CONFIG_RECORDS = ("task", "model", "scope", "world_size")
+#: The entries of a config.json that ``programl train`` writes and that are not options (``data_sha256``: the digest
+#: of the processed files a classifyapp run trained on).
+CONFIG_RECORDS = ("task", "model", "scope", "world_size", "data_sha256")
 
 
 def _check_config_keys(path, saved: dict[str, Any], actions: dict[str, argparse.Action], fixed: dict[str, Any]) -> None:

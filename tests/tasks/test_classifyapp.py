@@ -185,6 +185,31 @@ def test_changed_options_need_restart(dataset, tmp_path) -> None:
     assert classifyapp.train_main(parse("train", *tiny(dataset, run, "--epochs", "1", "--lr", "0.5", "--restart"))) == 0
 
 
+def test_config_takes_the_options_of_a_real_run(dataset, tmp_path) -> None:
+    """``--config`` of the config.json a run wrote (its data digest and scope beside the options) gives that run's
+    options again: the same model options, the same data directory (it was refused: 'data_sha256' is not an
+    option), and the same run resumed."""
+    run = tmp_path / "run"
+    argv = tiny(dataset, run, "--epochs", "1", "--lr", "0.02", "--seed", "5")
+    assert classifyapp.train_main(parse("train", *argv)) == 0
+    saved = json.loads((run / "config.json").read_text())
+    assert saved["data_sha256"] and saved["scope"]
+    again = parse("train", "--config", run / "config.json", "--run-dir", run, "--epochs", "2", "--no-build", "-q")
+    assert classifyapp.ClassifyappOptions.from_args(again).config() == saved["model"]
+    assert again.data_dir == str(dataset[1]) and again.seed == 5 and again.lr == 0.02
+    assert classifyapp.train_main(again) == 0  # resumed: the same options
+    log = [json.loads(line)["epoch"] for line in (run / "log.jsonl").read_text().splitlines()]
+    assert log == [1, 2]
+    # evaluate reads the options back checked: a hand-edited value is one line naming the file
+    from programl.exceptions import ProgramlError
+
+    for key, value, reason in [("settings", [9], "--settings must be in 0..7, not 9"), ("hidden", 16.5, "hidden = ")]:
+        (tmp_path / key).mkdir()
+        (tmp_path / key / "config.json").write_text(json.dumps({**saved, "model": {**saved["model"], key: value}}))
+        with pytest.raises(ProgramlError, match=f"^{tmp_path / key / 'config.json'}: {reason}"):
+            classifyapp.evaluate_main(parse("evaluate", "--run-dir", tmp_path / key, "-q"))
+
+
 def test_training_on_variants_scored_on_one_setting(dataset, tmp_path) -> None:
     """``--settings 0 1 --eval-settings 0``: the training split holds both compilations of each program, the model
     is chosen and tested on -O0 graphs only (the -O1 graphs of validation and test programs are never built)."""

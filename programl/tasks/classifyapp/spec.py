@@ -14,18 +14,34 @@ from typing import Any
 
 from programl.exceptions import ProgramlError
 from programl.tasks.base import TaskSpec, count_argument, require_options
-from programl.tasks.options import SCHEDULE_GROUP, TaskOptions, add_options, option
+from programl.tasks.options import SEED_RANGE, TaskOptions, add_options, option
 from programl.tasks.run_files import RunFiles
 from programl.tasks.run_options import (
-    add_checkpoint_minutes_argument,
-    add_data_dir_arguments,
-    add_evaluation_output_argument,
-    add_run_arguments,
-    add_runtime_arguments,
+    DATA_GROUP,
+    RunOptions,
+    checkpoint_minutes_option,
+    config_option,
+    data_dir_option,
+    epochs_option,
+    evaluation_output_option,
+    jobs_option,
+    restart_option,
+    run_dir_option,
+    seed_option,
+    time_limit_option,
 )
 from programl.util.text import fmt, markdown_table
 
-__all__ = ["CXX_SOURCES", "MODEL_GROUP", "OPTIMISATION_GROUP", "SCOPE_GROUP", "ClassifyappOptions", "ClassifyappSpec"]
+__all__ = [
+    "CXX_SOURCES",
+    "MODEL_GROUP",
+    "OPTIMISATION_GROUP",
+    "SCOPE_GROUP",
+    "ClassifyappEvaluateOptions",
+    "ClassifyappOptions",
+    "ClassifyappRunOptions",
+    "ClassifyappSpec",
+]
 
 #: The sources ``programl predict classifyapp`` compiles as the POJ-104 graphs were.
 CXX_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".c++")
@@ -72,7 +88,7 @@ class ClassifyappOptions(TaskOptions):
         help="use N programs per class, 3:1:1",
         default_text="all, ~500",
     )
-    split_seed: int = option(204, group=SCOPE_GROUP, help="seed of the 3:1:1 split")
+    split_seed: int = option(204, group=SCOPE_GROUP, help="seed of the 3:1:1 split", **SEED_RANGE)
     model: str = option("ggnn", group=MODEL_GROUP, choices=("ggnn", "rgcn"), help="the network")
     hidden: int = option(200, group=MODEL_GROUP, help="embedding and state size")
     layer_timesteps: list[int] = option(
@@ -129,6 +145,87 @@ class ClassifyappOptions(TaskOptions):
             object.__setattr__(self, "eval_settings", None if chosen is None else list(chosen))
 
 
+def _source_option():
+    """``--source PATH``: the POJ-104 programs the data set is processed from."""
+    return option(
+        None,
+        group=DATA_GROUP,
+        metavar="PATH",
+        help="poj104.tar.xz, its directory or a codexglue/ directory, read when the data set is processed",
+        default_text="$PROGRAML_SHARED_DATA/poj104 or ../shared/data/poj104",
+    )
+
+
+def _no_verify_option():
+    """``--no-verify``."""
+    return option(
+        False, group=DATA_GROUP, help="accept a source that is not the published POJ-104 (other programs, tests)"
+    )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ClassifyappRunOptions(RunOptions):
+    """The run options of ``programl train classifyapp``: where the data and the run are, what is built, the epoch
+    and time budget (not recorded as the model's options, except ``seed``)."""
+
+    GROUPS = (DATA_GROUP,)
+
+    source: str | None = _source_option()
+    no_verify: bool = _no_verify_option()
+    legacy_source: str | None = option(
+        None,
+        group=DATA_GROUP,
+        metavar="PATH",
+        help="llvm_ir.tar.bz2 or its directory, the extra test set",
+        default_text="beside --source in ../legacy-ir, when present",
+    )
+    no_legacy: bool = option(False, group=DATA_GROUP, help="no legacy IR test set")
+    data_dir: str = data_dir_option("poj104")
+    jobs: int = jobs_option()
+    no_build: bool = option(
+        False,
+        group=SCOPE_GROUP,
+        help="use the graphs already built (every graph of the scope built or failed to compile); build nothing",
+    )
+    time_limit: float | None = time_limit_option(
+        OPTIMISATION_GROUP, "stop before an epoch that would end past this many minutes of training"
+    )
+    checkpoint_minutes: float = checkpoint_minutes_option()
+    run_dir: str = run_dir_option("classifyapp")
+    epochs: int = epochs_option(25)
+    restart: bool = restart_option()
+    config: str | None = config_option("classifyapp")
+    seed: int = seed_option(42)
+
+
+#: The fields of :class:`ClassifyappRunOptions` that ``--help`` lists before the task's options, and after them (then
+#: the runtime options).
+_RUN_BEFORE = ("source", "no_verify", "legacy_source", "no_legacy", "data_dir", "jobs")
+_RUN_AFTER = ("no_build", "time_limit", "checkpoint_minutes", "run_dir", "epochs", "restart", "config")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ClassifyappEvaluateOptions(RunOptions):
+    """The options of ``programl evaluate classifyapp`` (the model's are the trained run's)."""
+
+    run_dir: str = option(
+        os.path.join("runs", "classifyapp"), metavar="DIR", help="a run of 'programl train classifyapp'"
+    )
+    checkpoint: str = option("best", choices=("best", "last"), help="default: best", default_text="")
+    split: str = option(
+        "all",
+        choices=("test", "val", "legacy", "all"),
+        help="default: all (test, val and legacy)",
+        default_text="",
+    )
+    data_dir: str | None = option(
+        None, group=DATA_GROUP, metavar="DIR", help="as for training", default_text="the run's"
+    )
+    source: str | None = _source_option()
+    no_verify: bool = _no_verify_option()
+    out: str | None = evaluation_output_option()
+
+
 TRAIN_EXAMPLES = """\
 examples:
   programl train classifyapp --per-class 100 --epochs 10 --hidden 64 --threads 2     a CPU-sized run
@@ -152,71 +249,21 @@ examples:
 # Command line
 
 
-def _add_source_arguments(group) -> None:
-    group.add_argument(
-        "--source",
-        metavar="PATH",
-        help="poj104.tar.xz, its directory or a codexglue/ directory, read when the data set is processed (default: "
-        "$PROGRAML_SHARED_DATA/poj104 or ../shared/data/poj104)",
-    )
-    group.add_argument(
-        "--no-verify",
-        action="store_true",
-        help="accept a source that is not the published POJ-104 (other programs, tests)",
-    )
-
-
-def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("data")
-    _add_source_arguments(group)
-    group.add_argument(
-        "--legacy-source",
-        metavar="PATH",
-        help="llvm_ir.tar.bz2 or its directory, the extra test set (default: beside --source in "
-        "../legacy-ir, when present)",
-    )
-    group.add_argument("--no-legacy", action="store_true", help="no legacy IR test set")
-    add_data_dir_arguments(group, "poj104")
-
-
 def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``programl train classifyapp``: :class:`~programl.tasks.classifyapp.spec.ClassifyappOptions` and
-    the engine's run options."""
-    _add_data_arguments(parser)
-    groups = add_options(parser, ClassifyappOptions)
-    groups[SCOPE_GROUP].add_argument(
-        "--no-build",
-        action="store_true",
-        help="use the graphs already built (every graph of the scope built or failed to compile); build nothing",
-    )
-    groups[OPTIMISATION_GROUP].add_argument(
-        "--time-limit",
-        type=float,
-        metavar="MIN",
-        help="stop before an epoch that would end past this many minutes of training",
-    )
-    add_checkpoint_minutes_argument(groups[SCHEDULE_GROUP])
-    add_run_arguments(parser, "classifyapp", epochs=25)
-    add_runtime_arguments(parser, seed=42)
+    :class:`ClassifyappRunOptions`."""
+    groups = add_options(parser, ClassifyappRunOptions, only=_RUN_BEFORE)
+    add_options(parser, ClassifyappOptions, groups=groups)
+    add_options(parser, ClassifyappRunOptions, only=_RUN_AFTER, groups=groups)
+    add_options(parser, ClassifyappRunOptions, only=RunOptions.keys(), groups=groups)
 
 
 def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``programl evaluate classifyapp``."""
-    parser.add_argument(
-        "--run-dir",
-        default=os.path.join("runs", "classifyapp"),
-        metavar="DIR",
-        help="a run of 'programl train classifyapp' (default: runs/classifyapp)",
-    )
-    parser.add_argument("--checkpoint", choices=("best", "last"), default="best", help="default: best")
-    parser.add_argument(
-        "--split", choices=("test", "val", "legacy", "all"), default="all", help="default: all (test, val and legacy)"
-    )
-    group = parser.add_argument_group("data")
-    group.add_argument("--data-dir", metavar="DIR", help="as for training (default: the run's)")
-    _add_source_arguments(group)
-    add_evaluation_output_argument(parser)
-    add_runtime_arguments(parser)
+    """Options of ``programl evaluate classifyapp``: :class:`ClassifyappEvaluateOptions` (its own, then the runtime
+    options)."""
+    own = tuple(key for key in ClassifyappEvaluateOptions.keys() if key not in RunOptions.keys())
+    groups = add_options(parser, ClassifyappEvaluateOptions, only=own)
+    add_options(parser, ClassifyappEvaluateOptions, only=RunOptions.keys(), groups=groups)
 
 
 class ClassifyappSpec(TaskSpec):

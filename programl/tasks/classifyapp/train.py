@@ -45,6 +45,7 @@ import logging
 import os
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,14 +62,15 @@ from programl.loader import NodeBudgetBatchSampler, make_loader
 from programl.models import AccuracyAccumulator, RGCNGraphClassifier
 from programl.models.build import build_model
 from programl.tasks.classifyapp.spec import (
+    ClassifyappEvaluateOptions,
     ClassifyappOptions,
+    ClassifyappRunOptions,
     ClassifyappSpec,
     add_evaluate_arguments,
     add_train_arguments,
 )
 from programl.tasks.entry import run_task_module, start_trainer
-from programl.tasks.options import SCHEDULE_DEFAULTS
-from programl.tasks.run_options import check_options
+from programl.tasks.options import SCHEDULE_DEFAULTS, TaskRun
 from programl.training import (
     Budget,
     RunLock,
@@ -114,6 +116,9 @@ _MODEL_DEFAULTS = ClassifyappOptions.defaults("numbers_and_types", "string_bytes
 #: What ``evaluate`` reads of a run's options (those of runs written before the schedule options, too).
 _CONFIG_KEYS = tuple(k for k in ClassifyappOptions.keys() if k not in {**SCHEDULE_DEFAULTS, **_MODEL_DEFAULTS})
 
+#: A run of ``programl train classifyapp``: its options, as the entry point makes them of the command line.
+TrainRun = TaskRun[ClassifyappOptions, ClassifyappRunOptions]
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # Models
@@ -125,11 +130,10 @@ def rgcn_graph_classifier(vocabulary_size: int, num_classes: int, **options):
     return RGCNGraphClassifier(vocabulary_size, num_classes, **options)
 
 
-def _make_model(config: dict[str, Any], vocabulary_size: int):
-    """The network of ``config``: the one description of it (:meth:`ClassifyappSpec.model_spec
-    <programl.tasks.classifyapp.spec.ClassifyappSpec.model_spec>`, what export writes), built by
-    :func:`~programl.models.build.build_model`."""
-
+def _make_model(config: Mapping[str, Any], vocabulary_size: int):
+    """The network of ``config`` (a run's options as ``config.json`` keeps them): the one description of it
+    (:meth:`ClassifyappSpec.model_spec <programl.tasks.classifyapp.spec.ClassifyappSpec.model_spec>`, what export
+    writes), built by :func:`~programl.models.build.build_model`."""
     return build_model(ClassifyappSpec().model_spec(config, vocabulary_size))
 
 
@@ -169,7 +173,7 @@ def _has_raw(root: Path, *names: str) -> bool:
 
 def _open_splits(
     root: Path,
-    config: dict[str, Any],
+    options: ClassifyappOptions,
     names: tuple[str, ...],
     *,
     source: Path | None,
@@ -186,25 +190,25 @@ def _open_splits(
     Raises:
         UsageError: The main splits need processing and no POJ-104 source is at hand (one line: give --source).
     """
-    options = {
-        "size": config["per_class"],
-        "settings": config["settings"],
-        "eval_settings": config.get("eval_settings"),
-        "seed": config["split_seed"],
+    scope = {
+        "size": options.per_class,
+        "settings": options.settings,
+        "eval_settings": options.eval_settings,
+        "seed": options.split_seed,
     }
     common = {"build_dir": _build_dir(root), "build": build, "verify": verify, "jobs": jobs, "log": show}
-    numbers = {k: bool(config.get(k, False)) for k in ("numbers_and_types", "string_bytes")}
+    numbers = {"numbers_and_types": options.numbers_and_types, "string_bytes": options.string_bytes}
     out: Splits = {}
     main = [name for name in names if name != "legacy"]
     if main:
-        processed = POJ104.is_processed(root, **options, **numbers)
+        processed = POJ104.is_processed(root, **scope, **numbers)
         if source is None and not processed and not _has_raw(root, poj104.ARCHIVE, "codexglue"):
             raise UsageError(
                 f"{root}: the POJ-104 data set must be processed and no source was found: give --source PATH "
                 f"({poj104.ARCHIVE}, its directory or a codexglue/ directory)"
             )
         mirrors = [source] if source is not None else []
-        out.update({name: POJ104(root, name, mirrors=mirrors, **options, **common, **numbers) for name in main})
+        out.update({name: POJ104(root, name, mirrors=mirrors, **scope, **common, **numbers) for name in main})
     if "legacy" in names:
         built = bool(poj104.legacy_examples(_build_dir(root) or root / "processed" / "build"))
         at_hand = legacy_source is not None or _has_raw(root, poj104.LEGACY_ARCHIVE)
@@ -241,11 +245,11 @@ def _data_sha256(train: POJ104) -> str:
     return digest.hexdigest()
 
 
-def _sampler(sizes: np.ndarray, config: dict[str, Any], shuffle: bool) -> NodeBudgetBatchSampler:
-    """Batches of at most ``batch_graphs`` graphs and ``batch_nodes`` nodes (an oversized graph alone), in an order
+def _sampler(sizes: np.ndarray, options: ClassifyappOptions, shuffle: bool) -> NodeBudgetBatchSampler:
+    """Batches of at most ``--batch-graphs`` graphs and ``--batch-nodes`` nodes (an oversized graph alone), in an order
     seeded by (seed, epoch) when shuffled."""
     return NodeBudgetBatchSampler(
-        sizes, config["batch_nodes"], shuffle=shuffle, seed=config["seed"], max_graphs=config["batch_graphs"]
+        sizes, options.batch_nodes, shuffle=shuffle, seed=options.seed, max_graphs=options.batch_graphs
     )
 
 
@@ -311,31 +315,30 @@ class _ClassifyappTask(TrainingTask):
     curve_metrics = ("loss", "accuracy", "error")
     curve_title = "POJ-104"
 
-    def __init__(self, config: dict[str, Any], vocabulary_size: int, train=None, val=None):
-        self.config, self.vocabulary_size = config, vocabulary_size
+    def __init__(self, options: ClassifyappOptions, vocabulary_size: int, train=None, val=None):
+        self.options, self.vocabulary_size = options, vocabulary_size
         self.train_data, self.val_data = train, val
-        self.init_seed = config["seed"]
-        self.checkpoint_extra = {"config": config}
+        self.init_seed = options.seed
+        self.checkpoint_extra = {"config": options.config()}
 
     def build(self, device):
-
-        model = _make_model(self.config, self.vocabulary_size).to(device)
+        model = _make_model(self.options.config(), self.vocabulary_size).to(device)
         return model, torch.optim.AdamW(
-            _parameter_groups(model, self.config.get("new_inputs_lr")),
-            lr=self.config["lr"],
-            weight_decay=self.config["weight_decay"],
+            _parameter_groups(model, self.options.new_inputs_lr),
+            lr=self.options.lr,
+            weight_decay=self.options.weight_decay,
         )
 
     def epoch_seed(self, epoch: int, rank: int) -> int:
-        return self.config["seed"] * 100_003 + epoch * 101 + rank
+        return self.options.seed * 100_003 + epoch * 101 + rank
 
     def plan(self, pass_index: int) -> list[list[int]]:
-        sampler = _sampler(self.train_data.sizes, self.config, shuffle=True)
+        sampler = _sampler(self.train_data.sizes, self.options, shuffle=True)
         sampler.set_epoch(pass_index)
         return sampler.plan()
 
     def val_plan(self) -> list[list[int]]:
-        return _sampler(self.val_data.sizes, self.config, shuffle=False).plan()
+        return _sampler(self.val_data.sizes, self.options, shuffle=False).plan()
 
     def new_metrics(self):
         return AccuracyAccumulator()
@@ -366,22 +369,22 @@ class _ClassifyappTask(TrainingTask):
 # Training
 
 
-def _check(args: argparse.Namespace) -> None:
-    check_options(args)
-    ClassifyappOptions.from_args(args)  # the options' own ranges
-    if args.hidden < 2 or args.hidden % 2:
+def _check(opts: TrainRun) -> None:
+    """Refuse options that do not go together (each option's own range is checked by its field)."""
+    if opts.model.hidden < 2 or opts.model.hidden % 2:
         raise UsageError("--hidden must be an even number >= 2")
 
 
 def train_main(args: argparse.Namespace) -> int:
     """``programl train classifyapp`` (module docstring)."""
-    _check(args)
-    configure_threads(args.threads)
-    dist = init_distributed(args.device)
-    configure_logging(args.quiet, dist.is_main)
+    opts = TaskRun.from_args(args, ClassifyappOptions, ClassifyappRunOptions)
+    _check(opts)
+    configure_threads(opts.run.threads)
+    dist = init_distributed(opts.run.device)
+    configure_logging(opts.run.quiet, dist.is_main)
     try:
-        with RunLock(args.run_dir, enabled=dist.is_main):
-            return _train(args, dist)
+        with RunLock(opts.run.run_dir, enabled=dist.is_main):
+            return _train(opts, dist)
     finally:
         dist.shutdown()
 
@@ -393,14 +396,14 @@ def _load_splits(dist, *args, **kwargs) -> Splits:
     return splits if splits is not None else _open_splits(*args, **{**kwargs, "show": False})
 
 
-def _train(args: argparse.Namespace, dist) -> int:
+def _train(opts: TrainRun, dist) -> int:
     """The training run of :func:`train_main`, in a locked run directory."""
-    show = dist.is_main and not args.quiet
-    options = ClassifyappOptions.from_args(args)
+    options, run = opts.model, opts.run
+    show = dist.is_main and not run.quiet
     config = options.config()
-    run_dir = Path(args.run_dir)
-    data_dir = Path(os.path.expanduser(args.data_dir))
-    resuming = (run_dir / "last.pt").is_file() and not args.restart
+    run_dir = Path(run.run_dir)
+    data_dir = Path(os.path.expanduser(run.data_dir))
+    resuming = (run_dir / "last.pt").is_file() and not run.restart
     same_run = {"ignore": ("epochs",), "defaults": {**SCHEDULE_DEFAULTS, **_MODEL_DEFAULTS}}
     saved: dict[str, Any] = {}
     if resuming:
@@ -410,13 +413,13 @@ def _train(args: argparse.Namespace, dist) -> int:
     splits = _load_splits(
         dist,
         data_dir,
-        config,
-        ("train", "val", "test") if args.no_legacy else ("train", "val", "test", "legacy"),
-        source=_mirror(args.source, "poj104", poj104.ARCHIVE, " or a codexglue/ directory"),
-        legacy_source=None if args.no_legacy else _mirror(args.legacy_source, "legacy-ir", poj104.LEGACY_ARCHIVE),
-        build=not args.no_build,
-        verify=not args.no_verify,
-        jobs=args.jobs or None,
+        options,
+        ("train", "val", "test") if run.no_legacy else ("train", "val", "test", "legacy"),
+        source=_mirror(run.source, "poj104", poj104.ARCHIVE, " or a codexglue/ directory"),
+        legacy_source=None if run.no_legacy else _mirror(run.legacy_source, "legacy-ir", poj104.LEGACY_ARCHIVE),
+        build=not run.no_build,
+        verify=not run.no_verify,
+        jobs=run.jobs or None,
         show=show,
     )
     if not len(splits["train"]) or not len(splits["val"]):
@@ -433,9 +436,9 @@ def _train(args: argparse.Namespace, dist) -> int:
             run_dir.mkdir(parents=True, exist_ok=True)
             vocabulary.save(run_dir / "vocab.csv")
     _encode(splits, vocabulary)
-    task = _ClassifyappTask(config, len(vocabulary), splits["train"], splits["val"])
-    budget = Budget(epochs=args.epochs, time_limit=args.time_limit, time_rule="before")
-    trainer = start_trainer(task, run_dir, budget, args, options, dist=dist, show=show, vocabulary=vocabulary)
+    task = _ClassifyappTask(options, len(vocabulary), splits["train"], splits["val"])
+    budget = Budget(epochs=run.epochs, time_limit=run.time_limit, time_rule="before")
+    trainer = start_trainer(task, run_dir, budget, opts, dist=dist, show=show, vocabulary=vocabulary)
     if dist.is_main:  # once the run is known to resume (or start) well
         write_json(
             run_dir / "config.json",
@@ -453,12 +456,12 @@ def _train(args: argparse.Namespace, dist) -> int:
         run_dir,
         "best",
         splits,
-        config,
+        options,
         len(vocabulary),
         dist,
         show,
         ("test", "legacy") if "legacy" in splits else ("test",),
-        args.workers,
+        run.workers,
     )
     if dist.is_main:
         result.update(
@@ -479,7 +482,7 @@ def _evaluate(
     run_dir: Path,
     which: str,
     splits: Splits,
-    config,
+    options: ClassifyappOptions,
     vocabulary_size: int,
     dist,
     show: bool,
@@ -489,15 +492,15 @@ def _evaluate(
 ) -> dict[str, Any]:
     """Top-1 error of ``<which>.pt`` on the named splits; the test confusion matrix as a PNG in ``out_dir`` (default:
     ``run_dir``; rank 0)."""
-    task = _ClassifyappTask(config, vocabulary_size)
-    model = _make_model(config, vocabulary_size).to(dist.device)
+    task = _ClassifyappTask(options, vocabulary_size)
+    model = _make_model(options.config(), vocabulary_size).to(dist.device)
     state = load_checkpoint(run_dir / f"{which}.pt", model=model, map_location=dist.device, restore_rng=False)
     out: dict[str, Any] = {"checkpoint": which, "checkpoint_epoch": state["epoch"]}
     for name in names:
         split = splits.get(name)
         if split is None or not len(split):
             continue
-        loader = make_loader(split, _sampler(split.sizes, config, shuffle=False).plan(), workers, dist.device)
+        loader = make_loader(split, _sampler(split.sizes, options, shuffle=False).plan(), workers, dist.device)
         # every process evaluates everything: confusion matrices need all predictions in one place
         scored = evaluate(task, model, loader, device=dist.device, metrics=_Collecting(), description=name, show=show)
         result = scored.compute()
@@ -552,45 +555,49 @@ def _result_line(result: dict[str, Any]) -> str:
 
 def evaluate_main(args: argparse.Namespace) -> int:
     """``programl evaluate classifyapp``: top-1 error of a checkpoint on the test / validation / legacy graphs."""
-
-    check_options(args)
-    configure_threads(args.threads)
-    dist = init_distributed(args.device)
-    configure_logging(args.quiet, dist.is_main)
+    run = ClassifyappEvaluateOptions.from_args(args)
+    configure_threads(run.threads)
+    dist = init_distributed(run.device)
+    configure_logging(run.quiet, dist.is_main)
     try:
-        show = dist.is_main and not args.quiet
-        run_dir = Path(args.run_dir)
+        run_dir = Path(run.run_dir)
         saved = read_run_config(run_dir, "classifyapp", required=_CONFIG_KEYS)
-        config = saved["model"]
-        if not (args.data_dir or saved.get("data_dir")):
+        opts = TaskRun(ClassifyappOptions.from_config(saved["model"], run_dir / "config.json"), run)
+        if not (run.data_dir or saved.get("data_dir")):
             raise UsageError(f"{run_dir / 'config.json'} names no data directory: give --data-dir DIR")
-        data_dir = Path(os.path.expanduser(args.data_dir or saved["data_dir"]))
-        names = ("test", "val", "legacy") if args.split == "all" else (args.split,)
-        vocabulary = _load_vocabulary(run_dir / "vocab.csv")
-        splits = _load_splits(
-            dist,
-            data_dir,
-            config,
-            names,
-            source=_mirror(args.source, "poj104", poj104.ARCHIVE, " or a codexglue/ directory"),
-            legacy_source=None,
-            build=False,
-            verify=not args.no_verify,
-            jobs=None,
-            show=show,
-        )
-        _encode(splits, vocabulary)
-        out_dir = Path(args.out) if args.out else run_dir
-        with RunLock(out_dir, enabled=dist.is_main):
-            result = _evaluate(
-                run_dir, args.checkpoint, splits, config, len(vocabulary), dist, show, names, args.workers, out_dir
-            )
-            if dist.is_main:
-                write_json(out_dir / f"evaluation_{args.checkpoint}.json", result)
-                print(_result_line(result))
-        return 0
+        return _evaluate_run(opts, dist, run_dir, Path(os.path.expanduser(run.data_dir or saved["data_dir"])))
     finally:
         dist.shutdown()
+
+
+def _evaluate_run(opts: TaskRun[ClassifyappOptions, ClassifyappEvaluateOptions], dist, run_dir: Path, data_dir: Path):
+    """The evaluation of :func:`evaluate_main` (``data_dir``: the run's, unless given)."""
+    run = opts.run
+    show = dist.is_main and not run.quiet
+    names = ("test", "val", "legacy") if run.split == "all" else (run.split,)
+    vocabulary = _load_vocabulary(run_dir / "vocab.csv")
+    splits = _load_splits(
+        dist,
+        data_dir,
+        opts.model,
+        names,
+        source=_mirror(run.source, "poj104", poj104.ARCHIVE, " or a codexglue/ directory"),
+        legacy_source=None,
+        build=False,
+        verify=not run.no_verify,
+        jobs=None,
+        show=show,
+    )
+    _encode(splits, vocabulary)
+    out_dir = Path(run.out) if run.out else run_dir
+    with RunLock(out_dir, enabled=dist.is_main):
+        result = _evaluate(
+            run_dir, run.checkpoint, splits, opts.model, len(vocabulary), dist, show, names, run.workers, out_dir
+        )
+        if dist.is_main:
+            write_json(out_dir / f"evaluation_{run.checkpoint}.json", result)
+            print(_result_line(result))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -79,7 +79,7 @@ from programl.tasks.dataflow.spec import (
     add_train_arguments,
 )
 from programl.tasks.entry import run_task_module, start_trainer
-from programl.tasks.options import SCHEDULE_DEFAULTS
+from programl.tasks.options import SCHEDULE_DEFAULTS, TaskRun
 from programl.tasks.run_options import check_options
 from programl.training import (
     Budget,
@@ -433,7 +433,7 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
         )
     task = _DataflowTask(config, len(vocabulary), train, val, schedule)
     budget = Budget(examples=schedule, total_examples=config["train_examples"][-1], time_limit=args.time_limit)
-    trainer = start_trainer(task, run_dir, budget, args, options, dist=dist, show=show, vocabulary=vocabulary)
+    trainer = start_trainer(task, run_dir, budget, TaskRun(options, args), dist=dist, show=show, vocabulary=vocabulary)
     if dist.is_main:
         vocabulary.save(run_dir / "vocab.csv")
         scope = {
