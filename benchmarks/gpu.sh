@@ -32,7 +32,7 @@
 # Outputs under $OUT (default out/gpu): summary.tar.gz (environment, test and benchmark logs and JSON, the run's
 # small files), best.pt, and last.pt in parts of 15 MB (last.pt.part-aa ...), to resume the run elsewhere; with
 # POJ_CYCLES, the last exported model instead (classifyapp/: weights.pt, vocab.csv, model.json, MODEL_CARD.md, what
-# programl/models/weights/classifyapp holds) and each cycle's small files in the summary (cycle1-log.jsonl ...).
+# programl/pretrained/weights/classifyapp holds) and each cycle's small files in the summary (cycle1-log.jsonl ...).
 set -u
 OUT=${OUT:-out/gpu}
 mkdir -p "$OUT/summary"
@@ -73,7 +73,7 @@ fi
 
 # A chain of fine-tuning cycles (POJ_CYCLES; the header says what it does) on the data set root $1.
 run_cycles() {
-    local from=${POJ_INIT:-programl/models/weights/classifyapp} beat=${POJ_BEAT:?POJ_BEAT: the validation error (%) to beat}
+    local from=${POJ_INIT:-programl/pretrained/weights/classifyapp} beat=${POJ_BEAT:?POJ_BEAT: the validation error (%) to beat}
     local end took=0 k run val start
     end=$(awk "BEGIN { print int($(date +%s) + 60 * ${POJ_MINUTES:-6}) }")
     for k in $(seq 1 "$POJ_CYCLES"); do

@@ -20,7 +20,7 @@
 #
 # Settings by environment: PROGRAML (.venv/bin/programl), PYTHON (.venv/bin/python), SHARED (../shared/data),
 # SIZE, LR, WARMUP, CLIP, LR_DECAY (off), BATCH_NODES, SCHEDULE, TIME_LIMIT, JOBS (2), EXPORT_DIR (default: the
-# package's programl/models/weights), DDP=1 (train as JOBS torchrun processes of one thread each instead of one
+# package's programl/pretrained/weights), DDP=1 (train as JOBS torchrun processes of one thread each instead of one
 # process).
 set -euo pipefail
 

@@ -30,7 +30,7 @@ from programl.tasks.dataflow.spec import PAPER_TABLE_HEADING, paper_table_lines 
 from programl.tasks.dataflow.train import PAPER_TABLE  # noqa: E402
 from programl.util.fs import atomic_write_text  # noqa: E402
 
-WEIGHTS = REPO / "programl" / "models" / "weights"
+WEIGHTS = REPO / "programl" / "pretrained" / "weights"
 #: The keys of a results.json cell a card shows.
 CELL_KEYS = ("precision", "recall", "f1", "pooled_f1", "examples", "steps", "patience", "latch", "source")
 

@@ -2,8 +2,8 @@
 A pretrained model's predictions
 ================================
 
-The package ships trained models (``programl/models/weights``). :func:`programl.pretrained.pretrained` loads one (its
-files checked against their sha256, its weights read as tensors only); ``predict`` runs it on a graph, and
+The package ships trained models (``programl/pretrained/weights``). :func:`programl.pretrained.pretrained` loads one
+(its files checked against their sha256, its weights read as tensors only); ``predict`` runs it on a graph, and
 ``compare=True`` adds the exact labels of the analysis beside its predictions.
 """
 

@@ -2,7 +2,7 @@
 (:mod:`programl.pretrained.export`).
 
 Writes ``NAME/`` (``weights.pt``, ``vocab.csv``, ``model.json``, ``MODEL_CARD.md``) into the package's
-``programl/models/weights`` (or ``-o DIR``), where ``programl predict`` and ``programl.pretrained.pretrained(NAME)``
+``programl/pretrained/weights`` (or ``-o DIR``), where ``programl predict`` and ``programl.pretrained.pretrained(NAME)``
 find it. The network is rebuilt from the run's ``config.json`` and loaded from ``best.pt``; the card's scores come
 from ``result.json`` (or ``--card-from``; where that file holds scores only, the training time, device and threads
 come from the run's ``log.jsonl`` and the best epoch from the checkpoint). NAME defaults to the analysis
@@ -45,7 +45,7 @@ def add_parser(subparsers) -> None:
         help="the model's name (default: the analysis, devmap-<platform> or classifyapp)",
     )
     parser.add_argument(
-        "-o", "--output-dir", metavar="DIR", help="write DIR/NAME (default: the package's programl/models/weights)"
+        "-o", "--output-dir", metavar="DIR", help="write DIR/NAME (default: the package's programl/pretrained/weights)"
     )
     parser.add_argument("--platform", choices=("amd", "nvidia"), help="devmap: the platform (default: the only one)")
     parser.add_argument(

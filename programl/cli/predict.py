@@ -98,7 +98,7 @@ def add_parser(subparsers) -> None:
             "--model-dir",
             type=_not_empty,
             metavar="DIR",
-            help="look models up in DIR instead of the package's (programl/models/weights)",
+            help="look models up in DIR instead of the package's (programl/pretrained/weights)",
         )
         sub.add_argument(
             "--typed-pointers",

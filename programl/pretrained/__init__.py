@@ -1,5 +1,5 @@
 """The model zoo (issue 11 item 6, issue 35 item 4): trained models as directories of ``weights.pt``, ``vocab.csv``,
-``model.json`` and ``MODEL_CARD.md``; the ones shipped live in ``programl/models/weights/``.
+``model.json`` and ``MODEL_CARD.md``; the ones shipped live in ``programl/pretrained/weights/``.
 
 * :mod:`~programl.pretrained.hub` - the on-disk format, listing and loading (:func:`pretrained`,
   :func:`pretrained_names`; weights read without running code, docs/security.md).

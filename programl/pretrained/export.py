@@ -261,7 +261,7 @@ def export_pretrained(
     Args:
         run_dir: The run directory.
         name: The model's name (default: :func:`default_name`).
-        output_dir: Where to write (default: the package's ``programl/models/weights``).
+        output_dir: Where to write (default: the package's ``programl/pretrained/weights``).
         platform, fold, card_from: See :func:`read_run`.
         command, commit: The command and commit that trained the run, when known (the run directory does not
             record them; without ``command`` an equivalent one made from ``config.json`` is written).

@@ -1,7 +1,7 @@
 """Pretrained models shipped inside the package: the on-disk format, listing and loading (issue 11 item 6; the
 models of SPEC §6.1, §6.5, §6.6).
 
-A pretrained model is a directory ``programl/models/weights/<name>/`` (or any directory of the same form) holding
+A pretrained model is a directory ``programl/pretrained/weights/<name>/`` (or any directory of the same form) holding
 
 * ``weights.pt`` - the model's ``state_dict`` only, read with ``torch.load(..., weights_only=True)`` (a file that
   holds anything else is refused, never unpickled);
@@ -49,6 +49,7 @@ from programl.pretrained.metadata import (
     vocabulary_sizes,
 )
 from programl.tasks.registry import TASKS as _REGISTRY
+from programl.tasks.registry import get_task
 from programl.util.safe_torch import load_tensors, read_regular_file
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "ModelInfo",
     "PretrainedModel",
     "build_model",
+    "default_pretrained",
     "find_model",
     "find_pretrained",
     "find_pretrained_metadata",
@@ -70,9 +72,10 @@ __all__ = [
 #: Version of the ``model.json`` layout this module reads and writes.
 FORMAT = 1
 #: Where the shipped models live (one subdirectory per model).
-PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "models" / "weights"
-#: The tasks a pretrained model can be for (:data:`programl.tasks.registry.TASKS`).
-TASKS = tuple(_REGISTRY)
+PRETRAINED_DIR = Path(__file__).resolve().parent / "weights"
+#: The tasks a pretrained model can be for: :data:`programl.tasks.registry.TASKS` itself (a task registered later
+#: is one too).
+TASKS = _REGISTRY
 METADATA_FILE = "model.json"
 CARD_FILE = "MODEL_CARD.md"
 #: The largest file of each entry of ``model.json`` when it records no size, and what the file is called in errors.
@@ -242,10 +245,11 @@ class PretrainedModel(ModelInfo):
     device: Any = field(default="cpu")
 
     def predict(self, graph, **options):
-        """Predict on a ``ProgramGraph``: the task's :meth:`~programl.tasks.base.TaskSpec.predict` (e.g.
-        :func:`~programl.pretrained.inference.predict_dataflow`, :func:`~programl.pretrained.inference.predict_devmap`
-        or :func:`~programl.pretrained.inference.predict_classifyapp`; ``options`` go to that function)."""
-        return _REGISTRY[self.task].predict(self, graph, **options)
+        """Predict on a ``ProgramGraph``: the task's :meth:`~programl.tasks.base.TaskSpec.predict`, which runs its
+        :class:`~programl.tasks.predict.Predictor` with this model (e.g.
+        :class:`~programl.tasks.dataflow.predict.DataflowPredictor`; ``options`` are its ``preprocess``'s keyword
+        arguments)."""
+        return get_task(self.task, str(self.directory / METADATA_FILE)).predict(self, graph, **options)
 
 
 def find_model(name: str | os.PathLike, *, directory: str | os.PathLike | None = None) -> ModelInfo:
@@ -364,6 +368,22 @@ def find_pretrained(
     """Names of the models in ``directory`` (default: the package's) for ``task`` (and ``analysis`` / ``platform``
     when given), sorted."""
     return list(find_pretrained_metadata(task, analysis=analysis, platform=platform, directory=directory))
+
+
+def default_pretrained(
+    task: str, *, directory: str | os.PathLike | None = None, args: Any = None, **filters: str
+) -> str | None:
+    """The model ``programl predict <task>`` runs when given no ``--model``, among those of ``task`` in
+    ``directory`` (default: the package's) that match ``filters`` (e.g. ``analysis="reachability"``): the task's
+    :meth:`~programl.tasks.base.TaskSpec.predict_default` (``args``: the command line; None: no option given), or
+    None when none is installed.
+
+    Raises:
+        ProgramlError: An unknown task, or an installed ``model.json`` that :func:`read_metadata` refuses.
+    """
+    spec = get_task(task)
+    found = find_pretrained_metadata(task, directory=directory, **filters)
+    return spec.predict_default(list(found), found, args) if found else None
 
 
 def find_pretrained_metadata(

@@ -171,7 +171,7 @@ def load_initial_weights(
 
     ``path`` is a checkpoint of a run (``best.pt``, ``last.pt``: :func:`save_checkpoint`), an exported model's
     ``weights.pt`` (a bare ``state_dict``: :mod:`programl.pretrained.export`), or a directory holding either
-    (``weights.pt`` first, e.g. ``programl/models/weights/classifyapp``; else ``best.pt``). When ``vocabulary`` (the
+    (``weights.pt`` first, e.g. ``programl/pretrained/weights/classifyapp``; else ``best.pt``). When ``vocabulary`` (the
     new run's :class:`~programl.data.vocabulary.Vocabulary`) is given and a ``vocab.csv`` lies beside the weights,
     both must list the same texts in the same order: row ``i`` of the embedding means the text of id ``i``, so
     weights read with another vocabulary would see other texts than they learned, with no error of shape.

@@ -22,12 +22,12 @@ def script():
 def test_the_shipped_cards_carry_the_published_table(script, capsys) -> None:
     assert script["main"](["--check"]) == 0, capsys.readouterr().out
     results = json.loads((REPO / "docs" / "results.json").read_text())["dataflow"]
-    card = (REPO / "programl" / "models" / "weights" / "reachability-step-free" / "MODEL_CARD.md").read_text()
+    card = (REPO / "programl" / "pretrained" / "weights" / "reachability-step-free" / "MODEL_CARD.md").read_text()
     ddf = results["reachability"]["step_free_table"]["DDF"]
     latched = ", latched" if ddf.get("latch") else ""
     row = f"| DDF | until stable (patience {ddf['patience']}{latched}) | {ddf['examples']:,} |"
     assert row in card and "### The paper's table (SPEC §7.1)" in card
-    faithful = json.loads((REPO / "programl" / "models" / "weights" / "dominance" / "model.json").read_text())
+    faithful = json.loads((REPO / "programl" / "pretrained" / "weights" / "dominance" / "model.json").read_text())
     cell = faithful["scores"]["paper_table"]["DDF"]
     assert cell["f1"] == results["dominance"]["table"]["DDF"]["f1"] and cell["paper"]["f1"] == 0.123
 
@@ -35,7 +35,7 @@ def test_the_shipped_cards_carry_the_published_table(script, capsys) -> None:
 def test_a_changed_result_leaves_the_card_behind_until_written(script, tmp_path: Path, capsys) -> None:
     weights = tmp_path / "weights"
     for name in ("dominance", "dominance-step-free", "reachability", "reachability-step-free"):
-        shutil.copytree(REPO / "programl" / "models" / "weights" / name, weights / name)
+        shutil.copytree(REPO / "programl" / "pretrained" / "weights" / name, weights / name)
     results = json.loads((REPO / "docs" / "results.json").read_text())
     results["dataflow"] = {k: results["dataflow"][k] for k in ("dominance", "reachability")}
     results["dataflow"]["reachability"]["step_free_table"]["DDF"].update(f1=0.993219, patience=20, latch=False)

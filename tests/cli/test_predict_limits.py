@@ -2,7 +2,7 @@
 under ``--timeout`` and ``--max-memory`` like ``build``'s per-file work, an "out of memory" names the limit actually
 in force (a lower ``ulimit -v`` included), and pretrained models are loaded only when their files are checked.
 
-The shipped reachability model (programl/models/weights) is used: no training run is needed here.
+The shipped reachability model (programl/pretrained/weights) is used: no training run is needed here.
 """
 
 from __future__ import annotations

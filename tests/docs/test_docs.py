@@ -110,5 +110,5 @@ def test_embedded_view_page(site: Path) -> None:
 
 def test_model_cards(site: Path) -> None:
     text = _text(site / "pretrained.html")
-    for card in sorted((REPO_ROOT / "programl" / "models" / "weights").glob("*/MODEL_CARD.md")):
+    for card in sorted((REPO_ROOT / "programl" / "pretrained" / "weights").glob("*/MODEL_CARD.md")):
         assert card.parent.name in text, card

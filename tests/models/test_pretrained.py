@@ -550,10 +550,10 @@ def test_devmap_defaults_are_the_medians_of_the_data(shared_data) -> None:
 def test_package_data_ships_every_file_of_a_model() -> None:
     tomllib = pytest.importorskip("tomllib")
     pyproject = tomllib.loads((runs.REPO / "pyproject.toml").read_text())
-    patterns = pyproject["tool"]["setuptools"]["package-data"]["programl.models"]
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["programl.pretrained"]
     for name in FILES:
         assert any(fnmatch.fnmatch(f"weights/some-model/{name}", p) for p in patterns), name
-    assert "programl.models.weights*" in pyproject["tool"]["setuptools"]["packages"]["find"]["exclude"]
+    assert "programl.pretrained.weights*" in pyproject["tool"]["setuptools"]["packages"]["find"]["exclude"]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ when it is a regular file of the size ``model.json`` records (a symlink to ``/de
 refused, never read), ``predict`` reads the weights and builds the network in its limited worker, and ``--model ''``
 is a usage error. Each refusal is one line naming the file (and the field).
 
-The shipped reachability model (programl/models/weights) is copied and damaged: no training run is needed.
+The shipped reachability model (programl/pretrained/weights) is copied and damaged: no training run is needed.
 """
 
 from __future__ import annotations

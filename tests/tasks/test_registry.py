@@ -91,7 +91,7 @@ def test_every_shipped_card_is_written_from_its_model_json_by_the_registry() -> 
 
     from programl.pretrained.card import model_card
 
-    weights = REPO / "programl" / "models" / "weights"
+    weights = REPO / "programl" / "pretrained" / "weights"
     for directory in sorted(p for p in weights.iterdir() if p.is_dir()):
         metadata = json.loads((directory / "model.json").read_text())
         card = model_card(metadata)
