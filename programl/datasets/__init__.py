@@ -19,30 +19,48 @@ built); each processed file set ends with a small JSON file written atomically a
 ``process()`` is redone on the next use, and a damaged file is one :class:`~programl.exceptions.ProgramlError` line
 (:mod:`programl.datasets.processed`). Options that change the processed data change ``processed_file_names``.
 
-Needs the ``ml`` extra: without torch or torch-geometric, importing this package raises a ``ModuleNotFoundError``
-whose one line says ``pip install 'programl[ml]'``.
+Each data set knows its own facts: constants, folds and checks of its raw files are attributes and methods of its
+class (``DevMap.PLATFORM_NAMES``, ``DevMap.cross_validation_splits(...)``, ``POJ104.NUM_CLASSES``,
+``POJ104.compile_program(...)``). Those that need no torch are also in :mod:`programl.datasets.devmap_info` and
+:mod:`programl.datasets.poj104_info`, where a task's spec (its options, ``--help``, its model cards) reads them.
+:class:`Vocabulary` is the data sets' vocabulary (count-ordered node texts; ``vocabulary()`` of a split).
+
+The data set classes need the ``ml`` extra and are imported on first use: without torch or torch-geometric,
+``from programl.datasets import DevMap`` (or ``import programl.datasets.devmap``) raises a ``ModuleNotFoundError``
+whose one line says ``pip install 'programl[ml]'``; the torch-free modules import without it.
 """
 
+from __future__ import annotations
+
 import programl
+from programl.util.lazy import lazy_getattr
 
-try:
-    from programl.datasets.deepdataflow import DEEPDATAFLOW22, DeepDataFlow
-    from programl.datasets.devmap import DevMap
-    from programl.datasets.directory import DeepDataFlowDataset
-    from programl.datasets.poj104 import POJ104
-    from programl.datasets.transforms import AddDeadBranches, EncodeVocabulary
-except ModuleNotFoundError as _error:  # installed without the ml extra: one line that says which extra to install
-    _replacement = programl._ml_import_error("programl.datasets", _error)
-    if _replacement is None:
-        raise
-    raise _replacement from None
+# public name -> module that defines it
+_EXPORTS = {
+    "DEEPDATAFLOW22": "programl.datasets.deepdataflow",
+    "DeepDataFlow": "programl.datasets.deepdataflow",
+    "DeepDataFlowDataset": "programl.datasets.directory",
+    "DevMap": "programl.datasets.devmap",
+    "POJ104": "programl.datasets.poj104",
+    "AddDeadBranches": "programl.datasets.transforms",
+    "EncodeVocabulary": "programl.datasets.transforms",
+    "Vocabulary": "programl.data.vocabulary",
+}
 
-__all__ = [
-    "DEEPDATAFLOW22",
-    "POJ104",
-    "AddDeadBranches",
-    "DeepDataFlow",
-    "DeepDataFlowDataset",
-    "DevMap",
-    "EncodeVocabulary",
-]
+__all__ = sorted(_EXPORTS)
+
+_lazy_getattr = lazy_getattr(globals(), _EXPORTS)
+
+
+def __getattr__(name: str):
+    try:
+        return _lazy_getattr(name)
+    except ModuleNotFoundError as error:  # installed without the ml extra: one line that says which extra to install
+        replacement = programl._ml_import_error("programl.datasets", error)
+        if replacement is None:
+            raise
+        raise replacement from None
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -32,7 +32,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from torch_geometric.data import Data, Dataset
+
+import programl
+
+try:
+    from torch_geometric.data import Data, Dataset
+except ModuleNotFoundError as _error:  # installed without the ml extra: one line that says which extra to install
+    raise programl._ml_import_error("programl.datasets", _error) or _error from None
 
 from programl.data.deepdataflow.layout import SPLITS
 from programl.data.download import shared_data

@@ -33,12 +33,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-import torch
-from torch_geometric.data import Data, InMemoryDataset
+
+import programl
+
+try:
+    import torch
+    from torch_geometric.data import Data, InMemoryDataset
+except ModuleNotFoundError as _error:  # installed without the ml extra: one line that says which extra to install
+    raise programl._ml_import_error("programl.datasets", _error) or _error from None
 
 from programl.data import devmap as _devmap
+from programl.data.devmap.build import _load_devmap
 from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
+from programl.datasets import devmap_info
 from programl.datasets.processed import SafeProcessing, load_processed
 from programl.datasets.transforms import TextTable, graph_example, split_sizes, split_vocabulary
 
@@ -65,6 +73,8 @@ class DevMap(SafeProcessing, InMemoryDataset):
             --subset``). The rows are chosen once the raw files are there; :attr:`rows` then holds them.
         mirrors: Directories to take the raw files from first (default: the shared research data, when found).
         jobs: Worker processes of the graph build (default: all CPUs).
+        build: Build the graphs that are missing (False: collate those already built under ``processed/build``, as
+            ``programl train devmap`` builds them; a graph never built is then an error, one line).
         numbers_and_types: Add ``x_num`` / ``x_type`` (not in ProGraML; off by default). The built graphs are
             annotated as they are loaded (:func:`~programl.graph_builder.numbers_types.annotate` without the
             module's struct definitions: a named struct is known as a struct of unknown shape).
@@ -75,6 +85,18 @@ class DevMap(SafeProcessing, InMemoryDataset):
         >>> train = DevMap("data/devmap", "amd", "ncc", split="train", fold=0)        # doctest: +SKIP
         >>> batch = next(iter(DataLoader(train, batch_size=64, shuffle=True)))      # doctest: +SKIP
     """
+
+    #: The platforms: ``amd`` (AMD Tahiti 7970) and ``nvidia`` (NVIDIA GTX 970), each with an Intel i7-3820 CPU.
+    PLATFORMS: tuple[str, ...] = devmap_info.PLATFORMS
+    #: Each platform's GPU, by name.
+    PLATFORM_NAMES: dict[str, str] = devmap_info.PLATFORM_NAMES
+    #: The graph variants: ``clang22`` (the kernels compiled by clang-22) and ``ncc`` (NCC's released IR).
+    VARIANTS: tuple[str, ...] = _devmap.VARIANTS
+    #: clang-22 flags of every kernel besides the OpenCL ones and ``-I`` of its directory.
+    CLANG22_BASE_FLAGS: tuple[str, ...] = devmap_info.CLANG22_BASE_FLAGS
+    #: Per platform, the medians of the auxiliary inputs over its 680 rows (``transfer`` bytes, ``wgsize``): what a
+    #: model is given for a kernel whose inputs are unknown (``programl predict devmap``).
+    AUX_MEDIANS: dict[str, dict[str, int]] = devmap_info.AUX_MEDIANS
 
     def __init__(
         self,
@@ -90,6 +112,7 @@ class DevMap(SafeProcessing, InMemoryDataset):
         subset: int | None = None,
         mirrors: Sequence[str | os.PathLike] | None = None,
         jobs: int | None = None,
+        build: bool = True,
         numbers_and_types: bool = False,
         transform: Callable[[Data], Data] | None = None,
         pre_transform: Callable[[Data], Data] | None = None,
@@ -114,6 +137,7 @@ class DevMap(SafeProcessing, InMemoryDataset):
         self.subset = subset
         self.mirrors = list(mirrors) if mirrors is not None else [shared_data("devmap")]
         self.jobs = jobs
+        self.build = bool(build)
         self.numbers_and_types = bool(numbers_and_types)
         super().__init__(str(root), transform, pre_transform, pre_filter, log=log, force_reload=force_reload)
         meta = load_processed(
@@ -158,7 +182,7 @@ class DevMap(SafeProcessing, InMemoryDataset):
             self.rows = _devmap.stratified_rows([row.label for row in table], self.subset, self.seed)
 
     def process(self) -> None:
-        """Build the graphs (:func:`programl.data.devmap.build_devmap`) and collate them."""
+        """Build the graphs (:func:`programl.data.devmap.build_devmap`; not with ``build=False``) and collate them."""
         from programl.exceptions import ProgramlError
 
         raw = Path(self.raw_dir)
@@ -169,15 +193,15 @@ class DevMap(SafeProcessing, InMemoryDataset):
 
                 fetch(raw / _devmap.MANIFEST_FILE, _devmap.SOURCES[_devmap.MANIFEST_FILE].sha256, mirrors=[mirror])
         build = Path(self.processed_dir) / "build"
-        report = _devmap.build_devmap(
-            raw, build, (self.variant,), jobs=self.jobs, rows=self.rows, progress=_build_progress if self.log else None
-        )
-        if not report.ok:
-            name, error = report.failed[self.variant][0]
-            raise ProgramlError(
-                f"{build}: {len(report.failed[self.variant])} devmap rows failed to build ({name}: {error})"
-            )
-        data = _devmap.load_devmap(raw, build, self.platform, self.variant, rows=self.rows)
+        if self.build:
+            progress = _build_progress if self.log else None
+            report = _devmap.build_devmap(raw, build, [self.variant], jobs=self.jobs, rows=self.rows, progress=progress)
+            if not report.ok:
+                name, error = report.failed[self.variant][0]
+                raise ProgramlError(
+                    f"{build}: {len(report.failed[self.variant])} devmap rows failed to build ({name}: {error})"
+                )
+        data = _load_devmap(raw, build, self.platform, self.variant, rows=self.rows)
         table = TextTable()
         examples = []
         for row, graph in zip(data.rows, data.graphs):
@@ -205,6 +229,41 @@ class DevMap(SafeProcessing, InMemoryDataset):
     def vocabulary(self) -> Vocabulary:
         """The count-ordered vocabulary of this split's graphs (the fold's training vocabulary, SPEC §6.5)."""
         return split_vocabulary(self)
+
+    def load_graphs(self) -> _devmap.DevmapData:
+        """The built ``ProgramGraph`` of each example of this view, in order, with its row of the platform's CSV
+        (:class:`programl.data.devmap.DevmapData`: ``rows``, ``graphs``, ``labels``, ``runtimes``): for models that
+        read the graphs and the auxiliary inputs themselves (forests over graph features; the studies). Reads
+        ``raw/`` and ``processed/build/``.
+
+        Raises:
+            ProgramlError: A graph of ``processed/build/`` is missing or disagrees with the CSV.
+        """
+        rows = self._data.row.view(-1)[torch.as_tensor(list(self.indices()), dtype=torch.long)].tolist()
+        build = Path(self.processed_dir) / "build"
+        return _load_devmap(self.raw_dir, build, self.platform, self.variant, rows=rows)
+
+    # ------------------------------------------------------------------------------------------------- the data set
+    @staticmethod
+    def cross_validation_splits(labels: Sequence[int], folds: int = 10, seed: int = 204) -> list[_devmap.Split]:
+        """The paper's rotating train/validation/test splits of a seeded stratified ``folds``-fold partition of
+        ``labels`` (:func:`programl.data.devmap.cross_validation_splits`): ``split=`` and ``fold=`` select one of
+        them, and a model of one's own can use the same folds.
+
+        Raises:
+            ValueError: ``folds < 3``, or a class has fewer than ``folds`` examples.
+        """
+        return _devmap.cross_validation_splits(labels, folds, seed)
+
+    @staticmethod
+    def check_raw_files(directory: str | os.PathLike, verify: bool = True) -> dict[str, Path]:
+        """The paths of the data set's raw files in ``directory`` (``raw/``, or a mirror such as
+        ``../shared/data/devmap``), each checked against its published sha256 unless ``verify`` is False.
+
+        Raises:
+            ProgramlError: A file is missing or its checksum differs (one line naming it).
+        """
+        return _devmap.check_sources(directory, verify=verify)
 
     def __repr__(self) -> str:
         split = "all" if self.split is None else f"{self.split} of fold {self.fold}/{self.folds}"

@@ -49,8 +49,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
-from torch_geometric.data import Data, Dataset
+
+import programl
+
+try:
+    import torch
+    from torch_geometric.data import Data, Dataset
+except ModuleNotFoundError as _error:  # installed without the ml extra: one line that says which extra to install
+    raise programl._ml_import_error("programl.datasets", _error) or _error from None
 
 from programl.data.deepdataflow.layout import SPLITS, Layout
 from programl.data.deepdataflow.store import GRAPH_COLUMNS, memmap, prepare_split

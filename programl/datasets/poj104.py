@@ -51,12 +51,19 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
-import torch
-from torch_geometric.data import Data, InMemoryDataset
+
+import programl
+
+try:
+    import torch
+    from torch_geometric.data import Data, InMemoryDataset
+except ModuleNotFoundError as _error:  # installed without the ml extra: one line that says which extra to install
+    raise programl._ml_import_error("programl.datasets", _error) or _error from None
 
 from programl.data import poj104 as _poj104
 from programl.data.download import shared_data
 from programl.data.vocabulary import Vocabulary
+from programl.datasets import poj104_info
 from programl.datasets.processed import SafeProcessing, load_processed
 from programl.datasets.transforms import TextTable, graph_example, split_sizes, split_vocabulary
 from programl.util.progress import progress
@@ -125,6 +132,18 @@ class POJ104(SafeProcessing, InMemoryDataset):
         >>> batch.num_graphs, batch.y
         (4, tensor([0, 0, 0, 1]))
     """
+
+    #: The number of classes (the problems 1..104; an example's ``y`` is its class - 1).
+    NUM_CLASSES: int = poj104_info.NUM_CLASSES
+    #: The 8 optimisation settings (clang-22 flags) that ``settings=`` indexes: ``-O0``..``-O3``, each without and
+    #: with ``-ffast-math`` (index i of ProGraML's graph names ``<class>.<program>.<i>``).
+    OPT_SETTINGS: tuple[tuple[str, ...], ...] = poj104_info.OPT_SETTINGS
+    #: The compiler recipes (header, language standard), tried in order until one compiles a program.
+    RECIPES = poj104_info.RECIPES
+    #: The raw archive of the programs under ``raw/`` (or their directory, ``raw/codexglue``).
+    ARCHIVE: str = _poj104.ARCHIVE
+    #: The raw archive of the legacy IR files under ``raw/`` (``split="legacy"``).
+    LEGACY_ARCHIVE: str = _poj104.LEGACY_ARCHIVE
 
     def __init__(
         self,
@@ -231,6 +250,38 @@ class POJ104(SafeProcessing, InMemoryDataset):
         eval_settings = _poj104.distinct_eval_settings(settings, eval_settings)
         names = _file_names(split, size, classes, settings, seed, eval_settings, numbers_and_types, string_bytes)
         return all((Path(root) / "processed" / name).is_file() for name in names)
+
+    @classmethod
+    def has_raw_files(cls, root: str | os.PathLike, split: str = "train") -> bool:
+        """Whether ``root/raw`` holds the raw files of ``split`` (the archive or ``codexglue/`` of the programs; for
+        ``"legacy"`` the legacy archive), so that processing needs no mirror or download."""
+        raw = Path(root) / "raw"
+        names = (cls.LEGACY_ARCHIVE,) if split == _LEGACY else (cls.ARCHIVE, "codexglue")
+        return any((raw / name).exists() for name in names)
+
+    @classmethod
+    def has_legacy_graphs(cls, root: str | os.PathLike, build_dir: str | os.PathLike | None = None) -> bool:
+        """Whether the legacy IR graphs are built under ``root`` (in ``build_dir`` when given, as the argument of the
+        data set), so that ``split="legacy"`` with ``build=False`` can collate them."""
+        build = Path(build_dir) if build_dir is not None else Path(root) / "processed" / "build"
+        return bool(_poj104.legacy_examples(build))
+
+    @staticmethod
+    def compile_program(
+        text: str, setting: Sequence[str] = ("-O0",), timeout: float | None = 120
+    ) -> tuple[str, _poj104.Recipe]:
+        """Compile a program as the data set's graphs were (ProGraML's header, C++11, the first of :attr:`RECIPES`
+        that compiles it; :func:`programl.data.poj104.compile_program`); returns ``(IR, recipe)``.
+
+        Args:
+            text: The program (C or C++).
+            setting: Optimisation flags (one of :attr:`OPT_SETTINGS`).
+            timeout: Seconds per clang run.
+
+        Raises:
+            GraphCreationError: No recipe compiles the program (the error of the first recipe).
+        """
+        return poj104_info.compile_program(text, setting, timeout=timeout)
 
     @property
     def build_dir(self) -> Path:

@@ -104,7 +104,7 @@ def load_processed(
     path = data_path
     try:
         data, slices = _read_collated(data_path)
-        _check_slices(data, slices, required)
+        _check_slices(data, slices if slices is not None else _one_example(data), required)
         dataset.data, dataset.slices = data, slices
         path = meta_path
         meta = json.loads(Path(meta_path).read_text(encoding="utf-8"))
@@ -121,17 +121,28 @@ def load_processed(
         ) from None
 
 
-def _read_collated(path: str) -> tuple[Data, dict[str, torch.Tensor]]:
-    """PyG's ``(data.to_dict(), slices, Data)`` of ``path``, read with ``weights_only=True``."""
+def _read_collated(path: str) -> tuple[Data, dict[str, torch.Tensor] | None]:
+    """PyG's ``(data.to_dict(), slices, Data)`` of ``path``, read with ``weights_only=True`` (slices None: PyG saves
+    a data set of one example as that example)."""
     out = load_tensors(path, what="processed file")
     if not isinstance(out, tuple) or len(out) not in (2, 3):
         raise ValueError(f"holds a {type(out).__name__}, not PyG's (data, slices, Data)")
     if len(out) == 3 and out[2] is not Data:
         raise ValueError(f"holds examples of {getattr(out[2], '__name__', out[2])!r}, not Data")
     data, slices = out[0], out[1]
-    if not isinstance(data, dict) or not isinstance(slices, dict):
+    if not isinstance(data, dict) or not (slices is None or isinstance(slices, dict)):
         raise ValueError("its data and slices are not dictionaries")
     return Data.from_dict(data), slices
+
+
+def _one_example(data: Data) -> dict[str, torch.Tensor]:
+    """The slices of a data set whose one example is ``data`` (as PyG would cut it), to check it as any other."""
+    return {
+        key: torch.tensor([0, value.size(data.__cat_dim__(key, value)) if value.dim() else 1])
+        if isinstance(value, torch.Tensor)
+        else torch.tensor([0, 1])
+        for key, value in data.to_dict().items()
+    }
 
 
 def _check_slices(data: Data, slices: Mapping[str, Any], required: Sequence[str]) -> None:

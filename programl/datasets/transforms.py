@@ -25,9 +25,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
-import torch
-from torch_geometric.data import Data
-from torch_geometric.transforms import BaseTransform
+
+import programl
+
+try:
+    import torch
+    from torch_geometric.data import Data
+    from torch_geometric.transforms import BaseTransform
+except ModuleNotFoundError as _error:  # installed without the ml extra: one line that says which extra to install
+    raise programl._ml_import_error("programl.datasets", _error) or _error from None
 
 from programl.data.vocabulary import Vocabulary
 
@@ -110,16 +116,24 @@ def count_vocabulary(texts: Sequence[str], ids: Iterable[torch.Tensor]) -> Vocab
     return Vocabulary.from_counts({t: int(c) for t, c in zip(texts, counts[: len(texts)]) if c > 0})
 
 
+def _node_offsets(dataset) -> torch.Tensor:
+    """Where each example's nodes start in an ``InMemoryDataset``'s collated ``x``, and the end (PyG keeps no slices
+    for a data set of one example)."""
+    if dataset.slices is None:
+        return torch.tensor([0, dataset._data.x.size(0)])
+    return dataset.slices["x"]
+
+
 def split_sizes(dataset) -> np.ndarray:
     """Node count of every example an ``InMemoryDataset`` view selects (in its order), for node-budget batching."""
-    counts = np.diff(dataset.slices["x"].numpy())
+    counts = np.diff(_node_offsets(dataset).numpy())
     return counts[np.asarray(dataset.indices(), dtype=np.int64)]
 
 
 def split_vocabulary(dataset) -> Vocabulary:
     """:func:`count_vocabulary` of the examples an ``InMemoryDataset`` view selects (its ``indices()``), read from
     the stored ids (before any transform)."""
-    x, ptr = dataset._data.x, dataset.slices["x"]
+    x, ptr = dataset._data.x, _node_offsets(dataset)
     return count_vocabulary(dataset.texts, (x[int(ptr[i]) : int(ptr[i + 1])] for i in dataset.indices()))
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from programl.data import devmap
+from programl.data.devmap.build import _load_devmap
 from programl.exceptions import ProgramlError
 from programl.proto import ProgramGraph
 
@@ -93,7 +94,7 @@ def test_build_writes_labelled_graphs_for_both_variants(source, built) -> None:
         manifest = [json.loads(line) for line in (data_dir / variant / "manifest.jsonl").read_text().splitlines()]
         assert [e["row"] for e in manifest] == ROWS and {e["status"] for e in manifest} == {"ok"}
         for platform in devmap.PLATFORMS:
-            data = devmap.load_devmap(source, data_dir, platform, variant, rows=ROWS)
+            data = _load_devmap(source, data_dir, platform, variant, rows=ROWS)
             assert len(data) == len(ROWS) and [r.row for r in data.rows] == ROWS
             for row, graph in zip(data.rows, data.graphs):
                 expected = tables[platform][row.row]
@@ -108,7 +109,7 @@ def test_build_writes_labelled_graphs_for_both_variants(source, built) -> None:
                 assert len(graph.node) > 10 and graph.node[0].text == "[external]"
             assert np.array_equal(data.labels, [tables[platform][i].label for i in ROWS])
             assert data.runtimes.shape == (len(ROWS), 2)
-    clang = devmap.load_devmap(source, data_dir, "amd", "clang22", rows=[0]).graphs[0]
+    clang = _load_devmap(source, data_dir, "amd", "clang22", rows=[0]).graphs[0]
     functions = {f.name for f in clang.function}
     assert {"binomial_options", "__clang_ocl_kern_imp_binomial_options"} <= functions
     assert clang.module[0].name == "amd-app-sdk-3.0-BinomialOption-binomial_options.cl"
@@ -141,12 +142,12 @@ def test_failures_are_recorded_and_do_not_stop_the_batch(source, tmp_path, clang
     entries = [json.loads(line) for line in (tmp_path / "out" / "clang22" / "manifest.jsonl").read_text().splitlines()]
     assert [(e["row"], e["status"]) for e in entries] == [(0, "ok"), (44, "failed")]
     with pytest.raises(ProgramlError, match="missing; build"):
-        devmap.load_devmap(tmp_path, tmp_path / "out", "amd", "clang22", rows=[44])
+        _load_devmap(tmp_path, tmp_path / "out", "amd", "clang22", rows=[44])
 
 
 def test_unknown_platform_and_variant(source, tmp_path) -> None:
     with pytest.raises(ProgramlError, match="platform"):
-        devmap.load_devmap(source, tmp_path, "intel")
+        _load_devmap(source, tmp_path, "intel")
     with pytest.raises(ProgramlError, match="variant"):
         devmap.build_devmap(source, tmp_path, variants=["gcc"])
 

@@ -50,7 +50,7 @@ public names are re-exported here.
 
 from __future__ import annotations
 
-from programl.data.devmap.build import VARIANTS, BuildReport, DevmapData, build_devmap, devmap_features, load_devmap
+from programl.data.devmap.build import VARIANTS, BuildReport, DevmapData, build_devmap, devmap_features
 from programl.data.devmap.download import (
     MANIFEST_FILE,
     SOURCES,
@@ -97,7 +97,6 @@ __all__ = [
     "extract_sources",
     "fetch_file",
     "fetch_sources",
-    "load_devmap",
     "opencl_source",
     "read_manifest",
     "read_platform_csv",

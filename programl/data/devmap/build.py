@@ -30,7 +30,7 @@ from programl.exceptions import ProgramlError
 from programl.proto import ProgramGraph
 from programl.util.fs import atomic_write_bytes, atomic_write_text
 
-__all__ = ["VARIANTS", "BuildReport", "DevmapData", "build_devmap", "devmap_features", "load_devmap"]
+__all__ = ["VARIANTS", "BuildReport", "DevmapData", "build_devmap", "devmap_features"]
 
 VARIANTS = ("clang22", "ncc")
 
@@ -250,7 +250,7 @@ class DevmapData:
     """The rows and graphs of one platform and variant, in CSV row order.
 
     Attributes:
-        platform, variant: As given to :func:`load_devmap`.
+        platform, variant: The platform's and the variant's.
         rows: One :class:`DevmapRow` per kernel-with-input.
         graphs: The labelled ``ProgramGraph`` of each row (graph features of docs/spec/graph.md#functions-and-modules).
     """
@@ -278,14 +278,15 @@ class DevmapData:
         )
 
 
-def load_devmap(
+def _load_devmap(
     source_dir: str | os.PathLike,
     data_dir: str | os.PathLike,
     platform: str,
     variant: str = "clang22",
     rows: Sequence[int] | None = None,
 ) -> DevmapData:
-    """Load the built graphs of one platform and variant (build them first with :func:`build_devmap`).
+    """Load the built graphs of one platform and variant (build them first with :func:`build_devmap`): what
+    :class:`programl.datasets.DevMap` reads (its ``load_graphs()`` gives them to a user).
 
     Args:
         source_dir: Directory with ``cgo17-<platform>.csv`` (labels, auxiliary inputs and runtimes).
