@@ -1,7 +1,7 @@
 """Devmap above the anchors (issue 40, item 3): a nested cross-validation of cheap heuristics on the devmap folds.
 
 The outer protocol is ``programl train devmap``'s: the seeded stratified 10-fold partition
-(:func:`programl.data.devmap.cross_validation_splits`, fold seed 204); outer split ``k`` tests once on fold ``k``
+(:meth:`programl.datasets.DevMap.cross_validation_splits`, fold seed 204); outer split ``k`` tests once on fold ``k``
 and trains on the other folds (``--train-on train+val``, the default: the 9 folds that are not the test fold, as
 a plain 10-fold cross-validation; ``--train-on train``: only the split's 8 training folds, as the GGNN and
 ``studies/devmap_peers.py``). Every choice is made **inside** the outer training rows: a stratified
@@ -47,7 +47,8 @@ Usage::
     python studies/devmap_above.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap
     python studies/devmap_above.py --seeds 0 --rows 0 1 2 ... --no-ir2vec     # a quick check; not a result
 
-The graphs must have been built (``programl train devmap`` builds them, or ``programl.data.devmap.build_devmap``);
+The graphs must have been built (``programl train devmap`` builds them under its ``--data-dir``, the root of the
+``programl.datasets.DevMap`` data set this study reads; ``--source-dir`` is the mirror of its raw files);
 IR2Vec embeddings are cached as ``studies/devmap_peers.py`` caches them.
 """
 
@@ -70,7 +71,7 @@ sys.path.insert(0, str(HERE))
 from devmap_numbers_types import numbers_types_features, paired_difference  # noqa: E402
 from heuristics import features  # noqa: E402
 
-from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap  # noqa: E402
+from programl.datasets import DevMap  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.graph_builder.numbers_types import annotate  # noqa: E402
 from programl.tasks.devmap.train import devmap_metrics  # noqa: E402
@@ -260,7 +261,7 @@ def outer_splits(labels: np.ndarray, folds: int, fold_seeds, train_on: str) -> l
 
             out += [(fold_seed, k, train, test) for k, (train, test) in enumerate(perfograph_splits(labels))]
             continue
-        for split in cross_validation_splits(labels, folds, fold_seed):
+        for split in DevMap.cross_validation_splits(labels, folds, fold_seed):
             train = np.sort(np.concatenate([split.train, split.val])) if train_on == "train+val" else split.train
             out.append((fold_seed, split.fold, train, split.test))
     return out
@@ -363,7 +364,7 @@ def print_table(summary: dict[str, dict], fixed: str | None = None) -> None:
     rows = []
     for name in names:
         cells = []
-        for platform in PLATFORMS:
+        for platform in DevMap.PLATFORMS:
             e = summary[platform][name]
             lo, hi = min(e["accuracy_by_seed"]), max(e["accuracy_by_seed"])
             best = f"best {100 * e['perfograph_best']:.1f}; mean " if "perfograph_best" in e else ""
@@ -375,7 +376,7 @@ def print_table(summary: dict[str, dict], fixed: str | None = None) -> None:
         rows.append((label, *cells))
     header = ("method", "AMD accuracy % (seeds' range)", "AMD F1", "NVIDIA accuracy % (seeds' range)", "NVIDIA F1")
     print("\n".join(markdown_table(header, rows)))
-    for platform in PLATFORMS:
+    for platform in DevMap.PLATFORMS:
         chosen = ", ".join(f"{n} {c}" for n, c in summary[platform]["nested"]["chosen"].items())
         print(f"\n{platform}: the inner CV chose {chosen}")
         gap = summary[platform]["nested"].get("inner_gap_best_to_fifth")
@@ -450,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--inner-folds", type=int, default=5)
     parser.add_argument("--train-on", choices=("train+val", "train"), default="train+val")
-    parser.add_argument("--platforms", nargs="+", choices=PLATFORMS, default=list(PLATFORMS))
+    parser.add_argument("--platforms", nargs="+", choices=DevMap.PLATFORMS, default=list(DevMap.PLATFORMS))
     parser.add_argument("--rows", type=int, nargs="*", help="only these rows (a quick check; not a result)")
     parser.add_argument(
         "--fixed",
@@ -469,7 +470,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     source_dir, data_dir = Path(args.source_dir), Path(args.data_dir)
     try:
-        datas = {p: load_devmap(source_dir, data_dir, p, "ncc", rows=args.rows) for p in args.platforms}
+        datas = {
+            p: DevMap(data_dir, p, "ncc", rows=args.rows, mirrors=[source_dir], build=False).load_graphs()
+            for p in args.platforms
+        }
     except ProgramlError as error:
         print(f"devmap_above.py: {error}", file=sys.stderr)
         return 1
@@ -497,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
             log=lambda line: print(line, file=sys.stderr, flush=True),
         )
         summary[platform] = summarise(records[platform])
-    if set(summary) == set(PLATFORMS):
+    if set(summary) == set(DevMap.PLATFORMS):
         report(summary, args.fixed)
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -36,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap  # noqa: E402
+from programl.datasets import DevMap  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.tasks.devmap.train import devmap_metrics  # noqa: E402
 from programl.util.fs import atomic_write_bytes, atomic_write_text  # noqa: E402
@@ -142,7 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:  # NCC's IR, as the headline devmap rows
-        datas = {p: load_devmap(args.source_dir, args.data_dir, p, "ncc") for p in PLATFORMS}
+        datas = {
+            p: DevMap(args.data_dir, p, "ncc", mirrors=[args.source_dir], build=False).load_graphs()
+            for p in DevMap.PLATFORMS
+        }
     except ProgramlError as error:
         print(f"devmap_graph_forest.py: {error}", file=sys.stderr)
         return 1
@@ -163,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         graph_states = states[[index[key] for key in keys[platform]]]
         _, _, rich = HEURISTICS["features"](data)
         folds: dict[str, list[dict]] = {WITHOUT: [], WITH: []}
-        for split in cross_validation_splits(data.labels, args.folds, args.fold_seed):
+        for split in DevMap.cross_validation_splits(data.labels, args.folds, args.fold_seed):
             by_seed = [
                 forest_pair(rich, graph_states, data.labels, data.runtimes, split, seed, args.components, args.jobs)
                 for seed in args.forest_seeds

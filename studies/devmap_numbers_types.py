@@ -26,7 +26,8 @@ Usage::
     python studies/devmap_numbers_types.py --source-dir ../shared/data/devmap --data-dir ~/.cache/programl/devmap
     python studies/devmap_numbers_types.py --seeds 0 1 2 3 4      # the table of studies/history/results-history.md
 
-The graphs must have been built (``programl train devmap`` builds them, or ``programl.data.devmap.build_devmap``).
+The graphs must have been built (``programl train devmap`` builds them under its ``--data-dir``, the root of the
+``programl.datasets.DevMap`` data set this study reads; ``--source-dir`` is the mirror of its raw files).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap  # noqa: E402
+from programl.datasets import DevMap  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.graph_builder.numbers_types import NUMBER_FEATURE, TYPE_FEATURE, annotate  # noqa: E402
 from programl.tasks.devmap.train import devmap_metrics  # noqa: E402
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--source-dir", default="../shared/data/devmap")
     parser.add_argument("--data-dir", default=os.path.expanduser("~/.cache/programl/devmap"))
     parser.add_argument("--variant", default="ncc", choices=("ncc", "clang22"))
-    parser.add_argument("--platforms", nargs="+", default=list(PLATFORMS), choices=PLATFORMS)
+    parser.add_argument("--platforms", nargs="+", default=list(DevMap.PLATFORMS), choices=DevMap.PLATFORMS)
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--fold-seed", type=int, nargs="+", default=[204], help="one partition per seed")
     parser.add_argument("--trees", type=int, default=500)
@@ -192,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|")
     for platform in args.platforms:
         try:
-            data = load_devmap(args.source_dir, args.data_dir, platform, args.variant, rows=args.rows)
+            data = DevMap(
+                args.data_dir, platform, args.variant, rows=args.rows, mirrors=[args.source_dir], build=False
+            ).load_graphs()
         except ProgramlError as error:
             print(f"devmap_numbers_types.py: {error}", file=sys.stderr)
             return 1
@@ -201,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         splits = [
             (fold_seed, fold, split)
             for fold_seed in args.fold_seed
-            for fold, split in enumerate(cross_validation_splits(labels, args.folds, fold_seed))
+            for fold, split in enumerate(DevMap.cross_validation_splits(labels, args.folds, fold_seed))
         ]
         results[platform] = {}
         for name, parts in ROWS:

@@ -3,7 +3,7 @@
 Two tables, each row scored on the same rows of ``cgo17-<platform>.csv`` (680 per platform):
 
 1. **Our protocol** (SPEC §6.5): the rotating 10-fold splits of ``programl train devmap``
-   (:func:`programl.data.devmap.cross_validation_splits`, fold seed 204); every method trains on the split's 8
+   (:meth:`programl.datasets.DevMap.cross_validation_splits`, fold seed 204); every method trains on the split's 8
    training folds and is tested once on its test fold (nothing is chosen on a validation or test fold: no method
    here chooses anything). Mean ± standard deviation over the folds of each fold's mean over the model seeds, and
    the range of the seeds' means over the folds.
@@ -32,7 +32,8 @@ Usage::
 
 ``--ir ncc`` embeds NCC's released IR (``task_devmap.zip``; the files the IR2Vec authors used), ``--ir clangN``
 compiles each kernel with ``clang-N`` and the manifest's flags (as the ``clang22`` graphs are made). The graphs
-(for the forest) must have been built (``programl train devmap`` builds them, or ``programl.data.devmap.build_devmap``).
+(for the forest) must have been built (``programl train devmap`` builds them under its ``--data-dir``, the root of
+the ``programl.datasets.DevMap`` data set this study reads).
 """
 
 from __future__ import annotations
@@ -58,14 +59,12 @@ from ir2vec_embed import MODES, embed_files, ir2vec_version  # noqa: E402
 
 from programl.data.devmap import (  # noqa: E402
     MANIFEST_FILE,
-    PLATFORMS,
     check_sources,
-    cross_validation_splits,
     extract_sources,
-    load_devmap,
     opencl_source,
     read_manifest,
 )
+from programl.datasets import DevMap  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.graph_builder.clang import OPENCL_FLAGS  # noqa: E402
 from programl.tasks.devmap.train import devmap_metrics  # noqa: E402
@@ -212,9 +211,9 @@ def _graph_rows() -> list[tuple[str, dict[str, float]]]:
         results = json.loads(RESULTS_JSON.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
-    rows = [("programl GGNN (docs/results.json)", {p: results["devmap"][p]["accuracy"] for p in PLATFORMS})]
+    rows = [("programl GGNN (docs/results.json)", {p: results["devmap"][p]["accuracy"] for p in DevMap.PLATFORMS})]
     for name, variant in results.get("devmap_variants", {}).items():
-        rows.append((f"{name} (docs/results.json)", {p: variant[p]["accuracy"] for p in PLATFORMS}))
+        rows.append((f"{name} (docs/results.json)", {p: variant[p]["accuracy"] for p in DevMap.PLATFORMS}))
     return rows
 
 
@@ -234,7 +233,7 @@ def print_tables(results: dict, ir: str, seeds: list[int], folds: int = 10, fold
     rows = []
     for name in cv["amd"]:
         cells = []
-        for p in PLATFORMS:
+        for p in DevMap.PLATFORMS:
             e = cv[p][name]
             spread = ""
             if len(e.get("accuracy_by_seed", [])) > 1:
@@ -249,7 +248,7 @@ def print_tables(results: dict, ir: str, seeds: list[int], folds: int = 10, fold
     rows = []
     for name in pg["amd"]:
         cells = []
-        for p in PLATFORMS:
+        for p in DevMap.PLATFORMS:
             e = pg[p][name]
             cells += [
                 f"{100 * e['accuracy_best']:.1f}",
@@ -292,7 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         ir_paths, ir_failures = row_ir_paths(source_dir, data_dir, cache_dir, args.ir, _tqdm_progress)
-        datas = {p: load_devmap(source_dir, data_dir, p, "ncc", rows=args.rows) for p in PLATFORMS}
+        datas = {
+            p: DevMap(data_dir, p, "ncc", rows=args.rows, mirrors=[source_dir], build=False).load_graphs()
+            for p in DevMap.PLATFORMS
+        }
     except ProgramlError as error:
         print(f"devmap_peers.py: {error}", file=sys.stderr)
         return 1
@@ -313,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         for mode in args.modes:
             inputs[IR2VEC_NAMES[mode]] = ir2vec_features(vectors[mode], data.rows)
         table, labels, runtimes = methods(inputs), data.labels, data.runtimes
-        splits = cross_validation_splits(labels, args.folds, args.fold_seed)
+        splits = DevMap.cross_validation_splits(labels, args.folds, args.fold_seed)
         cv = [score(table, labels, runtimes, s.train, s.test, args.seeds) for s in splits]
         results["cv"][platform] = summarise(cv)
         pg = [score(table, labels, runtimes, train, test, [0]) for train, test in perfograph_splits(labels)]

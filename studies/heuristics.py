@@ -1,7 +1,7 @@
 """Reference points for OpenCL device mapping on the folds of ``programl train devmap`` (SPEC §6.5, §7.3).
 
 Not graph neural networks: what simple learners get from the same inputs, on the same rotating 10-fold splits
-(:func:`programl.data.devmap.cross_validation_splits`, seed 204), tested on every test fold once:
+(:meth:`programl.datasets.DevMap.cross_validation_splits`, seed 204), tested on every test fold once:
 
 * ``static``: always the device that is fastest for most training kernels;
 * ``rf-aux``: a random forest (500 trees, scikit-learn defaults, seed 0) on ``log1p(transfer)``, ``log1p(wgsize)``;
@@ -25,7 +25,8 @@ Usage::
     python studies/heuristics.py --variant clang22 -o heuristics.json
     python studies/heuristics.py --forest-seeds 0 1 2 3 4 5 6 7 8 9 --mlp-seeds -o forests.json   # the seed spread
 
-The graphs must have been built (``programl train devmap`` builds them, or ``programl.data.devmap.build_devmap``).
+The graphs must have been built (``programl train devmap`` builds them under its ``--data-dir``, the root of the
+``programl.datasets.DevMap`` data set this study reads; ``--source-dir`` is the mirror of its raw files).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from programl.data.devmap import PLATFORMS, cross_validation_splits, load_devmap  # noqa: E402
+from programl.datasets import DevMap  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.tasks.devmap.train import _better, devmap_metrics  # noqa: E402
 
@@ -130,9 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| method | platform | accuracy % (mean ± std over {args.folds} folds) | weighted F1 |")
     print("|---|---|---|---|")
     started = time.perf_counter()
-    for platform in PLATFORMS:
+    for platform in DevMap.PLATFORMS:
         try:
-            data = load_devmap(args.source_dir, args.data_dir, platform, args.variant)
+            data = DevMap(args.data_dir, platform, args.variant, mirrors=[args.source_dir], build=False).load_graphs()
         except ProgramlError as error:  # the graphs were not built, or another source's: one line, not a traceback
             print(f"heuristics.py: {error}", file=sys.stderr)
             return 1
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         per_method: dict[str, list[dict]] = {"static": [], "rf-aux": [], "rf-aux+texts": []}
         if args.mlp_seeds:
             per_method["mlp-bits+texts"] = []
-        for split in cross_validation_splits(labels, args.folds, args.fold_seed):
+        for split in DevMap.cross_validation_splits(labels, args.folds, args.fold_seed):
             static = int(np.bincount(labels[split.train], minlength=2).argmax())
             test = split.test
             predictions = {"static": np.full(len(test), static)}

@@ -109,7 +109,7 @@ def test_runs_end_to_end_on_real_rows(shared_data, tmp_path, capsys):
         pytest.skip(f"no devmap data at {source}")
     table = read_platform_csv(source / "cgo17-amd.csv")
     rows = stratified_rows([r.label for r in table], 40)
-    assert build_devmap(source, tmp_path, ["ncc"], jobs=1, rows=rows).ok
+    assert build_devmap(source, tmp_path / "processed" / "build", ["ncc"], jobs=1, rows=rows).ok
     out = tmp_path / "above.json"
     argv = ["--source-dir", str(source), "--data-dir", str(tmp_path), "--rows", *map(str, rows)]
     argv += ["--no-ir2vec", "--seeds", "0", "--folds", "3", "--inner-folds", "3", "-o", str(out)]
@@ -140,7 +140,7 @@ def test_a_fixed_candidate_on_several_fold_seeds(shared_data, tmp_path, capsys):
         pytest.skip(f"no devmap data at {source}")
     table = read_platform_csv(source / "cgo17-amd.csv")
     rows = stratified_rows([r.label for r in table], 40)
-    assert build_devmap(source, tmp_path, ["ncc"], jobs=1, rows=rows).ok
+    assert build_devmap(source, tmp_path / "processed" / "build", ["ncc"], jobs=1, rows=rows).ok
     out = tmp_path / "fixed.json"
     argv = ["--source-dir", str(source), "--data-dir", str(tmp_path), "--rows", *map(str, rows), "--no-ir2vec"]
     argv += ["--seeds", "0", "--folds", "3", "--fold-seed", "1", "2", "--fixed", "vote_all", "-o", str(out)]
@@ -172,7 +172,7 @@ def test_perfograph_protocol_reports_the_best_split(shared_data, tmp_path, capsy
         pytest.skip(f"no devmap data at {source}")
     table = read_platform_csv(source / "cgo17-amd.csv")
     rows = stratified_rows([r.label for r in table], 40)
-    assert build_devmap(source, tmp_path, ["ncc"], jobs=1, rows=rows).ok
+    assert build_devmap(source, tmp_path / "processed" / "build", ["ncc"], jobs=1, rows=rows).ok
     out = tmp_path / "perfograph.json"
     argv = ["--source-dir", str(source), "--data-dir", str(tmp_path), "--rows", *map(str, rows), "--no-ir2vec"]
     argv += ["--seeds", "0", "--perfograph", "--fixed", "vote_all", "--platforms", "amd", "-o", str(out)]

@@ -24,7 +24,7 @@ def test_rows_seeds_and_partitions_on_real_rows(shared_data, tmp_path, capsys):
     if not source.is_dir():
         pytest.skip(f"no devmap data at {source}")
     rows = stratified_rows([r.label for r in read_platform_csv(source / "cgo17-amd.csv")], 40)
-    assert build_devmap(source, tmp_path, ["ncc"], jobs=1, rows=rows).ok
+    assert build_devmap(source, tmp_path / "processed" / "build", ["ncc"], jobs=1, rows=rows).ok
     out = tmp_path / "ablation.json"
     argv = ["--source-dir", str(source), "--data-dir", str(tmp_path), "--rows", *map(str, rows), "--trees", "20"]
     argv += ["--folds", "3", "--fold-seed", "1", "2", "--seeds", "0", "1", "-o", str(out)]
@@ -68,7 +68,7 @@ def test_one_seed_reproduces_itself(shared_data, tmp_path):
     if not source.is_dir():
         pytest.skip(f"no devmap data at {source}")
     rows = stratified_rows([r.label for r in read_platform_csv(source / "cgo17-nvidia.csv")], 30)
-    assert build_devmap(source, tmp_path, ["ncc"], jobs=1, rows=rows).ok
+    assert build_devmap(source, tmp_path / "processed" / "build", ["ncc"], jobs=1, rows=rows).ok
     argv = ["--source-dir", str(source), "--data-dir", str(tmp_path), "--rows", *map(str, rows), "--trees", "10"]
     argv += ["--folds", "3", "--platforms", "nvidia"]
     runs = []
