@@ -10,6 +10,9 @@ gives the same result.
   ``patience`` steps without a new best; the best episode prefix wins.
 * :func:`greedy_search`: at each step, every action is tried on a fork of the environment and the best one is kept;
   stops when no action earns a positive reward.
+
+:func:`geometric_mean` is CompilerGym's leaderboard statistic over benchmarks (its ``compiler_gym.util.statistics``):
+the geometric mean of the episode rewards, 0 when any of them is not positive.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from programl.gym.env import LlvmEnv
 from programl.gym.errors import GymError
 from programl.gym.rewards import REWARD_SPACES, Reward
 
-__all__ = ["SearchResult", "baseline", "greedy_search", "random_search", "replay"]
+__all__ = ["SearchResult", "baseline", "geometric_mean", "greedy_search", "random_search", "replay"]
 
 
 @dataclass
@@ -50,6 +53,15 @@ class SearchResult:
     cost: float = 0.0
     steps: int = 0
     seconds: float = 0.0
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    """CompilerGym's geometric mean of per-benchmark rewards: 0 for no values or when any value is 0 or less (a
+    benchmark made worse than its unoptimised program, or not improved at all, sinks the statistic to 0)."""
+    array = np.asarray(list(values), dtype=np.float64)
+    if not array.size or not np.all(array > 0):
+        return 0.0
+    return float(np.exp(np.log(array).mean()))
 
 
 def _reward_name(env: LlvmEnv) -> str:
@@ -132,13 +144,17 @@ def random_search(
     return _result(env, "random", best_actions, steps, start)
 
 
-def greedy_search(env: LlvmEnv, max_steps: int = 30, actions: Sequence[int] | None = None) -> SearchResult:
+def greedy_search(
+    env: LlvmEnv, max_steps: int = 30, actions: Sequence[int] | None = None, max_seconds: float | None = None
+) -> SearchResult:
     """Greedy search (module docstring).
 
     Args:
         env: The environment, with its benchmark and reward space.
         max_steps: Most actions kept.
         actions: The actions tried at each step (default: all).
+        max_seconds: Stop after this many seconds: a step whose sweep over ``actions`` is cut short keeps the best
+            action found so far in it.
 
     Returns:
         The greedy pass list.
@@ -148,9 +164,13 @@ def greedy_search(env: LlvmEnv, max_steps: int = 30, actions: Sequence[int] | No
     candidates = list(range(env.action_space.n)) if actions is None else [int(a) for a in actions]
     env.reset()
     steps = 0
+    out_of_time = False
     for _ in range(max_steps):
         best_action, best_reward = None, 0.0
         for action in candidates:
+            if max_seconds is not None and time.perf_counter() - start > max_seconds:
+                out_of_time = True
+                break
             fork = env.fork()
             _, reward, terminated, _, _ = fork.step(action)
             steps += 1
@@ -160,6 +180,8 @@ def greedy_search(env: LlvmEnv, max_steps: int = 30, actions: Sequence[int] | No
             break
         env.step(best_action)
         steps += 1
+        if out_of_time:
+            break
     return _result(env, "greedy", env.actions, steps, start)
 
 

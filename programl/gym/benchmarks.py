@@ -49,6 +49,7 @@ __all__ = [
     "Benchmark",
     "benchmark_uris",
     "load_benchmark",
+    "sample_uris",
     "split_of",
     "split_uris",
 ]
@@ -157,6 +158,31 @@ def split_uris(
     if split not in SPLITS:
         raise BenchmarkError(f"unknown split {split!r} (expected one of {', '.join(SPLITS)})")
     return [uri for uri in benchmark_uris(dataset, data_dir, count) if split_of(uri, seed) == split]
+
+
+def sample_uris(
+    dataset: str, split: str, count: int, data_dir: str | os.PathLike | None = None, seed: int = 0
+) -> list[str]:
+    """``count`` URIs of one split of a data set, fixed by the arguments alone: for a generator, the first ``count``
+    seeds in the split; otherwise URIs spread evenly over the split's fixed order (so that a sample of POJ-104 covers
+    its problems instead of the first one's programs). The whole split when it has ``count`` or fewer.
+
+    Raises:
+        BenchmarkError: Unknown data set or split, a ``count`` below 1, or the data set's data is not found.
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise BenchmarkError(f"count must be a positive integer, not {count!r}")
+    if dataset in ("llvm-stress-v0", "csmith-v0"):
+        scanned = 16 * count
+        while True:  # about 1 in 10 seeds is a test or validation seed: scan more until count are found
+            uris = split_uris(dataset, split, data_dir, count=min(scanned, _UINT32), seed=seed)
+            if len(uris) >= count or scanned >= _UINT32:
+                return uris[:count]
+            scanned *= 4
+    uris = split_uris(dataset, split, data_dir, seed=seed)
+    if len(uris) <= count:
+        return uris
+    return [uris[(i * len(uris)) // count] for i in range(count)]
 
 
 def load_benchmark(

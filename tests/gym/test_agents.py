@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from programl.gym.agents import baseline, greedy_search, random_search, replay
+from programl.gym.agents import baseline, geometric_mean, greedy_search, random_search, replay
 from programl.gym.env import LlvmEnv
 from programl.gym.errors import GymError
 
@@ -49,3 +49,17 @@ def test_greedy_search_climbs(env) -> None:
 def test_agents_need_a_reward(loops_c) -> None:
     with pytest.raises(GymError, match="reward space"):
         random_search(LlvmEnv(str(loops_c), reward_space=None), episodes=1)
+
+
+def test_greedy_search_stops_at_its_budget(env) -> None:
+    result = greedy_search(env, max_steps=4, max_seconds=0.0)  # out of time before the first pass
+    assert result.actions == [] and result.steps == 0 and result.reward == 0.0
+    assert result.cost == env.observation["IrInstructionCountO0"]
+
+
+def test_geometric_mean_is_compiler_gyms() -> None:
+    assert geometric_mean([1.0, 4.0]) == pytest.approx(2.0)
+    assert geometric_mean([1.07, 1.07, 1.07]) == pytest.approx(1.07)
+    assert geometric_mean([2.0, 0.0]) == 0.0  # any program not improved sinks it, as in CompilerGym
+    assert geometric_mean([2.0, -0.5]) == 0.0
+    assert geometric_mean([]) == 0.0

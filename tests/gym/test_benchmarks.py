@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from programl.exceptions import UnsupportedCompiler
-from programl.gym.benchmarks import SPLITS, benchmark_uris, load_benchmark, split_of, split_uris
+from programl.gym.benchmarks import SPLITS, benchmark_uris, load_benchmark, sample_uris, split_of, split_uris
 from programl.gym.env import LlvmEnv
 from programl.gym.errors import BenchmarkError, ObservationError
 from programl.gym.tools import find_csmith
@@ -32,6 +32,21 @@ def test_splits_are_fixed_by_the_uri() -> None:
     assert split_uris("llvm-stress-v0", "test", count=100) == [u for u in uris[:100] if split_of(u) == "test"]
     with pytest.raises(BenchmarkError, match="count="):
         benchmark_uris("csmith-v0")
+
+
+def test_samples_are_fixed_and_spread(shared_data) -> None:
+    # a generator's sample: its first seeds of the split (13, 33, 34, 36, 43 are the first test seeds, pinned above)
+    assert sample_uris("llvm-stress-v0", "test", 5) == [f"generator://llvm-stress-v0/{s}" for s in (13, 33, 34, 36, 43)]
+    assert len(sample_uris("csmith-v0", "val", 40)) == 40  # more seeds are scanned until enough are found
+    # a data set's sample spreads over its split (POJ-104's order is by problem: not only problem 1's programs)
+    sample = sample_uris("poj104-v1", "test", 20, shared_data)
+    test = split_uris("poj104-v1", "test", shared_data)
+    assert len(set(sample)) == 20 and set(sample) <= set(test) and sample == sorted(sample, key=test.index)
+    assert len({uri.split("/")[3] for uri in sample}) >= 15
+    assert sample_uris("poj104-v1", "test", 20, shared_data) == sample
+    for count in (0, -1, 2.5, True):
+        with pytest.raises(BenchmarkError, match="positive integer"):
+            sample_uris("llvm-stress-v0", "test", count)
 
 
 def test_llvm_stress_is_deterministic(opt22) -> None:
