@@ -19,7 +19,7 @@ _EXPORTS = {
     "vocabulary_coverage": "programl.data.vocabulary",
     "download_url": "programl.data.download",
     "fetch": "programl.data.download",
-    "sha256_file": "programl.data.download",
+    "sha256_file": "programl.util.fs",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -36,7 +36,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from programl.exceptions import ProgramlError
-from programl.util.fs import current_umask
+from programl.util.fs import current_umask, sha256_file
 
 __all__ = ["CHUNK_SIZE", "MAX_DOWNLOAD_BYTES", "URL_SCHEMES", "download_url", "fetch", "sha256_file", "shared_data"]
 
@@ -47,15 +47,6 @@ CHUNK_SIZE = 1 << 20
 MAX_DOWNLOAD_BYTES = 2 << 30
 #: The URL schemes :func:`download_url` reads (``file`` only for a regular file).
 URL_SCHEMES = ("http", "https", "file")
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    """The hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(CHUNK_SIZE), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def shared_data(name: str) -> Path | None:

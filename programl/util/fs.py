@@ -1,6 +1,7 @@
 """Atomic file writes: a reader (or a crash) never sees a half-written output file (docs/spec/datasets.md#builds);
 :func:`write_bytes` and :func:`write_json` (atomic, and an ``OSError`` names the file), :func:`jsonable` (numpy and
-torch values, paths); and :func:`read_json`, which reads a JSON file or says in one line why it cannot.
+torch values, paths); :func:`read_json`, which reads a JSON file or says in one line why it cannot; and
+:func:`sha256_file`, a file's checksum.
 
 Data is written to a temporary file in the destination directory, flushed, and renamed over the destination
 (``os.replace`` is atomic on POSIX file systems). The file gets the mode any program's new file gets, ``0o666``
@@ -10,6 +11,7 @@ unreadable to other users.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -30,6 +32,7 @@ __all__ = [
     "output_directory_problem",
     "read_json",
     "read_regular_file",
+    "sha256_file",
     "write_bytes",
     "write_json",
 ]
@@ -243,3 +246,12 @@ def read_json(path: str | os.PathLike) -> Any:
         raise ProgramlError(f"{path}:{error.lineno}:{error.colno}: not JSON ({error.msg})") from None
     except OSError as error:
         raise ProgramlError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
+    """The hex sha256 of a file, read ``chunk_size`` bytes at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(chunk_size), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -390,7 +390,7 @@ def _poj104_inputs(source: dict[str, Any], data_dir: Path, work_dir: Path, size:
 
     archive = data_dir / source["path"]
     if source.get("sha256") and archive.is_file():
-        from programl.data.devmap import sha256_file
+        from programl.util.fs import sha256_file
 
         if sha256_file(archive) != source["sha256"]:
             raise ProgramlError(f"{archive}: sha256 differs from the recipe's {source['sha256']}")

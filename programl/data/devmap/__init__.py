@@ -73,7 +73,7 @@ from programl.data.devmap.manifest import (
     read_platform_csv,
 )
 from programl.data.devmap.splits import Split, cross_validation_splits, stratified_rows
-from programl.data.download import sha256_file
+from programl.util.fs import sha256_file
 
 __all__ = [
     "AUX_MEDIANS",

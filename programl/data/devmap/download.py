@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from programl.data.download import download_url, fetch, sha256_file
+from programl.data.download import download_url, fetch
 from programl.exceptions import ProgramlError
+from programl.util.fs import sha256_file
 
 __all__ = ["MANIFEST_FILE", "SOURCES", "Source", "check_sources", "extract_sources", "fetch_file", "fetch_sources"]
 

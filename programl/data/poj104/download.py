@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from programl.data.download import sha256_file
 from programl.exceptions import ProgramlError
+from programl.util.fs import sha256_file
 
 __all__ = [
     "ARCHIVE",

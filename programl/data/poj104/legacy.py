@@ -11,13 +11,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from programl.data.download import sha256_file
 from programl.data.manifest import Manifest
 from programl.data.pipeline import run_tasks
 from programl.data.poj104.build import BuildReport, _finish, _label_graph, _output_exists
 from programl.data.poj104.download import _ARCHIVE_ERRORS, _archive_error
 from programl.exceptions import ProgramlError
-from programl.util.fs import atomic_write_bytes
+from programl.util.fs import atomic_write_bytes, sha256_file
 
 __all__ = [
     "LEGACY_ARCHIVE",

@@ -1,8 +1,8 @@
 """POJ-104 algorithm classification: a graph-level GGNN over 104 classes (docs/spec/tasks.md#algorithm-classification,
 docs/spec/tasks.md#poj-104-table).
 
-Data: the data set :class:`programl.datasets.POJ104` is the only way in (``--data-dir`` is its root; the build is
-:mod:`programl.data.poj104`): the deduplicated programs, compiled by clang-22 at one or more of the 8 optimisation
+Data: the data set :class:`programl.datasets.POJ104` is the only way in (``--data-dir`` is its root; it builds its
+graphs itself): the deduplicated programs, compiled by clang-22 at one or more of the 8 optimisation
 settings (``--eval-settings``: the validation and test splits at others, e.g. variants for training and -O0 for
 choosing and scoring), split 3:1:1 per class by program (seeded); ``--per-class N`` trains on a subset (N programs
 per class in 3:1:1 proportion, its test programs a subset of the full test split). The 1,000 labelled legacy IR
@@ -52,11 +52,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from programl.data import poj104
-from programl.data.download import sha256_file
-from programl.data.poj104 import NUM_CLASSES
-from programl.data.vocabulary import Vocabulary
-from programl.datasets import POJ104, EncodeVocabulary
+from programl.datasets import POJ104, EncodeVocabulary, Vocabulary
 from programl.exceptions import ProgramlError
 from programl.loader import NodeBudgetBatchSampler, make_loader
 from programl.models import AccuracyAccumulator, RGCNGraphClassifier
@@ -89,6 +85,7 @@ from programl.training import (
     write_json,
 )
 from programl.training.engine import evaluate
+from programl.util.fs import sha256_file
 
 __all__ = [
     "add_evaluate_arguments",
@@ -167,10 +164,6 @@ def _build_dir(root: Path) -> Path | None:
     return root if (root / "manifest.jsonl").is_file() or (root / "graphs").is_dir() else None
 
 
-def _has_raw(root: Path, *names: str) -> bool:
-    return any((root / "raw" / name).exists() for name in names)
-
-
 def _open_splits(
     root: Path,
     options: ClassifyappOptions,
@@ -202,16 +195,16 @@ def _open_splits(
     main = [name for name in names if name != "legacy"]
     if main:
         processed = POJ104.is_processed(root, **scope, **numbers)
-        if source is None and not processed and not _has_raw(root, poj104.ARCHIVE, "codexglue"):
+        if source is None and not processed and not POJ104.has_raw_files(root):
             raise UsageError(
                 f"{root}: the POJ-104 data set must be processed and no source was found: give --source PATH "
-                f"({poj104.ARCHIVE}, its directory or a codexglue/ directory)"
+                f"({POJ104.ARCHIVE}, its directory or a codexglue/ directory)"
             )
         mirrors = [source] if source is not None else []
         out.update({name: POJ104(root, name, mirrors=mirrors, **scope, **common, **numbers) for name in main})
     if "legacy" in names:
-        built = bool(poj104.legacy_examples(_build_dir(root) or root / "processed" / "build"))
-        at_hand = legacy_source is not None or _has_raw(root, poj104.LEGACY_ARCHIVE)
+        built = POJ104.has_legacy_graphs(root, _build_dir(root))
+        at_hand = legacy_source is not None or POJ104.has_raw_files(root, "legacy")
         if POJ104.is_processed(root, "legacy", **numbers) or built or (build and at_hand):
             mirrors = [legacy_source] if legacy_source is not None else []
             out["legacy"] = POJ104(root, "legacy", mirrors=mirrors, **{**common, "build": build and at_hand}, **numbers)
@@ -415,8 +408,8 @@ def _train(opts: TrainRun, dist) -> int:
         data_dir,
         options,
         ("train", "val", "test") if run.no_legacy else ("train", "val", "test", "legacy"),
-        source=_mirror(run.source, "poj104", poj104.ARCHIVE, " or a codexglue/ directory"),
-        legacy_source=None if run.no_legacy else _mirror(run.legacy_source, "legacy-ir", poj104.LEGACY_ARCHIVE),
+        source=_mirror(run.source, "poj104", POJ104.ARCHIVE, " or a codexglue/ directory"),
+        legacy_source=None if run.no_legacy else _mirror(run.legacy_source, "legacy-ir", POJ104.LEGACY_ARCHIVE),
         build=not run.no_build,
         verify=not run.no_verify,
         jobs=run.jobs or None,
@@ -512,12 +505,12 @@ def _evaluate(
             "confused_pairs": confused_pairs(result["targets"], result["predictions"]),
         }
         if name == "test" and dist.is_main:
-            cm = np.zeros((NUM_CLASSES, NUM_CLASSES), dtype=np.int64)
+            cm = np.zeros((POJ104.NUM_CLASSES, POJ104.NUM_CLASSES), dtype=np.int64)
             np.add.at(cm, (result["targets"], result["predictions"]), 1)
             plot_confusion_matrix(
                 cm,
                 (out_dir or run_dir) / "confusion.png",
-                labels=[str(i + 1) for i in range(NUM_CLASSES)],
+                labels=[str(i + 1) for i in range(POJ104.NUM_CLASSES)],
                 title=f"POJ-104 test: {result['count']} graphs, top-1 error {100 * result['error']:.2f} %",
             )
             out[name]["per_class_accuracy"] = (np.diag(cm) / np.maximum(cm.sum(1), 1)).round(4).tolist()
@@ -581,7 +574,7 @@ def _evaluate_run(opts: TaskRun[ClassifyappOptions, ClassifyappEvaluateOptions],
         data_dir,
         opts.model,
         names,
-        source=_mirror(run.source, "poj104", poj104.ARCHIVE, " or a codexglue/ directory"),
+        source=_mirror(run.source, "poj104", POJ104.ARCHIVE, " or a codexglue/ directory"),
         legacy_source=None,
         build=False,
         verify=not run.no_verify,

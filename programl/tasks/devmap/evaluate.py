@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from programl.data.devmap import check_sources
 from programl.datasets import DevMap
 from programl.exceptions import ProgramlError
 from programl.tasks.devmap.folds import (
@@ -130,7 +129,7 @@ def _evaluation_data(opts: EvaluateRun, source: DevmapSource, run_dirs: list[Pat
     """``(platform, dataset)`` for each platform to evaluate: ``--platform``, or with ``all`` the platforms that every
     one of ``run_dirs`` has trained folds of (a one-platform run: its platform, not an error about the other)."""
     if opts.run.source_dir:
-        check_sources(opts.run.source_dir, verify=False)
+        DevMap.check_raw_files(opts.run.source_dir, verify=False)
     elif not any((d / "cgo17-amd.csv").is_file() for d in (source.source_dir, source.root / "raw")):
         raise ProgramlError(
             f"{source.source_dir}: the run's DevMap files are gone (and {source.root / 'raw'} has none): give "

@@ -20,9 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from programl.data.devmap import check_sources, cross_validation_splits
-from programl.data.vocabulary import Vocabulary
-from programl.datasets import DevMap, EncodeVocabulary
+from programl.datasets import DevMap, EncodeVocabulary, Vocabulary
 from programl.exceptions import ProgramlError
 from programl.loader import NodeBudgetBatchSampler, make_loader
 from programl.models.build import build_model
@@ -131,7 +129,8 @@ def find_source_dir(run: DevmapRunOptions) -> Path:
     shared = shared_data("devmap")
     if run.source_dir:
         directory = Path(run.source_dir)
-        check_sources(directory, verify=False)  # a named directory without the files is an error, not a download
+        # a named directory without the files is an error, not a download
+        DevMap.check_raw_files(directory, verify=False)
     elif run.download:
         directory = raw
     elif shared is not None and (shared / "cgo17-amd.csv").is_file():
@@ -180,7 +179,7 @@ def splits(labels: np.ndarray, folds: int, seed: int) -> list:
     smallest = int(np.bincount(labels, minlength=2).min()) if len(labels) else 0
     if folds > smallest:
         raise UsageError(f"--folds {folds}: the smaller class has {smallest} kernels, and every fold needs one")
-    return cross_validation_splits(labels, folds, seed)
+    return DevMap.cross_validation_splits(labels, folds, seed)
 
 
 # ---------------------------------------------------------------------------------------------------------------

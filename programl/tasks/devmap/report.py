@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import f1_score, precision_recall_fscore_support
 
-from programl.data.devmap import PLATFORM_NAMES
 from programl.datasets import DevMap
 from programl.training import plot_confusion_matrix, write_json
 from programl.util.fs import atomic_write_text
@@ -118,7 +117,7 @@ def platform_report(dataset: DevMap, results: list[dict], directory: Path, platf
             cm,
             directory / "confusion.png",
             labels=["CPU", "GPU"],
-            title=f"devmap {PLATFORM_NAMES[platform]}: {rows.size} test predictions",
+            title=f"devmap {DevMap.PLATFORM_NAMES[platform]}: {rows.size} test predictions",
         )
     return report
 
@@ -143,7 +142,8 @@ def summary_table(summary: dict) -> str:
         m, s = report["mean"], report["std"]
         paper = PUBLISHED["ProGraML"][platform]
         lines.append(
-            f"| {PLATFORM_NAMES[platform]} | {report['folds']} | {100 * m['accuracy']:.1f} ± {100 * s['accuracy']:.1f} "
+            f"| {DevMap.PLATFORM_NAMES[platform]} | {report['folds']} "
+            f"| {100 * m['accuracy']:.1f} ± {100 * s['accuracy']:.1f} "
             f"| {m['precision']:.2f} | {m['recall']:.2f} | {m['f1']:.2f} ± {s['f1']:.2f} | {m['f1_gpu']:.2f} "
             f"| {m['speedup_geomean']:.2f} / {m['speedup_mean']:.2f} "
             f"| {m['oracle_speedup_geomean']:.2f} / {m['oracle_speedup_mean']:.2f} "
