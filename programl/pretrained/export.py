@@ -12,6 +12,11 @@ What is read of a run directory (and nothing else; the training code is not impo
 
 Every number of ``model.json`` and ``MODEL_CARD.md`` comes from these files; what they do not record is written as
 "not recorded". The same run exported twice gives byte-identical files.
+
+A model directory is shipped to other machines, so it names no place on the exporting one: every path it records
+(the run directory, the scores file, the paths in ``config.json`` and in the command) is written as the user gave
+it when relative, relative to the current directory when inside it, and otherwise as its last two components
+(``runs/<name>``) (:func:`portable_path`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,7 +39,7 @@ from programl.tasks.run_files import RunFiles, read_log_records
 from programl.util.fs import read_json
 from programl.util.safe_torch import load_tensors
 
-__all__ = ["RunFiles", "default_name", "export_pretrained", "model_spec", "read_run"]
+__all__ = ["RunFiles", "default_name", "export_pretrained", "model_spec", "portable_path", "read_run"]
 
 WEIGHTS_FILE = "weights.pt"
 VOCAB_FILE = "vocab.csv"
@@ -239,6 +245,51 @@ def _init_from_epoch(config: Mapping[str, Any]) -> int | None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Paths that mean the same on every machine
+
+#: An absolute path inside a text (a command line): not a component of a longer path, a URL or a word.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~$/:-])/[^\s'\"`;,)\]]+")
+#: Absolute paths that name the same place on every machine (devices, the system's programs), kept as they are.
+_SYSTEM_PATHS = ("/dev/", "/proc/", "/sys/", "/usr/", "/etc/", "/bin/", "/sbin/", "/lib/")
+#: How many trailing components of a path outside the current directory are kept (``runs/<name>``).
+_KEPT_COMPONENTS = 2
+
+
+def portable_path(path: str | os.PathLike, cwd: str | os.PathLike | None = None) -> str:
+    """``path`` as a model directory records it: as given when relative, relative to ``cwd`` (default: the current
+    directory) when inside it, a system location as it is, otherwise its last two components (``/x/runs/a`` ->
+    ``runs/a``); never an absolute path of the exporting machine.
+
+    >>> portable_path("runs/reach")
+    'runs/reach'
+    >>> portable_path("/scratch/alice/runs/reach/", cwd="/scratch/alice")
+    'runs/reach'
+    >>> portable_path("/data/sets/ddf22-3000", cwd="/elsewhere")
+    'sets/ddf22-3000'
+    """
+    text = os.fspath(path)
+    if not os.path.isabs(text) or text.startswith(_SYSTEM_PATHS):
+        return text
+    absolute = Path(os.path.normpath(text))
+    here = Path(os.path.normpath(os.path.abspath(cwd if cwd is not None else os.getcwd())))
+    try:
+        return absolute.relative_to(here).as_posix()
+    except ValueError:
+        return "/".join(absolute.parts[1:][-_KEPT_COMPONENTS:])
+
+
+def _portable(value: Any, cwd: str | os.PathLike | None = None) -> Any:
+    """``value`` (JSON data) with every absolute path in its strings written by :func:`portable_path`."""
+    if isinstance(value, str):
+        return _ABSOLUTE_PATH.sub(lambda match: portable_path(match.group(0), cwd), value)
+    if isinstance(value, dict):
+        return {k: _portable(v, cwd) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_portable(v, cwd) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # Writing
 
 
@@ -264,7 +315,8 @@ def export_pretrained(
         output_dir: Where to write (default: the package's ``programl/pretrained/weights``).
         platform, fold, card_from: See :func:`read_run`.
         command, commit: The command and commit that trained the run, when known (the run directory does not
-            record them; without ``command`` an equivalent one made from ``config.json`` is written).
+            record them; without ``command`` an equivalent one made from ``config.json`` is written). The paths in
+            the command, as every path ``model.json`` records, are written by :func:`portable_path`.
         compute_note: What the card's compute section should add to the recorded time, e.g. for a run that moved
             between devices (``result.json`` records the device of its last process only).
         force: Replace an existing model of that name.
@@ -314,7 +366,7 @@ def export_pretrained(
     )
     if compute_note:
         metadata["compute"]["note"] = compute_note
-    metadata = _without_non_finite(metadata)
+    metadata = _portable(_without_non_finite(metadata))
     # what predict and pretrained() will accept: a run whose model.json they would refuse is not exported
     check_metadata(json.loads(json.dumps(metadata)), target / name / METADATA_FILE)
     contents = {

@@ -1,6 +1,6 @@
-"""Pretrained models (programl.pretrained.hub, .export, .card, .inference): export a run -> load -> predict, the errors
-(one line each), the networks the export rebuilds against the tasks' own, and every model shipped in the package
-(skipped, with the reason, while none is)."""
+"""Pretrained models (programl.pretrained.hub, .export, .card; the tasks' predictors): export a run -> load ->
+predict, the errors (one line each), the networks the export rebuilds against the tasks' own, and every model shipped
+in the package (skipped, with the reason, while none is)."""
 
 from __future__ import annotations
 
@@ -70,7 +70,8 @@ def test_export_writes_the_four_files_from_the_run(dataflow_export) -> None:
     assert metadata["scores"]["tests"]["T30"] == test
     assert metadata["scores"]["best_val_f1"] == result["best_val_f1"]
     assert metadata["compute"]["train_seconds"] == result["train_seconds"]
-    assert metadata["training"]["config"] == json.loads((run / "config.json").read_text())
+    config = json.loads((run / "config.json").read_text())  # the data set's absolute path: its last two components
+    assert metadata["training"]["config"] == {**config, "dataset": f"{run.parent.name}/ddf"}
     assert (directory / "vocab.csv").read_bytes() == (run / "vocab.csv").read_bytes()
     weights = (directory / "weights.pt").read_bytes()
     assert metadata["weights"]["sha256"] == hashlib.sha256(weights).hexdigest()
@@ -591,7 +592,7 @@ def test_until_stable_bounds_read_and_check_model_json() -> None:
     """A step-free model.json's inference (issue 36) as forward_until_stable's arguments, latch included; a model
     run at its T has none; a wrong value is one line naming it (model.json is a file a user may receive)."""
     from programl.exceptions import ProgramlError
-    from programl.pretrained.inference import until_stable_bounds
+    from programl.tasks.dataflow.predict import until_stable_bounds
 
     inference = {"mode": "until_stable", "min_steps": 30, "max_steps": 4000, "patience": 40, "latch": True}
     assert until_stable_bounds({"inference": inference}) == {
