@@ -2,7 +2,7 @@
 the data-flow GGNN consumes (target: loading >= 3x training; training reads through
 :mod:`programl.datasets` and ``torch_geometric``'s ``DataLoader``).
 
-Three measurements on the same batches of a DeepDataFlow data set (:class:`programl.datasets.DeepDataFlowDataset`,
+Three measurements on the same batches of a DeepDataFlow data set (:class:`programl.datasets.DeepDataFlow`,
 DDF-30, 40,000-node limit, 10,000-node batches in the seeded order of the first pass, as ``programl train dataflow``
 plans them):
 
@@ -34,7 +34,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from programl.datasets import DeepDataFlowDataset  # noqa: E402
+from programl.datasets import DeepDataFlow  # noqa: E402
 from programl.loader import NodeBudgetBatchSampler, make_loader  # noqa: E402
 from programl.models import DataflowGGNN  # noqa: E402
 
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
 
-    dataset = DeepDataFlowDataset(args.dataset, args.analysis, args.split, max_steps=30, max_nodes=40_000)
+    dataset = DeepDataFlow.from_directory(args.dataset, args.analysis, args.split, max_steps=30, max_nodes=40_000)
     sampler = NodeBudgetBatchSampler(dataset.sizes, args.batch_nodes, shuffle=True, seed=args.seed)
     plan = sampler.plan()[: args.batches]
     print(f"{dataset!r}: {len(plan)} batches of up to {args.batch_nodes:,} nodes", file=sys.stderr)

@@ -15,7 +15,7 @@ Inputs:
   from them), with random labels and root selectors (one root per example): throughput does not depend on their
   values;
 * ``--dataset DIR``: the examples of a DeepDataFlow data set (e.g. DeepDataFlow-22 from ``programl dataset build``)
-  through :class:`programl.datasets.directory.DeepDataFlowDataset`, with their real roots and labels (``--analysis``,
+  through :class:`programl.datasets.DeepDataFlow`, with their real roots and labels (``--analysis``,
   ``--split``, DDF-30 filter and 40,000-node limit as in training).
 
 Speeds: ``nodes/s`` = timed nodes / timed seconds; ``best`` = the fastest single batch (on a shared machine the
@@ -186,9 +186,9 @@ def dataset_examples(directory: Path, analysis: str, split: str, needed_nodes: i
     """Examples of a DeepDataFlow data set (DDF-30, graphs up to 40,000 nodes), a seeded sample of about
     ``needed_nodes`` nodes; returns (examples, |V|)."""
     from programl.data.vocabulary import Vocabulary
-    from programl.datasets.directory import DeepDataFlowDataset
+    from programl.datasets import DeepDataFlow
 
-    dataset = DeepDataFlowDataset(directory, analysis, split, max_steps=30, max_nodes=40_000)
+    dataset = DeepDataFlow.from_directory(directory, analysis, split, max_steps=30, max_nodes=40_000)
     order = np.random.default_rng(seed).permutation(len(dataset))
     sizes = dataset.sizes
     take = order[: int(np.searchsorted(np.cumsum(sizes[order]), needed_nodes)) + 1]

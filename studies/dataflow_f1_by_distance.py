@@ -115,7 +115,7 @@ def load_examples(args, pretrained):
     """The split's examples, encoded with the model's vocabulary, filtered and sampled as asked; and how many there
     were before sampling."""
     from programl.data.deepdataflow.layout import Layout
-    from programl.datasets.directory import DeepDataFlowDataset
+    from programl.datasets import DeepDataFlow
     from programl.exceptions import ProgramlError
     from programl.util.progress import progress
 
@@ -131,7 +131,7 @@ def load_examples(args, pretrained):
         return progress(items, total, f"converting {description}", enabled=not args.quiet, unit="graph")
 
     try:
-        data = DeepDataFlowDataset(
+        data = DeepDataFlow.from_directory(
             args.dataset,
             pretrained.analysis,
             args.split,

@@ -50,7 +50,7 @@ def probe(args: argparse.Namespace) -> list[dict]:
     from torch_geometric.data import Batch
 
     from programl.data.vocabulary import Vocabulary
-    from programl.datasets import DeepDataFlowDataset
+    from programl.datasets import DeepDataFlow
     from programl.exceptions import ProgramlError
     from programl.loader import NodeBudgetBatchSampler
     from programl.tasks.dataflow.train import _make_model
@@ -61,7 +61,7 @@ def probe(args: argparse.Namespace) -> list[dict]:
     config = saved["extra"].get("config")
     if not isinstance(config, dict) or "analysis" not in config:
         raise ProgramlError(f"{args.checkpoint}: not a checkpoint of programl train dataflow")
-    train = DeepDataFlowDataset(
+    train = DeepDataFlow.from_directory(
         args.dataset,
         config["analysis"],
         "train",

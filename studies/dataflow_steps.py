@@ -37,7 +37,7 @@ def record(args: argparse.Namespace) -> int:
     from torch_geometric.data import Batch
     from tqdm import tqdm
 
-    from programl.datasets import DeepDataFlowDataset
+    from programl.datasets import DeepDataFlow
     from programl.pretrained import pretrained
 
     torch.set_num_threads(args.threads)
@@ -45,7 +45,7 @@ def record(args: argparse.Namespace) -> int:
     net = model.model.eval()
     analysis = model.metadata["analysis"]
     vocabulary = model.directory / model.metadata["vocabulary"]["file"]
-    data = DeepDataFlowDataset(
+    data = DeepDataFlow.from_directory(
         args.data, analysis, args.split, max_steps=None, max_nodes=args.max_nodes, vocabulary_path=vocabulary
     )
     counts = data.step_counts

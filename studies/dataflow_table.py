@@ -47,14 +47,15 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from programl.pretrained.inference import until_stable_bounds  # noqa: E402
+
 from programl.data import devmap, poj104  # noqa: E402
 from programl.data.deepdataflow.layout import read_manifest  # noqa: E402
 from programl.data.deepdataflow.recipe import load_recipe  # noqa: E402
-from programl.datasets import DeepDataFlowDataset  # noqa: E402
+from programl.datasets import DeepDataFlow  # noqa: E402
 from programl.loader import NodeBudgetBatchSampler, make_loader  # noqa: E402
 from programl.models import MetricsAccumulator  # noqa: E402
 from programl.pretrained import pretrained  # noqa: E402
-from programl.pretrained.inference import until_stable_bounds  # noqa: E402
 from programl.tasks.dataflow.train import PAPER_TABLE, DataflowScoring, at_least_nodes  # noqa: E402
 from programl.training.engine import evaluate  # noqa: E402
 
@@ -94,7 +95,9 @@ def test_examples(
 ):
     """The ``split`` (default: test) of ``analysis`` with the step filter ``limit``, restricted to the graphs in
     ``keep``."""
-    data = DeepDataFlowDataset(root, analysis, split, max_steps=limit, max_nodes=40_000, vocabulary_path=vocabulary)
+    data = DeepDataFlow.from_directory(
+        root, analysis, split, max_steps=limit, max_nodes=40_000, vocabulary_path=vocabulary
+    )
     if keep is None:
         return data
     return data.index_select([i for i in range(len(data)) if data.graph_name(i) in keep])

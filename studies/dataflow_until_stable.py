@@ -9,7 +9,7 @@ least ``--min-steps`` (the trained T) and then on until no node's predicted clas
 T (``--steps``, default 30, 60 and 200) with the shipped models (:func:`programl.pretrained.pretrained`) on a
 DeepDataFlow build, by the examples' data-flow step count (the buckets <= 30, 31-60 and > 60 steps: DDF-30, the
 rest of DDF-60, the rest of DDF), with a seeded sample of up to ``--per-bucket`` examples each, read through
-:class:`programl.datasets.DeepDataFlowDataset` with the model's vocabulary and scored by the engine's one
+:class:`programl.datasets.DeepDataFlow` with the model's vocabulary and scored by the engine's one
 evaluation loop (:func:`programl.training.engine.evaluate`) in 10,000-node batches. "all" merges the buckets.
 
 Sources the models were trained on are left out by default (``--exclude-sources poj104 opencl``: DeepDataFlow-22
@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from programl.data.deepdataflow.recipe import source_of  # noqa: E402
 from programl.dataflow.names import ANALYSES  # noqa: E402
-from programl.datasets import DeepDataFlowDataset  # noqa: E402
+from programl.datasets import DeepDataFlow  # noqa: E402
 from programl.loader import NodeBudgetBatchSampler, make_loader  # noqa: E402
 from programl.models import MetricsAccumulator  # noqa: E402
 from programl.pretrained import pretrained  # noqa: E402
@@ -50,7 +50,9 @@ def bucket_samples(root: Path, analysis: str, vocabulary: Path, per_bucket: int,
     splits, without the ``exclude`` sources."""
     pool = []  # (dataset, index, step count)
     for split in ("train", "val", "test"):
-        data = DeepDataFlowDataset(root, analysis, split, max_steps=None, max_nodes=40_000, vocabulary_path=vocabulary)
+        data = DeepDataFlow.from_directory(
+            root, analysis, split, max_steps=None, max_nodes=40_000, vocabulary_path=vocabulary
+        )
         counts = data.step_counts
         pool += [(data, i, int(counts[i])) for i in range(len(data)) if source_of(data.graph_name(i)) not in exclude]
     out = {}

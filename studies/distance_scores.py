@@ -2,7 +2,7 @@
 (issue 11 item 4: why a model misses nodes at T = 30; SPEC §6.1 for the model and the scores).
 
 :func:`score_by_distance` runs a pretrained data-flow model (:func:`programl.pretrained.pretrained`) over the
-examples of a :class:`~programl.datasets.DeepDataFlowDataset` read with the model's vocabulary, at one or more step
+examples of a :class:`~programl.datasets.DeepDataFlow` read with the model's vocabulary, at one or more step
 counts T, in batches of disjoint graphs (the predictions do not depend on the batching), and adds every example's
 nodes to a :class:`~studies.distance.DistanceScores` per (T, distance): ``hops`` (what a T-step GGNN can see) and
 ``control`` (the analysis's forward control-flow distance); :mod:`studies.distance` defines both.
@@ -54,7 +54,7 @@ def score_by_distance(
 
     Args:
         pretrained: A :class:`~programl.pretrained.hub.PretrainedModel` of task ``dataflow``.
-        dataset: Its examples (a :class:`~programl.datasets.DeepDataFlowDataset` or a view of one), encoded with
+        dataset: Its examples (a :class:`~programl.datasets.DeepDataFlow` or a view of one), encoded with
             the model's vocabulary; each has ``x``, ``root``, ``y``, ``node_type``, edges and ``graph_index``.
         steps: Message-passing steps T to run (each on every example).
         distances: Which distances to bucket by (``hops``, ``control``).

@@ -5,7 +5,7 @@ For every analysis, the shipped model (:func:`programl.pretrained.pretrained`) s
 ``--per-source`` examples of each source (the part of a graph's name before its first ``.``: ``zstd``, ``blas``,
 ``poj104``, ``opencl`` ...), from all three splits of the build (the shipped models were trained on DeepDataFlow-22,
 so every archive source is code they never saw; POJ-104 and the DevMap kernels are their own corpus), read through
-:class:`programl.datasets.DeepDataFlowDataset` with the model's vocabulary and scored by the engine's one evaluation
+:class:`programl.datasets.DeepDataFlow` with the model's vocabulary and scored by the engine's one evaluation
 loop (:func:`programl.training.engine.evaluate`) at each ``--tests T:LIMIT`` (default ``30:30 60:60``: T=30 on
 DDF-30, T=60 on DDF-60; ``200:all`` adds every example at T=200), in 10,000-node batches. Per cell: the paper's
 per-batch F1 and the pooled F1 (one confusion matrix over the sample), with the examples scored.
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from programl.data.deepdataflow.recipe import source_of  # noqa: E402
 from programl.dataflow.names import ANALYSES  # noqa: E402
-from programl.datasets import DeepDataFlowDataset  # noqa: E402
+from programl.datasets import DeepDataFlow  # noqa: E402
 from programl.loader import NodeBudgetBatchSampler, make_loader  # noqa: E402
 from programl.models import MetricsAccumulator  # noqa: E402
 from programl.pretrained import pretrained, pretrained_names  # noqa: E402
@@ -50,7 +50,9 @@ def samples(
     steps, drawn in a seeded order over ``splits`` (default: all three)."""
     by_source: dict[str, list] = {}
     for split in splits:
-        data = DeepDataFlowDataset(root, analysis, split, max_steps=limit, max_nodes=40_000, vocabulary_path=vocabulary)
+        data = DeepDataFlow.from_directory(
+            root, analysis, split, max_steps=limit, max_nodes=40_000, vocabulary_path=vocabulary
+        )
         names = [source_of(data.graph_name(i)) for i in range(len(data))]
         for source in sorted(set(names)):
             members = [i for i, s in enumerate(names) if s == source]

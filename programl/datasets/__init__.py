@@ -1,9 +1,9 @@
 """PyG data sets of ProGraML's three tasks, as ``torch_geometric.datasets`` is to PyG (issue 10; SPEC §6, §9).
 
 * :class:`DeepDataFlow` - DeepDataFlow-22: per-node data-flow labels, one example per label record (SPEC §6.1, §9.1);
-  on disk, memory-mapped.
-* :class:`DeepDataFlowDataset` - the same examples of a data set directory already built (``programl dataset
-  build``, a wide recipe, or ProGraML's released DeepDataFlow): what ``programl train dataflow --dataset`` reads.
+  on disk, memory-mapped. :meth:`DeepDataFlow.from_directory` gives the same examples of a data set directory
+  already built (``programl dataset build``, a wide recipe, or ProGraML's released DeepDataFlow): what ``programl
+  train dataflow --dataset`` reads.
 * :class:`POJ104` - algorithm classification, 104 classes (SPEC §6.6); in memory.
 * :class:`DevMap` - OpenCL device mapping, CPU or GPU, with the auxiliary inputs (SPEC §6.5); in memory.
 
@@ -39,7 +39,6 @@ from programl.util.lazy import lazy_getattr
 _EXPORTS = {
     "DEEPDATAFLOW22": "programl.datasets.deepdataflow",
     "DeepDataFlow": "programl.datasets.deepdataflow",
-    "DeepDataFlowDataset": "programl.datasets.directory",
     "DevMap": "programl.datasets.devmap",
     "POJ104": "programl.datasets.poj104",
     "AddDeadBranches": "programl.datasets.transforms",

@@ -176,8 +176,8 @@ class AddDeadBranches(BaseTransform):
     nor a data or call edge. clang-22 never emits such blocks, so DeepDataFlow-22 has none, and the shipped models label
     such a ``br`` reachable from almost every root: on graphs of old IR (the original's DeepDataFlow, a user's clang-10
     pipeline) they are most of reachability's false positives (``benchmarks/original_graphs.py``). With this transform
-    on the training split (``DeepDataFlowDataset(..., transform=AddDeadBranches(vocabulary["br"]))``) the model sees
-    them.
+    on the training split (``DeepDataFlow.from_directory(..., transform=AddDeadBranches(vocabulary["br"]))``) the
+    model sees them.
 
     The labels stay exact for the five analyses: a node without edges is reached by no root (reachability), is not
     dominated by the root (dominance: its set is ``{n}``), depends on nothing (datadep), and is neither a live

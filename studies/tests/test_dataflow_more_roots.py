@@ -76,13 +76,13 @@ def test_training_graphs_get_more_distinct_roots_and_keep_the_base_records(deriv
 
 
 def test_the_data_set_reads_more_training_examples_and_the_same_val_and_test(derived, base: Path, capsys) -> None:
-    from programl.datasets.directory import DeepDataFlowDataset
+    from programl.datasets import DeepDataFlow
 
     out, _ = derived
     sizes = {}
     for root in (base, out / "root"):
         sizes[root] = [
-            DeepDataFlowDataset(str(root), "datadep", s, max_steps=30).len() for s in ("train", "val", "test")
+            DeepDataFlow.from_directory(str(root), "datadep", s, max_steps=30).len() for s in ("train", "val", "test")
         ]
     (train0, val0, test0), (train1, val1, test1) = sizes[base], sizes[out / "root"]
     assert train1 > train0 and (val1, test1) == (val0, test0)

@@ -57,13 +57,13 @@ def test_replay_halts_as_the_model_does(script, recorded: Path, latch: bool) -> 
     import torch
     from torch_geometric.data import Batch
 
-    from programl.datasets import DeepDataFlowDataset
+    from programl.datasets import DeepDataFlow
     from programl.pretrained import pretrained
 
     lines = recorded.read_text().splitlines()
     header, rows = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
     model = pretrained("reachability")
-    data = DeepDataFlowDataset(
+    data = DeepDataFlow.from_directory(
         header["data"],
         "reachability",
         "test",

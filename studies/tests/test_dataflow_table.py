@@ -28,7 +28,7 @@ def dataset(tmp_path_factory) -> Path:
 
 
 def test_three_cells_fixed_and_until_stable(script, dataset: Path, tmp_path: Path, capsys) -> None:
-    from programl.datasets import DeepDataFlowDataset
+    from programl.datasets import DeepDataFlow
     from programl.pretrained import pretrained
 
     out = tmp_path / "table.json"
@@ -39,7 +39,7 @@ def test_three_cells_fixed_and_until_stable(script, dataset: Path, tmp_path: Pat
     vocabulary = pretrained("reachability").directory / "vocab.csv"
     for cell, limit, steps in script["CELLS"]:
         expected = len(
-            DeepDataFlowDataset(dataset, "reachability", "test", max_steps=limit, vocabulary_path=vocabulary)
+            DeepDataFlow.from_directory(dataset, "reachability", "test", max_steps=limit, vocabulary_path=vocabulary)
         )
         assert fixed["table"][cell]["examples"] == stable["table"][cell]["examples"] == expected
         assert fixed["table"][cell]["steps"] == fixed["table"][cell]["mean_steps"] == steps
@@ -89,7 +89,7 @@ def test_the_full_build_filter_keeps_its_test_groups(script, dataset: Path, tmp_
 def test_by_size_splits_each_cell_into_buckets_and_plots(script, dataset: Path, tmp_path: Path, capsys) -> None:
     """--by-size (issue 36 item 3): each bucket holds the cell's examples of that graph size, together all of them,
     scored with the cell's inference; --plot writes a PNG."""
-    from programl.datasets import DeepDataFlowDataset
+    from programl.datasets import DeepDataFlow
     from programl.pretrained import pretrained
 
     out, png = tmp_path / "sizes.json", tmp_path / "sizes.png"
@@ -97,7 +97,7 @@ def test_by_size_splits_each_cell_into_buckets_and_plots(script, dataset: Path, 
     assert script["main"]([*argv, "--threads", "1", "--json", str(out)]) == 0
     entry = json.loads(out.read_text())["models"]["reachability"]
     vocabulary = pretrained("reachability").directory / "vocab.csv"
-    data = DeepDataFlowDataset(dataset, "reachability", "test", max_steps=None, vocabulary_path=vocabulary)
+    data = DeepDataFlow.from_directory(dataset, "reachability", "test", max_steps=None, vocabulary_path=vocabulary)
     buckets = entry["by_size"]["DDF"]
     assert sum(b["examples"] for b in buckets.values()) == entry["table"]["DDF"]["examples"] == len(data)
     for label, low, high in script["SIZE_BUCKETS"]:

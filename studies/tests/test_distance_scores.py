@@ -13,7 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from programl.datasets.directory import DeepDataFlowDataset  # noqa: E402
+from programl.datasets import DeepDataFlow  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.models import MetricsAccumulator  # noqa: E402
 from programl.pretrained import pretrained  # noqa: E402
@@ -36,7 +36,7 @@ def liveness():
 def examples(tmp_path_factory, liveness):
     root = tiny_dataset(tmp_path_factory.mktemp("tiny"))
     vocabulary = liveness.directory / liveness.metadata["vocabulary"]["file"]
-    return DeepDataFlowDataset(root, "liveness", "train", max_steps=None, vocabulary_path=vocabulary)
+    return DeepDataFlow.from_directory(root, "liveness", "train", max_steps=None, vocabulary_path=vocabulary)
 
 
 def test_pooled_counts_are_those_of_all_nodes(liveness, examples) -> None:

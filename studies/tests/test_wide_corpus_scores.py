@@ -27,7 +27,7 @@ def dataset(tmp_path_factory) -> Path:
 
 
 def test_every_example_of_every_source_is_scored_once(script, dataset: Path, tmp_path: Path, capsys) -> None:
-    from programl.datasets import DeepDataFlowDataset
+    from programl.datasets import DeepDataFlow
     from programl.pretrained import pretrained
 
     out = tmp_path / "scores.json"
@@ -39,7 +39,7 @@ def test_every_example_of_every_source_is_scored_once(script, dataset: Path, tmp
     for limit, test in ((30, "T30"), (None, "T3")):
         expected: dict[str, int] = {}
         for split in ("train", "val", "test"):
-            data = DeepDataFlowDataset(dataset, "datadep", split, max_steps=limit, vocabulary_path=vocabulary)
+            data = DeepDataFlow.from_directory(dataset, "datadep", split, max_steps=limit, vocabulary_path=vocabulary)
             for i in range(len(data)):
                 source = script["source_of"](data.graph_name(i))
                 expected[source] = expected.get(source, 0) + 1
@@ -81,7 +81,7 @@ def test_step_free_variants_until_stable(script, dataset: Path, tmp_path: Path, 
 
 def test_a_named_model_on_chosen_splits(script, dataset: Path, tmp_path: Path) -> None:
     """--model scores that model for its own analysis (liveness-floods: liveness); --splits draws only from them."""
-    from programl.datasets import DeepDataFlowDataset
+    from programl.datasets import DeepDataFlow
     from programl.pretrained import pretrained
 
     out = tmp_path / "floods.json"
@@ -90,6 +90,6 @@ def test_a_named_model_on_chosen_splits(script, dataset: Path, tmp_path: Path) -
     result = json.loads(out.read_text())
     assert result["models"] == {"liveness": "liveness-floods"} and result["splits"] == ["test"]
     vocabulary = pretrained("liveness-floods").directory / "vocab.csv"
-    data = DeepDataFlowDataset(dataset, "liveness", "test", max_steps=None, vocabulary_path=vocabulary)
+    data = DeepDataFlow.from_directory(dataset, "liveness", "test", max_steps=None, vocabulary_path=vocabulary)
     assert sum(c["T30"]["examples"] for c in result["analyses"]["liveness"].values()) == len(data) > 0
     assert all(c["T30"]["splits"] == ["test"] for c in result["analyses"]["liveness"].values())

@@ -1,4 +1,4 @@
-"""The PyG dataset over the DeepDataFlow layout (programl.datasets.directory): examples equal to to_pyg_examples, the
+"""The PyG dataset over the DeepDataFlow layout (DeepDataFlow.from_directory): examples equal to to_pyg_examples, the
 step-count and graph-size filters, ProGraML's released layout, batching, the fixed validation sample."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from programl.data.deepdataflow import Layout, build_dataset, discover_inputs, r
 from programl.data.deepdataflow.store import prepare_split  # noqa: E402
 from programl.data.vocabulary import Vocabulary  # noqa: E402
 from programl.dataflow import ANALYSES, analyze_arrays  # noqa: E402
-from programl.datasets.directory import DeepDataFlowDataset  # noqa: E402
+from programl.datasets import DeepDataFlow  # noqa: E402
 from programl.io.files import read_features_list, read_graph  # noqa: E402
 from programl.io.pyg import to_pyg_examples  # noqa: E402
 from programl.loader import NodeBudgetBatchSampler  # noqa: E402
@@ -78,7 +78,7 @@ def test_examples_equal_to_pyg_of_graph_and_labels(ddf: Path, ddf_protobuf: Path
     vocabulary = Vocabulary.load(ddf / "vocab" / "programl.csv")
     assert Vocabulary.load(ddf_protobuf / "vocab" / "programl.csv") == vocabulary
     for split in ("train", "val", "test"):
-        dataset = DeepDataFlowDataset(ddf, analysis, split, max_steps=None, max_nodes=None)
+        dataset = DeepDataFlow.from_directory(ddf, analysis, split, max_steps=None, max_nodes=None)
         expected = _expected(ddf_protobuf, analysis, split, vocabulary)
         assert len(dataset) == dataset.num_records == sum(len(v) for v in expected.values())
         seen: dict[str, int] = {}
@@ -94,8 +94,8 @@ def test_examples_equal_to_pyg_of_graph_and_labels(ddf: Path, ddf_protobuf: Path
 def test_compact_and_protobuf_labels_give_the_same_examples(ddf: Path, ddf_protobuf: Path, analysis: str) -> None:
     """The same graphs, splits and vocabulary, and every example of every split equal, for all five analyses."""
     for split in ("train", "val", "test"):
-        compact = DeepDataFlowDataset(ddf, analysis, split, max_steps=None, max_nodes=None)
-        protobuf = DeepDataFlowDataset(ddf_protobuf, analysis, split, max_steps=None, max_nodes=None)
+        compact = DeepDataFlow.from_directory(ddf, analysis, split, max_steps=None, max_nodes=None)
+        protobuf = DeepDataFlow.from_directory(ddf_protobuf, analysis, split, max_steps=None, max_nodes=None)
         assert compact.graph_names == protobuf.graph_names
         assert compact.num_records == protobuf.num_records and len(compact) == len(protobuf)
         assert np.array_equal(compact.step_counts, protobuf.step_counts)
@@ -109,13 +109,13 @@ def test_compact_and_protobuf_labels_give_the_same_examples(ddf: Path, ddf_proto
 def test_filters_use_the_index_only(ddf: Path, tmp_path: Path) -> None:
     root = tmp_path / "copy"
     shutil.copytree(ddf, root, symlinks=True)
-    full = DeepDataFlowDataset(root, "reachability", "train", max_steps=None, max_nodes=None)
+    full = DeepDataFlow.from_directory(root, "reachability", "train", max_steps=None, max_nodes=None)
     steps, sizes = full.step_counts, full.sizes
     assert len(steps) == len(full) and steps.max() > 10
     shutil.rmtree(root / "graphs")  # the index is enough: no graph is read again
     shutil.rmtree(root / "labels")
     for max_steps, max_nodes in ((10, None), (None, 60), (5, 40), (0, 1)):
-        dataset = DeepDataFlowDataset(root, "reachability", "train", max_steps=max_steps, max_nodes=max_nodes)
+        dataset = DeepDataFlow.from_directory(root, "reachability", "train", max_steps=max_steps, max_nodes=max_nodes)
         keep = np.ones(len(full), dtype=bool)
         if max_steps is not None:
             keep &= steps <= max_steps
@@ -140,11 +140,11 @@ def test_counts_match_the_manifest(ddf: Path) -> None:
                 for s in manifest[n]["labels"]["liveness"].get("steps", ())
                 if limit is None or s <= limit
             )
-            assert len(DeepDataFlowDataset(ddf, "liveness", split, max_steps=limit)) == expected
+            assert len(DeepDataFlow.from_directory(ddf, "liveness", split, max_steps=limit)) == expected
 
 
 def test_node_budget_batches(ddf: Path) -> None:
-    dataset = DeepDataFlowDataset(ddf, "datadep", "train", max_steps=None)
+    dataset = DeepDataFlow.from_directory(ddf, "datadep", "train", max_steps=None)
     sampler = NodeBudgetBatchSampler(dataset.sizes, 120, shuffle=True, seed=1)
     loader = DataLoader(dataset, batch_sampler=sampler)
     batches = list(loader)
@@ -160,7 +160,7 @@ def test_node_budget_batches(ddf: Path) -> None:
 def test_fixed_sample_follows_the_original_order(ddf: Path) -> None:
     import random
 
-    dataset = DeepDataFlowDataset(ddf, "reachability", "train", max_steps=None)
+    dataset = DeepDataFlow.from_directory(ddf, "reachability", "train", max_steps=None)
     sample = dataset.fixed_sample(7, seed=205)
     assert len(sample) == 7
     order = sorted(set(dataset.graph_names))
@@ -174,8 +174,24 @@ def test_fixed_sample_follows_the_original_order(ddf: Path) -> None:
     assert len(dataset.fixed_sample(10_000)) == len(dataset)
 
 
+def test_a_directory_already_built_is_a_deepdataflow(ddf: Path) -> None:
+    """One class for one concept: the examples of a built directory are a ``DeepDataFlow`` (they were a second class,
+    DeepDataFlowDataset), its vocabulary and texts those of the directory, and opening it writes no PyG record
+    (``pre_transform.pt``) nor ``raw/`` beside the data set."""
+    dataset = DeepDataFlow.from_directory(ddf, "liveness", "val", max_steps=None)
+    assert type(dataset) is DeepDataFlow and dataset.recipe is None
+    assert repr(dataset) == (
+        f"DeepDataFlow({len(dataset)} examples, liveness, val, directory={str(ddf)!r}, max_steps=all, max_nodes=40000)"
+    )
+    assert dataset.data_dir == ddf and dataset.raw_dir == str(ddf) and dataset.name == ddf.name
+    assert dataset.texts == list(Vocabulary.load(ddf / "vocab" / "programl.csv").texts)
+    assert dataset.vocabulary() == Vocabulary.load(ddf / "vocab" / "programl.csv")
+    assert type(dataset.fixed_sample(3)) is DeepDataFlow and len(dataset.fixed_sample(3)) == min(3, len(dataset))
+    assert not (ddf / "raw").exists() and not list(ddf.rglob("pre_transform.pt"))
+
+
 def test_pickles_for_loader_workers(ddf: Path) -> None:
-    dataset = DeepDataFlowDataset(ddf, "liveness", "test", max_steps=None)
+    dataset = DeepDataFlow.from_directory(ddf, "liveness", "test", max_steps=None)
     dataset[0]  # opens the memory maps
     copy = pickle.loads(pickle.dumps(dataset))
     _equal(copy[len(copy) - 1], dataset[len(dataset) - 1])
@@ -219,7 +235,7 @@ def test_unreadable_files_are_skipped_and_recorded(ddf: Path, tmp_path: Path, da
     graphs, labels = prepare_split(root, "liveness", "train")
     why = json.loads((labels / "meta.json").read_text())["skipped"][victim]
     assert said in why and "\n" not in why and (damage == "protobuf" or str(label) in why)
-    dataset = DeepDataFlowDataset(root, "liveness", "train", max_steps=None)
+    dataset = DeepDataFlow.from_directory(root, "liveness", "train", max_steps=None)
     assert victim not in {dataset.graph_name(i) for i in range(len(dataset))}
     assert not [p for p in (root / "processed").rglob(".*") if p.name.startswith(".")]  # no temporary left
 
@@ -248,11 +264,11 @@ def test_a_split_whose_files_changed_is_converted_again(ddf: Path, tmp_path: Pat
     layout.graph(victim).write_bytes(b"\xff\xff not a graph")  # a graph rewritten: both stores again
     prepare_split(root, "liveness", "train")
     assert victim in json.loads((graphs / "meta.json").read_text())["skipped"]
-    assert victim not in {DeepDataFlowDataset(root, "liveness", "train", max_steps=None).graph_name(0)}
+    assert victim not in {DeepDataFlow.from_directory(root, "liveness", "train", max_steps=None).graph_name(0)}
     layout.graph(victim).write_bytes(good_graph)  # mended: back in the split, as converted from scratch
     prepare_split(root, "liveness", "train")
-    mended = DeepDataFlowDataset(root, "liveness", "train", max_steps=None)
-    fresh = DeepDataFlowDataset(ddf, "liveness", "train", max_steps=None)
+    mended = DeepDataFlow.from_directory(root, "liveness", "train", max_steps=None)
+    fresh = DeepDataFlow.from_directory(ddf, "liveness", "train", max_steps=None)
     assert len(mended) == len(fresh)
     for i in range(len(fresh)):
         _equal(mended[i], fresh[i])
@@ -261,11 +277,11 @@ def test_a_split_whose_files_changed_is_converted_again(ddf: Path, tmp_path: Pat
 
 def test_bad_arguments(ddf: Path) -> None:
     with pytest.raises(ValueError, match="unknown analysis"):
-        DeepDataFlowDataset(ddf, "domination", "train")
+        DeepDataFlow.from_directory(ddf, "domination", "train")
     with pytest.raises(ValueError, match="unknown split"):
-        DeepDataFlowDataset(ddf, "liveness", "training")
+        DeepDataFlow.from_directory(ddf, "liveness", "training")
     with pytest.raises(FileNotFoundError, match="vocabulary"):
-        DeepDataFlowDataset(ddf, "liveness", "train", vocabulary_path=ddf / "nope.csv")
+        DeepDataFlow.from_directory(ddf, "liveness", "train", vocabulary_path=ddf / "nope.csv")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -326,7 +342,7 @@ def test_progaml_released_layout(ddf: Path, tmp_path: Path) -> None:
             list(to_pyg_examples(graph, ProgramGraphFeaturesList.FromString(data), vocabulary)),
         )
     for split in ("train", "val", "test"):
-        dataset = DeepDataFlowDataset(root, "dominance", split, max_steps=None, max_nodes=None)
+        dataset = DeepDataFlow.from_directory(root, "dominance", split, max_steps=None, max_nodes=None)
         mine = {n: e for n, (s, e) in expected.items() if s == split}
         assert len(dataset) == sum(len(e) for e in mine.values())
         seen: dict[str, int] = {}

@@ -21,7 +21,6 @@ from programl.data import devmap as devmap_data
 from programl.data import poj104 as poj104_data
 from programl.data.vocabulary import Vocabulary
 from programl.datasets import DEEPDATAFLOW22, POJ104, DeepDataFlow, DevMap, EncodeVocabulary
-from programl.datasets.directory import DeepDataFlowDataset
 from programl.exceptions import ProgramlError
 from programl.loader import NodeBudgetBatchSampler
 
@@ -426,7 +425,7 @@ def test_deepdataflow_is_the_store_of_the_built_data_set(ddf_root: Path) -> None
     dataset = DeepDataFlow(ddf_root, "reachability", "train", size=2, log=False)
     built = dataset.data_dir
     assert json.loads((built / "dataset.json").read_text())  # the builder's summary
-    store = DeepDataFlowDataset(built, "reachability", "train")
+    store = DeepDataFlow.from_directory(built, "reachability", "train")
     assert len(dataset) == len(store) > 0
     for i in (0, len(store) - 1):
         a, b = dataset[i], store[i]
@@ -445,7 +444,7 @@ def test_deepdataflow_filters_and_splits(ddf_root: Path) -> None:
     graphs = {}
     for split in ("train", "val", "test"):
         ds = DeepDataFlow(ddf_root, "datadep", split, size=2, max_steps=None, log=False)
-        graphs[split] = set(ds.store.graph_names)
+        graphs[split] = set(ds.graph_names)
     assert not graphs["train"] & graphs["val"] and not graphs["train"] & graphs["test"]
     assert repr(ddf30).startswith(f"DeepDataFlow({len(ddf30)} examples, reachability, train, size=2, max_steps=30")
 
@@ -466,9 +465,9 @@ def test_the_recipe_constant_is_the_recipe_file() -> None:
 
 
 def test_deepdataflow_dataset_has_pyg_paths(ddf_root: Path) -> None:
-    """DeepDataFlowDataset's raw_paths / processed_paths name its files (they raised NotImplementedError)."""
+    """DeepDataFlow.from_directory's raw_paths / processed_paths name its files (they raised NotImplementedError)."""
     built = DeepDataFlow(ddf_root, "liveness", "val", size=2, log=False).data_dir
-    store = DeepDataFlowDataset(built, "liveness", "val")
+    store = DeepDataFlow.from_directory(built, "liveness", "val")
     # the labels of a build in the compact format (the default) are labels/all/, every analysis in one file per graph
     assert [Path(p).name for p in store.raw_paths] == ["graphs", "all", "val", "programl.csv"]
     assert all(Path(p).exists() for p in store.raw_paths + store.processed_paths)

@@ -1,5 +1,5 @@
 """A DeepDataFlow directory of graphs with the original's (LLVM 10) texts, and the dead branches of old IR (issue 36
-item 5): DeepDataFlowDataset's ``typed_pointers`` (part of the processed key) and the AddDeadBranches transform."""
+item 5): DeepDataFlow.from_directory's ``typed_pointers`` (part of the processed key) and the AddDeadBranches transform."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from torch_geometric.data import Data
 
 from programl.data.vocabulary import Vocabulary
 from programl.dataflow import analyze
-from programl.datasets import AddDeadBranches, DeepDataFlowDataset
+from programl.datasets import AddDeadBranches, DeepDataFlow
 from programl.proto import Node, ProgramGraph
 
 IR = """
@@ -61,16 +61,16 @@ def test_a_data_set_of_the_originals_graphs_reads_in_llvm22_texts(tmp_path: Path
     vocabulary = Vocabulary(texts, [1] * len(texts))
     expected = [vocabulary[n.text] for n in ours.node]
     root = _data_set(tmp_path / "ddf", _as_original(ours), vocabulary)
-    auto = DeepDataFlowDataset(root, "reachability", "train", max_steps=None)
-    keep = DeepDataFlowDataset(root, "reachability", "train", max_steps=None, typed_pointers="keep")
+    auto = DeepDataFlow.from_directory(root, "reachability", "train", max_steps=None)
+    keep = DeepDataFlow.from_directory(root, "reachability", "train", max_steps=None, typed_pointers="keep")
     assert auto[0].x.tolist() == expected
     assert (keep[0].x == len(vocabulary)).sum() == sum(n.text == "ptr" for n in ours.node) > 0
     # each mode has its own processed directory (the cache key includes the option)
     assert Path(auto.processed_dir) != Path(keep.processed_dir)
     assert Path(keep.processed_dir).parent.name.endswith("-keep")
-    assert DeepDataFlowDataset(root, "reachability", "train", max_steps=None)[0].x.tolist() == expected
+    assert DeepDataFlow.from_directory(root, "reachability", "train", max_steps=None)[0].x.tolist() == expected
     with pytest.raises(ValueError, match="typed_pointers"):
-        DeepDataFlowDataset(root, "reachability", "train", typed_pointers="off")
+        DeepDataFlow.from_directory(root, "reachability", "train", typed_pointers="off")
 
 
 def test_add_dead_branches_appends_isolated_unlabelled_br_nodes() -> None:
