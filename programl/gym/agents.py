@@ -26,8 +26,18 @@ import numpy as np
 from programl.gym.env import LlvmEnv
 from programl.gym.errors import GymError
 from programl.gym.rewards import REWARD_SPACES, Reward
+from programl.gym.state import State, apply_pipeline
 
-__all__ = ["SearchResult", "baseline", "geometric_mean", "greedy_search", "random_search", "replay"]
+__all__ = [
+    "SearchResult",
+    "baseline",
+    "geometric_mean",
+    "greedy_search",
+    "random_search",
+    "replay",
+    "run_pipeline",
+    "score_state",
+]
 
 
 @dataclass
@@ -41,8 +51,9 @@ class SearchResult:
         pipeline: Its ``opt-22 -passes=`` pipeline (``default<Oz>`` for that baseline).
         reward: The episode reward it earns in the environment's reward space.
         cost: The cost it reaches (the reward's cost observation, e.g. ``IrInstructionCount``).
-        steps: How many passes the search ran with ``opt-22``.
+        steps: How many passes (or pipelines) the search ran with ``opt-22``.
         seconds: Wall-clock time of the search.
+        bitcode: The module it reaches, where the agent keeps it (the learned policy and the search it guides).
     """
 
     benchmark: str
@@ -53,6 +64,7 @@ class SearchResult:
     cost: float = 0.0
     steps: int = 0
     seconds: float = 0.0
+    bitcode: bytes | None = field(default=None, repr=False)
 
 
 def geometric_mean(values: Sequence[float]) -> float:
@@ -88,6 +100,35 @@ def baseline(env: LlvmEnv, level: str = "Oz") -> SearchResult:
     reward = Reward(spec, observer).update(state, benchmark)
     cost = observer.observe(spec.cost, state, benchmark)
     return SearchResult(benchmark.uri, level, [], f"default<{level}>", reward, cost, 1, time.perf_counter() - start)
+
+
+def score_state(env: LlvmEnv, state: State) -> tuple[float, float]:
+    """The episode reward (in the environment's reward space) of a state of its benchmark, and its cost: what an
+    episode that ends in ``state`` earns, however the state was reached.
+
+    Raises:
+        ObservationError: The cost cannot be computed.
+    """
+    spec = REWARD_SPACES[_reward_name(env)]
+    observer, benchmark = env._observer, env.benchmark
+    return Reward(spec, observer).update(state, benchmark), observer.observe(spec.cost, state, benchmark)
+
+
+def run_pipeline(env: LlvmEnv, pipeline: str, bitcode: bytes | None = None) -> tuple[State, float, float]:
+    """Run one ``opt-22 -passes=<pipeline>`` on the environment's benchmark (or on ``bitcode``, a module reached
+    from it) and score the result (:func:`score_state`): ``(state, episode reward, cost)``.
+
+    Raises:
+        PassError: ``opt-22`` failed, crashed or ran past its limits.
+        ObservationError: The cost cannot be computed.
+    """
+    _reward_name(env)
+    benchmark = env.benchmark
+    if benchmark is None:
+        raise GymError("call reset() before running a pipeline")
+    start = benchmark.bitcode if bitcode is None else bitcode
+    state = State(apply_pipeline(start, pipeline, env.toolchain, benchmark.uri))
+    return (state, *score_state(env, state))
 
 
 def replay(env: LlvmEnv, actions: Sequence[int]) -> tuple[float, float]:
