@@ -16,6 +16,9 @@ Importing this package registers the environment id ``programl/llvm-v0`` with gy
   reward spaces by CompilerGym's names.
 * :mod:`~programl.gym.benchmarks` - benchmarks by URI, data sets, splits.
 * :mod:`~programl.gym.agents` - reference agents: ``-Oz``, ``-O3``, random search, greedy search.
+* :mod:`~programl.gym.policy` - the learned policy (a GGNN that picks a pipeline in one shot) and the search it
+  guides (the ``ml`` extra).
+* :mod:`~programl.gym.parallel` - an agent over many benchmarks through the project's executors.
 * :mod:`~programl.gym.state`, :mod:`~programl.gym.tools` - states, and the LLVM tools run in their own processes.
 
 Names are imported lazily: ``import programl.gym`` costs only the registration.

@@ -140,3 +140,12 @@ def test_the_shipped_policy_loads() -> None:
     policy = load_policy()
     assert policy.name == DEFAULT_POLICY and policy.pipelines[0] == "default<Oz>"
     assert (POLICY_DIR / DEFAULT_POLICY / "MODEL_CARD.md").read_text().startswith("# ")
+
+
+def test_the_policy_agents_run_by_name(policy_dir, loops_c) -> None:
+    from programl.gym.parallel import run_agent
+
+    outcomes = list(run_agent("policy", [str(loops_c)], agent_kwargs={"policy": policy_dir}))
+    guided = list(run_agent("guided", [str(loops_c)], agent_kwargs={"policy": policy_dir, "max_seconds": 5}))
+    assert outcomes[0].ok and outcomes[0].value.pipeline in PIPELINES
+    assert guided[0].ok and guided[0].value.agent == "guided" and guided[0].value.cost > 0
