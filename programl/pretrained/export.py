@@ -1,5 +1,5 @@
-"""Make a pretrained-model directory (:mod:`programl.pretrained.hub` format) from a finished training run (issue 11
-item 6; the runs of SPEC §6.1 dataflow, §6.5 devmap, §6.6 classifyapp).
+"""Make a pretrained-model directory (:mod:`programl.pretrained.hub` format) from a finished training run (the runs of
+docs/spec/tasks.md#data-flow-protocol, docs/spec/tasks.md#device-mapping, docs/spec/tasks.md#algorithm-classification).
 
 What is read of a run directory (and nothing else; the training code is not imported):
 
