@@ -31,6 +31,7 @@ COMMANDS = {
     "predict": "programl.cli.predict",
     "export-pretrained": "programl.cli.export_pretrained",
     "view": "programl.cli.view",
+    "optimize": "programl.cli.optimize",
 }
 #: Subcommands that need the ``ml`` extra (torch, torch-geometric). Checked (without importing either) before they
 #: run, so that an install without the extra gets one line that says what to install, not an import traceback.

@@ -19,6 +19,7 @@ SUMMARIES = {
     "predict": "predict with a pretrained model",
     "export-pretrained": "install a finished training run as a pretrained model",
     "view": "write an interactive HTML page per input: the graph, source lines, labels and predictions",
+    "optimize": "optimise a program for size with the learned pass policy; print the passes and sizes",
 }
 
 
