@@ -64,4 +64,3 @@ __all__ = [
     "pooled_metrics",
     "sinusoidal_position_table",
 ]
-
