@@ -4,18 +4,18 @@ docs/gym.md#rewards).
 Each reward is the fall of a cost since the previous step: ``reward = previous_cost - cost``, where the cost before
 the first action is the benchmark's own (``...O0``). Summed over an episode, it is ``O0 cost - final cost``.
 
-========================  ====================  ============================================================
-name                      cost                  divided by
-========================  ====================  ============================================================
-``IrInstructionCount``    IrInstructionCount    1
-``IrInstructionCountNorm``  IrInstructionCount  ``IrInstructionCountO0``
-``IrInstructionCountO3``  IrInstructionCount    ``max(IrInstructionCountO0 - IrInstructionCountO3, 1)``
-``IrInstructionCountOz``  IrInstructionCount    ``max(IrInstructionCountO0 - IrInstructionCountOz, 1)``
-``ObjectTextSizeBytes``   ObjectTextSizeBytes   1
-``ObjectTextSizeNorm``    ObjectTextSizeBytes   ``ObjectTextSizeO0``
-``ObjectTextSizeO3``      ObjectTextSizeBytes   ``max(ObjectTextSizeO0 - ObjectTextSizeO3, 1)``
-``ObjectTextSizeOz``      ObjectTextSizeBytes   ``max(ObjectTextSizeO0 - ObjectTextSizeOz, 1)``
-========================  ====================  ============================================================
+==========================  ====================  ==========================================================
+name                        cost                  divided by
+==========================  ====================  ==========================================================
+``IrInstructionCount``      IrInstructionCount    1
+``IrInstructionCountNorm``  IrInstructionCount    ``IrInstructionCountO0``
+``IrInstructionCountO3``    IrInstructionCount    ``max(IrInstructionCountO0 - IrInstructionCountO3, 1)``
+``IrInstructionCountOz``    IrInstructionCount    ``max(IrInstructionCountO0 - IrInstructionCountOz, 1)``
+``ObjectTextSizeBytes``     ObjectTextSizeBytes   1
+``ObjectTextSizeNorm``      ObjectTextSizeBytes   ``ObjectTextSizeO0``
+``ObjectTextSizeO3``        ObjectTextSizeBytes   ``max(ObjectTextSizeO0 - ObjectTextSizeO3, 1)``
+``ObjectTextSizeOz``        ObjectTextSizeBytes   ``max(ObjectTextSizeO0 - ObjectTextSizeOz, 1)``
+==========================  ====================  ==========================================================
 
 So an episode's ``IrInstructionCountOz`` return is 1.0 when it removes as many instructions as ``-Oz`` does, more
 when it beats it. When an action fails, the reward is ``-episode_reward`` (CompilerGym's ``reward_on_error`` for
