@@ -420,8 +420,9 @@ def compile_file(
 ) -> str:
     """Compile a C / C++ / OpenCL / CUDA file to textual LLVM IR (the module is named after ``path``).
 
-    ``language`` may name another front end (module docstring): ``c@clang-14`` compiles with clang 14 (the IR
-    returned is its bitcode as LLVM 22 prints it), ``fortran`` with flang-22.
+    ``language`` may name an older clang (module docstring): ``c@clang-14`` compiles with clang 14 (the IR returned
+    is its bitcode as LLVM 22 prints it). Fortran is flang's: :func:`programl.graph_builder.compilers.compile_file`
+    compiles a file of any language with its compiler.
 
     Raises:
         UnsupportedCompiler: clang 22 (or the compiler named) is not installed.
@@ -429,11 +430,7 @@ def compile_file(
     """
     language, compiler = split_language(language)
     if language == "fortran":
-        if compiler not in (None, f"flang-{CLANG_MAJOR}"):
-            raise UnsupportedCompiler(f"{compiler} is not a supported Fortran compiler (flang-{CLANG_MAJOR} is)")
-        from programl.graph_builder import flang
-
-        return flang.compile_file(path, flags, timeout=timeout)
+        raise CompilerError("Fortran is compiled by flang-22, not clang (programl.graph_builder.compilers)", path)
     if compiler not in (None, f"clang-{CLANG_MAJOR}"):
         return _compile_with_older_clang(path, flags, language or language_of(path), compiler, timeout)
     language = language or language_of(path)

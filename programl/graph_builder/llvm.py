@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
 from programl.exceptions import GraphCreationError
 from programl.graph_builder import _ffi as ffi
+from programl.graph_builder.build_options import BuildOptions
 from programl.graph_builder.ir_text import split_module
 from programl.graph_builder.llvm_parse import (
     _BIG_STACK,
@@ -61,31 +61,6 @@ __all__ = [
 
 # the buffer name llvmlite gives to parsed text; LLVM uses it as source_filename when the IR has none
 _LLVMLITE_BUFFER_NAME = "<string>"
-
-
-@dataclass(frozen=True)
-class BuildOptions:
-    """Builder options (docs/spec/graph.md#builder-options, ``ProgramGraphOptions``).
-
-    Attributes:
-        instructions_only: No VARIABLE/CONSTANT nodes and no DATA edges.
-        ignore_call_returns: Only forward CALL edges (external -> entry, call site -> callee entry).
-        strict: Fail when the module has no functions or some node has no edge (docs/spec/graph.md#construction-order
-            step 7).
-        numbers_and_types: Not in ProGraML (``docs/numbers_types.md``): add the node features
-            ``number_digits`` (the value of numeric constants) and ``type_shape`` (vector, array and struct types)
-            and the module feature ``numbers_and_types`` (:mod:`programl.graph_builder.numbers_types`). Off: the
-            faithful graph, byte for byte.
-        string_bytes: Not in ProGraML (``docs/numbers_types.md``): add the node feature
-            ``string_bytes`` (the bytes of string constants) and its module feature
-            (:mod:`programl.graph_builder.string_bytes`). Off: the faithful graph, byte for byte.
-    """
-
-    instructions_only: bool = False
-    ignore_call_returns: bool = False
-    strict: bool = False
-    numbers_and_types: bool = False
-    string_bytes: bool = False
 
 
 def parse_ir(text: str | bytes, path: str | None = None, context=None) -> llvm.ModuleRef:

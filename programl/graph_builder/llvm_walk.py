@@ -25,7 +25,7 @@ from programl.graph_builder.llvm_profile import (
 from programl.proto import Edge, Node, ProgramGraph
 
 if TYPE_CHECKING:
-    from programl.graph_builder.llvm import BuildOptions
+    from programl.graph_builder.build_options import BuildOptions
 
 INSTRUCTION, VARIABLE, CONSTANT = Node.INSTRUCTION, Node.VARIABLE, Node.CONSTANT
 CONTROL, DATA, CALL = Edge.CONTROL, Edge.DATA, Edge.CALL

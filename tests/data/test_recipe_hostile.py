@@ -176,7 +176,12 @@ def test_a_cache_path_outside_downloads_is_refused_before_any_download(
         assert marker.read_text() == "the user's own file\n"
     assert server.requests == []  # refused before any download
     assert not (tmp_path / "data" / "downloads").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "out", "profile", "recipe.json", "www"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "data",
+        "profile",
+        "recipe.json",
+        "www",
+    ]  # no OUT either: the recipe is read first
     assert nothing_in(tmp_path / "out") and nothing_in(tmp_path / "data")
 
 

@@ -259,9 +259,12 @@ def test_compile_file_with_clang14(tmp_path: Path) -> None:
 
 @needs_flang
 def test_compile_file_routes_fortran_to_flang(tmp_path: Path) -> None:
-    from programl.graph_builder import clang
+    from programl.exceptions import GraphCreationError
+    from programl.graph_builder import clang, compilers
 
     path = tmp_path / "s.f90"
     path.write_text(FILES["lib-1.0/fortran/scale.f90"])
-    ir = clang.compile_file(str(path), ["-O2"], language="fortran")
+    ir = compilers.compile_file(str(path), ["-O2"], language="fortran")
     assert "define" in ir and "scale" in ir
+    with pytest.raises(GraphCreationError, match="Fortran is compiled by flang-22, not clang"):
+        clang.compile_file(str(path), ["-O2"], language="fortran")

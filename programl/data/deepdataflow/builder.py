@@ -92,7 +92,7 @@ def _compile(item: Input, timeout: float | None) -> tuple[str | bytes, dict[str,
     another error (a character rather than a byte column, U+FFFD for bytes that are not UTF-8) for the same file.
     """
     from programl.exceptions import GraphCreationError
-    from programl.graph_builder import clang
+    from programl.graph_builder import clang, compilers
 
     if item.kind == "ir":
         data = item.content()
@@ -110,7 +110,7 @@ def _compile(item: Input, timeout: float | None) -> tuple[str | bytes, dict[str,
     if item.kind == "source":
         if item.text is not None:
             return clang.compile_source(item.text, item.language or "c++", item.flags, timeout=timeout), {}
-        return clang.compile_file(item.path, item.flags, language=item.language, timeout=timeout), {}
+        return compilers.compile_file(item.path, item.flags, language=item.language, timeout=timeout), {}
     if item.kind == "poj104":
         from programl.data import poj104
 

@@ -62,8 +62,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlparse
 
-from programl.data.deepdataflow.inputs import Input, setting_tag
-from programl.data.deepdataflow.recipe import (
+from programl.data.deepdataflow.checks import (
     DOWNLOADS,
     _shown,
     check_defines,
@@ -75,6 +74,7 @@ from programl.data.deepdataflow.recipe import (
     check_strings,
     check_url,
 )
+from programl.data.deepdataflow.inputs import Input, setting_tag
 from programl.exceptions import ProgramlError
 from programl.graph_builder import clang, flang
 
