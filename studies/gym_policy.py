@@ -18,7 +18,8 @@ Imitation of search results, in stages (each cached under ``--work``, so that a 
    ``--pipelines``.
 5. ``train``: for each seed, a :class:`~programl.models.GGNNGraphClassifier` (the graph, with Autophase as its
    auxiliary input) trained to put its probability on the set of pipelines that reach a program's smallest count
-   (loss ``-log sum_{j in best} p_j``: a program where every pipeline ties teaches nothing and is left out); the
+   (loss ``-log sum_{j in best} p_j`` plus the expected log-regret ``sum_j p_j min(log(count_j / best count), 3)``:
+   a program where every pipeline ties teaches nothing and is left out); the
    epoch kept is the one whose choices score best on the validation programs. Each seed's policy is written as
    ``<work>/policy-seed<N>/`` (:func:`programl.gym.policy.save_policy`, a model card), and ``--ship DIR`` copies the
    best seed's there.
@@ -163,7 +164,8 @@ def stage_pool(args, log: Log, env: LlvmEnv, programs: dict[str, list[str]]) -> 
     pool = {"pipelines": pipelines, "refine_actions": refine, "searched": searched}
     path.write_text(json.dumps(pool, indent=1) + "\n")
     used = cpu_seconds()
-    log.stage("pool", programs=len(searched), candidates=len(pipelines), seconds=time.perf_counter() - start,
+    log.stage("pool", programs=len(searched), candidates=len(pipelines), search_seconds=args.search_seconds,
+              seconds=time.perf_counter() - start,
               cpu_self=used["self"] - cpu["self"], cpu_tools=used["tools"] - cpu["tools"])  # fmt: skip
     return pool
 
@@ -261,16 +263,22 @@ def examples(records: list[dict], chosen: list[int], vocabulary, work: Path):
         data.graph_x = torch.tensor(record["autophase"], dtype=torch.float32).view(1, -1)
         data.best = torch.tensor(row <= row.min(), dtype=torch.bool).view(1, -1)
         data.costs = torch.tensor(row, dtype=torch.float64).view(1, -1)
+        regret = np.minimum(np.log(np.maximum(row, 1) / max(row.min(), 1)), 3.0)  # inf (a failure) counts as 3
+        data.regret = torch.tensor(regret, dtype=torch.float32).view(1, -1)
         data.oz = torch.tensor([base], dtype=torch.float64)
         out.append(data)
     return out
 
 
-def set_loss(logits, best):
+def set_loss(logits, best, regret):
+    """``-log`` of the probability put on the best pipelines, plus the expected log-regret of a draw from the
+    scores (how much larger than the smallest count the chosen pipeline's count is): a choice that ties costs
+    nothing, one that makes the program much larger costs much."""
     import torch
 
     logp = torch.log_softmax(logits, dim=1)
-    return -(torch.logsumexp(logp.masked_fill(~best, -math.inf), dim=1)).mean()
+    best_set = -(torch.logsumexp(logp.masked_fill(~best, -math.inf), dim=1)).mean()
+    return best_set + (logp.exp() * regret).sum(dim=1).mean()
 
 
 def evaluate(model, data_list) -> tuple[float, list[int]]:
@@ -328,7 +336,8 @@ def stage_train(args, log: Log, pool: dict, chosen: list[int], train: list[dict]
             total = 0.0
             for batch in DataLoader(train_data, batch_size=16, shuffle=True, generator=generator):
                 output = model(batch)
-                loss = set_loss(output.logits, batch.best) + 0.2 * set_loss(output.graph_logits, batch.best)
+                loss = set_loss(output.logits, batch.best, batch.regret)
+                loss = loss + 0.2 * set_loss(output.graph_logits, batch.best, batch.regret)
                 optimiser.zero_grad()
                 loss.backward()
                 optimiser.step()
@@ -356,6 +365,7 @@ def stage_train(args, log: Log, pool: dict, chosen: list[int], train: list[dict]
         save_policy(directory, name="llvm-ic-policy", model=model, model_spec=spec, vocabulary=vocabulary,
                     pipelines=pipelines, refine_actions=pool["refine_actions"],
                     records={"scores": {"validation": validation}, "training": training})  # fmt: skip
+        write_card(directory, log)
     used = cpu_seconds()
     log.stage("train", seconds=time.perf_counter() - start, cpu_self=used["self"] - cpu["self"],
               examples=len(train_data), programs=len(train), val_programs=len(val), vocabulary=len(vocabulary),
@@ -383,6 +393,134 @@ def training_record(args, log: Log, seed: int, epoch: int, examples_used: int, p
     }
 
 
+def _by_dataset(sizes: dict[str, int]) -> str:
+    return ", ".join(f"{dataset} {count}" for dataset, count in sizes.items())
+
+
+def write_card(directory: Path, log: Log, test: dict | None = None) -> None:
+    """``MODEL_CARD.md`` of a policy folder from its ``policy.json``, the study's log and, when given, the held-out
+    table of ``benchmarks/gym_baselines.py --policy`` (whose scores are also recorded in ``policy.json``)."""
+    from programl.gym.policy import load_policy
+
+    metadata = json.loads((directory / "policy.json").read_text())
+    if test is not None:
+        metadata.setdefault("scores", {})["test"] = {
+            "command": test["command"],
+            "programs_per_data_set": test["programs"],
+            "guided_seconds": test["guided_seconds"],
+            "table": [{k: v for k, v in row.items() if k != "per_seed"} for row in test["table"]],
+        }
+        (directory / "policy.json").write_text(json.dumps(metadata, indent=2) + "\n")
+    load_policy(directory)  # the folder as written loads
+    stages, training = log.data["stages"], metadata["training"]
+    validation = metadata["scores"]["validation"]
+    kwargs = metadata["model"]["kwargs"]
+    lines = [
+        f"# {metadata['name']}: a ProGraML policy that picks an LLVM 22 pass pipeline in one shot",
+        "",
+        "Reads a program's ProGraML graph and picks the pass pipeline (of the list below) that it expects to leave "
+        "the fewest LLVM IR instructions: CompilerGym's `llvm-ic-v0` task, on LLVM 22 (`programl.gym`, "
+        "docs/gym.md#the-learned-policy).",
+        "",
+        "|  |  |",
+        "|---|---|",
+        "| task | code size: IR instruction count after the pipeline (`IrInstructionCountOz` reward) |",
+        f"| network | `GGNNGraphClassifier`, hidden size {kwargs['hidden_channels']}, layer timesteps "
+        f"{kwargs['layer_timesteps']}, the 56 Autophase features as its auxiliary input (log1p) |",
+        "| inputs | `ProgramlGraph` and `Autophase` of the program as loaded (clang-22 `-O0` without `optnone`) |",
+        f"| outputs | a score for each of {len(metadata['pipelines'])} pipelines |",
+        f"| vocabulary | {metadata['vocabulary']['entries']} node texts (`vocab.csv`) |",
+        f"| weights | `weights.pt`, {metadata['weights']['bytes']:,} bytes, sha256 `{metadata['weights']['sha256']}` "
+        "(tensors only) |",
+        "",
+        "## Pipelines",
+        "",
+        *[f"{i}. `{p}`" for i, p in enumerate(metadata["pipelines"])],
+        "",
+        "`guided_search` also tries appending these passes first: "
+        + ", ".join(f"`{a}`" for a in metadata.get("refine_actions", []))
+        + ".",
+        "",
+        "## Data",
+        "",
+        f"Training: {training['training_programs']} programs of the `train` split "
+        f"({_by_dataset(stages['programs']['sizes'])}; `sample_uris`), of which {training['training_examples']} "
+        "teach something (on the others every pipeline reaches the same count). Validation (choosing the epoch): "
+        f"{training['validation_programs']} programs of the `val` split "
+        f"({_by_dataset(stages['programs']['val_sizes'])}). The `test` split is never read in training.",
+        "",
+        "## Protocol",
+        "",
+        f"Imitation of search results (`{training['study']}`, record `studies/gym_policy.md`): a pool of "
+        f"{stages['pool']['candidates']} candidate pipelines (LLVM's levels and pairs of them; greedy searches "
+        f"after `default<Oz>` and after `default<Oz>,default<Oz>`, and CompilerGym's random search, each of "
+        f"{stages['pool'].get('search_seconds', '?')} s on {stages['pool']['programs']} training programs); every "
+        "candidate run on every program; the pipelines kept chosen greedily for the best-of-list geometric mean "
+        "on the training programs; the network trained to put its probability on the set of pipelines that reach "
+        f"a program's smallest count (loss `-log sum_(j in best) p_j` plus the expected log-regret `sum_j p_j "
+        f"min(log(count_j / smallest count), 3)`, Adam, {training['epochs']} epochs, batch 16), "
+        f"the epoch kept being the one whose choices score best on validation (seed {training['seed']}, epoch "
+        f"{training['epoch']}). Command: `{training['command']}`.",
+        "",
+        "## Scores",
+        "",
+        f"Validation ({validation['programs']} programs), geometric mean of -Oz's instruction count over the "
+        "count of the pipeline chosen: "
+        f"policy {validation['geomean_oz_over_cost']:.4f}; always `default<Oz>` "
+        f"{validation['always_oz_geomean_oz_over_cost']:.4f}; the best single pipeline of the list "
+        f"{validation['best_fixed_geomean_oz_over_cost']:.4f}; the best pipeline of the list for each program "
+        f"(the ceiling) {validation['oracle_geomean_oz_over_cost']:.4f}.",
+        "",
+    ]
+    if test is not None:
+        lines += [
+            f"Held out (the `test` split, {test['programs']} programs per data set, `{test['command']}`): geometric "
+            "mean of the `IrInstructionCountOz` episode reward (CompilerGym's leaderboard statistic, -Oz = 1.000), "
+            "its range over the seeds' policies, the geometric mean of -Oz's count over the count reached, and the "
+            "seconds per program.",
+            "",
+            "| data set | agent | seeds | reward geomean | range | Oz / count | s / program |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for row in test["table"]:
+            lines.append(
+                f"| {row['dataset']} | {row['agent']} | {row['seeds']} | {row['geomean_reward']:.3f} | "
+                f"{row['geomean_reward_min']:.3f}..{row['geomean_reward_max']:.3f} | "
+                f"{row['geomean_oz_over_cost']:.3f} | {row['seconds_mean']:.2f} |"
+            )
+        lines.append("")
+    cpu = {name: stages.get(name, {}) for name in ("pool", "label", "train")}
+    total = sum(c.get("cpu_self", 0) + c.get("cpu_tools", 0) for c in cpu.values())
+    lines += [
+        "## Compute",
+        "",
+        "CPU seconds (this process and the LLVM tools it ran): "
+        + ", ".join(f"{name} {c.get('cpu_self', 0) + c.get('cpu_tools', 0):,.0f}" for name, c in cpu.items())
+        + f"; {total / 60:.1f} CPU-minutes in all, on a shared 2-core machine, `nice -n 15`, one torch thread.",
+        "",
+        "## Limitations",
+        "",
+        "* It chooses among a few pipelines; it never does better than the best of them (the search it guides "
+        "can). On programs where every pipeline ties (most small POJ-104 programs, llvm-stress), it is -Oz.",
+        "* Trained on a few hundred programs of four data sets (small C++ solutions, OpenCL kernels, generated "
+        "IR, Csmith programs); large real-world modules are unlike them.",
+        "* It minimises the IR instruction count only: not the object size (which can grow), not the run time.",
+        "* Its pipelines are LLVM 22's; another LLVM may name or order passes differently.",
+        "",
+        "## Use",
+        "",
+        "```python",
+        "from programl.gym.policy import load_policy, guided_search",
+        "policy = load_policy()          # this folder",
+        "result = policy.optimize(env)   # env: a programl.gym LlvmEnv with a benchmark",
+        "```",
+        "",
+        "or `programl optimize prog.c`.",
+        "",
+    ]
+    (directory / "MODEL_CARD.md").write_text("\n".join(lines))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, required=True, help="folder of the stages' files")
@@ -401,9 +539,17 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--ship", type=Path, default=None, help="copy the best seed's policy here")
     parser.add_argument("--stop-after", choices=["programs", "pool", "label", "select", "train"], default="train")
+    parser.add_argument("--card", type=Path, nargs="+", metavar="FOLDER",
+                        help="only (re)write the model card of these policy folders")  # fmt: skip
+    parser.add_argument("--test", type=Path, default=None, help="with --card: gym_baselines.py's JSON of the policy")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     log = Log(args.work)
+    if args.card:
+        test = json.loads(args.test.read_text()) if args.test else None
+        for folder in args.card:
+            write_card(folder, log, test)
+        return
     log.stage("command", argv=sys.argv[1:])
     env = LlvmEnv(observation_space=None, reward_space="IrInstructionCountOz")
     programs = stage_programs(args, log)
