@@ -102,9 +102,9 @@ def test_every_analysis_has_its_numbers() -> None:
 def test_the_headline_models_are_what_predict_runs(analysis: str) -> None:
     """The default model of each analysis (``programl predict dataflow`` without ``--model`` or ``--steps``) is the
     one whose cells and real-code scores the JSON holds."""
-    from programl.tasks.dataflow.spec import default_model_name
+    from programl.pretrained.hub import default_pretrained
 
-    name = default_model_name(analysis)
+    name = default_pretrained("dataflow", analysis=analysis)
     assert {cell["model"] for cell in RESULTS["dataflow"][analysis]["step_free_table"].values()} == {name}
     assert RESULTS["dataflow_real_code"][analysis]["model"] == name
 

@@ -51,6 +51,7 @@ from programl.cli.common import (
     worker_outcomes,
 )
 from programl.cli.helptext import SUMMARIES
+from programl.tasks.base import TaskSpec
 from programl.tasks.registry import TASKS
 
 __all__ = ["add_parser", "run"]
@@ -184,7 +185,7 @@ class Input:
 
     path: str
     data: bytes | None  # stdin
-    task: str
+    task: TaskSpec  # pickled as its class: a task registered outside the package works in the worker too
     flags: tuple[str, ...]  # after --
     compile_flags: tuple[str, ...]  # the model's (model.json inputs.flags)
     timeout: float
@@ -205,7 +206,7 @@ def make_graph(item: Input) -> bytes:
 
         return read_graph(path).SerializeToString(deterministic=True)
     if item.data is None:
-        graph = TASKS[item.task].source_graph(path, suffix, item.compile_flags, item.flags, item.timeout)
+        graph = item.task.source_graph(path, suffix, item.compile_flags, item.flags, item.timeout)
         if graph is not None:
             return graph.SerializeToString(deterministic=True)
     task = Task(path, item.data, None, "pb", None, item.flags, item.timeout, item.fd)
@@ -251,11 +252,17 @@ class ModelCode:
 
 
 def load_models(item: tuple) -> int:
-    """Load the models of ``item`` (``((directory, device), ...)``, and a :class:`ModelCode`) in a prediction worker,
-    as a task of its own, so that ``--timeout`` and ``--max-memory`` bound the reading of their files and the
-    building of their networks; the worker keeps them for the inputs' tasks (:func:`_loaded_model`). Returns how
-    many it loaded."""
-    models, _ = item
+    """Load the models of ``item`` (``((directory, device), ...)``, a :class:`ModelCode` and their task's
+    :class:`~programl.tasks.base.TaskSpec`) in a prediction worker, as a task of its own, so that ``--timeout`` and
+    ``--max-memory`` bound the reading of their files and the building of their networks; the worker keeps them for
+    the inputs' tasks (:func:`_loaded_model`). A task the program running ``predict`` registered
+    (:func:`~programl.tasks.registry.register_task`) is registered in the worker too, so that it reads the models'
+    ``model.json``. Returns how many it loaded."""
+    from programl.tasks.registry import register_task
+
+    models, _, spec = item
+    if spec.name not in TASKS:
+        register_task(spec)
     for directory, device in models:
         _loaded_model(directory, device)
     return len(models)
@@ -279,6 +286,7 @@ class Request:
     """The options of a prediction (the parts of the command line a worker needs)."""
 
     task: str
+    spec: TaskSpec  # the task's, pickled as its class (a task registered outside the package works in the worker)
     explicit: bool  # the analyses / platform were named (:func:`_explicit_choice`)
     options: dict = field(default_factory=dict)  # of the model's predict (TaskSpec.predict_options)
     notes: bool = True  # say (on stderr) why a model was skipped for an input
@@ -287,6 +295,7 @@ class Request:
     def from_args(cls, args: argparse.Namespace) -> Request:
         return cls(
             task=args.task,
+            spec=TASKS[args.task],
             explicit=_explicit_choice(args),
             options={**TASKS[args.task].predict_options(args), "typed_pointers": args.typed_pointers},
             notes=not args.json and not args.quiet,
@@ -353,10 +362,10 @@ def predict_graph(task: PredictTask) -> Predicted:
 
 def _predict_one(path: str, graph, models, request: Request, out: Predicted) -> dict:
     """Every model's prediction on one graph (the record ``--json`` prints)."""
-    from programl.pretrained.inference import check_graph
+    from programl.tasks.predict import check_graph
 
     check_graph(graph)  # an empty or corrupt graph fails the input, whatever the models would make of it
-    entries = TASKS[request.task].predict_entries(path, graph, models, request, out)
+    entries = request.spec.predict_entries(path, graph, models, request, out)
     return {"file": path, "task": request.task, "nodes": len(graph.node), "predictions": entries}
 
 
@@ -381,7 +390,7 @@ def _prediction_pool(args: argparse.Namespace):
             pool.terminate()
 
 
-def _load_in_worker(pool, refs: tuple, timeout: float | None) -> str | None:
+def _load_in_worker(pool, refs: tuple, spec: TaskSpec, timeout: float | None) -> str | None:
     """Load the models in the prediction worker (:func:`load_models`), under ``--timeout`` and ``--max-memory``;
     None when they loaded, else the one line (``error: ...``) that stops the command."""
     from programl.cli.common import describe_error, quote_path
@@ -389,7 +398,7 @@ def _load_in_worker(pool, refs: tuple, timeout: float | None) -> str | None:
     from programl.util.executor import execute_outcomes
 
     models = tuple((ref.directory, ref.device) for ref in refs)
-    (done,) = execute_outcomes(load_models, [(models, ModelCode())], executor=pool, timeout=timeout)
+    (done,) = execute_outcomes(load_models, [(models, ModelCode(), spec)], executor=pool, timeout=timeout)
     if done.ok:
         return None
     text = describe_error(done.error)  # "error: ..."
@@ -461,12 +470,12 @@ def run(args: argparse.Namespace) -> int:
             passed[inherited[0]] = inherited[1]
         data = sys.stdin.buffer.read() if path == "-" and not inherited else None
         fd = inherited[0] if inherited else None
-        tasks.append(Input(path, data, args.task, flags, compile_flags, args.timeout, fd))
+        tasks.append(Input(path, data, TASKS[args.task], flags, compile_flags, args.timeout, fd))
     request = Request.from_args(args)
     refs = tuple(ModelRef(os.path.abspath(model.directory), str(args.device)) for model in models)
     try:
         with _prediction_pool(args) as pool:
-            problem = _load_in_worker(pool, refs, args.timeout)
+            problem = _load_in_worker(pool, refs, TASKS[args.task], args.timeout)
             if problem is not None:  # a damaged or hostile model stops the command, as a missing one does
                 print(f"programl predict {args.task}: {problem}", file=sys.stderr)
                 return EXIT_FAILED

@@ -187,12 +187,12 @@ def _load_model(args: argparse.Namespace):
         if not args.quiet:
             print(f"programl view: {_ml_message('a model', missing)}; showing the exact labels only", file=sys.stderr)
         return None
-    from programl.pretrained.hub import pretrained
-    from programl.tasks.dataflow.spec import default_model_name
+    from programl.pretrained.hub import default_pretrained, pretrained
 
     if args.model:
         return pretrained(args.model)
-    name = default_model_name(args.analysis)  # what `programl predict` runs: the step-free variant where installed
+    # what `programl predict` runs: the step-free variant where one is installed
+    name = default_pretrained("dataflow", analysis=args.analysis)
     if name is None:
         if not args.quiet:
             print(f"programl view: no pretrained {args.analysis} model; showing the exact labels only", file=sys.stderr)

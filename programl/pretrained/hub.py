@@ -358,16 +358,10 @@ def load_model(info: ModelInfo, *, device: Any = "cpu") -> PretrainedModel:
     return PretrainedModel(info.name, path, metadata, model, vocabulary, device)
 
 
-def find_pretrained(
-    task: str,
-    *,
-    analysis: str | None = None,
-    platform: str | None = None,
-    directory: str | os.PathLike | None = None,
-) -> list[str]:
-    """Names of the models in ``directory`` (default: the package's) for ``task`` (and ``analysis`` / ``platform``
-    when given), sorted."""
-    return list(find_pretrained_metadata(task, analysis=analysis, platform=platform, directory=directory))
+def find_pretrained(task: str, *, directory: str | os.PathLike | None = None, **filters: Any) -> list[str]:
+    """Names of the models in ``directory`` (default: the package's) for ``task`` whose ``model.json`` holds each
+    of ``filters`` that is not None (e.g. ``analysis="reachability"``, ``platform="amd"``), sorted."""
+    return list(find_pretrained_metadata(task, directory=directory, **filters))
 
 
 def default_pretrained(
@@ -387,23 +381,15 @@ def default_pretrained(
 
 
 def find_pretrained_metadata(
-    task: str,
-    *,
-    analysis: str | None = None,
-    platform: str | None = None,
-    directory: str | os.PathLike | None = None,
+    task: str, *, directory: str | os.PathLike | None = None, **filters: Any
 ) -> dict[str, dict[str, Any]]:
     """The models :func:`find_pretrained` finds, each name (in its order) with its checked ``model.json``: what
     :meth:`programl.tasks.base.TaskSpec.predict_default` chooses among."""
     root = Path(directory) if directory is not None else PRETRAINED_DIR
+    wanted = {key: value for key, value in filters.items() if value is not None}
     out = {}
     for d in _model_dirs(root):
         metadata = read_metadata(d)
-        if metadata["task"] != task:
-            continue
-        if analysis is not None and metadata.get("analysis") != analysis:
-            continue
-        if platform is not None and metadata.get("platform") != platform:
-            continue
-        out[d.name] = metadata
+        if metadata["task"] == task and all(metadata.get(key) == value for key, value in wanted.items()):
+            out[d.name] = metadata
     return out

@@ -8,12 +8,16 @@ far below each) and refuse absurd values (a billion steps, a hidden size that ne
 names the file and the field, e.g. ``models/x/model.json: inference.max_steps must be at most 10,000, not
 1000000000000``.
 
-* ``format`` (1), ``name`` (letters, digits, ``.``, ``_``, ``-``), ``task``; ``analysis`` for a ``dataflow`` model
-  (one of :data:`programl.dataflow.ANALYSES`) and ``platform`` for a ``devmap`` one (``amd``, ``nvidia``), absent
-  or null otherwise; ``steps`` (a ``dataflow`` model's T, at most :data:`MAX_STEPS`).
-* ``inference`` (``dataflow`` only): ``{"mode": "until_stable", "min_steps", "max_steps", "patience", "latch"}``
-  (:func:`programl.pretrained.inference.until_stable_bounds`) or ``{"mode": "control_floods", "steps", "floods":
-  "exact"}``; any other mode or key is refused, not run as a fixed-step model.
+* ``format`` (1), ``name`` (letters, digits, ``.``, ``_``, ``-``), ``task`` (one of
+  :data:`programl.tasks.registry.TASKS`).
+* The entries only one task's models have (:attr:`TaskSpec.metadata_fields
+  <programl.tasks.base.TaskSpec.metadata_fields>`): absent or null in a model of another task, and checked by the
+  task's own :meth:`~programl.tasks.base.TaskSpec.check_metadata`: ``analysis`` for a ``dataflow`` model (one of
+  :data:`programl.dataflow.ANALYSES`), its ``steps`` (T, at most :data:`MAX_STEPS`) and ``inference``
+  (``{"mode": "until_stable", "min_steps", "max_steps", "patience", "latch"}``,
+  :func:`programl.tasks.dataflow.predict.until_stable_bounds`, or ``{"mode": "control_floods", "steps", "floods":
+  "exact"}``; any other mode or key is refused, not run as a fixed-step model); ``platform`` for a ``devmap`` one
+  (``amd``, ``nvidia``).
 * ``model``: ``{"class", "args", "kwargs"}`` (:func:`programl.models.build.build_model`); the arguments are bound
   to the class's constructor and each is checked by its name (sizes, step and layer counts, dropouts, flags), a
   nested network (``graph_model``) the same way. A ``vocabulary_size`` must be the vocabulary's ``entries``, the
@@ -21,8 +25,8 @@ names the file and the field, e.g. ``models/x/model.json: inference.max_steps mu
 * ``weights`` and ``vocabulary``: ``{"file", "sha256", "bytes"}`` (and the vocabulary's ``entries``): a file name in
   the directory, its sha256 (required), its size (written by :mod:`programl.pretrained.export`; directories exported
   before it record none for ``vocab.csv`` and are read under :data:`MAX_VOCABULARY_BYTES`).
-* ``outputs``: ``level`` (``node`` for ``dataflow``, ``graph`` otherwise), ``classes`` (distinct printable labels;
-  two for a ``dataflow`` model), ``meaning``.
+* ``outputs``: ``level`` (the task's :attr:`~programl.tasks.base.TaskSpec.level`: ``node`` for ``dataflow``,
+  ``graph`` otherwise), ``classes`` (distinct printable labels; two for a node-level model), ``meaning``.
 * ``inputs``: ``flags`` (the compiler flags of the model's inputs; only optimisation levels, ``-ffast-math``,
   ``-std=``, ``-cl-std=``, ``-D``, ``-U``, ``-g`` and ``-w``: a received model does not choose what clang loads or
   writes), ``settings``, ``sources``, ``aux``, ``variant``.
@@ -43,6 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from programl.exceptions import ProgramlError
+from programl.tasks.base import MAX_STEPS, TaskSpec, shown
+from programl.tasks.registry import TASKS
 from programl.util.checks import is_integer
 
 __all__ = [
@@ -74,8 +80,6 @@ MAX_CARD_BYTES = 4 << 20
 MAX_VOCABULARY = 2_000_000
 #: The most output classes (POJ-104 has 104).
 MAX_CLASSES = 100_000
-#: The most message-passing steps anywhere in ``model.json`` (the shipped models run at most 4,000).
-MAX_STEPS = 10_000
 #: The most layers of a graph classifier (``layer_timesteps``; the paper's have 4).
 MAX_LAYERS = 64
 #: The widest hidden state or embedding (the shipped models use 32 to 200).
@@ -108,8 +112,6 @@ _FLAG = re.compile(
 _KEYS = {
     "weights": ("file", "sha256", "bytes"),
     "vocabulary": ("file", "sha256", "bytes", "entries"),
-    "until_stable": ("mode", "min_steps", "max_steps", "patience", "latch"),
-    "control_floods": ("mode", "steps", "floods"),
     "model": ("class", "args", "kwargs"),
 }
 #: The largest file of each entry when ``model.json`` records no size.
@@ -152,12 +154,6 @@ _NUMBERS = {"selector_value": (-1e6, 1e6), "intermediate_loss_weight": (0.0, 1e6
 _OTHER_INTEGER = (0, MAX_VOCABULARY)
 #: A number argument of a name this module does not know.
 _OTHER_NUMBER = (-1e6, 1e6)
-
-
-def shown(value: Any) -> str:
-    """``repr(value)``, cut to 60 characters (a hostile value may be megabytes long)."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class _Checker:
@@ -252,7 +248,7 @@ def check_metadata(metadata: Any, path: str | Path) -> dict[str, Any]:
             type, out of range or above its limit, an unknown inference mode, a network that does not fit its
             vocabulary or classes.
     """
-    from programl.pretrained.hub import FORMAT, TASKS
+    from programl.pretrained.hub import FORMAT
 
     path = Path(path)
     check = _Checker(path)
@@ -272,7 +268,8 @@ def check_metadata(metadata: Any, path: str | Path) -> dict[str, Any]:
     task = metadata["task"]
     if not isinstance(task, str) or task not in TASKS:
         raise ProgramlError(f"{path}: unknown task {shown(task)} (expected one of {', '.join(TASKS)})")
-    _check_task_fields(check, metadata, task)
+    spec = TASKS[task]
+    _check_task_fields(check, metadata, spec)
     for key in ("weights", "vocabulary"):
         _check_file_entry(check, metadata, key)
     sizes = _check_network(check, "model", metadata["model"], 0)
@@ -282,7 +279,7 @@ def check_metadata(metadata: Any, path: str | Path) -> dict[str, Any]:
             raise check.fail(
                 "model", f"is built for a vocabulary of {size:,} entries, and vocabulary.entries is {entries:,}"
             )
-    classes = _check_outputs(check, metadata["outputs"], task)
+    classes = _check_outputs(check, metadata["outputs"], spec)
     for count in sizes.get("num_classes", ()):
         if count != len(classes):
             raise check.fail("model", f"has {count:,} output classes, and outputs.classes lists {len(classes):,}")
@@ -296,58 +293,14 @@ def check_metadata(metadata: Any, path: str | Path) -> dict[str, Any]:
     return metadata
 
 
-def _task_fields() -> dict[str, tuple[str, tuple[str, ...]]]:
-    """The fields of ``model.json`` that belong to one task each: field -> (the task, the values it may hold).
-    (What a task's models record is the task's own knowledge; until :class:`~programl.tasks.base.TaskSpec` says it,
-    it is read from the tasks' specs here, in one place.)"""
-    from programl.data.devmap import PLATFORMS
-    from programl.dataflow.names import ANALYSES
-    from programl.tasks.dataflow.spec import DataflowSpec
-    from programl.tasks.devmap.spec import DevmapSpec
-
-    return {"analysis": (DataflowSpec.name, ANALYSES), "platform": (DevmapSpec.name, PLATFORMS)}
-
-
-def _node_level_task() -> str:
-    """The task whose models label nodes (two classes, per node), run for a number of steps."""
-    from programl.tasks.dataflow.spec import DataflowSpec
-
-    return DataflowSpec.name
-
-
-def _check_task_fields(check: _Checker, metadata: Mapping[str, Any], task: str) -> None:
-    """``analysis``, ``platform``, ``steps`` and ``inference``: each for its task only."""
-    for key, (owner, values) in _task_fields().items():
-        if task == owner:
-            check.choice(key, metadata.get(key), values)
-        else:
-            check.absent(metadata, key, task)
-    if task == _node_level_task():
-        if metadata.get("steps") is not None:
-            check.integer("steps", metadata["steps"], 0, MAX_STEPS)
-        if metadata.get("inference") is not None:
-            _check_inference(check, metadata)
-    else:
-        for key in ("steps", "inference"):
-            check.absent(metadata, key, task)
-
-
-def _check_inference(check: _Checker, metadata: Mapping[str, Any]) -> None:
-    """A step-free model's ``inference``: a known mode with its own keys only (an unknown mode is refused, not run
-    at a fixed T)."""
-    from programl.pretrained.inference import until_stable_bounds
-    from programl.tasks.dataflow.spec import STEP_FREE_MODES
-
-    inference = check.mapping("inference", metadata["inference"])
-    mode = check.choice("inference.mode", inference.get("mode"), STEP_FREE_MODES)
-    check.mapping("inference", inference, _KEYS[mode])
-    if mode == "until_stable":
-        until_stable_bounds(metadata, where=f"{check.path}:")
-    else:
-        if inference.get("steps") is not None:
-            check.integer("inference.steps", inference["steps"], 0, MAX_STEPS)
-        if inference.get("floods") is not None:
-            check.choice("inference.floods", inference["floods"], ("exact",))
+def _check_task_fields(check: _Checker, metadata: Mapping[str, Any], spec: TaskSpec) -> None:
+    """The entries of another task's models must be absent (:attr:`~programl.tasks.base.TaskSpec.metadata_fields`);
+    the task checks its own (:meth:`~programl.tasks.base.TaskSpec.check_metadata`)."""
+    for other in TASKS.values():
+        for key in other.metadata_fields:
+            if other is not spec and key not in spec.metadata_fields:
+                check.absent(metadata, key, spec.name)
+    spec.check_metadata(metadata, check)
 
 
 def _check_file_entry(check: _Checker, metadata: Mapping[str, Any], key: str) -> None:
@@ -453,10 +406,10 @@ def vocabulary_sizes(spec: Mapping[str, Any]) -> list[int]:
     return sizes
 
 
-def _check_outputs(check: _Checker, outputs: Any, task: str) -> list[str]:
+def _check_outputs(check: _Checker, outputs: Any, spec: TaskSpec) -> list[str]:
     """``outputs``: the level of the task, distinct printable class labels (two for a node-level model)."""
     check.mapping("outputs", outputs)
-    node_level = task == _node_level_task()
+    node_level = spec.level == "node"
     check.choice("outputs.level", outputs.get("level"), ("node",) if node_level else ("graph",))
     fewest, most = (2, 2) if node_level else (2, MAX_CLASSES)
     classes = check.sequence("outputs.classes", outputs.get("classes"), fewest, most)

@@ -183,7 +183,7 @@ def test_predict_gives_the_same_labels_on_the_originals_graph(both_builds) -> No
     """Done-when of issue 36 item 5 on small programs: roots at the same instructions, the same predicted labels on
     every instruction (both builders emit the instructions of the same IR in the same order)."""
     from programl.pretrained.hub import pretrained
-    from programl.pretrained.inference import predict_dataflow
+    from programl.tasks.dataflow.predict import predict_dataflow
 
     model = pretrained("reachability")
     compared = 0

@@ -1,4 +1,5 @@
-"""Run directories for the tests of pretrained models (programl.pretrained.hub, .export, .inference; programl predict).
+"""Run directories for the tests of pretrained models (programl.pretrained.hub, .export, the tasks' predictors;
+programl predict).
 
 * :func:`dataflow_run`: a real ``programl train dataflow`` run of a few seconds on a tiny DeepDataFlow data set
   (tests/data/_ddf.py): the files, options and numbers are the ones training writes.

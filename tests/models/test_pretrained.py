@@ -1,6 +1,6 @@
-"""Pretrained models (programl.pretrained.hub, .export, .card, .inference): export a run -> load -> predict, the errors
-(one line each), the networks the export rebuilds against the tasks' own, and every model shipped in the package
-(skipped, with the reason, while none is)."""
+"""Pretrained models (programl.pretrained.hub, .export, .card; the tasks' predictors): export a run -> load ->
+predict, the errors (one line each), the networks the export rebuilds against the tasks' own, and every model shipped
+in the package (skipped, with the reason, while none is)."""
 
 from __future__ import annotations
 
@@ -592,7 +592,7 @@ def test_until_stable_bounds_read_and_check_model_json() -> None:
     """A step-free model.json's inference (issue 36) as forward_until_stable's arguments, latch included; a model
     run at its T has none; a wrong value is one line naming it (model.json is a file a user may receive)."""
     from programl.exceptions import ProgramlError
-    from programl.pretrained.inference import until_stable_bounds
+    from programl.tasks.dataflow.predict import until_stable_bounds
 
     inference = {"mode": "until_stable", "min_steps": 30, "max_steps": 4000, "patience": 40, "latch": True}
     assert until_stable_bounds({"inference": inference}) == {

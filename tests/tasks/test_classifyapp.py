@@ -462,7 +462,7 @@ def test_numbers_and_types_start_from_the_paper_models_weights_and_learn_them(da
     from programl.datasets import POJ104
     from programl.pretrained.export import export_pretrained
     from programl.pretrained.hub import pretrained
-    from programl.pretrained.inference import predict_classifyapp
+    from programl.tasks.classifyapp.predict import predict_classifyapp
     from programl.proto import ProgramGraph
 
     source, data_dir = dataset

@@ -492,7 +492,7 @@ def test_step_free_variant_trains_resumes_and_tests_until_stable(ddf: Path, tmp_
     # exported, the variant says how it infers, and predict runs it until stable unless given a T
     from programl.pretrained.export import export_pretrained
     from programl.pretrained.hub import pretrained
-    from programl.pretrained.inference import predict_dataflow
+    from programl.tasks.dataflow.predict import predict_dataflow
 
     exported = export_pretrained(tmp_path / "whole", "datadep-step-free", output_dir=tmp_path / "models")
     model = pretrained(exported)

@@ -14,6 +14,7 @@ from typing import Any
 
 from programl.exceptions import ProgramlError
 from programl.tasks.base import TaskSpec, count_argument, require_options
+from programl.tasks.classifyapp.predict import ClassifyappPredictor
 from programl.tasks.options import SEED_RANGE, TaskOptions, add_options, option
 from programl.tasks.run_files import RunFiles
 from programl.tasks.run_options import (
@@ -278,6 +279,8 @@ class ClassifyappSpec(TaskSpec):
     evaluate_epilog = EVALUATE_EXAMPLES
     add_train_arguments = staticmethod(add_train_arguments)
     add_evaluate_arguments = staticmethod(add_evaluate_arguments)
+    options = ClassifyappOptions
+    predictor = ClassifyappPredictor
     predict_help = "the POJ-104 class of C/C++ programs"
     predict_examples = """\
 examples:
@@ -399,11 +402,6 @@ examples:
         return "programl predict classifyapp PROGRAM.cc"
 
     # ---------------------------------------------------------------------------------------------------- predict
-    def predict(self, model, graph, **options):
-        from programl.pretrained.inference import predict_classifyapp
-
-        return predict_classifyapp(model, graph, **options)
-
     def add_predict_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "--top", type=count_argument(1), default=5, metavar="K", help="how many classes (default: 5)"

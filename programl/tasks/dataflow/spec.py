@@ -12,7 +12,8 @@ from typing import Any
 
 from programl.dataflow.names import ANALYSES
 from programl.exceptions import AnalysisError, ProgramlError
-from programl.tasks.base import TaskSpec, count_argument, require_options
+from programl.tasks.base import MAX_STEPS, TaskSpec, count_argument, require_options
+from programl.tasks.dataflow.predict import STEP_FREE_MODES, DataflowPredictor, check_inference
 from programl.tasks.options import SCHEDULE_GROUP, TaskOptions, add_options, option
 from programl.tasks.run_files import RunFiles
 from programl.tasks.run_options import (
@@ -31,7 +32,6 @@ __all__ = [
     "STEP_FREE_GROUP",
     "STEP_FREE_MODES",
     "STEP_POLICIES",
-    "default_model_name",
     "TRAIN_SCHEDULE",
     "DataflowOptions",
     "DataflowSpec",
@@ -93,9 +93,6 @@ EVAL_BATCH_NODES = 10_000
 PROTOCOL_GROUP = "protocol (the paper's runs)"
 SCORING_GROUP = "validation and test scoring"
 STEP_FREE_GROUP = "step count (not in the paper; issue 36)"
-#: ``model.json`` ``inference`` modes of the variants that need no step count (not in the paper): until the
-#: predictions stop changing, or T steps over the control floods (``--control-floods``).
-STEP_FREE_MODES = ("until_stable", "control_floods")
 #: The values of ``--step-policy`` (:class:`DataflowOptions`).
 STEP_POLICIES = ("fixed", "cover")
 
@@ -107,16 +104,6 @@ def _choose_model(names: list[str], metadata: Mapping[str, Mapping[str, Any]], s
             if (metadata[name].get("inference") or {}).get("mode") in STEP_FREE_MODES:
                 return name
     return names[0]
-
-
-def default_model_name(analysis: str) -> str | None:
-    """The installed model ``programl predict dataflow --analysis ANALYSIS`` runs when given no ``--model`` and no
-    ``--steps`` (:meth:`DataflowSpec.predict_default`), None when the analysis has none: ``programl view``'s
-    default and ``benchmarks/original_graphs.py --predict-defaults``'s."""
-    from programl.pretrained.hub import find_pretrained_metadata
-
-    found = find_pretrained_metadata("dataflow", analysis=analysis)
-    return _choose_model(list(found), found, None) if found else None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -373,7 +360,11 @@ class DataflowSpec(TaskSpec):
     evaluate_epilog = EVALUATE_EXAMPLES
     add_train_arguments = staticmethod(add_train_arguments)
     add_evaluate_arguments = staticmethod(add_evaluate_arguments)
+    options = DataflowOptions
+    predictor = DataflowPredictor
     best_metric = "best_val_f1"
+    level = "node"
+    metadata_fields = ("analysis", "steps", "inference")
     predict_help = "the nodes a data-flow analysis labels, per root"
     predict_examples = """\
 examples:
@@ -444,6 +435,15 @@ examples:
             name: {k: v for k, v in test.items() if k not in drop} for name, test in (result.get("tests") or {}).items()
         }
         return out
+
+    def check_metadata(self, metadata: Mapping[str, Any], check) -> None:
+        """``analysis`` (one of the analyses), ``steps`` (T, at most :data:`~programl.tasks.base.MAX_STEPS`) and a
+        step-free model's ``inference`` (:func:`~programl.tasks.dataflow.predict.check_inference`)."""
+        check.choice("analysis", metadata.get("analysis"), ANALYSES)
+        if metadata.get("steps") is not None:
+            check.integer("steps", metadata["steps"], 0, MAX_STEPS)
+        if metadata.get("inference") is not None:
+            check_inference(check, metadata)
 
     # ---------------------------------------------------------------------------------------------------- card
     def card_task_line(self, m: Mapping[str, Any]) -> str:
@@ -575,11 +575,6 @@ examples:
         )
 
     # ---------------------------------------------------------------------------------------------------- predict
-    def predict(self, model, graph, **options):
-        from programl.pretrained.inference import predict_dataflow
-
-        return predict_dataflow(model, graph, **options)
-
     def add_predict_arguments(self, parser: argparse.ArgumentParser) -> None:
 
         parser.add_argument(
@@ -632,7 +627,7 @@ examples:
         ``until_stable``, or ``control_floods`` for liveness: it holds at every step count), else
         the faithful model; with ``--steps T`` the faithful model, which the paper ran at a fixed T (a step-free
         model diverges far past the steps it was trained to hold)."""
-        return _choose_model(names, metadata, args.steps)
+        return _choose_model(names, metadata, args.steps if args is not None else None)
 
     def check_predict_model(self, model, args: argparse.Namespace) -> None:
         if args.analysis and model.analysis not in args.analysis:

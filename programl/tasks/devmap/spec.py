@@ -14,6 +14,7 @@ from typing import Any
 
 from programl.exceptions import ProgramlError
 from programl.tasks.base import TaskSpec, count_argument, require_options
+from programl.tasks.devmap.predict import DevmapPredictor
 from programl.tasks.options import SEED_RANGE, TaskOptions, add_options, option
 from programl.tasks.run_files import RunFiles, read_log_seconds
 from programl.tasks.run_options import (
@@ -286,6 +287,9 @@ class DevmapSpec(TaskSpec):
     evaluate_epilog = EVALUATE_EXAMPLES
     add_train_arguments = staticmethod(add_train_arguments)
     add_evaluate_arguments = staticmethod(add_evaluate_arguments)
+    options = DevmapOptions
+    predictor = DevmapPredictor
+    metadata_fields = ("platform",)
     fills_training_facts = False
     counts_init_from = False
     predict_help = "CPU or GPU for OpenCL kernels"
@@ -430,6 +434,10 @@ examples:
     def command_options(self, files: RunFiles) -> str:
         return f" --platform {files.platform} --only-folds {files.fold}"
 
+    def check_metadata(self, metadata: Mapping[str, Any], check) -> None:
+        """``platform``: one of :data:`PLATFORMS`."""
+        check.choice("platform", metadata.get("platform"), PLATFORMS)
+
     # ---------------------------------------------------------------------------------------------------- card
     def card_task_line(self, m: Mapping[str, Any]) -> str:
         return f"devmap ({m.get('platform')})"
@@ -501,11 +509,6 @@ examples:
         return f"programl predict devmap --platform {m.get('platform')} KERNEL.cl --transfer BYTES --wgsize N"
 
     # ---------------------------------------------------------------------------------------------------- predict
-    def predict(self, model, graph, **options):
-        from programl.pretrained.inference import predict_devmap
-
-        return predict_devmap(model, graph, **options)
-
     def add_predict_arguments(self, parser: argparse.ArgumentParser) -> None:
         from programl.data.devmap import AUX_MEDIANS as d
 
