@@ -6,8 +6,9 @@ A pretrained model is a directory ``programl/pretrained/weights/<name>/`` (or an
 * ``weights.pt`` - the model's ``state_dict`` only, read with ``torch.load(..., weights_only=True)`` (a file that
   holds anything else is refused, never unpickled);
 * ``vocab.csv`` - the node-text vocabulary the model was trained with (:mod:`programl.data.vocabulary` format);
-* ``model.json`` - what the model is and how to use it: ``format`` (:data:`FORMAT`), ``name``, ``task``
-  (``dataflow``, ``devmap`` or ``classifyapp``) with ``analysis`` / ``platform`` where they apply, ``model`` (the
+* ``model.json`` - what the model is and how to use it: ``format``
+  (:data:`~programl.pretrained.metadata.FORMAT`), ``name``, ``task`` (``dataflow``, ``devmap`` or ``classifyapp``,
+  any task of :data:`programl.tasks.registry.TASKS`) with ``analysis`` / ``platform`` where they apply, ``model`` (the
   :mod:`programl.models` class and its constructor arguments, see :func:`build_model`), ``vocabulary`` and
   ``weights`` (file names and sha256, both required: a file is checked before it is read, and a model whose
   ``model.json`` records no sha256 is refused), ``steps`` (message-passing steps of a data-flow model), ``outputs`` (the
@@ -41,6 +42,7 @@ from typing import Any
 from programl.exceptions import ProgramlError
 from programl.models.build import build_model, model_classes
 from programl.pretrained.metadata import (
+    FORMAT,
     MAX_CARD_BYTES,
     MAX_METADATA_BYTES,
     MAX_VOCABULARY_BYTES,
@@ -69,8 +71,6 @@ __all__ = [
     "read_metadata",
 ]
 
-#: Version of the ``model.json`` layout this module reads and writes.
-FORMAT = 1
 #: Where the shipped models live (one subdirectory per model).
 PRETRAINED_DIR = Path(__file__).resolve().parent / "weights"
 #: The tasks a pretrained model can be for: :data:`programl.tasks.registry.TASKS` itself (a task registered later

@@ -52,6 +52,7 @@ from programl.tasks.registry import TASKS
 from programl.util.checks import is_integer
 
 __all__ = [
+    "FORMAT",
     "MAX_CARD_BYTES",
     "MAX_CHANNELS",
     "MAX_CLASSES",
@@ -68,6 +69,8 @@ __all__ = [
     "vocabulary_sizes",
 ]
 
+#: Version of the ``model.json`` layout this programl reads and writes (a newer one is refused).
+FORMAT = 1
 #: The largest ``model.json`` read (the shipped ones are under 20 KiB).
 MAX_METADATA_BYTES = 16 << 20
 #: The largest ``weights.pt`` read (the largest shipped is 12 MiB).
@@ -248,8 +251,6 @@ def check_metadata(metadata: Any, path: str | Path) -> dict[str, Any]:
             type, out of range or above its limit, an unknown inference mode, a network that does not fit its
             vocabulary or classes.
     """
-    from programl.pretrained.hub import FORMAT
-
     path = Path(path)
     check = _Checker(path)
     if not isinstance(metadata, dict):
