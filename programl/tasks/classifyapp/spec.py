@@ -140,7 +140,7 @@ class ClassifyappOptions(TaskOptions):
         a resumption of it say so)."""
         super().__post_init__()
         if self.eval_settings:  # (an empty list stays for the data set to refuse)
-            from programl.data.poj104 import canonical_settings, distinct_eval_settings  # numpy: not for --help
+            from programl.datasets.poj104_info import canonical_settings, distinct_eval_settings  # not for --help
 
             chosen = distinct_eval_settings(canonical_settings(self.settings), self.eval_settings)
             object.__setattr__(self, "eval_settings", None if chosen is None else list(chosen))
@@ -290,7 +290,7 @@ examples:
     predict_order = 3
 
     def model_spec(self, config: Mapping[str, Any], vocabulary_size: int, where: str = "config.json") -> dict:
-        from programl.data.poj104 import NUM_CLASSES  # numpy: not for --help
+        from programl.datasets.poj104_info import NUM_CLASSES  # numpy: not for --help
 
         o = require_options(config, ("model", "hidden", "layer_timesteps", "dropout"), where)
         common = {
@@ -321,7 +321,7 @@ examples:
 
     # ---------------------------------------------------------------------------------------------------- export
     def outputs(self, files: RunFiles) -> dict[str, Any]:
-        from programl.data.poj104 import NUM_CLASSES
+        from programl.datasets.poj104_info import NUM_CLASSES
 
         return {
             "level": "graph",
@@ -330,7 +330,7 @@ examples:
         }
 
     def inputs(self, files: RunFiles) -> dict[str, Any]:
-        from programl.data.poj104 import OPT_SETTINGS
+        from programl.datasets.poj104_info import OPT_SETTINGS
 
         settings = files.config["model"].get("settings") or [0]
         return {
@@ -410,11 +410,11 @@ examples:
     def source_graph(
         self, path: str, suffix: str, compile_flags: tuple[str, ...], flags: tuple[str, ...], timeout: float
     ):
-        """A C/C++ program compiled as the POJ-104 graphs (:func:`programl.data.poj104.compile_program`); a compiler
+        """A C/C++ program compiled as the POJ-104 graphs (:meth:`programl.datasets.POJ104.compile_program`); a compiler
         error is located in the file, not in the text with the header that clang read from stdin."""
         if suffix not in CXX_SOURCES:
             return None
-        from programl.data.poj104 import RECIPES, compile_program
+        from programl.datasets.poj104_info import RECIPES, compile_program
         from programl.exceptions import GraphCreationError
         from programl.graph_builder.llvm import graph_from_ir
 

@@ -343,7 +343,7 @@ examples:
     def locate_model(self, files: RunFiles, platform: str | None, fold: int | None) -> None:
         """The model of one fold of one platform: ``<platform>/fold_<k>/`` (default: the only platform of the run,
         and its fold with the best validation accuracy; ties: the lower fold)."""
-        from programl.data.devmap import PLATFORM_NAMES  # numpy: not for --help
+        from programl.datasets.devmap_info import PLATFORM_NAMES  # numpy: not for --help
 
         run_dir, config = files.run_dir, files.config
         if config["model"].get("average_last", 0):
@@ -390,7 +390,7 @@ examples:
         return {"platform": files.platform}
 
     def outputs(self, files: RunFiles) -> dict[str, Any]:
-        from programl.data.devmap import PLATFORM_NAMES
+        from programl.datasets.devmap_info import PLATFORM_NAMES
 
         return {
             "level": "graph",
@@ -400,7 +400,7 @@ examples:
         }
 
     def inputs(self, files: RunFiles) -> dict[str, Any]:
-        from programl.data.devmap import CLANG22_BASE_FLAGS
+        from programl.datasets.devmap_info import CLANG22_BASE_FLAGS
 
         return {
             "sources": "OpenCL C, compiled by clang-22 as the DevMap graphs were (-x cl -cl-std=CL1.2 "
@@ -510,7 +510,7 @@ examples:
 
     # ---------------------------------------------------------------------------------------------------- predict
     def add_predict_arguments(self, parser: argparse.ArgumentParser) -> None:
-        from programl.data.devmap import AUX_MEDIANS as d
+        from programl.datasets.devmap_info import AUX_MEDIANS as d
 
         parser.add_argument(
             "--platform",
@@ -556,7 +556,7 @@ examples:
         return {"transfer": args.transfer, "wgsize": args.wgsize}
 
     def predict_text(self, path: str, name: str, nodes: int, result: Mapping[str, Any]) -> list[str]:
-        from programl.data.devmap import PLATFORM_NAMES
+        from programl.datasets.devmap_info import PLATFORM_NAMES
 
         platform = result["platform"]
         return [
