@@ -1,11 +1,13 @@
-"""Command-line options every training task shares (docs/spec/tasks.md#data-flow-protocol;
-docs/spec/design.md#command-line).
+"""The run options of ``programl train|evaluate <task>`` (docs/spec/tasks.md#data-flow-protocol;
+docs/spec/design.md#command-line): where and how a run runs, as opposed to what it learns with (the task's options,
+:mod:`programl.tasks.options`).
 
-:func:`add_runtime_arguments` (``--device``, ``--threads``, ``--seed``, ``-q``), :func:`add_run_arguments`
-(``--run-dir``, ``--epochs``, ``--restart``, ``--config``), :func:`add_checkpoint_minutes_argument`,
-:func:`add_data_dir_arguments`: the run's options, which every task shares (a task's own options, the schedule's
-included, are the fields of its options dataclass: :mod:`programl.tasks.options`); :func:`check_options` refuses
-nonsense numbers with a :class:`~programl.exceptions.UsageError` (the CLI exits 2; importable from here too).
+:class:`RunOptions` holds what every command has (``--device``, ``--threads``, ``--workers``, ``--seed``, ``-q``); a
+command's own run options are the fields of its subclass in the task's ``spec.py``, made by the functions here where
+tasks share them (``--run-dir``, ``--epochs``, ``--restart``, ``--config``, ``--checkpoint-minutes``,
+``--time-limit``, ``--data-dir``, ``-j``, ``--out``). Each field carries its range (a wrong number is a
+:class:`~programl.exceptions.UsageError` naming the option: the CLI exits 2; importable from here too).
+``--config FILE`` reads a run's ``config.json`` back through the parser (:func:`read_config_options`).
 """
 
 from __future__ import annotations
@@ -24,12 +26,23 @@ from programl.tasks.options import SCHEDULE_GROUP, SEED_RANGE
 from programl.util.options import Options, option
 
 __all__ = [
-    "add_checkpoint_minutes_argument",
-    "add_data_dir_arguments",
-    "add_run_arguments",
-    "add_runtime_arguments",
-    "check_options",
+    "CONFIG_RECORDS",
+    "DATA_GROUP",
+    "RUNTIME_GROUP",
+    "RUN_GROUP",
+    "RunOptions",
+    "checkpoint_minutes_option",
+    "config_option",
+    "data_dir_option",
+    "epochs_option",
+    "evaluation_output_option",
+    "jobs_option",
     "read_config_options",
+    "restart_option",
+    "run_dir_option",
+    "seed_option",
+    "time_limit_option",
+    "UsageError",
 ]
 
 #: The argument groups of the run options in ``--help``.
@@ -174,79 +187,6 @@ def evaluation_output_option():
     )
 
 
-def add_runtime_arguments(parser: argparse.ArgumentParser, seed: int = 204) -> None:
-    """``--device``, ``--threads``, ``--workers``, ``--seed`` and ``-q``."""
-    group = parser.add_argument_group("runtime")
-    group.add_argument(
-        "--device",
-        default="auto",
-        metavar="DEV",
-        help="auto (CUDA when available, else CPU), cpu, cuda or cuda:N (default: auto)",
-    )
-    group.add_argument(
-        "--threads", type=int, default=0, metavar="N", help="CPU threads for torch (default: torch's choice)"
-    )
-    group.add_argument(
-        "--workers",
-        type=int,
-        default=0,
-        metavar="N",
-        help="processes that read and collate the batches beside training (0: the training process, which on the "
-        "2-core development machine reads DeepDataFlow batches 250x faster than the GGNN trains on them: "
-        "benchmarks/loader.py); the batches and results are the same whatever N (default: 0)",
-    )
-    group.add_argument("--seed", type=int, default=seed, help=f"random seed (default: {seed})")
-    group.add_argument(
-        "-q",
-        "--quiet",
-        action="store_true",
-        help="no progress bars and no per-epoch or status lines; warnings, errors and the final result still print",
-    )
-
-
-def add_checkpoint_minutes_argument(group) -> None:
-    """``--checkpoint-minutes`` (a run option, not a model option: it does not change what is learned)."""
-    group.add_argument(
-        "--checkpoint-minutes",
-        type=float,
-        default=10.0,
-        metavar="M",
-        help="also write last.pt every M minutes within an epoch, with a line on how far the epoch is (default: 10)",
-    )
-
-
-def add_run_arguments(parser: argparse.ArgumentParser, task: str, epochs: int, default_dir: str | None = None) -> None:
-    """``--run-dir``, ``--epochs`` and ``--restart`` (``default_dir``: how ``--help`` names the default run directory,
-    when the task derives it from other options)."""
-    group = parser.add_argument_group("run")
-    shown = default_dir or os.path.join("runs", task)
-    group.add_argument(
-        "--run-dir",
-        default=os.path.join("runs", task),
-        metavar="DIR",
-        help=f"checkpoints, logs and plots (default: {shown}); an unfinished run there is resumed",
-    )
-    group.add_argument("--epochs", type=int, default=epochs, metavar="N", help=f"training epochs (default: {epochs})")
-    group.add_argument("--restart", action="store_true", help="ignore the checkpoints in --run-dir and start over")
-    group.add_argument(
-        "--config",
-        action=_ReadConfig,
-        task=task,
-        metavar="FILE",
-        help="take the options of a run from its config.json (options after --config override them)",
-    )
-
-
-def add_evaluation_output_argument(parser: argparse.ArgumentParser) -> None:
-    """``--out DIR`` of ``programl evaluate``: where the evaluation goes instead of the run directory."""
-    parser.add_argument(
-        "--out",
-        metavar="DIR",
-        help="write the evaluation (evaluation_*.json, confusion.png) into DIR instead of --run-dir, which is then "
-        "only read: a run still training can be evaluated (it replaces its checkpoints atomically)",
-    )
-
-
 class _ReadConfig(argparse.Action):
     """``--config FILE``: set the options that FILE (the ``config.json`` of a run) holds, as if given here."""
 
@@ -359,56 +299,3 @@ def _config_value(path, key: str, value: object, action: argparse.Action) -> obj
             raise ProgramlError(f"{path}: {key} = {value!r}: {error}") from None
 
     return [convert(item) for item in value] if many else convert(value)
-
-
-def add_data_dir_arguments(group, task: str) -> None:
-    """``--data-dir`` (derived data: graphs, default ``~/.cache/programl/<task>``) and ``-j`` (build workers)."""
-    default = os.path.join("~", ".cache", "programl", task)
-    group.add_argument(
-        "--data-dir", default=default, metavar="DIR", help=f"where graphs are built (default: {default})"
-    )
-    group.add_argument(
-        "-j",
-        "--jobs",
-        type=int,
-        default=0,
-        metavar="N",
-        help="worker processes for building graphs (default: all CPUs)",
-    )
-
-
-#: Options that must be within a range, by ``argparse`` destination: (lowest, highest, what the range is called).
-_RANGES: dict[str, tuple[float, float | None, str]] = {
-    "time_limit": (math.ulp(0.0), None, "positive (minutes)"),
-    "checkpoint_minutes": (0.0, None, ">= 0"),
-    "threads": (0, 4096, "in 0..4096 (0: torch's choice)"),
-    "jobs": (0, 4096, "in 0..4096 (0: all CPUs)"),
-    "workers": (0, 256, "in 0..256"),
-    "epochs": (1, 10**9, "in 1..10^9"),
-}
-
-
-_SEED_LIMIT = 2**32  # numpy's legacy seeding takes 0..2^32-1; torch and Python take those too
-
-
-def check_options(args: argparse.Namespace) -> None:
-    """Refuse nonsense numbers before anything runs (docs/spec/design.md#conventions: a wrong option exits 2).
-
-    Every float option must be finite; the run options of :data:`_RANGES` (time limit, checkpoint interval, threads,
-    jobs, epochs) must be in their range where the task has them (a task's own options carry their ranges in their
-    fields: :meth:`programl.util.options.Options.check`); every
-    ``*seed`` option must be in 0..2^32-1.
-
-    Raises:
-        UsageError: The first option out of range, named as on the command line.
-    """
-    for name, value in sorted(vars(args).items()):
-        option = "--" + name.replace("_", "-")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise UsageError(f"{option} must be a finite number, not {value}")
-        if name.endswith("seed") and isinstance(value, int) and not 0 <= value < _SEED_LIMIT:
-            raise UsageError(f"{option} must be in 0..{_SEED_LIMIT - 1}")
-        if name in _RANGES and isinstance(value, (int, float)) and not isinstance(value, bool):
-            low, high, words = _RANGES[name]
-            if value < low or (high is not None and value > high):
-                raise UsageError(f"{option} must be {words}, not {value:g}")

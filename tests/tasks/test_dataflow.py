@@ -4,6 +4,7 @@ DeepDataFlow data set, exact resumption (after an epoch and within one), a two-p
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -168,8 +169,8 @@ def test_scoring_does_not_follow_the_training_batches(ddf: Path, tmp_path: Path,
 def test_evaluation_batches_ignore_the_training_batch_size() -> None:
     sizes = np.array([30, 5000, 4000, 2000, 12000, 10])
     for training in ({"batch_nodes": 100, "batch_policy": "carry"}, {"batch_nodes": 50_000, "batch_policy": "drop"}):
-        assert dataflow._eval_plan(sizes, training) == [[0, 1, 2], [3], [4], [5]]
-    original = {"eval_batch_nodes": 10_000, "eval_batch_policy": "drop"}
+        assert dataflow._eval_plan(sizes, dataflow.DataflowOptions(seed=0, **training)) == [[0, 1, 2], [3], [4], [5]]
+    original = dataflow.DataflowOptions(seed=0, eval_batch_nodes=10_000, eval_batch_policy="drop")
     assert dataflow._eval_plan(sizes, original) == [[0, 1, 2], [5]]  # 2000 overflowed, 12000 is over the budget
 
 
@@ -217,7 +218,12 @@ def test_registered_with_the_cli(ddf: Path, tmp_path: Path, monkeypatch) -> None
     assert args.analysis == "liveness" and args.lr == 2.5e-4 and args.batch_nodes == 10_000
     assert args.train_examples[:6] == [10_000, 20_000, 30_000, 40_000, 50_000, 100_000]
     assert args.train_examples[-1] == 1_000_000 and len(args.train_examples) == 15
-    assert dataflow._run_dir(args) == Path("runs/dataflow/liveness")
+    from programl.tasks.dataflow.spec import DataflowRunOptions
+    from programl.tasks.options import TaskRun
+
+    opts = TaskRun.from_args(args, dataflow.DataflowOptions, DataflowRunOptions)
+    assert dataflow._run_dir(opts) == Path("runs/dataflow/liveness")
+    assert opts.run.dataset == str(ddf) and opts.model.analysis == "liveness" and opts.run.epochs is None
     code = "import sys, programl.tasks.dataflow.spec; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.strip() == "False"
@@ -453,14 +459,14 @@ def test_dead_branches_reach_the_training_batches_only(ddf: Path, tmp_path: Path
 def test_cover_steps_cover_the_batch_and_draw_the_margin_from_it() -> None:
     """``--step-policy cover`` (issue 36): a batch runs at least its longest example's steps (and at least T), plus
     a margin in 0..step_margin that depends only on the batch and the seed (so a resumed run draws the same)."""
-    config = {"steps": 30, "step_margin": 60, "seed": 204}
+    config = dataflow.DataflowOptions(steps=30, step_margin=60, seed=204)
     counts = torch.tensor([12, 95, 40])
     t = dataflow.cover_steps(counts, 1234, config)
     assert 95 <= t <= 155 and dataflow.cover_steps(counts.clone(), 1234, config) == t
     assert 30 <= dataflow.cover_steps(torch.tensor([3, 5]), 100, config) <= 90
     margins = {dataflow.cover_steps(counts, n, config) - 95 for n in range(200)}
     assert len(margins) > 20 and min(margins) >= 0 and max(margins) <= 60
-    assert dataflow.cover_steps(counts, 1234, {**config, "step_margin": 0}) == 95
+    assert dataflow.cover_steps(counts, 1234, dataclasses.replace(config, step_margin=0)) == 95
 
 
 def test_step_free_variant_trains_resumes_and_tests_until_stable(ddf: Path, tmp_path: Path, capsys) -> None:
@@ -543,9 +549,9 @@ def test_step_free_variant_trains_resumes_and_tests_until_stable(ddf: Path, tmp_
 def test_min_nodes_trains_and_validates_on_large_graphs_only(ddf: Path, tmp_path: Path) -> None:
     """``--min-nodes N`` (issue 36 item 3): training and validation keep only graphs of at least N nodes; the test
     keeps every graph; a run without it reads as 0 (no filter)."""
-    from programl.datasets import DeepDataFlowDataset
+    from programl.datasets import DeepDataFlow
 
-    train = DeepDataFlowDataset(ddf, "datadep", "train", max_steps=30)
+    train = DeepDataFlow.from_directory(ddf, "datadep", "train", max_steps=30)
     sizes = sorted(set(int(n) for n in train.sizes))
     cut = sizes[len(sizes) // 2]
     assert _train(ddf, tmp_path / "all", "--test-steps", "30", schedule=("30",)) == 0

@@ -14,13 +14,18 @@ from programl.dataflow.names import ANALYSES
 from programl.exceptions import AnalysisError, ProgramlError
 from programl.tasks.base import MAX_STEPS, TaskSpec, count_argument, require_options
 from programl.tasks.dataflow.predict import STEP_FREE_MODES, DataflowPredictor, check_inference
-from programl.tasks.options import SCHEDULE_GROUP, TaskOptions, add_options, option
+from programl.tasks.options import SEED_RANGE, TaskOptions, add_options, option
 from programl.tasks.run_files import RunFiles
 from programl.tasks.run_options import (
-    add_checkpoint_minutes_argument,
-    add_evaluation_output_argument,
-    add_run_arguments,
-    add_runtime_arguments,
+    DATA_GROUP,
+    RunOptions,
+    checkpoint_minutes_option,
+    config_option,
+    epochs_option,
+    evaluation_output_option,
+    restart_option,
+    run_dir_option,
+    time_limit_option,
 )
 from programl.util.text import fmt, markdown_table
 
@@ -33,8 +38,11 @@ __all__ = [
     "STEP_FREE_MODES",
     "STEP_POLICIES",
     "TRAIN_SCHEDULE",
+    "DataflowEvaluateOptions",
     "DataflowOptions",
+    "DataflowRunOptions",
     "DataflowSpec",
+    "EVAL_OVERRIDES",
     "PAPER_TABLE_HEADING",
     "paper_table_lines",
 ]
@@ -215,7 +223,7 @@ class DataflowOptions(TaskOptions):
     val_examples: int = option(
         10_000, group=PROTOCOL_GROUP, metavar="N", low=1, help="size of the fixed validation sample"
     )
-    val_seed: int = option(205, group=PROTOCOL_GROUP, help="seed of the validation sample")
+    val_seed: int = option(205, group=PROTOCOL_GROUP, help="seed of the validation sample", **SEED_RANGE)
     eval_batch_nodes: int = option(
         EVAL_BATCH_NODES,
         group=SCORING_GROUP,
@@ -278,74 +286,126 @@ def test_steps_argument(text: str) -> int | str:
         raise argparse.ArgumentTypeError(f"{error} (or 'stable')") from None
 
 
-def _add_data_arguments(parser: argparse.ArgumentParser, required: bool):
-    """The ``data`` argument group (returned)."""
-    group = parser.add_argument_group("data")
-    group.add_argument("--dataset", required=required, metavar="DIR", help="a DeepDataFlow data set directory")
-    group.add_argument("--processed-dir", metavar="DIR", help="where its PyG form goes (default: DIR/processed)")
-    group.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="workers for the one-time conversion")
-    return group
+def _dataset_option():
+    return option(None, group=DATA_GROUP, metavar="DIR", help="a DeepDataFlow data set directory")
 
 
-def _add_test_arguments(group) -> None:
-    group.add_argument(
-        "--test-steps",
-        type=test_steps_argument,
-        nargs="+",
-        default=[t for t, _ in DEFAULT_TESTS],
+def _processed_dir_option():
+    return option(None, group=DATA_GROUP, metavar="DIR", help="where its PyG form goes", default_text="DIR/processed")
+
+
+def _jobs_option():
+    return option(
+        1,
+        group=DATA_GROUP,
+        short="-j",
+        low=0,
+        high=4096,
+        range_text="in 0..4096",
+        help="workers for the one-time conversion",
+        default_text="",
+    )
+
+
+def _test_steps_option():
+    return option(
+        [t for t, _ in DEFAULT_TESTS],
+        group=SCORING_GROUP,
         metavar="T",
+        type=test_steps_argument,
         help="message-passing steps of the test runs; T=30 and T=60 test DDF-30 and DDF-60, other T every "
         "example; 'stable' runs each graph until its predictions stop changing (--stable-patience, "
-        "--stable-max-steps), on every example (default: 30 60 200, and stable for --step-policy cover)",
+        "--stable-max-steps), on every example",
+        default_text="30 60 200, and stable for --step-policy cover",
     )
-    group.add_argument(
-        "--test-examples",
-        type=int,
-        nargs="+",
+
+
+def _test_examples_option():
+    return option(
+        None,
+        group=SCORING_GROUP,
         metavar="N",
-        help="test on a fixed sample of N examples (0: all); one value for every T, or one per --test-steps "
-        "(default: all)",
+        help="test on a fixed sample of N examples (0: all); one value for every T, or one per --test-steps",
+        default_text="all",
     )
 
 
-def add_train_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``programl train dataflow``: :class:`~programl.tasks.dataflow.spec.DataflowOptions` and the
-    engine's run options."""
-    _add_data_arguments(parser, required=False).add_argument(
-        "--vocabulary",
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DataflowRunOptions(RunOptions):
+    """The run options of ``programl train dataflow``: where the data and the run are, the time budget and the
+    tests after training (not recorded as the model's options, except ``seed``)."""
+
+    GROUPS = (DATA_GROUP,)
+
+    dataset: str | None = _dataset_option()
+    processed_dir: str | None = _processed_dir_option()
+    jobs: int = _jobs_option()
+    vocabulary: str | None = option(
+        None,
+        group=DATA_GROUP,
         metavar="FILE",
         help="the texts' ids (a vocab.csv or programl.csv; default: the data set's vocab/programl.csv), e.g. an "
         "exported model's to --init-from it on another data set",
     )
-    groups = add_options(parser, DataflowOptions)
-    groups[PROTOCOL_GROUP].add_argument(
-        "--time-limit",
-        type=float,
-        metavar="MIN",
-        help="stop training after the first epoch that ends past MIN minutes, then test",
+    time_limit: float | None = time_limit_option(
+        PROTOCOL_GROUP, "stop training after the first epoch that ends past MIN minutes, then test"
     )
-    add_checkpoint_minutes_argument(groups[SCHEDULE_GROUP])
-    _add_test_arguments(groups[SCORING_GROUP])
-    add_runtime_arguments(parser, seed=204)
-    add_run_arguments(parser, "dataflow", len(TRAIN_SCHEDULE), default_dir="runs/dataflow/ANALYSIS")
-    parser.set_defaults(epochs=None)
+    checkpoint_minutes: float = checkpoint_minutes_option()
+    test_steps: list[int | str] = _test_steps_option()
+    test_examples: list[int] | None = _test_examples_option()
+    run_dir: str = run_dir_option("dataflow", shown="runs/dataflow/ANALYSIS")
+    epochs: int | None = epochs_option(None, shown=len(TRAIN_SCHEDULE))
+    restart: bool = restart_option()
+    config: str | None = config_option("dataflow")
+
+
+#: The options of a trained run that ``programl evaluate dataflow`` may replace (None: the run's).
+EVAL_OVERRIDES = ("eval_batch_nodes", "eval_batch_policy", "stable_patience", "stable_max_steps")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DataflowEvaluateOptions(RunOptions):
+    """The options of ``programl evaluate dataflow``: which checkpoint on which split, the data, the tests; the
+    fields of :data:`EVAL_OVERRIDES` (declared by :class:`DataflowOptions`) replace the run's where given."""
+
+    run_dir: str = option(required=True, metavar="DIR", help="a run of 'programl train dataflow'")
+    checkpoint: str = option("best", choices=("best", "last"), help="which model")
+    split: str = option("test", choices=("test", "val", "train"), help="")
+    dataset: str | None = _dataset_option()
+    processed_dir: str | None = _processed_dir_option()
+    jobs: int = _jobs_option()
+    test_steps: list[int | str] = _test_steps_option()
+    test_examples: list[int] | None = _test_examples_option()
+    out: str | None = evaluation_output_option()
+    eval_batch_nodes: int | None = None
+    eval_batch_policy: str | None = None
+    stable_patience: int | None = None
+    stable_max_steps: int | None = None
+
+    def overrides(self) -> dict[str, Any]:
+        """The options of the trained run that this evaluation replaces: those of :data:`EVAL_OVERRIDES` given."""
+        return {key: getattr(self, key) for key in EVAL_OVERRIDES if getattr(self, key) is not None}
+
+
+def add_train_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``programl train dataflow``: :class:`~programl.tasks.dataflow.spec.DataflowOptions` and
+    :class:`DataflowRunOptions`, in the order ``--help`` lists them."""
+    groups = add_options(parser, DataflowRunOptions, only=("dataset", "processed_dir", "jobs", "vocabulary"))
+    add_options(parser, DataflowOptions, groups=groups)
+    tests = ("time_limit", "checkpoint_minutes", "test_steps", "test_examples")
+    add_options(parser, DataflowRunOptions, only=tests, groups=groups)
+    add_options(parser, DataflowRunOptions, only=RunOptions.keys(), groups=groups)
+    add_options(parser, DataflowRunOptions, only=("run_dir", "epochs", "restart", "config"), groups=groups)
 
 
 def add_evaluate_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``programl evaluate dataflow``."""
-    parser.add_argument("--run-dir", required=True, metavar="DIR", help="a run of 'programl train dataflow'")
-    parser.add_argument("--checkpoint", choices=("best", "last"), default="best", help="which model (default: best)")
-    parser.add_argument("--split", choices=("test", "val", "train"), default="test", help="(default: test)")
-    _add_data_arguments(parser, required=False)
-    groups = add_options(
-        parser,
-        DataflowOptions,
-        only=("eval_batch_nodes", "eval_batch_policy", "stable_patience", "stable_max_steps"),
-        overrides="the run's",
-    )
-    _add_test_arguments(groups[SCORING_GROUP])
-    add_evaluation_output_argument(parser)
-    add_runtime_arguments(parser, seed=204)
+    """Options of ``programl evaluate dataflow``: :class:`DataflowEvaluateOptions`, and the options of
+    :data:`EVAL_OVERRIDES` as :class:`DataflowOptions` declares them, default the run's."""
+    first = ("run_dir", "checkpoint", "split", "dataset", "processed_dir", "jobs")
+    groups = add_options(parser, DataflowEvaluateOptions, only=first)
+    add_options(parser, DataflowOptions, only=EVAL_OVERRIDES, overrides="the run's", groups=groups)
+    add_options(parser, DataflowEvaluateOptions, only=("test_steps", "test_examples", "out"), groups=groups)
+    add_options(parser, DataflowEvaluateOptions, only=RunOptions.keys(), groups=groups)
 
 
 class DataflowSpec(TaskSpec):

@@ -2,7 +2,7 @@
 docs/spec/tasks.md#deepdataflow-table).
 
 Data: a DeepDataFlow data set (``programl dataset build``, or ProGraML's released one) read through
-:class:`programl.datasets.DeepDataFlowDataset` and ``torch_geometric``'s ``DataLoader`` (``--workers`` processes
+:meth:`programl.datasets.DeepDataFlow.from_directory` and ``torch_geometric``'s ``DataLoader`` (``--workers`` processes
 collate the batches the :class:`~programl.loader.NodeBudgetBatchSampler` plans): one example per label record
 of the chosen analysis; examples
 with more than ``--max-steps`` data-flow steps (30: DDF-30) and graphs with more than ``--max-nodes`` nodes (40,000)
@@ -50,12 +50,14 @@ Run directory::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import os
 import platform
 import sys
 import time
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +65,8 @@ import numpy as np
 import torch
 import torch.distributed as tdist
 
-from programl.data.vocabulary import Vocabulary
 from programl.dataflow.names import ANALYSES
-from programl.datasets import AddDeadBranches, DeepDataFlowDataset
+from programl.datasets import AddDeadBranches, DeepDataFlow, Vocabulary
 from programl.exceptions import ProgramlError
 from programl.loader import NodeBudgetBatchSampler, make_loader
 from programl.models import MetricsAccumulator
@@ -73,14 +74,15 @@ from programl.models.build import build_model
 from programl.tasks.dataflow.spec import (
     EVAL_BATCH_NODES,
     TRAIN_SCHEDULE,
+    DataflowEvaluateOptions,
     DataflowOptions,
+    DataflowRunOptions,
     DataflowSpec,
     add_evaluate_arguments,
     add_train_arguments,
 )
 from programl.tasks.entry import run_task_module, start_trainer
 from programl.tasks.options import SCHEDULE_DEFAULTS, TaskRun
-from programl.tasks.run_options import check_options
 from programl.training import (
     Budget,
     RunLock,
@@ -153,38 +155,41 @@ _EVAL_DEFAULTS = DataflowOptions.defaults(
 # Pieces
 
 
-def _make_model(config: dict[str, Any], vocabulary_size: int):
-    """The network of ``config``: the one description of it (:meth:`DataflowSpec.model_spec
-    <programl.tasks.dataflow.spec.DataflowSpec.model_spec>`, what export writes), built by
-    :func:`~programl.models.build.build_model`."""
+#: A run of ``programl train dataflow`` or ``programl evaluate dataflow``: its options, as the entry point makes
+#: them of the command line (the trained run's model options, for an evaluation).
+TrainRun = TaskRun[DataflowOptions, DataflowRunOptions]
+EvaluateRun = TaskRun[DataflowOptions, DataflowEvaluateOptions]
 
+
+def _make_model(config: Mapping[str, Any], vocabulary_size: int):
+    """The network of ``config`` (a run's options as ``config.json`` keeps them): the one description of it
+    (:meth:`DataflowSpec.model_spec <programl.tasks.dataflow.spec.DataflowSpec.model_spec>`, what export writes),
+    built by :func:`~programl.models.build.build_model`."""
     return build_model(DataflowSpec().model_spec(config, vocabulary_size))
 
 
 def _dataset(
-    root: str,
-    analysis: str,
+    opts: TrainRun | EvaluateRun,
     split: str,
-    config: dict[str, Any],
     max_steps: int | None,
-    args,
     show: bool,
     vocabulary: str | Path | None = None,
 ):
-    """A split of ``root`` (``vocabulary``: the texts' ids, default the data set's own)."""
+    """A split of the run's data set (``--dataset``, converted into ``--processed-dir``) for its analysis
+    (``vocabulary``: the texts' ids, default the data set's own)."""
 
     def bar(items, total, description):
         return progress(items, total, f"converting {description}", enabled=show, unit="graph")
 
-    return DeepDataFlowDataset(
-        root,
-        analysis,
+    return DeepDataFlow.from_directory(
+        opts.run.dataset,
+        opts.model.analysis,
         split,
         max_steps=max_steps,
-        max_nodes=config["max_nodes"],
+        max_nodes=opts.model.max_nodes,
         vocabulary_path=vocabulary,
-        processed_dir=args.processed_dir,
-        jobs=max(1, args.jobs),
+        processed_dir=opts.run.processed_dir,
+        jobs=max(1, opts.run.jobs),
         progress=bar,
     )
 
@@ -196,27 +201,25 @@ def at_least_nodes(data, min_nodes: int):
     return data.index_select(np.flatnonzero(np.asarray(data.sizes) >= min_nodes).tolist())
 
 
-def _eval_plan(sizes: np.ndarray, config: dict[str, Any]) -> list[list[int]]:
-    """Validation and test batches, in stored order: ``eval_batch_nodes`` (10,000) nodes each, whatever the
-    training batches (docs/spec/tasks.md#data-flow-protocol), with the ``eval_batch_policy``."""
-    nodes = config.get("eval_batch_nodes", EVAL_BATCH_NODES)
-    return NodeBudgetBatchSampler(sizes, nodes, policy=config.get("eval_batch_policy", "carry")).plan()
+def _eval_plan(sizes: np.ndarray, options: DataflowOptions) -> list[list[int]]:
+    """Validation and test batches, in stored order: ``--eval-batch-nodes`` (10,000) nodes each, whatever the
+    training batches (docs/spec/tasks.md#data-flow-protocol), with the ``--eval-batch-policy``."""
+    return NodeBudgetBatchSampler(sizes, options.eval_batch_nodes, policy=options.eval_batch_policy).plan()
 
 
-def _step_free(config: dict[str, Any]) -> bool:
-    """Whether ``config`` is a ``--step-policy cover`` model's (runs written before the option read as fixed:
-    ``_EVAL_DEFAULTS``)."""
-    return config["step_policy"] == "cover"
+def _step_free(options: DataflowOptions) -> bool:
+    """Whether ``options`` are a ``--step-policy cover`` model's (runs written before the option read as fixed)."""
+    return options.step_policy == "cover"
 
 
-def cover_steps(step_count: torch.Tensor, num_nodes: int, config: dict[str, Any]) -> int:
+def cover_steps(step_count: torch.Tensor, num_nodes: int, options: DataflowOptions) -> int:
     """The T of a ``--step-policy cover`` training batch: the most data-flow steps an example of the batch
-    needs (at least ``steps``) plus a margin of 0..``step_margin``, drawn from the batch itself (its step counts and
-    size, and the seed), so a resumed run draws the same margins without any state of its own."""
+    needs (at least ``--steps``) plus a margin of 0..``--step-margin``, drawn from the batch itself (its step counts
+    and size, and the seed), so a resumed run draws the same margins without any state of its own."""
     counts = step_count.detach().cpu().numpy().astype(np.int64)
-    need = max(int(config["steps"]), int(counts.max()) if counts.size else 0)
-    key = np.concatenate([[config["seed"], num_nodes], counts]).astype(np.int64).tobytes()
-    return need + zlib.crc32(key) % (int(config["step_margin"]) + 1)
+    need = max(int(options.steps), int(counts.max()) if counts.size else 0)
+    key = np.concatenate([[options.seed, num_nodes], counts]).astype(np.int64).tobytes()
+    return need + zlib.crc32(key) % (int(options.step_margin) + 1)
 
 
 def _metrics(computed: dict[str, Any]) -> dict[str, Any]:
@@ -246,29 +249,31 @@ def _machine(device) -> str:
     return f"{platform.machine()}, {torch.get_num_threads()} torch thread(s)"
 
 
-def _check(args: argparse.Namespace) -> None:
-    for name in ("analysis", "dataset"):
-        if getattr(args, name) is None:
+def _check(opts: TrainRun) -> None:
+    """Refuse options that are missing or do not go together (each option's own range is checked by its field)."""
+    options, run = opts.model, opts.run
+    for name, value in (("analysis", options.analysis), ("dataset", run.dataset)):
+        if value is None:
             raise UsageError(f"--{name} is required (or --config with a run's config.json)")
-    check_options(args)
-    DataflowOptions.from_args(args)  # the options' own ranges
-    if args.root_context and args.model != "ggnn":
+    if options.root_context and options.model != "ggnn":
         raise UsageError("--root-context is an option of the GGNN (--model ggnn)")
-    if args.control_floods and args.model != "ggnn":
+    if options.control_floods and options.model != "ggnn":
         raise UsageError("--control-floods is an option of the GGNN (--model ggnn)")
-    if args.meet and args.model != "ggnn":
+    if options.meet and options.model != "ggnn":
         raise UsageError("--meet is an option of the GGNN (--model ggnn)")
-    if args.step_policy == "cover" and args.model != "ggnn":
+    if options.step_policy == "cover" and options.model != "ggnn":
         raise UsageError("--step-policy cover is an option of the GGNN (--model ggnn)")
-    schedule = args.train_examples
+    schedule = options.train_examples
     if any(b <= a for a, b in zip(schedule, schedule[1:])):
         raise UsageError("--train-examples must be positive and increasing")
-    _test_sizes(args)
+    _test_sizes(run)
 
 
-def _run_dir(args: argparse.Namespace) -> Path:
+def _run_dir(opts: TrainRun) -> Path:
+    """``--run-dir``; its default is ``runs/dataflow/<analysis>``."""
     default = os.path.join("runs", "dataflow")
-    return Path(args.run_dir if args.run_dir != default else os.path.join(default, args.analysis))
+    run_dir = opts.run.run_dir
+    return Path(run_dir if run_dir != default else os.path.join(default, opts.model.analysis))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -315,31 +320,26 @@ class _DataflowTask(DataflowScoring):
     name = "dataflow"
     curve_metrics = ("loss", "f1", "precision", "recall", "accuracy")
 
-    def __init__(self, config: dict[str, Any], vocabulary_size: int, train=None, val=None, schedule=()) -> None:
-        self.config, self.vocabulary_size = config, vocabulary_size
+    def __init__(self, options: DataflowOptions, vocabulary_size: int, train=None, val=None, schedule=()) -> None:
+        self.options, self.vocabulary_size = options, vocabulary_size
         self.train_data, self.val_data = train, val
-        self.init_seed = config["seed"]
-        self.checkpoint_extra = {"config": config}
-        super().__init__(
-            min_steps=config["steps"], max_steps=config["stable_max_steps"], patience=config["stable_patience"]
-        )
+        self.init_seed = options.seed
+        self.checkpoint_extra = {"config": options.config()}
+        super().__init__(min_steps=options.steps, max_steps=options.stable_max_steps, patience=options.stable_patience)
         self.sampler = None
         if train is not None:
             self.sampler = NodeBudgetBatchSampler(
-                train.sizes, config["batch_nodes"], shuffle=True, seed=config["seed"], policy=config["batch_policy"]
+                train.sizes, options.batch_nodes, shuffle=True, seed=options.seed, policy=options.batch_policy
             )
         if schedule:
             self.curve_title = (
-                f"{config['analysis']}: DDF-{config['max_steps']}, T={config['steps']} "
+                f"{options.analysis}: DDF-{options.max_steps}, T={options.steps} "
                 f"(epoch k ends at {schedule[0]:,}..{schedule[-1]:,} examples)"
             )
 
     def build(self, device):
-
-        model = _make_model(self.config, self.vocabulary_size).to(device)
-        return model, torch.optim.AdamW(
-            model.parameters(), lr=self.config["lr"], weight_decay=self.config["weight_decay"]
-        )
+        model = _make_model(self.options.config(), self.vocabulary_size).to(device)
+        return model, torch.optim.AdamW(model.parameters(), lr=self.options.lr, weight_decay=self.options.weight_decay)
 
     def plan(self, pass_index: int) -> list[list[int]]:
         """A pass's batches of at most ``batch_nodes`` nodes, in an order seeded by (seed, pass)."""
@@ -347,15 +347,15 @@ class _DataflowTask(DataflowScoring):
         return self.sampler.plan()
 
     def val_plan(self) -> list[list[int]]:
-        return _eval_plan(self.val_data.sizes, self.config)
+        return _eval_plan(self.val_data.sizes, self.options)
 
     def step(self, model, batch, metrics, steps: int | str | None = None):
         """Node logits, the loss, the metrics. ``steps``: another T, or ``stable``, in evaluation; by default the
         model's T, or for ``--step-policy cover`` the batch's own T in training (:func:`cover_steps`) and until
         stable in validation."""
-        if steps is None and _step_free(self.config):
+        if steps is None and _step_free(self.options):
             steps = (
-                "stable" if not unwrap(model).training else cover_steps(batch.step_count, batch.num_nodes, self.config)
+                "stable" if not unwrap(model).training else cover_steps(batch.step_count, batch.num_nodes, self.options)
             )
         return super().step(model, batch, metrics, steps)
 
@@ -383,31 +383,31 @@ class _DataflowTask(DataflowScoring):
 
 def train_main(args: argparse.Namespace) -> int:
     """``programl train dataflow`` (module docstring)."""
-    _check(args)
-    configure_threads(args.threads)
-    dist = init_distributed(args.device)
-    configure_logging(args.quiet, dist.is_main)
-    run_dir = _run_dir(args)
+    opts = TaskRun.from_args(args, DataflowOptions, DataflowRunOptions)
+    _check(opts)
+    configure_threads(opts.run.threads)
+    dist = init_distributed(opts.run.device)
+    configure_logging(opts.run.quiet, dist.is_main)
+    run_dir = _run_dir(opts)
     try:
         with RunLock(run_dir, enabled=dist.is_main):
-            return _train(args, dist, run_dir)
+            return _train(opts, dist, run_dir)
     finally:
         dist.shutdown()
 
 
-def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
+def _train(opts: TrainRun, dist, run_dir: Path) -> int:
     """The training run of :func:`train_main`, in a locked run directory."""
-
-    show = dist.is_main and not args.quiet
-    options = DataflowOptions.from_args(args)
+    options, run = opts.model, opts.run
+    show = dist.is_main and not run.quiet
     config = options.config()
-    schedule = config["train_examples"][: args.epochs] if args.epochs else config["train_examples"]
-    if (run_dir / "last.pt").is_file() and not args.restart:
+    schedule = options.train_examples[: run.epochs] if run.epochs else options.train_examples
+    if (run_dir / "last.pt").is_file() and not run.restart:
         check_same_run(
             run_dir,
             "dataflow",
             config,
-            paths={"dataset": args.dataset},
+            paths={"dataset": run.dataset},
             ignore=("train_examples",),
             defaults={**_EVAL_DEFAULTS, **SCHEDULE_DEFAULTS},
         )
@@ -416,24 +416,22 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
     for turn in (0, 1):
         if (turn == 0) == dist.is_main:
             for split in ("train", "val"):
-                datasets[split] = _dataset(
-                    args.dataset, args.analysis, split, config, args.max_steps, args, show, args.vocabulary
-                )
+                datasets[split] = _dataset(opts, split, options.max_steps, show, run.vocabulary)
         dist.barrier()
-    train, val_all = (at_least_nodes(datasets[split], config["min_nodes"]) for split in ("train", "val"))
-    val = val_all.fixed_sample(config["val_examples"], config["val_seed"])
+    train, val_all = (at_least_nodes(datasets[split], options.min_nodes) for split in ("train", "val"))
+    val = val_all.fixed_sample(options.val_examples, options.val_seed)
     if not len(train) or not len(val):
-        raise ProgramlError(f"{args.dataset}: no {args.analysis} examples to train or validate on ({train!r})")
+        raise ProgramlError(f"{run.dataset}: no {options.analysis} examples to train or validate on ({train!r})")
     vocabulary = Vocabulary.load(train.vocabulary_path)
-    if config["dead_branches"]:  # the old IR's dead blocks, in training only (validation scores the data as it is)
+    if options.dead_branches:  # the old IR's dead blocks, in training only (validation scores the data as it is)
         if "br" not in vocabulary:
             raise ProgramlError(f"{train.vocabulary_path}: --dead-branches needs the text 'br' in the vocabulary")
         train.transform = AddDeadBranches(
-            vocabulary["br"], probability=config["dead_branches"], seed=config["seed"], keyed=True
+            vocabulary["br"], probability=options.dead_branches, seed=options.seed, keyed=True
         )
-    task = _DataflowTask(config, len(vocabulary), train, val, schedule)
-    budget = Budget(examples=schedule, total_examples=config["train_examples"][-1], time_limit=args.time_limit)
-    trainer = start_trainer(task, run_dir, budget, TaskRun(options, args), dist=dist, show=show, vocabulary=vocabulary)
+    task = _DataflowTask(options, len(vocabulary), train, val, schedule)
+    budget = Budget(examples=schedule, total_examples=options.train_examples[-1], time_limit=run.time_limit)
+    trainer = start_trainer(task, run_dir, budget, opts, dist=dist, show=show, vocabulary=vocabulary)
     if dist.is_main:
         vocabulary.save(run_dir / "vocab.csv")
         scope = {
@@ -449,18 +447,18 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
                 "task": "dataflow",
                 "model": config,
                 "scope": scope,
-                "dataset": str(Path(args.dataset).resolve()),
-                **({"vocabulary": str(Path(args.vocabulary).resolve())} if args.vocabulary else {}),
-                "processed_dir": args.processed_dir,
+                "dataset": str(Path(run.dataset).resolve()),
+                **({"vocabulary": str(Path(run.vocabulary).resolve())} if run.vocabulary else {}),
+                "processed_dir": run.processed_dir,
                 "world_size": dist.world_size,
             },
         )
     fit = trainer.run()
     digests = _gather_digests(trainer.model, dist)
-    result = _test(run_dir, "best", args, config, len(vocabulary), dist, show)
+    result = _test(run_dir, "best", opts, len(vocabulary), dist, show)
     if dist.is_main:
         result.update(
-            analysis=args.analysis,
+            analysis=options.analysis,
             best_epoch=fit.best_epoch,
             best_val_f1=fit.best[0] if fit.best else None,
             train_examples_seen=fit.examples,
@@ -472,7 +470,7 @@ def _train(args: argparse.Namespace, dist, run_dir: Path) -> int:
             device=str(dist.device),
             machine=_machine(dist.device),
             ddp={"parameter_digests": digests, "agree": len(set(digests)) == 1},
-            paper_ddf30=dict(zip(("precision", "recall", "f1"), PAPER_DDF30[args.analysis])),
+            paper_ddf30=dict(zip(("precision", "recall", "f1"), PAPER_DDF30[options.analysis])),
         )
         write_json(run_dir / "result.json", result)
         print(_result_line(result))
@@ -490,26 +488,26 @@ def _gather_digests(model, dist) -> list[str]:
     return [str(d) for d in out]
 
 
-def _tests(args: argparse.Namespace, config: dict[str, Any]) -> list[tuple[int | str, int | None, int | None]]:
+def _tests(opts: TrainRun | EvaluateRun) -> list[tuple[int | str, int | None, int | None]]:
     """(T, step filter, sample size) per ``--test-steps``: DDF-30 at 30, DDF-60 at 60, every example otherwise
     (``stable`` too); a ``--step-policy cover`` model is also tested until stable when ``--test-steps`` lacks it
     (with the last sample size)."""
-    steps = list(args.test_steps)
-    sizes = _test_sizes(args)
-    if _step_free(config) and "stable" not in steps:
+    steps = list(opts.run.test_steps)
+    sizes = _test_sizes(opts.run)
+    if _step_free(opts.model) and "stable" not in steps:
         steps.append("stable")
         sizes.append(sizes[-1])
     return [(t, t if t in (30, 60) else None, n) for t, n in zip(steps, sizes)]
 
 
-def _test_sizes(args: argparse.Namespace) -> list[int | None]:
-    """The sample size of each test (None: every example)."""
-    sizes = args.test_examples or [0]
+def _test_sizes(run: DataflowRunOptions | DataflowEvaluateOptions) -> list[int | None]:
+    """The sample size of each test of ``--test-steps`` and ``--test-examples`` (None: every example)."""
+    sizes = run.test_examples or [0]
     if len(sizes) == 1:
-        sizes = sizes * len(args.test_steps)
-    if len(sizes) != len(args.test_steps) or any(n < 0 for n in sizes):
+        sizes = sizes * len(run.test_steps)
+    if len(sizes) != len(run.test_steps) or any(n < 0 for n in sizes):
         raise UsageError("--test-examples takes one value, or one per --test-steps, each >= 0")
-    if any(t != "stable" and t < 1 for t in args.test_steps):
+    if any(t != "stable" and t < 1 for t in run.test_steps):
         raise UsageError("--test-steps must be positive")
     return [n or None for n in sizes]
 
@@ -517,35 +515,33 @@ def _test_sizes(args: argparse.Namespace) -> list[int | None]:
 def _test(
     run_dir: Path,
     which: str,
-    args,
-    config: dict[str, Any],
+    opts: TrainRun | EvaluateRun,
     vocabulary_size: int,
     dist,
     show: bool,
     split: str = "test",
-    dataset: str | None = None,
     out_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """Metrics of ``<which>.pt`` on ``split`` at each T of ``--test-steps``; a confusion-matrix PNG for the first, in
-    ``out_dir`` (default: ``run_dir``)."""
-    task = _DataflowTask(config, vocabulary_size)
-    model = _make_model(config, vocabulary_size).to(dist.device)
+    """Metrics of ``<which>.pt`` on ``split`` of ``--dataset`` at each T of ``--test-steps``; a confusion-matrix PNG
+    for the first, in ``out_dir`` (default: ``run_dir``)."""
+    options = opts.model
+    task = _DataflowTask(options, vocabulary_size)
+    model = _make_model(options.config(), vocabulary_size).to(dist.device)
     saved = load_checkpoint(run_dir / f"{which}.pt", model=model, map_location=dist.device, restore_rng=False)
     out: dict[str, Any] = {"checkpoint": which, "checkpoint_epoch": saved["epoch"], "split": split, "tests": {}}
-    root = dataset or args.dataset
-    for i, (steps, limit, size) in enumerate(_tests(args, config)):
+    for i, (steps, limit, size) in enumerate(_tests(opts)):
         data = None
         for turn in (0, 1):  # rank 0 converts first
             if (turn == 0) == dist.is_main:
-                data = _dataset(root, config["analysis"], split, config, limit, args, show, run_dir / "vocab.csv")
+                data = _dataset(opts, split, limit, show, run_dir / "vocab.csv")
             dist.barrier()
         available = len(data)
         if size:
-            data = data.fixed_sample(size, config["val_seed"])
-        planned = _eval_plan(data.sizes, config)
+            data = data.fixed_sample(size, options.val_seed)
+        planned = _eval_plan(data.sizes, options)
         batches = shard(planned, dist.rank, dist.world_size)
         started = time.perf_counter()
-        loader = make_loader(data, batches, args.workers, dist.device)
+        loader = make_loader(data, batches, opts.run.workers, dist.device)
         task.steps_run = [0, 0]
         scored = evaluate(
             task, model, loader, device=dist.device, dist=dist, description=f"{split} T={steps}", show=show, steps=steps
@@ -564,8 +560,8 @@ def _test(
             "seconds": round(seconds, 1),
             **{k: metrics[k] for k in ("precision", "recall", "f1", "accuracy", "loss", "batches")},
             **{k: metrics[k] for k in ("pooled_precision", "pooled_recall", "pooled_f1")},
-            "batch_nodes": config.get("eval_batch_nodes", EVAL_BATCH_NODES),
-            "batch_policy": config.get("eval_batch_policy", "carry"),
+            "batch_nodes": options.eval_batch_nodes,
+            "batch_policy": options.eval_batch_policy,
             "confusion_matrix": metrics["confusion_matrix"],
         }
         if i == 0 and dist.is_main:
@@ -574,7 +570,7 @@ def _test(
                 metrics["confusion_matrix"],
                 (out_dir or run_dir) / "confusion.png",
                 labels=["false", "true"],
-                title=f"{config['analysis']} {split}, T={steps}, {filt}: F1 {metrics['f1']:.3f}",
+                title=f"{options.analysis} {split}, T={steps}, {filt}: F1 {metrics['f1']:.3f}",
             )
     return out
 
@@ -598,19 +594,20 @@ def _result_line(result: dict[str, Any]) -> str:
 
 def evaluate_main(args: argparse.Namespace) -> int:
     """``programl evaluate dataflow``: metrics of a run's checkpoint at each T of ``--test-steps``."""
-    check_options(args)
-    _test_sizes(args)
-    if args.eval_batch_nodes is not None and args.eval_batch_nodes < 1:
+    run = DataflowEvaluateOptions.from_args(args)
+    _test_sizes(run)
+    if run.eval_batch_nodes is not None and run.eval_batch_nodes < 1:
         raise UsageError("--eval-batch-nodes must be positive")
-    configure_threads(args.threads)
-    dist = init_distributed(args.device)
-    configure_logging(args.quiet, dist.is_main)
-    run_dir = Path(args.run_dir)
+    configure_threads(run.threads)
+    dist = init_distributed(run.device)
+    configure_logging(run.quiet, dist.is_main)
+    run_dir = Path(run.run_dir)
     try:
         saved = read_run_config(run_dir, "dataflow", required=_MODEL_KEYS)
-        out_dir = Path(args.out) if args.out else run_dir  # --out: the run directory is only read
+        opts = _evaluation_options(run_dir, saved, run)
+        out_dir = Path(run.out) if run.out else run_dir  # --out: the run directory is only read
         with RunLock(out_dir, enabled=dist.is_main):
-            return _evaluate_run(args, dist, run_dir, out_dir, saved)
+            return _evaluate_run(opts, dist, run_dir, out_dir)
     finally:
         dist.shutdown()
 
@@ -619,36 +616,40 @@ def evaluate_main(args: argparse.Namespace) -> int:
 _MODEL_KEYS = ("analysis", "model", "steps", "max_nodes", "batch_nodes", "batch_policy", "val_seed")
 
 
-def _evaluate_run(args: argparse.Namespace, dist, run_dir: Path, out_dir: Path, saved: dict[str, Any]) -> int:
-
-    show = dist.is_main and not args.quiet
-    config = {**_EVAL_DEFAULTS, **saved["model"]}
-    for key in ("eval_batch_nodes", "eval_batch_policy", "stable_patience", "stable_max_steps"):  # the run's,
-        if getattr(args, key) is not None:  # unless given
-            config[key] = getattr(args, key)
-    if config["analysis"] not in ANALYSES:
-        raise ProgramlError(f"{run_dir / 'config.json'}: unknown analysis {config['analysis']!r}")
-    if args.processed_dir is None:
-        args.processed_dir = saved.get("processed_dir")
-    dataset = args.dataset or saved.get("dataset")
+def _evaluation_options(run_dir: Path, saved: dict[str, Any], run: DataflowEvaluateOptions) -> EvaluateRun:
+    """The options of an evaluation of the run in ``run_dir`` (``saved``: its ``config.json``): the run's options with
+    those the command line replaces (``--eval-batch-nodes`` ...), and its data set and processed directory unless
+    given."""
+    path = run_dir / "config.json"
+    options = DataflowOptions.from_config(saved["model"], path)
+    if options.analysis not in ANALYSES:
+        raise ProgramlError(f"{path}: unknown analysis {options.analysis!r}")
+    options = dataclasses.replace(options, **run.overrides())
+    dataset = run.dataset or saved.get("dataset")
     if not dataset:
-        raise UsageError(f"{run_dir / 'config.json'} names no data set: give --dataset DIR")
+        raise UsageError(f"{path} names no data set: give --dataset DIR")
+    processed_dir = saved.get("processed_dir") if run.processed_dir is None else run.processed_dir
+    return TaskRun(options, dataclasses.replace(run, dataset=dataset, processed_dir=processed_dir))
+
+
+def _evaluate_run(opts: EvaluateRun, dist, run_dir: Path, out_dir: Path) -> int:
+    """The evaluation of :func:`evaluate_main`, its output directory locked."""
+    options, run = opts.model, opts.run
+    show = dist.is_main and not run.quiet
     try:
         vocabulary_size = len(Vocabulary.load(run_dir / "vocab.csv"))
     except (UnicodeDecodeError, ValueError) as error:
         raise ProgramlError(f"{run_dir / 'vocab.csv'}: not a vocabulary ({error})") from None
-    result = _test(run_dir, args.checkpoint, args, config, vocabulary_size, dist, show, args.split, dataset, out_dir)
+    result = _test(run_dir, run.checkpoint, opts, vocabulary_size, dist, show, run.split, out_dir)
     if dist.is_main:
-        if any(
-            t == "stable" for t, _, _ in _tests(args, config)
-        ):  # the bounds of its until-stable scores (export-pretrained records them)
-            result["until_stable"] = {"patience": config["stable_patience"], "max_steps": config["stable_max_steps"]}
+        if any(t == "stable" for t, _, _ in _tests(opts)):  # the bounds of its until-stable scores (for the export)
+            result["until_stable"] = {"patience": options.stable_patience, "max_steps": options.stable_max_steps}
         result.update(
-            analysis=config["analysis"],
+            analysis=options.analysis,
             machine=_machine(dist.device),
-            paper_ddf30=dict(zip(("precision", "recall", "f1"), PAPER_DDF30[config["analysis"]])),
+            paper_ddf30=dict(zip(("precision", "recall", "f1"), PAPER_DDF30[options.analysis])),
         )
-        write_json(out_dir / f"evaluation_{args.checkpoint}_{args.split}.json", result)
+        write_json(out_dir / f"evaluation_{run.checkpoint}_{run.split}.json", result)
         print(_result_line(result))
     return 0
 
