@@ -389,6 +389,25 @@ def test_evaluate_without_a_checkpoint(capsys, base, tmp_path) -> None:
     assert code == 0 and (run / "evaluation_last_test.json").is_file()
 
 
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (("--stable-patience", "0"), "--stable-patience must be positive, not 0"),
+        (("--stable-max-steps", "-5"), "--stable-max-steps must be positive, not -5"),
+        (("--eval-batch-nodes", "0"), "--eval-batch-nodes must be positive"),
+    ],
+)
+def test_evaluate_overrides_are_checked_as_the_runs_options(capsys, base, tmp_path, bad, message) -> None:
+    """The options an evaluation replaces of the run (``--stable-patience`` ...) have the ranges of the run's own: a
+    usage error before anything is read or written (a patience of 0 or a negative step bound was a ValueError
+    traceback once the test split was converted and the model loaded)."""
+    run = tmp_path / "run"
+    shutil.copytree(base, run)
+    code, _, err = run_cli(capsys, "evaluate", "dataflow", "--run-dir", run, "--test-steps", "stable", *bad, "-q")
+    assert code == 2 and message in one_line(err)
+    assert not (run / "evaluation_best_test.json").exists()
+
+
 def test_a_run_of_another_task(capsys, base, tmp_path) -> None:
     code, _, err = run_cli(capsys, "evaluate", "devmap", "--run-dir", base, "-q")
     assert code == 1 and "a `programl train dataflow` run, not a `programl train devmap` run" in one_line(err)
