@@ -399,7 +399,7 @@ def test_evaluate_without_a_checkpoint(capsys, base, tmp_path) -> None:
 )
 def test_evaluate_overrides_are_checked_as_the_runs_options(capsys, base, tmp_path, bad, message) -> None:
     """The options an evaluation replaces of the run (``--stable-patience`` ...) have the ranges of the run's own: a
-    usage error before anything is read or written (a patience of 0 or a negative step bound was a ValueError
+    usage error before the data is read or anything written (a patience of 0 or a negative step bound was a ValueError
     traceback once the test split was converted and the model loaded)."""
     run = tmp_path / "run"
     shutil.copytree(base, run)
