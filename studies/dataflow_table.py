@@ -47,8 +47,6 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from programl.pretrained.inference import until_stable_bounds  # noqa: E402
-
 from programl.data import devmap, poj104  # noqa: E402
 from programl.data.deepdataflow.layout import read_manifest  # noqa: E402
 from programl.data.deepdataflow.recipe import load_recipe  # noqa: E402
@@ -56,6 +54,7 @@ from programl.datasets import DeepDataFlow  # noqa: E402
 from programl.loader import NodeBudgetBatchSampler, make_loader  # noqa: E402
 from programl.models import MetricsAccumulator  # noqa: E402
 from programl.pretrained import pretrained  # noqa: E402
+from programl.tasks.dataflow.predict import until_stable_bounds  # noqa: E402
 from programl.tasks.dataflow.train import PAPER_TABLE, DataflowScoring, at_least_nodes  # noqa: E402
 from programl.training.engine import evaluate  # noqa: E402
 

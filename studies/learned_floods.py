@@ -23,7 +23,7 @@ class LearnedControlFloods:
     the reversed control flow), and the acyclic two the same without the back edges (:func:`back_edges`, found
     exactly: a depth-first search, not an analysis). ``until_stable``: the keyword arguments of
     :meth:`~programl.models.DataflowGGNN.forward_until_stable` (a step-free variant's ``model.json`` inference:
-    :func:`programl.pretrained.inference.until_stable_bounds`), or None to run the model's own T.
+    :func:`programl.tasks.dataflow.predict.until_stable_bounds`), or None to run the model's own T.
 
     Not part of any weights: a runtime choice (``model.flood_source = LearnedControlFloods(reachability)``).
     """

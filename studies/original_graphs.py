@@ -13,7 +13,7 @@ differential tests do: ``tests/graph_builder/reference.py``). Each IR text is bu
 
 Each graph is labelled by this project's analyses (:func:`programl.dataflow.analyze.analyze_arrays`, seed 0: the
 roots ``programl analyze`` and ``programl predict`` sample), and the shipped model of each analysis predicts the
-labels of the same roots through :func:`programl.pretrained.inference.predict_dataflow` (the code path of
+labels of the same roots through :func:`programl.tasks.dataflow.predict.predict_dataflow` (the code path of
 ``programl predict dataflow``) at T=30 steps: on ``ours``, on ``original`` with the typed-pointer texts mapped to
 LLVM 22's (``--typed-pointers auto``, the default) and with them kept (``keep``, the behaviour before). Per
 analysis: the F1 of the positive class over all (root, node) pairs of the examples (one confusion matrix), on
@@ -200,9 +200,9 @@ class Tally:
 def predict_default_model(analysis: str) -> str:
     """The shipped model ``programl predict dataflow --analysis ANALYSIS`` runs when given no ``--model`` and no
     ``--steps`` (:meth:`programl.tasks.dataflow.spec.DataflowSpec.predict_default`)."""
-    from programl.tasks.dataflow.spec import default_model_name
+    from programl.pretrained.hub import default_pretrained
 
-    name = default_model_name(analysis)
+    name = default_pretrained("dataflow", analysis=analysis)
     if name is None:
         raise SystemExit(f"original_graphs.py: no pretrained {analysis} model is installed")
     return name
@@ -253,7 +253,7 @@ def main() -> int:
     import torch
 
     from programl.pretrained.hub import pretrained
-    from programl.pretrained.inference import predict_dataflow
+    from programl.tasks.dataflow.predict import predict_dataflow
 
     torch.set_num_threads(1)
     analyses = args.analysis or list(ANALYSES)

@@ -1,18 +1,18 @@
-"""The model zoo (issue 11 item 6, issue 35 item 4): trained models as directories of ``weights.pt``, ``vocab.csv``,
+"""The model zoo: trained models as directories of ``weights.pt``, ``vocab.csv``,
 ``model.json`` and ``MODEL_CARD.md``; the ones shipped live in ``programl/pretrained/weights/``.
 
 * :mod:`~programl.pretrained.hub` - the on-disk format, listing and loading (:func:`pretrained`,
   :func:`pretrained_names`; weights read without running code, docs/security.md).
 * :mod:`~programl.pretrained.export` - a finished training run -> a model directory (``programl export-pretrained``).
 * :mod:`~programl.pretrained.card` - ``MODEL_CARD.md`` from ``model.json``.
-* :mod:`~programl.pretrained.inference` - what ``programl predict`` and :meth:`PretrainedModel.predict` run.
 * :mod:`~programl.pretrained.metadata` - what each field of ``model.json`` may hold, and the limits of each file.
 
 Needs the ``ml`` extra: without torch or torch-geometric, importing this package raises a ``ModuleNotFoundError``
 whose one line says ``pip install 'programl[ml]'``.
 
-What differs between tasks (the network, where a run keeps its model, what the card says) comes from the task's
-:class:`~programl.tasks.base.TaskSpec` (:data:`programl.tasks.registry.TASKS`).
+What differs between tasks (the network, where a run keeps its model, what the card says, how a model predicts)
+comes from the task's :class:`~programl.tasks.base.TaskSpec` (:data:`programl.tasks.registry.TASKS`): a loaded
+model is handed to its task's predictor (``programl/tasks/<task>/predict.py``).
 """
 
 import programl
