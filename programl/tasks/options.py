@@ -73,7 +73,8 @@ class TaskOptions(Options):
         group=SCHEDULE_GROUP,
         metavar="WEIGHTS",
         help="start from WEIGHTS with a new optimizer, e.g. to go on at a lower learning rate: a run's best.pt or "
-        "last.pt, an exported model's weights.pt, or its directory (programl/pretrained/weights/NAME), of the same "
+        "last.pt, an exported model's weights.pt, or its directory (the shipped ones: pretrained/weights/NAME in the "
+        "package), of the same "
         "model options and vocabulary",
         default_text="random weights",
     )

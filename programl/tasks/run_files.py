@@ -1,5 +1,5 @@
-"""What a finished run directory of ``programl train <task>`` holds, as the model zoo reads it
-(:mod:`programl.pretrained.export`): :class:`RunFiles` and the readers of a run's ``log.jsonl``. No torch."""
+"""What a finished run directory of ``programl train <task>`` holds, as the model zoo's export reads it
+(``programl export-pretrained``): :class:`RunFiles` and the readers of a run's ``log.jsonl``. No torch."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ __all__ = ["RunFiles", "read_log_records", "read_log_seconds", "read_log_seconds
 
 @dataclass
 class RunFiles:
-    """What :func:`programl.pretrained.export.read_run` found of a run to export.
+    """What the model zoo's export (``programl export-pretrained``) found of a run to export.
 
     Attributes:
         task: The task's name (:data:`programl.tasks.registry.TASKS`).
