@@ -100,7 +100,7 @@ EVAL_BATCH_NODES = 10_000
 #: The argument groups of ``programl train dataflow --help``.
 PROTOCOL_GROUP = "protocol (the paper's runs)"
 SCORING_GROUP = "validation and test scoring"
-STEP_FREE_GROUP = "step count (not in the paper; issue 36)"
+STEP_FREE_GROUP = "step count (not in the paper)"
 #: The values of ``--step-policy`` (:class:`DataflowOptions`).
 STEP_POLICIES = ("fixed", "cover")
 
@@ -133,14 +133,14 @@ class DataflowOptions(TaskOptions):
     control_floods: bool = option(
         False,
         group=PROTOCOL_GROUP,
-        help="not in the paper (issue 36 item 3): the GGNN also reads, per node, whether it lies after / before the "
+        help="not in the paper: the GGNN also reads, per node, whether it lies after / before the "
         "root along control flow, with and without the loops' back edges (reachability forward and reversed, "
         "computed exactly; DataflowGGNN, control_floods); --init-from a faithful run starts from its logits",
     )
     meet: bool = option(
         False,
         group=PROTOCOL_GROUP,
-        help="not in the paper (issue 36 item 2): each GGNN step also reads a meet, the per-channel minimum over a "
+        help="not in the paper: each GGNN step also reads a meet, the per-channel minimum over a "
         "node's control predecessors, as dominance intersects over them (DataflowGGNN, meet; not fused); "
         "--init-from a run without it starts from its logits",
     )
@@ -150,7 +150,7 @@ class DataflowOptions(TaskOptions):
         metavar="P",
         low=0.0,
         high=1.0,
-        help="not in the paper (issue 36 item 5): append 1-3 isolated br nodes, the dead blocks of clang-10/14 IR "
+        help="not in the paper: append 1-3 isolated br nodes, the dead blocks of clang-10/14 IR "
         "that clang-22 never emits, to this share of the training examples (label 0; AddDeadBranches, the same "
         "ones for an example in every pass and after a resume)",
     )
@@ -166,8 +166,8 @@ class DataflowOptions(TaskOptions):
         "fixed",
         group=STEP_FREE_GROUP,
         choices=STEP_POLICIES,
-        help="fixed: every training batch runs T steps and scoring runs T (the paper); cover (not in the paper, "
-        "issue 36): a training batch runs as many steps as its longest example needs (at least T) plus a seeded "
+        help="fixed: every training batch runs T steps and scoring runs T (the paper); cover (not in the paper): "
+        "a training batch runs as many steps as its longest example needs (at least T) plus a seeded "
         "margin of 0..--step-margin, so the model learns to reach its fixed point and stay there, and validation "
         "and --test-steps stable run each graph until its predictions stop changing",
     )
@@ -198,7 +198,7 @@ class DataflowOptions(TaskOptions):
         group=PROTOCOL_GROUP,
         metavar="N",
         low=0,
-        help="not in the paper (issue 36 item 3): train and validate on graphs of at least N nodes only, e.g. to "
+        help="not in the paper: train and validate on graphs of at least N nodes only, e.g. to "
         "fine-tune on large functions; testing keeps every graph",
     )
     batch_nodes: int = option(10_000, group=PROTOCOL_GROUP, metavar="N", low=1, help="nodes per batch")
