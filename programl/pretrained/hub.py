@@ -313,9 +313,15 @@ def pretrained(
             but tensors (refused, never unpickled), a vocabulary of another size than the network's, or weights that
             do not fit the model.
 
+    >>> needs("torch_geometric")
+    >>> import programl
     >>> from programl.pretrained import pretrained
-    >>> reachability = pretrained("reachability")                               # doctest: +SKIP
-    >>> reachability.predict(graph, num_roots=3)                                # doctest: +SKIP
+    >>> graph = programl.from_llvm_ir(open("examples/dot_product.ll").read())
+    >>> prediction = pretrained("reachability").predict(graph, num_roots=3)
+    >>> prediction.roots.tolist(), prediction.predicted.shape
+    ([4, 24, 6], (3, 38))
+    >>> int(prediction.predicted[0].sum())  # nodes predicted reachable from root 4
+    13
     """
     return load_model(find_model(name, directory=directory), device=device)
 
