@@ -16,9 +16,12 @@ spread evenly over the split, the generators' first test seeds) are optimised by
 
 Scores, per data set and agent: the geometric mean over programs of the episode's ``IrInstructionCountOz`` reward
 (the fall in instruction count over -Oz's fall; -Oz scores 1.000; CompilerGym's statistic, which is 0 when any
-program's reward is 0 or less), the geometric mean of ``-Oz``'s instruction count over the agent's (also 1.000 for
--Oz, and never 0), the seconds each program took (the search, its opt-22 runs, counting instructions), and the spread
-of the first score over seeds (min..max). Prints the table and writes every program's result as JSON (--out).
+program's reward is 0 or less), over the programs that -Oz makes smaller (where it does not, the reward is divided by
+1 and counts raw instructions: one such program would outweigh the others, so it is left out and counted), the
+geometric mean of ``-Oz``'s instruction count over the agent's (over every program; 1.000 for -Oz, never 0), the
+seconds each program took (the search, its opt-22 runs, counting instructions), and the spread of the first score over
+seeds (min..max). Prints the table and writes every program's result as JSON (--out); ``--summarise FILE`` prints the
+table of such a file again.
 
 Usage: .venv/bin/python benchmarks/gym_baselines.py [--programs 20] [--seconds 4] [--seeds 0 1 2]
        [--datasets poj104-v1 devmap-v0 llvm-stress-v0 csmith-v0] [--policy DIR ...] [--out FILE]
@@ -79,9 +82,9 @@ def summarise(rows: list[dict]) -> list[dict]:
             runs = [r for r in mine if r["seed"] == seed]
             per_seed.append({
                 "seed": seed,
-                "geomean_reward": geometric_mean([r["reward"] for r in runs]),
+                "geomean_reward": geometric_mean([r["reward"] for r in runs if r["o0"] > r["oz"]]),
                 "geomean_oz_over_cost": geometric_mean([r["oz"] / max(r["cost"], 1) for r in runs]),
-                "non_positive": sum(r["reward"] <= 0 for r in runs),
+                "non_positive": sum(r["reward"] <= 0 for r in runs if r["o0"] > r["oz"]),
                 "seconds_mean": statistics.fmean(r["seconds"] for r in runs),
                 "passes_mean": statistics.fmean(r["steps"] for r in runs),
             })  # fmt: skip
@@ -90,6 +93,7 @@ def summarise(rows: list[dict]) -> list[dict]:
             "dataset": dataset,
             "agent": agent,
             "programs": len({r["benchmark"] for r in mine}),
+            "oz_not_smaller": len({r["benchmark"] for r in mine if r["o0"] <= r["oz"]}),
             "seeds": len(seeds),
             "geomean_reward": statistics.fmean(scores),
             "geomean_reward_min": min(scores),
@@ -109,6 +113,8 @@ def print_table(table: list[dict]) -> None:
     for row in table:
         spread = f"{row['geomean_reward_min']:.3f}..{row['geomean_reward_max']:.3f}" if row["seeds"] > 1 else "-"
         flag = f" ({row['non_positive']} <= 0)" if row["non_positive"] else ""
+        if row["oz_not_smaller"]:
+            flag += f" ({row['oz_not_smaller']} left out of the reward: -Oz removes nothing)"
         print(f"{row['dataset']:<16}{row['agent']:<8}{row['programs']:>4}{row['seeds']:>6}"
               f"{row['geomean_reward']:>16.3f}{spread:>16}{row['geomean_oz_over_cost']:>9.3f}"
               f"{row['seconds_mean']:>11.2f}{row['passes_mean']:>8.0f}{flag}")  # fmt: skip
@@ -125,7 +131,11 @@ def main() -> None:
     parser.add_argument("--agents", nargs="*", default=["O3", "random", "greedy"], choices=["O3", "random", "greedy"],
                         help="reference agents besides Oz (none: Oz and the policy only)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    parser.add_argument("--summarise", type=Path, default=None, help="print the table of a JSON this script wrote")
     args = parser.parse_args()
+    if args.summarise:
+        print_table(summarise(json.loads(args.summarise.read_text())["rows"]))
+        return
 
     policies = []
     if args.policy:

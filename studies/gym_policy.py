@@ -4,8 +4,9 @@ shot, that beats LLVM's own -Oz on programs it has not seen? (record: ``studies/
 Imitation of search results, in stages (each cached under ``--work``, so that a stage reruns alone):
 
 1. ``programs``: training programs (the ``train`` split of each data set, :func:`programl.gym.benchmarks.sample_uris`)
-   and validation programs (the ``val`` split) of POJ-104, DevMap, llvm-stress and Csmith. The held-out ``test``
-   programs are never read here: ``benchmarks/gym_baselines.py --policy`` scores the policy on them.
+   and validation programs (the ``val`` split) of POJ-104, DevMap, llvm-stress and Csmith; no DevMap kernel of the
+   test split (at any data size). The held-out ``test`` programs are never read here: ``benchmarks/gym_baselines.py
+   --policy`` scores the policy on them.
 2. ``pool``: candidate pipelines: LLVM's levels and pairs of them (``default<Oz>`` first), and what searches found on
    a few training programs: a greedy search from -Oz's module (every action at each step, the best appended: a
    pipeline ``default<Oz>,<passes>``), the same after ``default<Oz>,default<Oz>``, and CompilerGym's random search
@@ -54,7 +55,7 @@ sys.path.insert(0, str(REPO))
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.gym.actions import ACTIONS  # noqa: E402
 from programl.gym.agents import random_search, run_pipeline, score_state  # noqa: E402
-from programl.gym.benchmarks import sample_uris  # noqa: E402
+from programl.gym.benchmarks import sample_uris, split_uris  # noqa: E402
 from programl.gym.env import LlvmEnv  # noqa: E402
 from programl.gym.errors import PassError  # noqa: E402
 from programl.gym.state import State, apply_pipeline  # noqa: E402
@@ -118,6 +119,11 @@ def step_search(env: LlvmEnv, bitcode: bytes, cost: float, seconds: float, max_s
     return chosen, helped
 
 
+def _kernel(uri: str) -> str:
+    """A DevMap benchmark's kernel: its URI without the data size (``...-exact_rhs3-S`` -> ``...-exact_rhs3``)."""
+    return uri.rsplit("-", 1)[0]
+
+
 def stage_programs(args, log: Log) -> dict[str, list[str]]:
     path = args.work / "programs.json"
     if path.exists():
@@ -126,6 +132,14 @@ def stage_programs(args, log: Log) -> dict[str, list[str]]:
     val_sizes = dict(zip(DATASETS, args.val, strict=True))
     programs = {"train": [], "val": []}
     for dataset in DATASETS:
+        if dataset == "devmap-v0":
+            # DevMap's rows are kernels run on several data sizes (<kernel>-<size>): the same code can be in every
+            # split, so a kernel of the test split is in neither the training nor the validation programs
+            test = {_kernel(u) for u in split_uris(dataset, "test")}
+            for split, count in (("train", sizes[dataset]), ("val", val_sizes[dataset])):
+                uris = [u for u in split_uris(dataset, split) if _kernel(u) not in test]
+                programs[split] += [uris[(i * len(uris)) // count] for i in range(min(count, len(uris)))]
+            continue
         programs["train"] += sample_uris(dataset, "train", sizes[dataset])
         programs["val"] += sample_uris(dataset, "val", val_sizes[dataset])
     path.write_text(json.dumps(programs, indent=1) + "\n")
