@@ -1,14 +1,15 @@
-"""``programl predict dataflow|devmap|classifyapp FILE...``: what a pretrained model says about programs (issue 11
-item 6; SPEC §6.1, §6.5, §6.6).
+"""``programl predict dataflow|devmap|classifyapp FILE...``: what a pretrained model says about programs
+(docs/spec/tasks.md).
 
 Each input (anything ``programl build`` reads, or a saved ``*.ProgramGraph.pb|pbtxt|json``) is built into a graph in
 a worker process (``-j``, ``--timeout``, ``--max-memory``; flags after ``--`` go to clang), as the model's training
 graphs were: OpenCL kernels for devmap with the DevMap flags, C/C++ programs for classifyapp with POJ-104's header
 and C++11. Then the model predicts:
 
-* ``dataflow``: for each root (``--root N``, ``--roots K``, or the analyses' own sample of SPEC §4.1, seeded by
-  ``--seed``), the nodes predicted true (id, type, text, probability); ``--compare`` adds the exact labels of the
-  analysis. Every analysis with an installed model, or those of ``--analysis``.
+* ``dataflow``: for each root (``--root N``, ``--roots K``, or the analyses' own sample of
+  docs/spec/analyses.md#common-rules, seeded by ``--seed``), the nodes predicted true (id, type, text, probability);
+  ``--compare`` adds the exact labels of the analysis. Every analysis with an installed model, or those of
+  ``--analysis``.
 * ``devmap``: CPU or GPU, with its probability, per platform (``--platform``), given ``--transfer BYTES`` and
   ``--wgsize N`` (default: a DevMap graph's own values, else the medians of the DevMap data: see ``--help``).
 * ``classifyapp``: the ``--top`` (5) most likely POJ-104 classes with their probabilities.

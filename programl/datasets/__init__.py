@@ -1,11 +1,13 @@
-"""PyG data sets of ProGraML's three tasks, as ``torch_geometric.datasets`` is to PyG (issue 10; SPEC §6, §9).
+"""PyG data sets of ProGraML's three tasks, as ``torch_geometric.datasets`` is to PyG (docs/spec/tasks.md,
+docs/spec/datasets.md).
 
-* :class:`DeepDataFlow` - DeepDataFlow-22: per-node data-flow labels, one example per label record (SPEC §6.1, §9.1);
-  on disk, memory-mapped. :meth:`DeepDataFlow.from_directory` gives the same examples of a data set directory
-  already built (``programl dataset build``, a wide recipe, or ProGraML's released DeepDataFlow): what ``programl
-  train dataflow --dataset`` reads.
-* :class:`POJ104` - algorithm classification, 104 classes (SPEC §6.6); in memory.
-* :class:`DevMap` - OpenCL device mapping, CPU or GPU, with the auxiliary inputs (SPEC §6.5); in memory.
+* :class:`DeepDataFlow` - DeepDataFlow-22: per-node data-flow labels, one example per label record
+  (docs/spec/tasks.md#data-flow-protocol, docs/spec/datasets.md#deepdataflow-layout); on disk, memory-mapped.
+  :meth:`DeepDataFlow.from_directory` gives the same examples of a data set directory already built (``programl dataset
+  build``, a wide recipe, or ProGraML's released DeepDataFlow): what ``programl train dataflow --dataset`` reads.
+* :class:`POJ104` - algorithm classification, 104 classes (docs/spec/tasks.md#algorithm-classification); in memory.
+* :class:`DevMap` - OpenCL device mapping, CPU or GPU, with the auxiliary inputs (docs/spec/tasks.md#device-mapping); in
+  memory.
 
 Each follows PyG's ``root``/``raw``/``processed`` convention: ``download()`` takes the public files from the shared
 research data (``$PROGRAML_SHARED_DATA`` or ``../shared/data``) or their URLs, sha256-checked

@@ -1,4 +1,5 @@
-"""``DevMap``: the OpenCL device-mapping data set as a PyG ``InMemoryDataset`` (SPEC §6.5, §7.3, §1.8; issue 10).
+"""``DevMap``: the OpenCL device-mapping data set as a PyG ``InMemoryDataset`` (docs/spec/tasks.md#device-mapping,
+docs/spec/tasks.md#device-mapping-table, docs/spec/graph.md#functions-and-modules).
 
 680 kernels-with-inputs per platform (AMD Tahiti 7970, NVIDIA GTX 970): one graph each, a graph-level target (1 when
 the GPU was faster) and the auxiliary inputs ``[transfer bytes, work-group size]``. Small enough to hold in memory.
@@ -56,7 +57,7 @@ _KEEP = ("x", "node_type", "edge_index", "edge_flow", "edge_pos", "graph_x", "tr
 
 
 class DevMap(SafeProcessing, InMemoryDataset):
-    """The DevMap graphs of one platform and variant (module docstring; SPEC §6.5).
+    """The DevMap graphs of one platform and variant (module docstring; docs/spec/tasks.md#device-mapping).
 
     Args:
         root: Data set directory (``raw/``, ``processed/``).
@@ -66,7 +67,8 @@ class DevMap(SafeProcessing, InMemoryDataset):
         split: ``None`` (every loaded row) or ``"train"``, ``"val"``, ``"test"`` of cross-validation fold ``fold``.
         fold: Which rotation of the folds (0..folds-1).
         folds: Number of folds (10 in the paper).
-        seed: Seed of the fold partition (ours: 204; the branch code's ``StratifiedKFold`` used 42, SPEC §6.5).
+        seed: Seed of the fold partition (ours: 204; the branch code's ``StratifiedKFold`` used 42,
+            docs/spec/tasks.md#device-mapping).
         rows: Load only these CSV rows (default: all 680), e.g. ``range(40)`` for a quick look.
         subset: Instead of ``rows``: a sample of this many rows, stratified by the AMD labels (the same rows for both
             platforms) and drawn with ``seed`` (:func:`programl.data.devmap.stratified_rows`; ``programl train devmap
@@ -227,7 +229,8 @@ class DevMap(SafeProcessing, InMemoryDataset):
         return split_sizes(self)
 
     def vocabulary(self) -> Vocabulary:
-        """The count-ordered vocabulary of this split's graphs (the fold's training vocabulary, SPEC §6.5)."""
+        """The count-ordered vocabulary of this split's graphs (the fold's training vocabulary,
+        docs/spec/tasks.md#device-mapping)."""
         return split_vocabulary(self)
 
     def load_graphs(self) -> _devmap.DevmapData:

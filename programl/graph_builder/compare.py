@@ -170,7 +170,7 @@ def compare_graphs(expected: ProgramGraph, actual: ProgramGraph, normalize: bool
 
 #: The upgrade effects that :func:`apply_llvm22_upgrade` knows, with what each one means.
 UPGRADE_EFFECTS = {
-    "opaque-pointer-texts": "every pointer type prints as `ptr` (Policy 1): `i32*` -> `ptr`, "
+    "opaque-pointer-texts": "every pointer type prints as `ptr` (docs/spec/policy.md#llvm-22-texts): `i32*` -> `ptr`, "
     "`[4 x i8*]` -> `[4 x ptr]`",
     "intrinsic-rename": "intrinsics overloaded on pointer types are named `.p0` (`llvm.memset.p0i8.i64` -> "
     "`llvm.memset.p0.i64`, `llvm.masked.gather.v4i32.v4p0i32` -> `llvm.masked.gather.v4i32.v4p0`; "

@@ -1,16 +1,17 @@
-"""The control-flow floods of a root: what it reaches and what reaches it (SPEC §4.2, §4.5).
+"""The control-flow floods of a root: what it reaches and what reaches it (docs/spec/analyses.md#reachability,
+docs/spec/analyses.md#liveness).
 
-Liveness is a question about control paths (SPEC §4.5): a value is live out of the root when a path of control flow
-leads from the root to a use of it without passing its definition again. A GGNN run for T steps sees T hops around
-the root, so on a large function it cannot tell a use that lies after the root from one that lies before it, and
-that is where the faithful liveness model fails: on the validation split's graphs of more than 500 nodes, 93 % of its
-errors are values whose nearest use the root does or does not reach along control flow (measured in
+Liveness is a question about control paths (docs/spec/analyses.md#liveness): a value is live out of the root when a path
+of control flow leads from the root to a use of it without passing its definition again. A GGNN run for T steps sees T
+hops around the root, so on a large function it cannot tell a use that lies after the root from one that lies before it,
+and that is where the faithful liveness model fails: on the validation split's graphs of more than 500 nodes, 93 % of
+its errors are values whose nearest use the root does or does not reach along control flow (measured in
 ``studies/history/results-history.md`` §5 "Liveness over the control floods").
 
 :func:`control_floods` computes the relations the analysis walks, exactly, for a batch of rooted graphs:
 
 * ``after``: the nodes reachable from the root along CONTROL edges (the root included): the reachability
-  analysis's labels (SPEC §4.2);
+  analysis's labels (docs/spec/analyses.md#reachability);
 * ``before``: the nodes from which the root is reachable along CONTROL edges (the root included): the same
   analysis on the reversed control flow;
 * ``after_acyclic`` and ``before_acyclic``: the same two without the loops' back edges. Inside a loop every node
@@ -18,10 +19,10 @@ errors are values whose nearest use the root does or does not reach along contro
   the same iteration; on the validation graphs of more than 1,000 nodes, with the first two alone, 74 % of the
   errors left were values defined inside the root's loop.
 
-Calls are not followed (every analysis is intra-procedural, SPEC §4.1), so all four stay within the root's
-function. :class:`~programl.models.DataflowGGNN` with ``control_floods=True`` reads them as four more input bits per
-node and learns the rest (definitions, uses, loops). A model reads floods of your own instead when they are handed
-to it as ``data.control_floods``, or computed by the callable set as its ``flood_source``.
+Calls are not followed (every analysis is intra-procedural, docs/spec/analyses.md#common-rules), so all four stay within
+the root's function. :class:`~programl.models.DataflowGGNN` with ``control_floods=True`` reads them as four more input
+bits per node and learns the rest (definitions, uses, loops). A model reads floods of your own instead when they are
+handed to it as ``data.control_floods``, or computed by the callable set as its ``flood_source``.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from torch import Tensor
 
 __all__ = ["CONTROL_FLOW", "back_edges", "control_floods"]
 
-#: ``edge_flow`` of CONTROL edges (SPEC §2.1, ``Edge.Flow``).
+#: ``edge_flow`` of CONTROL edges (docs/spec/wire-format.md#program-graph-messages, ``Edge.Flow``).
 CONTROL_FLOW = 0
 
 

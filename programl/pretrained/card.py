@@ -1,5 +1,5 @@
-"""``MODEL_CARD.md`` of a pretrained model, written from its ``model.json`` alone (issue 11 item 6; the protocols
-of SPEC §6.1, §6.5, §6.6 and the published numbers of §7).
+"""``MODEL_CARD.md`` of a pretrained model, written from its ``model.json`` alone (the protocols
+of docs/spec/tasks.md and the published numbers of docs/spec/tasks.md#published-numbers).
 
 Sections: what the model predicts, data, protocol (the training options), scores, compute, limitations, provenance
 and use. Every number is one that ``model.json`` holds (copied there from the run's files by

@@ -1,5 +1,5 @@
-"""Pretrained models shipped inside the package: the on-disk format, listing and loading (issue 11 item 6; the
-models of SPEC §6.1, §6.5, §6.6).
+"""Pretrained models shipped inside the package: the on-disk format, listing and loading (the
+models of docs/spec/tasks.md).
 
 A pretrained model is a directory ``programl/pretrained/weights/<name>/`` (or any directory of the same form) holding
 

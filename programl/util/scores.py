@@ -1,4 +1,4 @@
-"""Precision, recall and F1 of the positive class from confusion counts (SPEC §6.1 "Metrics").
+"""Precision, recall and F1 of the positive class from confusion counts (docs/spec/tasks.md#metrics).
 
 scikit-learn's conventions: an undefined ratio (a zero denominator) counts as 0. One home for the formulas, without
 torch, so that :mod:`programl.models.metrics` and the studies (``studies/``) share them.

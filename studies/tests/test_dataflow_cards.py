@@ -26,7 +26,7 @@ def test_the_shipped_cards_carry_the_published_table(script, capsys) -> None:
     ddf = results["reachability"]["step_free_table"]["DDF"]
     latched = ", latched" if ddf.get("latch") else ""
     row = f"| DDF | until stable (patience {ddf['patience']}{latched}) | {ddf['examples']:,} |"
-    assert row in card and "### The paper's table (SPEC §7.1)" in card
+    assert row in card and "### The paper's table (docs/spec/tasks.md#deepdataflow-table)" in card
     faithful = json.loads((REPO / "programl" / "pretrained" / "weights" / "dominance" / "model.json").read_text())
     cell = faithful["scores"]["paper_table"]["DDF"]
     assert cell["f1"] == results["dominance"]["table"]["DDF"]["f1"] and cell["paper"]["f1"] == 0.123

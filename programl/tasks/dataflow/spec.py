@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 #: The heading of a card's fifteen-cell table (``scores.paper_table``; ``scripts/dataflow_cards.py`` finds it by this).
-PAPER_TABLE_HEADING = "### The paper's table (SPEC §7.1)"
+PAPER_TABLE_HEADING = "### The paper's table (docs/spec/tasks.md#deepdataflow-table)"
 
 
 def paper_table_lines(table: Mapping[str, Any]) -> list[str]:
@@ -596,7 +596,7 @@ examples:
         if options.get("step_policy") == "cover":
             inference = m.get("inference") or {}  # what predict runs: the bounds export recorded, not the run's
             return [
-                f"A step-free variant (not in the paper; issue 36): trained on examples of at most "
+                f"A step-free variant (not in the paper): trained on examples of at most "
                 f"{options.get('max_steps')} data-flow steps, each batch run for as many steps as its longest example "
                 f"needs (at least {options.get('steps')}) plus up to {options.get('step_margin')}; `programl predict` "
                 f"runs each root until no prediction changed for {inference.get('patience')} steps (at most "
@@ -608,7 +608,7 @@ examples:
         if options.get("control_floods"):
             steps, most, largest = options.get("steps"), options.get("max_steps"), options.get("max_nodes")
             return [
-                "Not the paper's model (issue 36, items 2 and 3): besides the graph it reads, per node, whether the "
+                "Not the paper's model: besides the graph it reads, per node, whether the "
                 "node lies after / before the root along control flow, with and without the loops' back edges, "
                 "computed exactly (two reachability analyses and a depth-first search). Trained at "
                 f"T={steps} on examples of up to {most} data-flow steps and graphs of up to {largest} nodes; "
