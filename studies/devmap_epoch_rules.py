@@ -93,7 +93,7 @@ def epoch_scores(run_dir: Path, platform: str) -> tuple[list[dict], np.ndarray]:
 
 def best_val_epoch(fold: dict) -> int:
     """The epoch (1-based) the training chose: highest validation accuracy, then lower loss, then the earlier."""
-    from programl.tasks.devmap.train import _better
+    from programl.tasks.devmap.folds import better as _better
 
     best, chosen = None, 0
     for epoch, candidate in enumerate(zip(fold["val_acc"], fold["val_loss"]), start=1):
