@@ -22,9 +22,6 @@ from tests.conftest import REPO_ROOT
 PACKAGE = REPO_ROOT / "programl"
 #: What a skipped example's line must say: why it cannot run in the tests.
 SKIP_REASON = re.compile(r"internet|download|https?://", re.IGNORECASE)
-#: Modules whose examples are still skipped whole while their owners rewrite them (remove each entry once its module
-#: passes; the last test fails when an entry is no longer needed).
-PENDING = {"programl/datasets/devmap.py"}
 
 
 def docstrings(path: Path) -> list[tuple[int, str, str]]:
@@ -106,7 +103,7 @@ def test_needs_skips_with_the_reason_and_passes_what_is_there() -> None:
 
 
 def test_no_skip_directive_hides_an_example() -> None:
-    problems = [p for path in modules_with_examples() for p in skip_problems(path) if p.split(":")[0] not in PENDING]
+    problems = [p for path in modules_with_examples() for p in skip_problems(path)]
     assert not problems, "\n".join(problems)
 
 
@@ -119,8 +116,3 @@ def test_the_check_finds_a_block_skipped_whole(tmp_path: Path) -> None:
     )
     problems = skip_problems(module)
     assert len(problems) == 2 and "+SKIP without a reason" in problems[0] and "runs nothing but imports" in problems[1]
-
-
-def test_pending_modules_still_need_their_entry() -> None:
-    for relative in sorted(PENDING):
-        assert skip_problems(REPO_ROOT / relative), f"{relative} no longer skips an example: remove it from PENDING"

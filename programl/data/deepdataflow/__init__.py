@@ -9,7 +9,8 @@
 * :mod:`~programl.data.deepdataflow.split` - the seeded 3:1:1 split by source program;
 * :mod:`~programl.data.deepdataflow.recipe` - recipes such as DeepDataFlow-22 (POJ-104 + devmap OpenCL).
 
-Nothing here imports torch; the PyG datasets over this layout are in :mod:`programl.datasets.directory`.
+Nothing here imports torch; the PyG data set over this layout is
+:meth:`programl.datasets.DeepDataFlow.from_directory`.
 """
 
 from programl.data.deepdataflow.builder import BuildReport, build_dataset, graph_seed, load_summary
