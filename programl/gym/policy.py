@@ -258,6 +258,7 @@ def guided_search(env: LlvmEnv, policy: Policy, top_k: int = 3, max_seconds: flo
     if best is None:  # opt-22 failed on all of them: the benchmark as it is
         initial = env._observer.initial_state(env.benchmark)
         best = (score_state(env, initial)[1], [], initial)
+    first_best = best
 
     def out_of_time() -> bool:
         return max_seconds is not None and time.perf_counter() - start > max_seconds
@@ -289,22 +290,28 @@ def guided_search(env: LlvmEnv, policy: Policy, top_k: int = 3, max_seconds: flo
             moves = every  # nothing in the policy's moves helps: try every action
         else:
             break
-    return _replayed(env, "guided", best, runs, start)
+    return _replayed(env, best, first_best, runs, start)
 
 
-def _replayed(env: LlvmEnv, agent: str, best: tuple[float, list[str], State], runs: int, start: float) -> SearchResult:
-    """The result of a pipeline found step by step, scored as one ``opt-22`` run of it (what a user reruns)."""
-    pipeline = ",".join(best[1])
-    state = best[2]
-    if len(best[1]) > 1:
+def _replayed(
+    env: LlvmEnv, best: tuple[float, list[str], State], first: tuple[float, list[str], State], runs: int, start: float
+) -> SearchResult:
+    """The result of a pipeline found step by step, scored as one ``opt-22`` run of it (what a user reruns). Should
+    that run fail, or leave more instructions than the best pipeline run first (one run of ``a,b`` can differ from a
+    run of ``a`` then one of ``b``), the result is that first pipeline."""
+    elements, state = best[1], best[2]
+    if len(elements) > 1:
+        runs += 1
         try:
-            state = run_pipeline(env, pipeline)[0]
-            runs += 1
-        except PassError:  # one run of the whole pipeline fails where the steps did not: keep the steps' module
-            pass
+            state = run_pipeline(env, ",".join(elements))[0]
+        except PassError:
+            elements, state = first[1], first[2]
     reward, cost = score_state(env, state)
-    return SearchResult(env.benchmark.uri, agent, [], pipeline, reward, cost, runs, time.perf_counter() - start,
-                        state.bitcode)  # fmt: skip
+    if cost > first[0]:
+        elements, state = first[1], first[2]
+        reward, cost = score_state(env, state)
+    return SearchResult(env.benchmark.uri, "guided", [], ",".join(elements), reward, cost, runs,
+                        time.perf_counter() - start, state.bitcode)  # fmt: skip
 
 
 # -- the policy's folder -----------------------------------------------------------------------------------------
