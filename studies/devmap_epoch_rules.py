@@ -50,31 +50,34 @@ def epoch_scores(run_dir: Path, platform: str) -> tuple[list[dict], np.ndarray]:
 
     from programl.data.vocabulary import Vocabulary
     from programl.exceptions import ProgramlError
-    from programl.tasks.devmap import train as devmap
+    from programl.tasks.devmap import folds as devmap
+    from programl.tasks.devmap.evaluate import read_devmap_run, run_source
+    from programl.tasks.devmap.spec import DevmapOptions
     from programl.training import load_checkpoint
     from programl.training.engine import epoch_path
 
     torch.set_num_threads(1)
-    saved = devmap._read_devmap_run(run_dir)
+    saved = read_devmap_run(run_dir)
     config = saved["model"]
+    options = DevmapOptions.from_config(config, run_dir / "config.json")
     if config.get("average_last", 0) != config["epochs"]:
         raise ProgramlError(f"{run_dir}: needs every epoch's weights (train with --average-last {config['epochs']})")
-    source = devmap._run_source(saved)
+    source = run_source(saved, options)
     labels = source.dataset(platform).y.numpy()
     folds = []
-    for split in devmap._splits(labels, config["folds"], config["fold_seed"]):
+    for split in devmap.splits(labels, options.folds, options.fold_seed):
         fold_dir = run_dir / platform / f"fold_{split.fold}"
         if not (fold_dir / "result.json").is_file():
             continue
         vocabulary = Vocabulary.load(fold_dir / "vocab.csv")
         val = source.fold_dataset(platform, "val", split.fold, vocabulary)
         test = source.fold_dataset(platform, "test", split.fold, vocabulary)
-        model = devmap._model(config, len(vocabulary))
+        model = devmap.network(config, len(vocabulary))
         val_acc, val_loss, test_p = [], [], []
         for epoch in range(1, config["epochs"] + 1):
             load_checkpoint(epoch_path(fold_dir, epoch), model=model, restore_rng=False)
-            val_scores = devmap._predict(val, model, config, torch.device("cpu"))
-            test_scores = devmap._predict(test, model, config, torch.device("cpu"))
+            val_scores = devmap.predict(val, model, options, torch.device("cpu"))
+            test_scores = devmap.predict(test, model, options, torch.device("cpu"))
             val_acc.append(float((val_scores["predictions"] == val_scores["labels"]).mean()))
             val_loss.append(val_scores["loss"])
             test_p.append(test_scores["probabilities"])

@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from programl.datasets import DevMap  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 from programl.tasks.devmap.folds import better as _better  # noqa: E402
-from programl.tasks.devmap.train import devmap_metrics  # noqa: E402
+from programl.tasks.devmap.report import devmap_metrics  # noqa: E402
 
 
 def features(data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -20,6 +20,7 @@ from torch_geometric.data import Batch  # noqa: E402
 from programl.data.vocabulary import Vocabulary  # noqa: E402
 from programl.datasets import DevMap, EncodeVocabulary  # noqa: E402
 from programl.tasks.devmap import train as devmap  # noqa: E402
+from programl.tasks.devmap.folds import network  # noqa: E402
 from programl.training import load_checkpoint  # noqa: E402
 
 RULES = runpy.run_path(str(Path(__file__).resolve().parents[1] / "devmap_epoch_rules.py"), run_name="x")
@@ -56,7 +57,7 @@ def test_rules_of_a_run_with_every_epoch(shared_data, tmp_path, capsys) -> None:
         assert sorted(fold["test_rows"]) == test.indices()
         vocabulary = Vocabulary.load(fold_dir / "vocab.csv")
         encode = EncodeVocabulary(vocabulary, test.texts)
-        model = devmap._model(config, len(vocabulary))
+        model = network(config, len(vocabulary))
         load_checkpoint(fold_dir / "best.pt", model=model, restore_rng=False)
         model.eval()
         with torch.no_grad():

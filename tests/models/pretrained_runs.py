@@ -104,6 +104,7 @@ def devmap_run(tmp: Path, argv: tuple[str, ...] = ("--hidden", "8", "--steps", "
     """An AMD devmap run of 3 folds (untrained models, fixture scores; the vocabulary of examples/*.ll)."""
     import torch
 
+    from programl.tasks.devmap import folds
     from programl.tasks.devmap import train as devmap
     from programl.training import save_checkpoint
 
@@ -119,7 +120,7 @@ def devmap_run(tmp: Path, argv: tuple[str, ...] = ("--hidden", "8", "--steps", "
         directory.mkdir(parents=True)
         vocabulary.save(directory / "vocab.csv")
         torch.manual_seed(fold)
-        model = devmap._model(config, len(vocabulary))
+        model = folds.network(config, len(vocabulary))
         save_checkpoint(
             directory / "best.pt",
             model=model,

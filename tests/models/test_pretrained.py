@@ -485,10 +485,11 @@ def test_dataflow_network_is_the_tasks(argv) -> None:
     ],
 )
 def test_devmap_network_is_the_tasks(argv) -> None:
+    from programl.tasks.devmap import folds
     from programl.tasks.devmap import train as devmap
 
     config = runs.task_config(devmap, argv)
-    _same_network(build_model(model_spec("devmap", config, 23)), devmap._model(config, 23))
+    _same_network(build_model(model_spec("devmap", config, 23)), folds.network(config, 23))
 
 
 @pytest.mark.parametrize(

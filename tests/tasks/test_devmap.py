@@ -16,6 +16,7 @@ pytest.importorskip("torch_geometric")
 
 from torch_geometric.data import Batch  # noqa: E402
 
+from programl.tasks.devmap import folds  # noqa: E402
 from programl.tasks.devmap import train as devmap  # noqa: E402
 from programl.training import UsageError, load_checkpoint  # noqa: E402
 
@@ -353,8 +354,8 @@ def test_aux_bins_fit_on_the_training_rows_and_travel_with_the_model(tiny_run, t
     assert torch.equal(model.model.aux.encoding.thresholds, thresholds)
     # the paper's model (0 bins) is still built for runs that never had the option
     paper = {k: v for k, v in config.items() if k != "aux_bins"} | {"readout_channels": 2}
-    assert type(devmap._model(paper, 10)).__name__ == "GGNNGraphClassifier"
-    assert type(devmap._model(config, 10)).__name__ == "PooledReadoutClassifier"
+    assert type(folds.network(paper, 10)).__name__ == "GGNNGraphClassifier"
+    assert type(folds.network(config, 10)).__name__ == "PooledReadoutClassifier"
     with pytest.raises(UsageError, match="--aux-bins"):
         devmap.train_main(parse("train", *argv, "--aux-bins", "-1"))
 
@@ -389,7 +390,7 @@ def test_text_counts_scale_from_the_training_rows_and_travel_with_the_model(tiny
     assert json.loads((fold / "result.json").read_text())["predictions"] == result["predictions"]
     model = pretrained(str(export_pretrained(run, output_dir=tmp_path / "models", platform="amd")))
     assert torch.equal(model.model.text_counts.scale, saved["text_counts.scale"])
-    assert type(devmap._model(config, 10)).__name__ == "PooledReadoutClassifier"
+    assert type(folds.network(config, 10)).__name__ == "PooledReadoutClassifier"
 
 
 def test_an_ensemble_of_one_run_with_itself_repeats_its_predictions(tiny_run, tmp_path, capsys) -> None:
@@ -516,7 +517,7 @@ def _probabilities(run: Path, fold: int, test, checkpoint: str) -> np.ndarray:
     vocabulary = Vocabulary.load(fold_dir / "vocab.csv")
     encode = EncodeVocabulary(vocabulary, test.texts)
     batch = Batch.from_data_list([encode(d) for d in test])
-    model = devmap._model(config, len(vocabulary))
+    model = folds.network(config, len(vocabulary))
     load_checkpoint(fold_dir / checkpoint, model=model, restore_rng=False)
     model.eval()
     with torch.no_grad():

@@ -61,7 +61,6 @@ from programl.tasks.devmap.folds import (
     DevmapSource,
     find_source_dir,
     fold_result,
-    network,
     splits,
     train_fold,
 )
@@ -97,9 +96,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-#: The network of a run's options, by the name the tests of the pretrained models build it with.
-_model = network
 
 #: What runs written before an option existed are taken to have used.
 _MODEL_DEFAULTS = DevmapOptions.defaults("aux_bins", "text_counts", "average_last", "numbers_and_types")
