@@ -21,7 +21,7 @@ import math
 import os
 from typing import Any
 
-from programl.exceptions import ProgramlError, UsageError
+from programl.exceptions import ProgramlError, UsageError  # noqa: F401 - importable from here too (module docstring)
 from programl.tasks.options import SCHEDULE_GROUP, SEED_RANGE
 from programl.util.options import Options, option
 
@@ -42,7 +42,6 @@ __all__ = [
     "run_dir_option",
     "seed_option",
     "time_limit_option",
-    "UsageError",
 ]
 
 #: The argument groups of the run options in ``--help``.
