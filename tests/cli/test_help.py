@@ -46,6 +46,7 @@ def test_every_command_is_walked() -> None:
         "predict",
         "export-pretrained",
         "view",
+        "optimize",
     }
     assert ("dataset", "build") in COMMANDS and ("dataset", "prepare") in COMMANDS
 
