@@ -12,7 +12,8 @@ spread evenly over the split, the generators' first test seeds) are optimised by
 * ``greedy``: greedy search (every pass tried at each step, the best kept) for at most --seconds per program
   (deterministic: one run);
 * ``policy`` / ``guided``, with --policy DIR (or ``shipped``): the learned one-shot policy and the search it guides
-  (:mod:`programl.gym.policy`), once per policy directory of --policy (three training seeds give the spread).
+  (:mod:`programl.gym.policy`), once per policy directory of --policy (three training seeds give the spread; --guided
+  N runs the guided search, whose budget is --guided-seconds, with the first N only).
 
 Scores, per data set and agent: the geometric mean over programs of the episode's ``IrInstructionCountOz`` reward
 (the fall in instruction count over -Oz's fall; -Oz scores 1.000; CompilerGym's statistic, which is 0 when any
@@ -64,7 +65,8 @@ def run_agents(env: LlvmEnv, args, policies) -> list[tuple[str, int | None, Sear
         from programl.gym.policy import guided_search
 
         out.append(("policy", seed, policy.optimize(env)))
-        out.append(("guided", seed, guided_search(env, policy, max_seconds=args.guided_seconds)))
+        if args.guided is None or seed < args.guided:
+            out.append(("guided", seed, guided_search(env, policy, max_seconds=args.guided_seconds)))
     return out
 
 
@@ -128,6 +130,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="seeds of the random search")
     parser.add_argument("--policy", nargs="*", default=[], help="policy directories (or 'shipped'), one per seed")
     parser.add_argument("--guided-seconds", type=float, default=60.0, help="budget of the guided search")
+    parser.add_argument("--guided", type=int, default=None, metavar="N",
+                        help="run the guided search with the first N policies only (default: all)")  # fmt: skip
     parser.add_argument("--agents", nargs="*", default=["O3", "random", "greedy"], choices=["O3", "random", "greedy"],
                         help="reference agents besides Oz (none: Oz and the policy only)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
@@ -182,6 +186,7 @@ def main() -> None:
             "seeds": args.seeds,
             "agents": ["Oz", *args.agents],
             "guided_seconds": args.guided_seconds if policies else None,
+            "guided_policies": args.guided,
             "policies": args.policy,
             "table": table,
             "rows": rows,
