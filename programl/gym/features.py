@@ -24,7 +24,6 @@ import ctypes
 from collections import Counter
 
 import numpy as np
-from llvmlite.binding import ffi
 
 from programl.graph_builder import _ffi
 
@@ -90,14 +89,7 @@ _KIND_CONSTANT_INT = 18
 _TYPE_INTEGER = 8
 
 _vp = ctypes.c_void_p
-_lib = ctypes.PyDLL(ffi.lib._lib_handle._name if ffi.lib._lib_handle else ffi.lib._name)
-
-
-def _proto(name: str, restype, *argtypes):
-    fn = getattr(_lib, name)
-    fn.restype = restype
-    fn.argtypes = list(argtypes)
-    return fn
+_proto = _ffi._proto  # the graph builder's prototypes of llvmlite's own C functions (one library handle)
 
 
 _GetOpcodeName = _proto("LLVMPY_GetOpcodeName", _vp, _vp)
