@@ -42,17 +42,8 @@ class Commandline(spaces.Discrete):
         return isinstance(other, Commandline) and other.names == self.names
 
 
-class Scalar(spaces.Space):
-    """One number in ``[low, high]`` (an ``int`` or a ``float``, as CompilerGym's ``Scalar``)."""
-
-    def __init__(self, low: float = 0, high: float = np.inf, dtype: type = int) -> None:
-        super().__init__(shape=(), dtype=None)
-        self.low, self.high, self.scalar_type = low, high, dtype
-
-    def contains(self, x: Any) -> bool:
-        """Whether ``x`` is a number of the space's type within its bounds."""
-        kinds = (int, np.integer) if self.scalar_type is int else (int, float, np.integer, np.floating)
-        return isinstance(x, kinds) and not isinstance(x, bool) and self.low <= x <= self.high
+class _ObservationSpace(spaces.Space):
+    """A space of values computed from a compiler state: none can be sampled, and gymnasium's flatten does not apply."""
 
     def sample(self, mask: Any = None, probability: Any = None) -> Any:
         """Not defined: observations come from compiler states.
@@ -66,6 +57,19 @@ class Scalar(spaces.Space):
     def is_np_flattenable(self) -> bool:
         """False: gymnasium's flatten does not apply."""
         return False
+
+
+class Scalar(_ObservationSpace):
+    """One number in ``[low, high]`` (an ``int`` or a ``float``, as CompilerGym's ``Scalar``)."""
+
+    def __init__(self, low: float = 0, high: float = np.inf, dtype: type = int) -> None:
+        super().__init__(shape=(), dtype=None)
+        self.low, self.high, self.scalar_type = low, high, dtype
+
+    def contains(self, x: Any) -> bool:
+        """Whether ``x`` is a number of the space's type within its bounds."""
+        kinds = (int, np.integer) if self.scalar_type is int else (int, float, np.integer, np.floating)
+        return isinstance(x, kinds) and not isinstance(x, bool) and self.low <= x <= self.high
 
     def __repr__(self) -> str:
         return f"Scalar({self.low}, {self.high}, {self.scalar_type.__name__})"
@@ -78,7 +82,7 @@ class Scalar(spaces.Space):
         )
 
 
-class ObjectSpace(spaces.Space):
+class ObjectSpace(_ObservationSpace):
     """Values of one Python type: IR text (``str``), bitcode (``bytes``), a graph (``networkx.MultiDiGraph``,
     ``dict``, ``ProgramGraph``, a PyG ``Data``)."""
 
@@ -90,19 +94,6 @@ class ObjectSpace(spaces.Space):
     def contains(self, x: Any) -> bool:
         """Whether ``x`` is a value of the space's type."""
         return self._check(x) if self._check is not None else x is not None
-
-    def sample(self, mask: Any = None, probability: Any = None) -> Any:
-        """Not defined: observations come from compiler states.
-
-        Raises:
-            NotImplementedError: Always.
-        """
-        raise NotImplementedError("a compiler observation cannot be sampled")
-
-    @property
-    def is_np_flattenable(self) -> bool:
-        """False: gymnasium's flatten does not apply."""
-        return False
 
     def __repr__(self) -> str:
         return f"ObjectSpace({self.kind})"
