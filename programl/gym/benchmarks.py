@@ -16,6 +16,10 @@ puts it on every function at ``-O0``, where it makes every pass skip the functio
 * ``benchmark://devmap-v0/<benchmark>-<dataset>``: a DevMap OpenCL kernel with its row's flags
   (:mod:`programl.data.devmap`, ``spir64`` at ``-O0``), from ``<data_dir>/devmap``; its sources are extracted once
   into ``<cache_dir>/devmap``. (``llc-22`` has no ``spir64`` back end: object sizes are not defined for them.)
+* ``benchmark://wide-v0/<source>/<path>``: file ``<path>`` of a public source archive of the wide C corpus (zstd,
+  brotli, lua, pycryptodome, erfa, chipmunk, box2d), compiled by clang-22 at ``-O0`` with the archive's include
+  folders and macros (:mod:`programl.gym.wide`: the archives are downloaded once into ``<data_dir>/downloads`` or
+  ``<cache_dir>/downloads`` and unpacked into ``<cache_dir>/wide``).
 
 ``data_dir`` defaults to ``$PROGRAML_GYM_DATA``, else the shared research data beside a checkout
 (:func:`programl.data.download.shared_data`); ``cache_dir`` to ``$PROGRAML_GYM_CACHE``, else
@@ -60,6 +64,7 @@ DATASETS = {
     "csmith-v0": "generator://csmith-v0/<seed>",
     "poj104-v1": "benchmark://poj104-v1/<label>/<n>",
     "devmap-v0": "benchmark://devmap-v0/<benchmark>-<dataset>",
+    "wide-v0": "benchmark://wide-v0/<source>/<path>",
 }
 #: The benchmark an environment starts with when none is named (needs only LLVM 22's tools).
 DEFAULT_BENCHMARK = "generator://llvm-stress-v0/0"
@@ -122,16 +127,23 @@ def _cache_dir(cache_dir: str | os.PathLike | None) -> Path:
     return Path(root).expanduser()
 
 
-def benchmark_uris(dataset: str, data_dir: str | os.PathLike | None = None, count: int | None = None) -> list[str]:
+def benchmark_uris(
+    dataset: str,
+    data_dir: str | os.PathLike | None = None,
+    count: int | None = None,
+    cache_dir: str | os.PathLike | None = None,
+) -> list[str]:
     """The URIs of a data set, in a fixed order.
 
     Args:
         dataset: A name of :data:`DATASETS`.
-        data_dir: Where ``poj104/`` and ``devmap/`` are (module docstring).
+        data_dir: Where ``poj104/`` and ``devmap/`` are (module docstring), and ``downloads/`` (``wide-v0``).
         count: At most this many (the generators need it: they have 2**32 programs).
+        cache_dir: Where ``wide-v0``'s archives are unpacked (and downloaded, without ``data_dir``).
 
     Raises:
-        BenchmarkError: Unknown data set, or its data is not found.
+        BenchmarkError: Unknown data set, or its data is not found (for ``wide-v0``: an archive that is not in the
+            cache cannot be downloaded).
     """
     if dataset in ("llvm-stress-v0", "csmith-v0"):
         if count is None:
@@ -146,22 +158,36 @@ def benchmark_uris(dataset: str, data_dir: str | os.PathLike | None = None, coun
         uris = [
             f"benchmark://devmap-v0/{row.name}" for row in _devmap_manifest(str(_data_dir(data_dir, "devmap"))).values()
         ]
+    elif dataset == "wide-v0":
+        from programl.gym import wide
+
+        uris = wide.uris(data_dir, cache_dir)
     else:
         raise BenchmarkError(f"unknown data set {dataset!r} (known: {', '.join(DATASETS)})")
     return uris[:count] if count is not None else uris
 
 
 def split_uris(
-    dataset: str, split: str, data_dir: str | os.PathLike | None = None, count: int | None = None, seed: int = 0
+    dataset: str,
+    split: str,
+    data_dir: str | os.PathLike | None = None,
+    count: int | None = None,
+    seed: int = 0,
+    cache_dir: str | os.PathLike | None = None,
 ) -> list[str]:
     """The URIs of one split of a data set (:func:`split_of`); for a generator, of its first ``count`` programs."""
     if split not in SPLITS:
         raise BenchmarkError(f"unknown split {split!r} (expected one of {', '.join(SPLITS)})")
-    return [uri for uri in benchmark_uris(dataset, data_dir, count) if split_of(uri, seed) == split]
+    return [uri for uri in benchmark_uris(dataset, data_dir, count, cache_dir) if split_of(uri, seed) == split]
 
 
 def sample_uris(
-    dataset: str, split: str, count: int, data_dir: str | os.PathLike | None = None, seed: int = 0
+    dataset: str,
+    split: str,
+    count: int,
+    data_dir: str | os.PathLike | None = None,
+    seed: int = 0,
+    cache_dir: str | os.PathLike | None = None,
 ) -> list[str]:
     """``count`` URIs of one split of a data set, fixed by the arguments alone: for a generator, the first ``count``
     seeds in the split; otherwise URIs spread evenly over the split's fixed order (so that a sample of POJ-104 covers
@@ -179,7 +205,7 @@ def sample_uris(
             if len(uris) >= count or scanned >= _UINT32:
                 return uris[:count]
             scanned *= 4
-    uris = split_uris(dataset, split, data_dir, seed=seed)
+    uris = split_uris(dataset, split, data_dir, seed=seed, cache_dir=cache_dir)
     if len(uris) <= count:
         return uris
     return [uris[(i * len(uris)) // count] for i in range(count)]
@@ -197,8 +223,9 @@ def load_benchmark(
     Args:
         uri: The URI (or a plain path of a file).
         toolchain: The tools and limits (default: :class:`~programl.gym.state.Toolchain` ()).
-        data_dir: Where ``poj104/`` and ``devmap/`` are.
-        cache_dir: Where DevMap's sources are extracted.
+        data_dir: Where ``poj104/`` and ``devmap/`` are, and ``downloads/`` (``wide-v0``'s archives) if it is given.
+        cache_dir: Where DevMap's sources are extracted and ``wide-v0``'s archives unpacked (and downloaded, without
+            ``data_dir``).
         max_input_bytes: The largest file read.
 
     Raises:
@@ -224,6 +251,11 @@ def load_benchmark(
         return _load_poj104(text, parts, toolchain, data_dir)
     if parsed.scheme == "benchmark" and parsed.netloc == "devmap-v0":
         return _load_devmap(text, parts, toolchain, data_dir, cache_dir)
+    if parsed.scheme == "benchmark" and parsed.netloc == "wide-v0":
+        from programl.gym import wide
+
+        ir, source, language = wide.compile_benchmark(text, toolchain.timeout, data_dir, cache_dir)
+        return _finish(text, ir, text, toolchain, source=source, language=language)
     known = ", ".join(["file:///path/to/prog.{c,cc,cpp,cl,ll,bc}", *DATASETS.values()])
     raise BenchmarkError(f"{text}: unknown benchmark URI (known: {known})")
 
