@@ -67,7 +67,7 @@ sphinx_gallery_conf = {
     "filename_pattern": r"/tutorial_",
     "ignore_pattern": r"__init__\.py",
     "download_all_examples": False,
-    "image_scrapers": (),
+    "image_scrapers": ("matplotlib",),  # the figures a tutorial draws (tutorial 5: reward against steps)
     "plot_gallery": "True",
     "abort_on_example_error": True,
     "remove_config_comments": True,

@@ -105,18 +105,20 @@ if policy is not None:
 
 # %%
 # Reward against steps: the running return of the episode by hand and of the random episodes, against ``-Oz`` (1.0
-# by definition); drawn with matplotlib, and as text (a bar per step and episode).
+# by definition); drawn with matplotlib (the site shows the figure below), and as text (a bar per step and episode).
 
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 curves = {"by hand": by_hand, **{f"random {i}": list(returns) for i, returns in enumerate(random_rewards)}}
 figure, axes = plt.subplots(figsize=(6, 3.2))
 for label, returns in curves.items():
     axes.plot(range(1, len(returns) + 1), returns, marker="o", label=label)
 axes.axhline(oz.reward, color="black", linestyle="--", label="-Oz")
+axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
 axes.set_xlabel("step")
 axes.set_ylabel("episode reward (IrInstructionCountOz)")
 axes.legend(fontsize=8)
