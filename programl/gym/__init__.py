@@ -14,7 +14,8 @@ Importing this package registers the environment id ``programl/llvm-v0`` with gy
 * :mod:`~programl.gym.actions` - the passes, and where CompilerGym's 124 flags went (:data:`FLAGS`).
 * :mod:`~programl.gym.observations`, :mod:`~programl.gym.features`, :mod:`~programl.gym.rewards` - observation and
   reward spaces by CompilerGym's names.
-* :mod:`~programl.gym.benchmarks` - benchmarks by URI, data sets, splits.
+* :mod:`~programl.gym.benchmarks` - benchmarks by URI, data sets, splits; :mod:`~programl.gym.wide` - the wide C
+  corpus's archives as a data set (``benchmark://wide-v0/...``).
 * :mod:`~programl.gym.agents` - reference agents: ``-Oz``, ``-O3``, random search, greedy search.
 * :mod:`~programl.gym.policy` - the learned policy (a GGNN that picks a pipeline in one shot) and the search it
   guides (the ``ml`` extra).
