@@ -76,6 +76,7 @@ def test_splits_are_fixed_by_the_uri() -> None:
 
 
 def test_a_missing_archive_without_network_is_one_line(empty_caches) -> None:
+    assert not wide.is_cached("lua")
     with pytest.raises(BenchmarkError) as error:
         load_benchmark("benchmark://wide-v0/lua/src/lapi.c")
     message = str(error.value)
@@ -119,6 +120,7 @@ def lua_caches(tmp_path_factory) -> tuple[Path, Path]:
 
 def test_a_program_of_the_archive(lua_caches, opt22, clang22) -> None:
     data, cache = lua_caches
+    assert wide.is_cached("lua", data, cache) and not wide.is_cached("zstd", data, cache)
     assert wide.source_files("lua", data, cache)[:3] == ["src/lapi.c", "src/lauxlib.c", "src/lbaselib.c"]
     assert len(wide.source_files("lua", data, cache)) == 34  # fixed by the archive's sha256
     benchmark = load_benchmark("benchmark://wide-v0/lua/src/lapi.c", data_dir=data, cache_dir=cache)
