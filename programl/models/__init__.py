@@ -16,6 +16,7 @@ The shipped models and their loader (``pretrained``, ``pretrained_names``, ``Pre
 
 from programl.models.build import build_model
 from programl.models.dataflow import DataflowGGNN, DataflowRGCN
+from programl.models.fixpoint import DataflowFixpoint
 from programl.models.ggnn import TypedEdges, TypedGGNNConv, add_backward_edges, sinusoidal_position_table
 from programl.models.graph_classifier import GGNNGraphClassifier, GraphOutput
 from programl.models.metrics import (
@@ -43,6 +44,7 @@ __all__ = [
     "AccuracyAccumulator",
     "AuxiliaryReadout",
     "BatchMetrics",
+    "DataflowFixpoint",
     "DataflowGGNN",
     "DataflowRGCN",
     "GGNNGraphClassifier",
