@@ -121,7 +121,7 @@ def _nested(depth: int):
         ),
         pytest.param(
             _set("inference", {"mode": "bogus"}),
-            ": inference.mode must be one of until_stable, control_floods, not 'bogus'",
+            ": inference.mode must be one of until_stable, control_floods, fixpoint, not 'bogus'",
             id="bogus inference mode",
         ),
         pytest.param(_set("inference", [1, 2]), ": inference must be an object, not [1, 2]", id="inference a list"),

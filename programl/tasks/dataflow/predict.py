@@ -30,18 +30,20 @@ __all__ = [
 
 #: ``model.json`` ``inference`` modes of the variants that need no step count (not in the paper): until the
 #: predictions stop changing, or T steps over the control floods (``--control-floods``).
-STEP_FREE_MODES = ("until_stable", "control_floods")
+STEP_FREE_MODES = ("until_stable", "control_floods", "fixpoint")
 #: The keys of ``model.json`` ``inference`` in each mode (any other is refused).
 INFERENCE_KEYS = {
     "until_stable": ("mode", "min_steps", "max_steps", "patience", "latch"),
     "control_floods": ("mode", "steps", "floods"),
+    "fixpoint": ("mode",),
 }
 
 
 def until_stable_bounds(metadata: Mapping[str, Any], *, where: str = "model.json") -> dict[str, Any] | None:
     """The keyword arguments of :meth:`~programl.models.DataflowGGNN.forward_until_stable` that a step-free model's
     ``model.json`` names (``"inference": {"mode": "until_stable", "min_steps", "max_steps", "patience", "latch"}``),
-    or None for a model run at its T (no ``inference``, or mode ``control_floods``). ``model.json`` is a
+    ``{}`` for a fixed-point model (``{"mode": "fixpoint"}``, :class:`~programl.models.DataflowFixpoint`, which
+    stops at its fixed point), or None for a model run at its T (no ``inference``, or mode ``control_floods``). ``model.json`` is a
     file a user may receive: its values are checked, each step count at most
     :data:`~programl.tasks.base.MAX_STEPS`, with a one-line error when wrong.
 
@@ -62,6 +64,8 @@ def until_stable_bounds(metadata: Mapping[str, Any], *, where: str = "model.json
     mode = inference.get("mode")
     if not isinstance(mode, str) or mode not in STEP_FREE_MODES:
         raise ProgramlError(f"{where} inference mode must be one of {', '.join(STEP_FREE_MODES)}, not {shown(mode)}")
+    if mode == "fixpoint":  # it stops at its fixed point: nothing to bound
+        return {}
     if mode != "until_stable":
         return None
     bounds: dict[str, Any] = {
@@ -89,7 +93,7 @@ def check_inference(check, metadata: Mapping[str, Any]) -> None:
     check.mapping("inference", inference, INFERENCE_KEYS[mode])
     if mode == "until_stable":
         until_stable_bounds(metadata, where=f"{check.path}:")
-    else:
+    elif mode == "control_floods":
         if inference.get("steps") is not None:
             check.integer("inference.steps", inference["steps"], 0, MAX_STEPS)
         if inference.get("floods") is not None:

@@ -122,7 +122,31 @@ class DataflowOptions(TaskOptions):
     GROUPS = (PROTOCOL_GROUP, STEP_FREE_GROUP)
 
     analysis: str | None = option(None, choices=ANALYSES, help="the analysis to learn (required, or from --config)")
-    model: str = option("ggnn", group=PROTOCOL_GROUP, choices=("ggnn", "rgcn"), help="typed GGNN or R-GCN")
+    model: str = option(
+        "ggnn",
+        group=PROTOCOL_GROUP,
+        choices=("ggnn", "rgcn", "fixpoint"),
+        help="typed GGNN or R-GCN; or (not in the paper) the fixed-point model, one bit per node that runs until no "
+        "bit changes (DataflowFixpoint, --fixpoint-meet)",
+    )
+    fixpoint_meet: str = option(
+        "any",
+        group=PROTOCOL_GROUP,
+        choices=("any", "all", "learned"),
+        help="the fixed-point model's meet: a node takes the fact when any selected neighbour holds it "
+        "(reachability, datadep), when all of them do (dominance), or either, learned per node (subexpressions)",
+    )
+    fixpoint_gate_by_type: bool = option(
+        False,
+        group=PROTOCOL_GROUP,
+        help="the fixed-point model's edge gates: one per edge kind and node type of the edge's target, not one per "
+        "edge kind",
+    )
+    fixpoint_root_text: bool = option(
+        False,
+        group=PROTOCOL_GROUP,
+        help="the fixed-point model's gates also read whether the node's text is the root's (subexpressions)",
+    )
     steps: int = option(30, group=PROTOCOL_GROUP, metavar="T", low=1, help="message-passing steps")
     root_context: bool = option(
         False,
@@ -252,7 +276,7 @@ ANALYSIS_MEANING = {
     "subexpressions": "the instructions that compute the same expression as the root instruction (the root included)",
 }
 #: The network class of each ``--model``.
-_CLASSES = {"ggnn": "DataflowGGNN", "rgcn": "DataflowRGCN"}
+_CLASSES = {"ggnn": "DataflowGGNN", "rgcn": "DataflowRGCN", "fixpoint": "DataflowFixpoint"}
 
 
 #: (T, step filter) of the test runs: DDF-30 at T=30, DDF-60 at T=60, every example at T=200.
@@ -439,6 +463,13 @@ examples:
         if o["model"] not in _CLASSES:
             raise ProgramlError(f"{where}: unknown data-flow model {o['model']!r}")
         kwargs: dict[str, Any] = {"num_steps": o["steps"]}
+        if o["model"] == "fixpoint":
+            kwargs["meet"] = config.get("fixpoint_meet", "any")
+            if config.get("fixpoint_gate_by_type"):
+                kwargs["gate_by_type"] = True
+            if config.get("fixpoint_root_text"):
+                kwargs["root_text"] = True
+            return {"class": _CLASSES[o["model"]], "args": [vocabulary_size], "kwargs": kwargs}
         if config.get("root_context"):  # the variant's key only where it is on: the faithful models' specs stay
             kwargs["root_context"] = True
         if config.get("control_floods"):
@@ -454,7 +485,9 @@ examples:
     def metadata_entries(self, files: RunFiles) -> dict[str, Any]:
         config = files.config["model"]
         entries = {"analysis": config.get("analysis"), "steps": config.get("steps")}
-        if config.get("step_policy") == "cover":  # a step-free variant: predict runs it until stable
+        if config.get("model") == "fixpoint":  # no bound to choose: it runs until no bit changes
+            entries["inference"] = {"mode": "fixpoint"}
+        elif config.get("step_policy") == "cover":  # a step-free variant: predict runs it until stable
             # the bounds the card's scores were measured with: an evaluation's (`programl evaluate dataflow
             # --stable-patience N`, chosen on validation, exported with --card-from) where it records them
             chosen = files.result.get("until_stable") or {}
@@ -565,6 +598,13 @@ examples:
         """T, or the until-stable bounds of a step-free variant, and the variants' inputs and readout that are not
         the paper's (``root_context``, ``control_floods``)."""
         inference = m.get("inference") or {}
+        kwargs = m["model"].get("kwargs", {})
+        if inference.get("mode") == "fixpoint":
+            return (
+                f"; not the paper's model: one bit per node, `{kwargs.get('meet', 'any')}` as the meet, learned gates "
+                "of which nodes start, pass and are labelled with the fact and of which edge kinds carry it; each "
+                "root runs until no bit changes (docs/spec/models.md, \"Fixpoint model\")"
+            )
         if inference.get("mode") == "until_stable":
             text = (
                 f"; not the paper's model: step-free, each root runs until no prediction changed for "
@@ -575,7 +615,6 @@ examples:
                 text += ", a node once predicted true staying true (latched)"
         else:
             text = super().card_network(m)
-        kwargs = m["model"].get("kwargs", {})
         if kwargs.get("root_context"):
             text += "; not the paper's model: its readout also reads the root's states (`root_context`)"
         if kwargs.get("control_floods"):
@@ -593,6 +632,15 @@ examples:
     def card_limitations(self, m: Mapping[str, Any]) -> list[str]:
         options = m["training"]["config"].get("model", {})
         tested = m.get("scores", {}).get("tests", {})
+        if options.get("model") == "fixpoint":
+            return [
+                "Not the paper's model: its form and its meet are those of the analysis (docs/spec/models.md, "
+                "\"Fixpoint model\"); what it learned are the gates, from graphs of at most "
+                f"{fmt(options.get('max_nodes'))} nodes. `programl predict` runs each root until no bit changes "
+                "(at most N + 1 steps on a graph of N nodes), so the steps it takes grow with the longest path the "
+                "fact travels, as the analysis's rounds do. `programl predict dataflow --compare FILE` shows the "
+                "exact labels beside the predicted ones."
+            ]
         if options.get("step_policy") == "cover":
             inference = m.get("inference") or {}  # what predict runs: the bounds export recorded, not the run's
             return [

@@ -261,8 +261,8 @@ def _check(opts: TrainRun) -> None:
         raise UsageError("--control-floods is an option of the GGNN (--model ggnn)")
     if options.meet and options.model != "ggnn":
         raise UsageError("--meet is an option of the GGNN (--model ggnn)")
-    if options.step_policy == "cover" and options.model != "ggnn":
-        raise UsageError("--step-policy cover is an option of the GGNN (--model ggnn)")
+    if options.step_policy == "cover" and options.model not in ("ggnn", "fixpoint"):
+        raise UsageError("--step-policy cover is an option of the GGNN and the fixed-point model")
     schedule = options.train_examples
     if any(b <= a for a, b in zip(schedule, schedule[1:])):
         raise UsageError("--train-examples must be positive and increasing")
