@@ -33,7 +33,16 @@ from programl.proto import ProgramGraph, ProgramGraphFeaturesList
 from programl.util.checks import is_integer
 
 # ANALYSES is programl.dataflow.names's, re-exported for code that imports it from here
-__all__ = ["ANALYSES", "analysis_class", "analyze", "analyze_arrays", "eligible_roots", "num_roots", "select_roots"]
+__all__ = [
+    "ANALYSES",
+    "analysis_class",
+    "analyze",
+    "analyze_arrays",
+    "choose_roots",
+    "eligible_roots",
+    "num_roots",
+    "select_roots",
+]
 
 _CLASSES: dict[str, type[RootedAnalysis]] = {
     cls.name: cls for cls in (Reachability, Dominance, DataDep, Liveness, Subexpressions)
@@ -149,30 +158,51 @@ def analyze_arrays(
             non-negative / positive integer; or the analysis fails on the graph (dominance past 1000 steps,
             liveness past its work-list limit), with the reference's message.
     """
+    runner = _prepare(graph, analysis)
+    return runner.run(_chosen_roots(runner, analysis, max_roots, seed, roots))
+
+
+def _chosen_roots(runner: RootedAnalysis, analysis: str, max_roots, seed, roots) -> np.ndarray:
+    """The roots :func:`analyze_arrays` labels: ``roots`` checked, else its seeded sample."""
     if max_roots is not None and (not isinstance(max_roots, (int, np.integer)) or max_roots < 1):
         raise AnalysisError(f"max_roots must be a positive integer or None, not {max_roots!r}")
     if seed is not None and (not is_integer(seed) or seed < 0):
         raise AnalysisError(f"seed must be a non-negative integer or None, not {seed!r}")
-    runner = _prepare(graph, analysis)
     eligible = runner.eligible_roots()
     if roots is None:
         if not len(eligible):
             raise AnalysisError(f"No eligible root nodes in graph with {runner.view.num_nodes} nodes")
-        chosen = select_roots(eligible, max_roots, seed)
-    else:
-        given = np.asarray(roots).reshape(-1) if isinstance(roots, np.ndarray) else list(roots)
-        for root in given:
-            if not is_integer(root):  # 1.7, "1" and True would otherwise be taken for node 1
-                raise AnalysisError(f"roots must be node indices (integers), not {root!r}")
-        outside = [int(root) for root in given if not 0 <= int(root) < runner.view.num_nodes]
-        chosen = np.asarray([] if outside else given, dtype=np.int64).reshape(-1)
-        bad = outside or chosen[~np.isin(chosen, eligible)].tolist()
-        if len(bad):
-            raise AnalysisError(
-                f"node {int(bad[0])} is not an eligible {analysis} root "
-                f"(graph has {runner.view.num_nodes} nodes, {len(eligible)} eligible)"
-            )
-    return runner.run(chosen)
+        return select_roots(eligible, max_roots, seed)
+    given = np.asarray(roots).reshape(-1) if isinstance(roots, np.ndarray) else list(roots)
+    for root in given:
+        if not is_integer(root):  # 1.7, "1" and True would otherwise be taken for node 1
+            raise AnalysisError(f"roots must be node indices (integers), not {root!r}")
+    outside = [int(root) for root in given if not 0 <= int(root) < runner.view.num_nodes]
+    chosen = np.asarray([] if outside else given, dtype=np.int64).reshape(-1)
+    bad = outside or chosen[~np.isin(chosen, eligible)].tolist()
+    if len(bad):
+        raise AnalysisError(
+            f"node {int(bad[0])} is not an eligible {analysis} root "
+            f"(graph has {runner.view.num_nodes} nodes, {len(eligible)} eligible)"
+        )
+    return chosen
+
+
+def choose_roots(
+    graph: ProgramGraph | GraphView,
+    analysis: str,
+    max_roots: int | None = 10,
+    seed: int | None = 0,
+    roots: Iterable[int] | None = None,
+) -> np.ndarray:
+    """The roots :func:`analyze_arrays` would label with these arguments (``roots`` checked, else its seeded sample),
+    without running the analysis: for a model that predicts the labels of a graph on which the analysis itself
+    gives up (docs/spec/analyses.md#common-rules).
+
+    Raises:
+        AnalysisError: As :func:`analyze_arrays` for the roots: none eligible, or a given root that is not.
+    """
+    return _chosen_roots(_prepare(graph, analysis), analysis, max_roots, seed, roots)
 
 
 def analyze(

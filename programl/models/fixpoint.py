@@ -7,24 +7,27 @@ instead (the lesson of DFA-GNN, ISSTA 2025: one state slot per fact, an aggregat
 simple update, as many iterations as the input needs):
 
 * **one bit per node** (for one root): whether the node holds the fact;
-* ``h0 = root OR gen`` (the analysis starts at its root); each step ``h_v = gen_v OR (pass_v AND meet over v's incoming typed edges of h_u)``, where
-  ``meet`` is the analysis's: ``any`` (some selected neighbour holds it: reachability, data dependence) or
-  ``all`` (every selected neighbour holds it, and there is one: dominance);
+* ``h0 = root OR gen`` (the analysis starts at its root); each step
+  ``h_v = gen_v OR (pass_v AND meet over v's incoming typed edges of h_u)``, where ``meet`` is the analysis's:
+  ``any`` (some selected neighbour holds it: reachability, data dependence), ``all`` (every selected neighbour holds
+  it, and there is one: dominance) or ``mixed`` (``all`` at an instruction, ``any`` elsewhere: subexpressions, where
+  an instruction matches the root when all its operands are the root's);
 * the label is ``out_v AND h_v``.
 
-What is **fixed** is this form and the meet (``meet="any"`` or ``"all"``, chosen per analysis as DFA-GNN's framework
-is). What is **learned** from the labels: ``gen`` (which nodes hold the fact before any step), ``pass`` (which take it
-from their neighbours), ``out`` (which are labelled when they hold it), each a small network of the node's text,
-type and root flag, and which of the six edge kinds (control, data, call, each forward and reversed) carry it.
+What is **fixed** is this form and the meet (chosen per analysis, as DFA-GNN's framework fixes it). What is
+**learned** from the labels: ``gen`` (which nodes hold the fact before any step), ``pass`` (which take it from their
+neighbours), ``out`` (which are labelled when they hold it), each a small network of the node's text, type and root
+flag (and, with ``root_text``, whether its text is the root's), and which of the six edge kinds (control, data,
+call, each forward and reversed; with ``gate_by_type``, per node type of the edge's target) carry it.
 
 Training runs the update with probabilities for the batch's step count: the gates are sigmoids, ``any`` the
 largest ``gate * h_u``, ``all`` the smallest ``1 - gate * (1 - h_u)`` (an edge of an unselected kind does not
 constrain it) times the largest gate, ``OR`` the maximum. Maxima and minima never raise a probability above its
-sources', so a fact cannot grow out of nothing around a loop, as it would under a noisy-or. Inference (:meth:`DataflowFixpoint.forward_until_stable`) thresholds the learned gates once and
-iterates bits until no bit changes: the iteration only sets bits (every gate is fixed and both meets are
-monotone), so it reaches its fixed point in at most N + 1 steps whatever the weights, and stops exactly there: no
-patience, no cap that leaves nodes unlabelled. On a graph whose labels it has learned, the steps it takes are the
-analysis's own synchronous rounds.
+sources', so a fact cannot grow out of nothing around a loop, as it would under a noisy-or. Inference
+(:meth:`DataflowFixpoint.forward_until_stable`) thresholds the learned gates once and iterates bits until no bit
+changes: the iteration only sets bits (every gate is fixed and both meets are monotone), so it reaches its fixed
+point in at most N + 1 steps whatever the weights, and stops exactly there: no patience, no cap that leaves nodes
+unlabelled. On a graph whose labels it has learned, the steps it takes are the analysis's own synchronous rounds.
 
 Example:
     >>> import torch
@@ -47,9 +50,9 @@ from torch_geometric.data import Data
 
 __all__ = ["MEETS", "DataflowFixpoint"]
 
-#: The meets a :class:`DataflowFixpoint` takes: some selected neighbour (``any``), every one (``all``), or either,
-#: learned per node (``learned``).
-MEETS = ("any", "all", "learned")
+#: The meets a :class:`DataflowFixpoint` takes: some selected neighbour (``any``), every one (``all``), or ``all``
+#: at an instruction and ``any`` elsewhere (``mixed``: an instruction takes the fact when all its operands hold it).
+MEETS = ("any", "all", "mixed")
 #: ``Node.Type`` values (instruction, variable, constant, type) and the edge kinds (3 flows, forward and reversed).
 _NODE_TYPES = 4
 _NUM_FLOWS = 3
@@ -122,24 +125,27 @@ class DataflowFixpoint(nn.Module):
         self.gen = _NodeGate(features, hidden, -4.0)
         self.passes = _NodeGate(features, hidden, 2.0)
         self.out = _NodeGate(features, hidden, 2.0)
-        #: With ``meet="learned"``: per node, ``any`` (logit > 0) or ``all``.
-        self.meet_gate = _NodeGate(features, hidden, 0.0) if meet == "learned" else None
         #: One logit per edge kind (control, data, call; then the same reversed), or per edge kind and node type of
         #: the edge's target: whether facts travel along it. Open at first: facts flood, then gates close.
         shape = (_EDGE_KINDS, _NODE_TYPES) if gate_by_type else (_EDGE_KINDS,)
         self.edge_gate = nn.Parameter(torch.full(shape, 2.0))
 
     # ------------------------------------------------------------------------------------------------- pieces
-    def _node_logits(self, data: Data) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
-        """The (N,) logits of ``gen``, ``pass``, ``out`` and (``meet="learned"``) the meet gate."""
+    def _node_logits(self, data: Data) -> tuple[Tensor, Tensor, Tensor]:
+        """The (N,) logits of ``gen``, ``pass`` and ``out``."""
         dtype = self.embedding.weight.dtype
         node_type = data.node_type.clamp(0, _NODE_TYPES - 1)
         parts = [self.embedding(data.x), F.one_hot(node_type, _NODE_TYPES).to(dtype), data.root.to(dtype).unsqueeze(-1)]
         if self.root_text:
             parts.append(same_text_as_root(data).to(dtype).unsqueeze(-1))
         features = torch.cat(parts, dim=-1)
-        meet = self.meet_gate(features) if self.meet_gate is not None else None
-        return self.gen(features), self.passes(features), self.out(features), meet
+        return self.gen(features), self.passes(features), self.out(features)
+
+    def _any_meet(self, data: Data) -> Tensor:
+        """(N,) bool: the nodes whose meet is ``any`` (the others' is ``all``)."""
+        if self.meet == "mixed":
+            return data.node_type != 0
+        return torch.full_like(data.node_type, self.meet == "any", dtype=torch.bool)
 
     def _edge_gate_logits(self, data: Data, dst: Tensor, kind: Tensor) -> Tensor:
         """The gate logit of every typed edge: its kind's, or its kind's for the node type of its target."""
@@ -159,7 +165,7 @@ class DataflowFixpoint(nn.Module):
         """Node logits (N, 2) after ``num_steps`` soft steps (default :attr:`num_steps`); it stops early once no
         probability moves by more than 1e-4. The loss of training and the logits of a fixed T."""
         steps = self.num_steps if num_steps is None else num_steps
-        gen_logit, pass_logit, out_logit, meet_logit = self._node_logits(data)
+        gen_logit, pass_logit, out_logit = self._node_logits(data)
         gen, keep, out = torch.sigmoid(gen_logit), torch.sigmoid(pass_logit), torch.sigmoid(out_logit)
         src, dst, kind = self._typed_edges(data)
         gate = torch.sigmoid(self._edge_gate_logits(data, dst, kind))
@@ -167,7 +173,7 @@ class DataflowFixpoint(nn.Module):
         n = gen.size(0)
         # "there is a selected neighbour": the largest gate
         has = gen.new_zeros(n).scatter_reduce(0, dst, gate, reduce="amax", include_self=False)
-        some = torch.sigmoid(meet_logit) if meet_logit is not None else None
+        some = self._any_meet(data).to(gen.dtype) if self.meet == "mixed" else None
         h = gen
         for _ in range(steps):
             aggregates = []
@@ -206,7 +212,7 @@ class DataflowFixpoint(nn.Module):
         over the selected edge kinds, for every graph of the batch until none of its bits changes. ``steps`` counts
         every step a graph ran, the last (which changed nothing) included; ``rounds`` the steps that changed a bit.
         """
-        gen_logit, pass_logit, out_logit, meet_logit = self._node_logits(data)
+        gen_logit, pass_logit, out_logit = self._node_logits(data)
         gen, keep, out = (gen_logit > 0) | (data.root > 0), pass_logit > 0, out_logit > 0
         src, dst, kind = self._typed_edges(data)
         chosen = self._edge_gate_logits(data, dst, kind) > 0
@@ -217,10 +223,7 @@ class DataflowFixpoint(nn.Module):
             batch = torch.zeros(n, dtype=torch.long, device=gen.device)
         graphs = int(batch.max()) + 1 if n else 0
         indegree = torch.zeros(n, dtype=torch.long, device=gen.device).index_add_(0, dst, torch.ones_like(dst))
-        if self.meet == "learned":
-            some = meet_logit > 0
-        else:
-            some = torch.full((n,), self.meet == "any", dtype=torch.bool, device=gen.device)
+        some = self._any_meet(data)
         h = gen.clone()
         steps = torch.zeros(graphs, dtype=torch.long, device=gen.device)
         rounds = torch.zeros(graphs, dtype=torch.long, device=gen.device)
@@ -246,3 +249,10 @@ class DataflowFixpoint(nn.Module):
         labels, steps, _ = self.fixpoint(data)
         logit = torch.where(labels, _HARD_LOGIT, -_HARD_LOGIT).to(self.embedding.weight.dtype)
         return torch.stack([torch.zeros_like(logit), logit], dim=-1), steps
+
+    @torch.no_grad()
+    def forward_until_stable_each(self, data: Data, *, patiences=(3,), **_bounds) -> dict[int, tuple[Tensor, Tensor]]:
+        """:meth:`forward_until_stable` under each patience of ``patiences`` (the step-free GGNN's way of choosing
+        one; here every patience gives the same fixed point)."""
+        result = self.forward_until_stable(data)
+        return {patience: result for patience in patiences}

@@ -93,11 +93,11 @@ def hand_set_subexpressions(vocabulary_size: int) -> DataflowFixpoint:
     """Subexpressions by hand: a variable or constant takes the fact from a user that holds it (any, over reversed
     data edges), an instruction of the root's text takes it when all its operands hold it (all, over data edges);
     only instructions are labelled."""
-    model = DataflowFixpoint(vocabulary_size, meet="learned", gate_by_type=True, root_text=True)
+    model = DataflowFixpoint(vocabulary_size, meet="mixed", gate_by_type=True, root_text=True)
     width = model.embedding.embedding_dim
     instruction, same_text = width, width + 5  # the features' columns: embedding, 4 node types, root flag, same text
     with torch.no_grad():
-        for gate in (model.gen, model.passes, model.out, model.meet_gate):
+        for gate in (model.gen, model.passes, model.out):
             for p in gate.parameters():
                 p.zero_()
         model.gen.net[2].bias.fill_(-10.0)
@@ -107,13 +107,10 @@ def hand_set_subexpressions(vocabulary_size: int) -> DataflowFixpoint:
         model.passes.net[0].bias[0] = 1.0
         model.passes.net[2].weight[0, 0] = 20.0
         model.passes.net[2].bias.fill_(-10.0)
-        # out and the meet read the instruction column: out for instructions, "any" for the others
+        # out reads the instruction column
         model.out.net[0].weight[0, instruction] = 1.0
         model.out.net[2].weight[0, 0] = 20.0
         model.out.net[2].bias.fill_(-10.0)
-        model.meet_gate.net[0].weight[0, instruction] = 1.0
-        model.meet_gate.net[2].weight[0, 0] = -20.0
-        model.meet_gate.net[2].bias.fill_(10.0)
         model.edge_gate.fill_(-10.0)
         model.edge_gate[1, 0] = 10.0  # data edges into instructions: their operands
         model.edge_gate[4, 1:] = 10.0  # reversed data edges into variables and constants: from their users
@@ -143,7 +140,7 @@ def test_it_stops_within_n_plus_one_steps_whatever_its_weights() -> None:
     batch = Batch.from_data_list(data)
     for seed in range(5):
         torch.manual_seed(seed)
-        for meet, by_type in (("any", False), ("all", False), ("learned", True)):
+        for meet, by_type in (("any", False), ("all", False), ("mixed", True)):
             model = DataflowFixpoint(8, meet=meet, gate_by_type=by_type, root_text=by_type)
             with torch.no_grad():
                 model.edge_gate.normal_(0, 3)
@@ -178,5 +175,26 @@ def test_the_loss_weighs_the_two_classes_alike() -> None:
 def test_a_description_builds_it_and_refuses_an_unknown_meet() -> None:
     model = build_model({"class": "DataflowFixpoint", "args": [10], "kwargs": {"meet": "all"}})
     assert isinstance(model, DataflowFixpoint) and model.meet == "all"
-    with pytest.raises(ProgramlError, match="meet must be one of any, all"):
+    with pytest.raises(ProgramlError, match="meet must be one of any, all, mixed"):
         build_model({"class": "DataflowFixpoint", "args": [10], "kwargs": {"meet": "some"}})
+
+
+def test_a_graph_the_analysis_gives_up_on_is_still_predicted(monkeypatch) -> None:
+    """The roots are chosen as the analysis would choose them, without running it: the reference's limits (here
+    lowered to one step) stop the analysis, not the model."""
+    import programl.dataflow.dominance as dominance
+    from programl.exceptions import AnalysisError
+    from programl.pretrained import pretrained
+
+    from programl.dataflow import analyze_arrays
+
+    graph = programl.from_llvm_ir((ROOT / "examples" / "dot_product.ll").read_text())
+    expected = analyze_arrays(graph, "dominance", seed=0)
+    monkeypatch.setattr(dominance, "MAX_STEPS", 1)
+    with pytest.raises(AnalysisError, match="not found in 1 steps"):
+        analyze(graph, "dominance", seed=0)
+    prediction = pretrained("dominance-fixpoint").predict(graph)
+    assert prediction.roots.tolist() == expected.roots.tolist()
+    assert np.array_equal(prediction.predicted, expected.labels.astype(bool))
+    with pytest.raises(AnalysisError, match="not found in 1 steps"):
+        pretrained("dominance-fixpoint").predict(graph, compare=True)

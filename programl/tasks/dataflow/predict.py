@@ -108,24 +108,25 @@ def _roots_and_labels(
     ``roots`` are checked by the analysis itself, and without ``roots`` or ``num_roots`` the analysis samples them
     (:func:`programl.dataflow.analyze.analyze_arrays` with ``seed``: ``min(ceil(eligible / 10), 10)`` roots, those
     ``programl analyze --seed`` labels); ``num_roots`` takes the first K of the same seeded permutation of the
-    eligible roots.
+    eligible roots. The analysis runs only to compare: a graph on which it gives up (docs/spec/analyses.md) is still
+    predicted.
 
     Raises:
         AnalysisError: No eligible root, or a given root that is not eligible (one line).
     """
     import numpy as np
 
-    from programl.dataflow.analyze import analyze_arrays, eligible_roots
+    from programl.dataflow.analyze import analyze_arrays, choose_roots, eligible_roots
 
-    if roots is not None or num_roots is None:
-        result = analyze_arrays(graph, analysis, seed=seed, roots=roots)
-        return result.roots, result.labels.astype(bool) if compare else None
-    num_roots = check_integer("the number of roots", num_roots, 1)
-    seed = check_integer("seed", seed, 0)
-    eligible = eligible_roots(graph, analysis)
-    if not len(eligible):
-        raise AnalysisError(f"No eligible root nodes in graph with {len(graph.node)} nodes")
-    chosen = np.random.default_rng(seed).permutation(np.asarray(eligible, dtype=np.int64))[:num_roots]
+    if num_roots is None:  # the roots checked, or the analysis's own sample, without running it
+        chosen = choose_roots(graph, analysis, seed=seed, roots=roots)
+    else:
+        num_roots = check_integer("the number of roots", num_roots, 1)
+        seed = check_integer("seed", seed, 0)
+        eligible = eligible_roots(graph, analysis)
+        if not len(eligible):
+            raise AnalysisError(f"No eligible root nodes in graph with {len(graph.node)} nodes")
+        chosen = np.random.default_rng(seed).permutation(np.asarray(eligible, dtype=np.int64))[:num_roots]
     return chosen, analyze_arrays(graph, analysis, roots=chosen).labels.astype(bool) if compare else None
 
 
@@ -135,7 +136,8 @@ class DataflowPrediction:
 
     Attributes:
         analysis: The analysis the model learned.
-        steps: Message-passing steps it ran, or ``"until stable"`` (a step-free model's own inference).
+        steps: Message-passing steps it ran, or ``"until stable"`` (a step-free model's own inference), or
+            ``"fixed point"`` (a fixed-point model's: until no bit changes).
         roots: (R,) root node ids.
         probabilities: (R, N) probability that each node is labelled true.
         predicted: (R, N) bool, the model's labels (the larger logit).
@@ -276,9 +278,10 @@ class DataflowPredictor(Predictor):
 
         logits = outputs["logits"]
         taken = outputs.get("steps_taken")
+        fixpoint = (self.pretrained.metadata.get("inference") or {}).get("mode") == "fixpoint"
         return DataflowPrediction(
             analysis=self.pretrained.analysis,
-            steps="until stable" if taken is not None else outputs["steps"],
+            steps=("fixed point" if fixpoint else "until stable") if taken is not None else outputs["steps"],
             roots=outputs["roots"],
             probabilities=torch.softmax(logits, dim=-1)[..., 1].numpy(),
             predicted=(logits.argmax(-1) == 1).numpy(),

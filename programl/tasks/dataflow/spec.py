@@ -44,7 +44,9 @@ __all__ = [
     "DataflowSpec",
     "EVAL_OVERRIDES",
     "PAPER_TABLE_HEADING",
+    "SIZE_TABLE_HEADING",
     "paper_table_lines",
+    "size_table_lines",
 ]
 
 #: The heading of a card's fifteen-cell table (``scores.paper_table``; ``scripts/dataflow_cards.py`` finds it by this).
@@ -63,7 +65,12 @@ def paper_table_lines(table: Mapping[str, Any]) -> list[str]:
             continue
         steps = c.get("steps")
         latched = ", latched" if c.get("latch") else ""
-        inference = f"until stable (patience {c.get('patience')}{latched})" if steps == "stable" else f"T={steps}"
+        if steps == "fixed point":
+            inference = "to its fixed point"
+        elif steps == "stable":
+            inference = f"until stable (patience {c.get('patience')}{latched})"
+        else:
+            inference = f"T={steps}"
         paper = c.get("paper") or {}
         published = " / ".join(fmt(paper.get(k), ".3f") for k in ("precision", "recall", "f1")) if paper else ""
         rows.append(
@@ -90,6 +97,46 @@ def paper_table_lines(table: Mapping[str, Any]) -> list[str]:
     ]
 
 
+#: The heading of a card's large-graph table (``scores.sizes``).
+SIZE_TABLE_HEADING = "### Large graphs, by size"
+
+
+def size_table_lines(sizes: Mapping[str, Any]) -> list[str]:
+    """A card's lines for ``model.json``'s ``scores.sizes``: the model's row of ``benchmarks/dataflow_sizes.py``
+    per size bucket (``docs/results.json``'s ``dataflow_sizes``, ``docs/results.md`` §5): pooled precision, recall
+    and F1, the steps it took against the analysis's own, seconds per root against the exact analysis."""
+    rows = []
+    for bucket, c in sizes.get("buckets", {}).items():
+        ratio = (
+            f"{c['steps_ratio_median']:.2f} / {c['steps_ratio_max']:.2f}" if "steps_ratio_median" in c else "fixed T"
+        )
+        rows.append(
+            (
+                bucket,
+                fmt(c.get("graphs")),
+                fmt(c.get("roots")),
+                fmt(c.get("precision"), ".3f"),
+                fmt(c.get("recall"), ".3f"),
+                fmt(c.get("f1"), ".3f"),
+                ratio,
+                fmt(c.get("model_seconds_per_root"), ".3f"),
+                fmt(c.get("exact_seconds_per_root"), ".4f"),
+            )
+        )
+    header = ("nodes", "graphs", "roots", "precision", "recall", "F1", "steps / analysis's (median / max)",
+              "s / root", "s / root, exact")  # fmt: skip
+    return [
+        "",
+        SIZE_TABLE_HEADING,
+        "",
+        f"{sizes.get('protocol', '')} (`{sizes.get('command', 'benchmarks/dataflow_sizes.py')}`): precision, recall and "
+        "F1 pooled over every node of every root; the steps each root took against the analysis's own synchronous "
+        "rounds; seconds per root, the model's against the exact analysis's, on one thread:",
+        "",
+        *markdown_table(header, rows),
+    ]
+
+
 #: Cumulative training examples at the end of each epoch (the paper's ``train_graph_counts``;
 #: docs/spec/tasks.md#data-flow-protocol).
 TRAIN_SCHEDULE = (10_000, 20_000, 30_000, 40_000, 50_000, *range(100_000, 1_000_001, 100_000))
@@ -106,11 +153,13 @@ STEP_POLICIES = ("fixed", "cover")
 
 
 def _choose_model(names: list[str], metadata: Mapping[str, Mapping[str, Any]], steps: int | None) -> str:
-    """:meth:`DataflowSpec.predict_default` for a call with ``--steps steps`` (None: without it)."""
+    """:meth:`DataflowSpec.predict_default` for a call with ``--steps steps`` (None: without it): a fixed-point model,
+    else another variant that needs no step count, else the first name (the faithful model)."""
     if steps is None:
-        for name in names:
-            if (metadata[name].get("inference") or {}).get("mode") in STEP_FREE_MODES:
-                return name
+        for wanted in ("fixpoint", *(mode for mode in STEP_FREE_MODES if mode != "fixpoint")):
+            for name in names:
+                if (metadata[name].get("inference") or {}).get("mode") == wanted:
+                    return name
     return names[0]
 
 
@@ -132,9 +181,10 @@ class DataflowOptions(TaskOptions):
     fixpoint_meet: str = option(
         "any",
         group=PROTOCOL_GROUP,
-        choices=("any", "all", "learned"),
+        choices=("any", "all", "mixed"),
         help="the fixed-point model's meet: a node takes the fact when any selected neighbour holds it "
-        "(reachability, datadep), when all of them do (dominance), or either, learned per node (subexpressions)",
+        "(reachability, datadep), when all of them do (dominance), or all at an instruction and any elsewhere "
+        "(subexpressions)",
     )
     fixpoint_gate_by_type: bool = option(
         False,
@@ -592,6 +642,8 @@ examples:
             ]
         if s.get("paper_table"):
             lines += paper_table_lines(s["paper_table"])
+        if s.get("sizes"):
+            lines += size_table_lines(s["sizes"])
         return lines
 
     def card_network(self, m: Mapping[str, Any]) -> str:
@@ -783,7 +835,7 @@ examples:
         compared = "exact_true" in (result["roots"][0] if result["roots"] else {})
         for entry in result["roots"]:
             root = entry["root"]
-            steps = f"until stable: {entry['steps_taken']} steps" if "steps_taken" in entry else f"T={result['steps']}"
+            steps = f"{result['steps']}: {entry['steps_taken']} steps" if "steps_taken" in entry else f"T={result['steps']}"
             head = (
                 f"{path}: {result['analysis']} (model {name}, {steps}) root {root['id']} "
                 f"({root['type']} {root['text']}): {entry['predicted_true']} of {nodes} nodes predicted true"
