@@ -137,13 +137,16 @@ def limits_lifted():
     """The dominance and liveness analyses without the reference's limits, for the duration of the block."""
     import programl.dataflow.dominance as dominance
     import programl.dataflow.liveness as liveness
+    from programl.dataflow.columnar import clear_view_cache
 
     saved = dominance.MAX_STEPS, liveness.MIN_POPS
     dominance.MAX_STEPS = liveness.MIN_POPS = 2**62
+    clear_view_cache()  # a graph's view caches the live sets, or the error of the limited run
     try:
         yield
     finally:
         dominance.MAX_STEPS, liveness.MIN_POPS = saved
+        clear_view_cache()
 
 
 def default_models(analyses: list[str], chosen: dict[str, str]) -> dict[str, str]:

@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from programl.tasks.dataflow.spec import PAPER_TABLE_HEADING, paper_table_lines  # noqa: E402
+from programl.tasks.dataflow.spec import PAPER_TABLE_HEADING, SIZE_TABLE_HEADING, paper_table_lines  # noqa: E402
 from programl.tasks.dataflow.train import PAPER_TABLE  # noqa: E402
 from programl.util.fs import atomic_write_text  # noqa: E402
 
@@ -55,12 +55,16 @@ def tables(results: dict) -> dict[str, dict]:
 
 
 def with_section(card: str, lines: list[str]) -> str:
-    """``card`` with its "The paper's table" section replaced by ``lines`` (or added at the end of "Scores")."""
+    """``card`` with its "The paper's table" section replaced by ``lines`` (or added at the end of "Scores", before
+    the large-graph table where the card has one)."""
     end = card.index("\n\n## Compute")
-    head = card[:end]
+    head, after = card[:end], ""
+    if SIZE_TABLE_HEADING in head:
+        cut = head.index("\n\n" + SIZE_TABLE_HEADING)
+        head, after = head[:cut], head[cut:]
     if PAPER_TABLE_HEADING in head:
         head = head[: head.index("\n\n" + PAPER_TABLE_HEADING)]
-    return head + "\n" + "\n".join(lines) + card[end:]
+    return head + "\n" + "\n".join(lines) + after + card[end:]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,7 +66,7 @@ def add_parser(subparsers) -> None:
         "--model",
         metavar="NAME|DIR",
         help="with --analysis: the pretrained model whose predictions to show (default: the one programl predict "
-        "runs for the analysis: its step-free variant where one is installed, else its faithful model)",
+        "runs for the analysis: its fixed-point or step-free variant where one is installed, else its faithful model)",
     )
     parser.add_argument("--no-model", action="store_true", help="with --analysis: the exact labels only")
     parser.add_argument(
@@ -191,7 +191,7 @@ def _load_model(args: argparse.Namespace):
 
     if args.model:
         return pretrained(args.model)
-    # what `programl predict` runs: the step-free variant where one is installed
+    # what `programl predict` runs: the fixed-point or step-free variant where one is installed
     name = default_pretrained("dataflow", analysis=args.analysis)
     if name is None:
         if not args.quiet:

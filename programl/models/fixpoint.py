@@ -43,6 +43,7 @@ Example:
 
 from __future__ import annotations
 
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -107,6 +108,7 @@ class DataflowFixpoint(nn.Module):
         meet: str = "any",
         gate_by_type: bool = False,
         root_text: bool = False,
+        gate_cost: float = 0.0,
         embedding_dim: int = 16,
         hidden: int = 32,
         num_steps: int = 30,
@@ -120,15 +122,22 @@ class DataflowFixpoint(nn.Module):
             raise ValueError(f"num_steps must be >= 0, got {num_steps}")
         self.vocabulary_size, self.meet, self.num_steps = vocabulary_size, meet, num_steps
         self.gate_by_type, self.root_text = gate_by_type, root_text
+        if gate_cost < 0:
+            raise ValueError(f"gate_cost must be >= 0, got {gate_cost}")
+        #: Added to the loss times the mean open probability of the edge gates: of two gate settings that fit the
+        #: labels alike, the one with fewer open edges costs less (a gate no label needs closes).
+        self.gate_cost = gate_cost
         self.embedding = nn.Embedding(vocabulary_size + 1, embedding_dim)
         features = embedding_dim + _NODE_TYPES + 1 + int(root_text)
         self.gen = _NodeGate(features, hidden, -4.0)
         self.passes = _NodeGate(features, hidden, 2.0)
         self.out = _NodeGate(features, hidden, 2.0)
         #: One logit per edge kind (control, data, call; then the same reversed), or per edge kind and node type of
-        #: the edge's target: whether facts travel along it. Open at first: facts flood, then gates close.
+        #: the edge's target: whether facts travel along it. One per kind starts open (the fact floods, then the
+        #: loss closes the gates it should not pass); one per kind and type starts closed (open, an instruction's
+        #: ``all`` would wait on neighbours of every kind, which never hold the fact, and learn nothing).
         shape = (_EDGE_KINDS, _NODE_TYPES) if gate_by_type else (_EDGE_KINDS,)
-        self.edge_gate = nn.Parameter(torch.full(shape, 2.0))
+        self.edge_gate = nn.Parameter(torch.full(shape, -2.0 if gate_by_type else 2.0))
 
     # ------------------------------------------------------------------------------------------------- pieces
     def _node_logits(self, data: Data) -> tuple[Tensor, Tensor, Tensor]:
@@ -194,13 +203,16 @@ class DataflowFixpoint(nn.Module):
 
     def loss(self, logits: Tensor, y: Tensor) -> Tensor:
         """Cross-entropy averaged over the true nodes and over the false ones, the two means added: an analysis
-        labels few nodes (datadep: 2 of 600 is common), and a plain mean is then lowest by closing every gate."""
+        labels few nodes (datadep: 2 of 600 is common), and a plain mean is then lowest by closing every gate; plus
+        ``gate_cost`` times the edge gates' mean open probability."""
         each = F.cross_entropy(logits, y, reduction="none")
         positive = y == 1
         total = each.new_zeros(())
         for part in (positive, ~positive):
             if bool(part.any()):
                 total = total + each[part].mean()
+        if self.gate_cost:
+            total = total + self.gate_cost * torch.sigmoid(self.edge_gate).mean()
         return total
 
     # ------------------------------------------------------------------------------------------------- inference

@@ -128,7 +128,7 @@ _INTEGERS = {
     "num_classes": (1, MAX_CLASSES),
     "num_logits": (1, MAX_CLASSES),
     "out_channels": (1, MAX_CLASSES),
-    "embedding_dim": (1, MAX_CHANNELS),
+    "embedding_dim": (0, MAX_CHANNELS),  # 0: a fixed-point model whose gates read no text
     "hidden_channels": (1, MAX_CHANNELS),
     "channels": (1, MAX_CHANNELS),
     "hidden": (1, MAX_CHANNELS),
@@ -152,7 +152,7 @@ _INTEGER_LISTS = {
     "layer_schedule": (1, MAX_STEPS, 0, MAX_LAYERS - 1),
 }
 #: Number arguments, by name (any name ending in ``dropout``: 0..1).
-_NUMBERS = {"selector_value": (-1e6, 1e6), "intermediate_loss_weight": (0.0, 1e6)}
+_NUMBERS = {"selector_value": (-1e6, 1e6), "intermediate_loss_weight": (0.0, 1e6), "gate_cost": (0.0, 1e6)}
 #: An integer argument of a name this module does not know (a network added later).
 _OTHER_INTEGER = (0, MAX_VOCABULARY)
 #: A number argument of a name this module does not know.

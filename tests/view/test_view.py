@@ -162,9 +162,9 @@ def test_model_predictions_beside_the_labels(graph) -> None:
 
 def test_without_model_the_page_shows_what_predict_runs(tmp_path, capsys) -> None:
     """Without ``--model`` the page shows the model ``programl predict`` runs without ``--steps``: an analysis's
-    step-free variant (issue 36), not its faithful 30-step model, which misses reachability along paths longer than
-    30 steps (919 of 26,700 labels of examples/quicksort.cc's first 100 roots, where the step-free model misses none).
-    ``--model`` still chooses any installed model."""
+    fixed-point variant, not its faithful 30-step model, which misses reachability along paths longer than 30 steps
+    (919 of 26,700 labels of examples/quicksort.cc's first 100 roots). ``--model`` still chooses any installed
+    model."""
     pytest.importorskip("torch")
     import argparse
 
@@ -176,14 +176,14 @@ def test_without_model_the_page_shows_what_predict_runs(tmp_path, capsys) -> Non
         for analysis in ("reachability", "dominance", "datadep", "liveness", "subexpressions")
     }
     assert shown == {
-        "reachability": "reachability-step-free",
-        "dominance": "dominance-step-free",
-        "datadep": "datadep-step-free",
+        "reachability": "reachability-fixpoint",
+        "dominance": "dominance-fixpoint",
+        "datadep": "datadep-fixpoint",
         "liveness": "liveness-floods",
-        "subexpressions": "subexpressions-step-free",
+        "subexpressions": "subexpressions-fixpoint",
     }
     good = str(REPO_ROOT / "examples" / "dot_product.ll")
-    for extra, name in (([], "reachability-step-free"), (["--model", "reachability"], "reachability")):
+    for extra, name in (([], "reachability-fixpoint"), (["--model", "reachability"], "reachability")):
         args = ["view", good, "--analysis", "reachability", "--roots", "2", "-o", str(tmp_path), "-q", *extra]
         assert main(args) == 0
         assert _page_data((tmp_path / "dot_product.html").read_text())["analysis"]["model"]["name"] == name

@@ -105,8 +105,12 @@ def size_table_lines(sizes: Mapping[str, Any]) -> list[str]:
     """A card's lines for ``model.json``'s ``scores.sizes``: the model's row of ``benchmarks/dataflow_sizes.py``
     per size bucket (``docs/results.json``'s ``dataflow_sizes``, ``docs/results.md`` §5): pooled precision, recall
     and F1, the steps it took against the analysis's own, seconds per root against the exact analysis."""
+    def low(bucket: str) -> float:  # "2k-5k" -> 2000: model.json keeps its keys sorted as text
+        first = bucket.split("-")[0]
+        return float(first[:-1]) * 1000 if first.endswith("k") else float(first)
+
     rows = []
-    for bucket, c in sizes.get("buckets", {}).items():
+    for bucket, c in sorted(sizes.get("buckets", {}).items(), key=lambda item: low(item[0])):
         ratio = (
             f"{c['steps_ratio_median']:.2f} / {c['steps_ratio_max']:.2f}" if "steps_ratio_median" in c else "fixed T"
         )
@@ -191,6 +195,21 @@ class DataflowOptions(TaskOptions):
         group=PROTOCOL_GROUP,
         help="the fixed-point model's edge gates: one per edge kind and node type of the edge's target, not one per "
         "edge kind",
+    )
+    fixpoint_embedding_dim: int = option(
+        16,
+        group=PROTOCOL_GROUP,
+        metavar="N",
+        low=0,
+        help="the fixed-point model's text embedding width; 0: its gates read no text but the node type, the root "
+        "flag and (--fixpoint-root-text) whether the text is the root's",
+    )
+    fixpoint_gate_cost: float = option(
+        0.0,
+        group=PROTOCOL_GROUP,
+        low=0.0,
+        help="the fixed-point model's loss also costs this times the edge gates' mean open probability, so that a "
+        "gate no label needs closes",
     )
     fixpoint_root_text: bool = option(
         False,
@@ -519,6 +538,10 @@ examples:
                 kwargs["gate_by_type"] = True
             if config.get("fixpoint_root_text"):
                 kwargs["root_text"] = True
+            if config.get("fixpoint_gate_cost"):
+                kwargs["gate_cost"] = config["fixpoint_gate_cost"]
+            if config.get("fixpoint_embedding_dim", 16) != 16:
+                kwargs["embedding_dim"] = config["fixpoint_embedding_dim"]
             return {"class": _CLASSES[o["model"]], "args": [vocabulary_size], "kwargs": kwargs}
         if config.get("root_context"):  # the variant's key only where it is on: the faithful models' specs stay
             kwargs["root_context"] = True
