@@ -224,7 +224,7 @@ def _expected_rows() -> dict[str, dict]:
             }
     for analysis in ANALYSES:
         numbers = RESULTS["dataflow_real_code"][analysis]
-        name = f"{analysis} pooled F1 on real code" + ("" if analysis == "subexpressions" else " it never saw")
+        name = f"{analysis} pooled F1 on real code" + ("" if numbers.get("libraries_seen") else " it never saw")
         expected[name] = {
             "ours": f"{numbers['f1']:.4f}",
             "anchor": "–",
@@ -323,3 +323,25 @@ def test_every_product_benchmark_is_named() -> None:
         if path.suffix not in (".py", ".sh"):
             continue
         assert f"benchmarks/{path.name}" in MARKDOWN, path.name
+
+
+def test_the_size_table_is_the_json_and_names_the_defaults() -> None:
+    """§5's large-graph table holds every analysis and bucket of ``dataflow_sizes`` in docs/results.json, each row
+    as ``benchmarks/dataflow_sizes.py`` prints it, for the model ``programl predict`` runs by default."""
+    from programl.pretrained.hub import default_pretrained
+
+    sizes = RESULTS["dataflow_sizes"]
+    section = _subsection("Large graphs, by size")
+    assert " ".join(sizes["command"].split()) in " ".join(section.replace("\\\n", " ").split())
+    for analysis in ANALYSES:
+        model = sizes[analysis]["model"]
+        assert model == default_pretrained("dataflow", analysis=analysis)
+        rows = _rows(section, f"{analysis} (`{model}`)")
+        assert [row[1] for row in rows] == list(sizes[analysis]["buckets"])
+        for row, cell in zip(rows, sizes[analysis]["buckets"].values()):
+            assert row[2:4] == [f"{cell['graphs']:,}", f"{cell['roots']:,}"]
+            assert row[4:7] == [f"{cell[k]:.3f}" for k in ("precision", "recall", "f1")]
+            ratio = (f"{cell['steps_ratio_median']:.2f} / {cell['steps_ratio_max']:.2f}"
+                     if "steps_ratio_median" in cell else "fixed T")  # fmt: skip
+            assert row[7] == ratio
+            assert row[8:10] == [f"{cell['model_seconds_per_root']:.3f}", f"{cell['exact_seconds_per_root']:.4f}"]
