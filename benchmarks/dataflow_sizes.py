@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from programl.dataflow import ANALYSES, analyze_arrays  # noqa: E402
+from programl.dataflow.columnar import cached_view  # noqa: E402
 from programl.exceptions import ProgramlError  # noqa: E402
 
 #: Node-count edges of the buckets: [1k, 2k), [2k, 5k), ...
@@ -87,21 +88,17 @@ def read_graphs(paths: list[str]) -> list[tuple[str, object]]:
     return out
 
 
-def _edges(graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    columns = np.array([(e.flow, e.source, e.target) for e in graph.edge], dtype=np.int64).reshape(-1, 3)
-    return columns[:, 0], columns[:, 1], columns[:, 2]
-
-
 def synchronous_rounds(graph, analysis: str, root: int) -> tuple[int, np.ndarray]:
     """The analysis's own iterations for one root, and the labels they reach (docs/spec/analyses.md).
 
     Reachability: ``h = {root}``, then every node with a control predecessor in ``h`` joins. Datadep: the same
     backward over data edges, labelling instructions only. Dominance: a node of the root's function joins when it
     has control predecessors and all of them are in ``h`` (the least fixed point the reference's sweeps reach). The
-    count includes the round that changes nothing.
+    count includes the round that changes nothing. The graph's arrays are the analyses' own view of it
+    (:func:`programl.dataflow.columnar.cached_view`: built once per graph, not once per root).
     """
-    flow, src, dst = _edges(graph)
-    n = len(graph.node)
+    view = cached_view(graph)
+    flow, src, dst, n = view.edge_flow, view.edge_src, view.edge_dst, view.num_nodes
     if analysis == "datadep":
         keep = flow == 1
         src, dst = dst[keep], src[keep]
@@ -111,8 +108,7 @@ def synchronous_rounds(graph, analysis: str, root: int) -> tuple[int, np.ndarray
     h = np.zeros(n, dtype=bool)
     h[root] = True
     if analysis == "dominance":
-        function = np.fromiter((node.function for node in graph.node), dtype=np.int64, count=n)
-        same = function == function[root]
+        same = view.node_function == view.node_function[root]
         same[0] = False
         indegree = np.bincount(dst, minlength=n)
     rounds = 0
@@ -127,8 +123,7 @@ def synchronous_rounds(graph, analysis: str, root: int) -> tuple[int, np.ndarray
             break
         h = new
     if analysis == "datadep":
-        types = np.fromiter((node.type for node in graph.node), dtype=np.int64, count=n)
-        h = h & (types == 0)
+        h = h & (view.node_type == 0)
     return rounds, h
 
 
@@ -252,7 +247,7 @@ def score(
             if max_seconds is not None and cell.model_seconds > max_seconds:
                 cell.skipped_roots += len(result.roots)
                 continue
-            lifted = limits_lifted() if result is not None and cell_past else contextlib.nullcontext()
+            lifted = limits_lifted() if cell_past else contextlib.nullcontext()
             start = time.perf_counter()
             with lifted:  # liveness's eligible roots need its live sets, which stop at the same limit
                 prediction = loaded[analysis].predict(graph, roots=result.roots.tolist())
@@ -288,7 +283,8 @@ def table_lines(table: dict, models: dict[str, str]) -> list[str]:
     for analysis, row in table.items():
         for bucket, c in row.items():
             if not c["roots"]:
-                why = f"the analysis gave up on all {c['graphs_the_analysis_gave_up']}" if c["graphs_the_analysis_gave_up"] else ""
+                gave_up = c["graphs_the_analysis_gave_up"]
+                why = f"the analysis gave up on all {gave_up}" if gave_up else ""
                 lines.append(f"| {analysis} ({models[analysis]}) | {bucket} | 0 | 0 | {why} | | | | | | |")
                 continue
             steps = (

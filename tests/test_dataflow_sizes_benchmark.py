@@ -47,6 +47,8 @@ def test_bucket_names() -> None:
 def test_a_model_that_runs_at_a_fixed_t_reports_no_ratio(tmp_path: Path) -> None:
     out = tmp_path / "sizes.json"
     argv = [str(ROOT / "examples" / "dot_product.ll"), "--buckets", "10", "100", "--roots", "2"]
-    assert dataflow_sizes.main([*argv, "--analyses", "liveness", "--model", "liveness=liveness", "--json", str(out)]) == 0
+    assert (
+        dataflow_sizes.main([*argv, "--analyses", "liveness", "--model", "liveness=liveness", "--json", str(out)]) == 0
+    )
     cell = json.loads(out.read_text())["table"]["liveness"]["10-100"]
     assert cell["roots"] == 2 and "steps_ratio_median" not in cell and 0.0 <= cell["f1"] <= 1.0

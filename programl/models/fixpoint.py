@@ -43,7 +43,6 @@ Example:
 
 from __future__ import annotations
 
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -120,10 +119,10 @@ class DataflowFixpoint(nn.Module):
             raise ValueError(f"meet must be one of {', '.join(MEETS)}, got {meet!r}")
         if num_steps < 0:
             raise ValueError(f"num_steps must be >= 0, got {num_steps}")
-        self.vocabulary_size, self.meet, self.num_steps = vocabulary_size, meet, num_steps
-        self.gate_by_type, self.root_text = gate_by_type, root_text
         if gate_cost < 0:
             raise ValueError(f"gate_cost must be >= 0, got {gate_cost}")
+        self.vocabulary_size, self.meet, self.num_steps = vocabulary_size, meet, num_steps
+        self.gate_by_type, self.root_text = gate_by_type, root_text
         #: Added to the loss times the mean open probability of the edge gates: of two gate settings that fit the
         #: labels alike, the one with fewer open edges costs less (a gate no label needs closes).
         self.gate_cost = gate_cost
@@ -144,7 +143,8 @@ class DataflowFixpoint(nn.Module):
         """The (N,) logits of ``gen``, ``pass`` and ``out``."""
         dtype = self.embedding.weight.dtype
         node_type = data.node_type.clamp(0, _NODE_TYPES - 1)
-        parts = [self.embedding(data.x), F.one_hot(node_type, _NODE_TYPES).to(dtype), data.root.to(dtype).unsqueeze(-1)]
+        root = data.root.to(dtype).unsqueeze(-1)
+        parts = [self.embedding(data.x), F.one_hot(node_type, _NODE_TYPES).to(dtype), root]
         if self.root_text:
             parts.append(same_text_as_root(data).to(dtype).unsqueeze(-1))
         features = torch.cat(parts, dim=-1)
@@ -180,17 +180,19 @@ class DataflowFixpoint(nn.Module):
         gate = torch.sigmoid(self._edge_gate_logits(data, dst, kind))
         gen = torch.maximum(gen, data.root.to(gen.dtype))  # the analysis starts at its root
         n = gen.size(0)
-        # "there is a selected neighbour": the largest gate
-        has = gen.new_zeros(n).scatter_reduce(0, dst, gate, reduce="amax", include_self=False)
+        if self.meet != "any":  # "there is a selected neighbour": the largest gate
+            has = gen.new_zeros(n).scatter_reduce(0, dst, gate, reduce="amax", include_self=False)
         some = self._any_meet(data).to(gen.dtype) if self.meet == "mixed" else None
         h = gen
         for _ in range(steps):
             aggregates = []
             if self.meet != "all":
-                aggregates.append(h.new_zeros(n).scatter_reduce(0, dst, gate * h[src], reduce="amax", include_self=False))
+                largest = h.new_zeros(n).scatter_reduce(0, dst, gate * h[src], reduce="amax", include_self=False)
+                aggregates.append(largest)
             if self.meet != "any":  # an unselected edge (gate 0) sends 1 and so does not constrain the minimum
                 message = 1.0 - gate * (1.0 - h[src])
-                aggregates.append(has * h.new_ones(n).scatter_reduce(0, dst, message, reduce="amin", include_self=False))
+                smallest = h.new_ones(n).scatter_reduce(0, dst, message, reduce="amin", include_self=False)
+                aggregates.append(has * smallest)
             agg = aggregates[0] if some is None else some * aggregates[0] + (1.0 - some) * aggregates[1]
             new = torch.maximum(gen, keep * agg)
             moved = float((new - h).detach().abs().max()) if n else 0.0
@@ -220,8 +222,9 @@ class DataflowFixpoint(nn.Module):
     def fixpoint(self, data: Data) -> tuple[Tensor, Tensor, Tensor]:
         """The hard iteration: ``(labels (N,) bool, steps (G,) per graph, rounds (G,))``.
 
-        The gates are thresholded once (logit > 0); then ``h = root | gen``, and each step ``h = gen | (pass & meet(h))``
-        over the selected edge kinds, for every graph of the batch until none of its bits changes. ``steps`` counts
+        The gates are thresholded once (logit > 0); then ``h = root | gen``, and each step
+        ``h = gen | (pass & meet(h))`` over the selected edge kinds, for every graph of the batch until none of its bits
+        changes. ``steps`` counts
         every step a graph ran, the last (which changed nothing) included; ``rounds`` the steps that changed a bit.
         """
         gen_logit, pass_logit, out_logit = self._node_logits(data)

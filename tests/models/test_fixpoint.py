@@ -183,10 +183,9 @@ def test_a_graph_the_analysis_gives_up_on_is_still_predicted(monkeypatch) -> Non
     """The roots are chosen as the analysis would choose them, without running it: the reference's limits (here
     lowered to one step) stop the analysis, not the model."""
     import programl.dataflow.dominance as dominance
+    from programl.dataflow import analyze_arrays
     from programl.exceptions import AnalysisError
     from programl.pretrained import pretrained
-
-    from programl.dataflow import analyze_arrays
 
     graph = programl.from_llvm_ir((ROOT / "examples" / "dot_product.ll").read_text())
     expected = analyze_arrays(graph, "dominance", seed=0)

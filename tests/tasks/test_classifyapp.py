@@ -462,8 +462,8 @@ def test_numbers_and_types_start_from_the_paper_models_weights_and_learn_them(da
     from programl.datasets import POJ104
     from programl.pretrained.export import export_pretrained
     from programl.pretrained.hub import pretrained
-    from programl.tasks.classifyapp.predict import predict_classifyapp
     from programl.proto import ProgramGraph
+    from programl.tasks.classifyapp.predict import predict_classifyapp
 
     source, data_dir = dataset
     data = tmp_path / "data"

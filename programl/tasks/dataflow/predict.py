@@ -43,8 +43,8 @@ def until_stable_bounds(metadata: Mapping[str, Any], *, where: str = "model.json
     """The keyword arguments of :meth:`~programl.models.DataflowGGNN.forward_until_stable` that a step-free model's
     ``model.json`` names (``"inference": {"mode": "until_stable", "min_steps", "max_steps", "patience", "latch"}``),
     ``{}`` for a fixed-point model (``{"mode": "fixpoint"}``, :class:`~programl.models.DataflowFixpoint`, which
-    stops at its fixed point), or None for a model run at its T (no ``inference``, or mode ``control_floods``). ``model.json`` is a
-    file a user may receive: its values are checked, each step count at most
+    stops at its fixed point), or None for a model run at its T (no ``inference``, or mode ``control_floods``).
+    ``model.json`` is a file a user may receive: its values are checked, each step count at most
     :data:`~programl.tasks.base.MAX_STEPS`, with a one-line error when wrong.
 
     Args:

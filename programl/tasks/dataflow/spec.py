@@ -105,6 +105,7 @@ def size_table_lines(sizes: Mapping[str, Any]) -> list[str]:
     """A card's lines for ``model.json``'s ``scores.sizes``: the model's row of ``benchmarks/dataflow_sizes.py``
     per size bucket (``docs/results.json``'s ``dataflow_sizes``, ``docs/results.md`` §5): pooled precision, recall
     and F1, the steps it took against the analysis's own, seconds per root against the exact analysis."""
+
     def low(bucket: str) -> float:  # "2k-5k" -> 2000: model.json keeps its keys sorted as text
         first = bucket.split("-")[0]
         return float(first[:-1]) * 1000 if first.endswith("k") else float(first)
@@ -133,8 +134,8 @@ def size_table_lines(sizes: Mapping[str, Any]) -> list[str]:
         "",
         SIZE_TABLE_HEADING,
         "",
-        f"{sizes.get('protocol', '')} (`{sizes.get('command', 'benchmarks/dataflow_sizes.py')}`): precision, recall and "
-        "F1 pooled over every node of every root; the steps each root took against the analysis's own synchronous "
+        f"{sizes.get('protocol', '')} (`{sizes.get('command', 'benchmarks/dataflow_sizes.py')}`): precision, recall "
+        "and F1 pooled over every node of every root; the steps each root took against the analysis's own synchronous "
         "rounds; seconds per root, the model's against the exact analysis's, on one thread:",
         "",
         *markdown_table(header, rows),
@@ -678,7 +679,7 @@ examples:
             return (
                 f"; not the paper's model: one bit per node, `{kwargs.get('meet', 'any')}` as the meet, learned gates "
                 "of which nodes start, pass and are labelled with the fact and of which edge kinds carry it; each "
-                "root runs until no bit changes (docs/spec/models.md, \"Fixpoint model\")"
+                'root runs until no bit changes (docs/spec/models.md, "Fixpoint model")'
             )
         if inference.get("mode") == "until_stable":
             text = (
@@ -710,7 +711,7 @@ examples:
         if options.get("model") == "fixpoint":
             return [
                 "Not the paper's model: its form and its meet are those of the analysis (docs/spec/models.md, "
-                "\"Fixpoint model\"); what it learned are the gates, from graphs of at most "
+                '"Fixpoint model"); what it learned are the gates, from graphs of at most '
                 f"{fmt(options.get('max_nodes'))} nodes. `programl predict` runs each root until no bit changes "
                 "(at most N + 1 steps on a graph of N nodes), so the steps it takes grow with the longest path the "
                 "fact travels, as the analysis's rounds do. `programl predict dataflow --compare FILE` shows the "
@@ -858,7 +859,8 @@ examples:
         compared = "exact_true" in (result["roots"][0] if result["roots"] else {})
         for entry in result["roots"]:
             root = entry["root"]
-            steps = f"{result['steps']}: {entry['steps_taken']} steps" if "steps_taken" in entry else f"T={result['steps']}"
+            taken = entry.get("steps_taken")
+            steps = f"{result['steps']}: {taken} steps" if taken is not None else f"T={result['steps']}"
             head = (
                 f"{path}: {result['analysis']} (model {name}, {steps}) root {root['id']} "
                 f"({root['type']} {root['text']}): {entry['predicted_true']} of {nodes} nodes predicted true"

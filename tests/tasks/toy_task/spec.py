@@ -8,8 +8,8 @@ from typing import Any
 
 from programl.tasks.base import TaskSpec
 from programl.tasks.options import TaskOptions, option
-from programl.tasks.run_options import RUN_GROUP, RunOptions, run_dir_option
 from programl.tasks.run_files import RunFiles
+from programl.tasks.run_options import RUN_GROUP, RunOptions, run_dir_option
 from tests.tasks.toy_task.predict import ToyPredictor
 
 MODEL_GROUP = "model"
